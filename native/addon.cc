@@ -1,0 +1,576 @@
+// The only file that knows N-API. It marshals JavaScript values into core Requests, runs the core
+// on libuv's thread pool through one promise-settling worker, and marshals Values and Errors back.
+// No file-system logic lives here.
+#include <napi.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/execute.h"
+#include "core/request.h"
+#include "core/root.h"
+#include "core/value.h"
+
+namespace pinnedfs {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// JavaScript <- core
+
+Napi::Value error_to_js(Napi::Env env, const Error& e) {
+  static const char* const kRefusals[] = {"",           "symlink",    "escape",
+                                          "hardlink",   "notregular", "badargument",
+                                          "identity",   "toolarge"};
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("code", e.err ? errno_name(e.err) : "EINVAL");
+  o.Set("errno", -e.err);
+  o.Set("syscall", e.syscall ? e.syscall : "");
+  o.Set("path", e.path);
+  o.Set("refusal", kRefusals[static_cast<unsigned>(e.refusal)]);
+  o.Set("description", e.description);
+  return o;
+}
+
+const char* type_name(FileType t) {
+  switch (t) {
+    case FileType::File: return "File";
+    case FileType::Directory: return "Directory";
+    case FileType::SymbolicLink: return "SymbolicLink";
+    case FileType::BlockDevice: return "BlockDevice";
+    case FileType::CharacterDevice: return "CharacterDevice";
+    case FileType::FIFO: return "FIFO";
+    case FileType::Socket: return "Socket";
+    case FileType::Unknown: break;
+  }
+  return "Unknown";
+}
+
+constexpr std::size_t kCopyThreshold = 64 * 1024;
+
+struct ValueToJs {
+  Napi::Env env;
+  Napi::Value operator()(std::monostate&) const { return env.Undefined(); }
+  Napi::Value operator()(bool& b) const { return Napi::Boolean::New(env, b); }
+  Napi::Value operator()(Bytes& b) const {
+    if (b.data.size() <= kCopyThreshold) {
+      return Napi::Buffer<char>::Copy(env, b.data.data(), b.data.size());
+    }
+    // Large content is handed over without a copy: the string's storage becomes the Buffer's.
+    auto* owned = new std::string(std::move(b.data));
+    return Napi::Buffer<char>::New(env, owned->data(), owned->size(),
+                                   [](Napi::Env, char*, std::string* s) { delete s; }, owned);
+  }
+  Napi::Value operator()(Text& t) const { return Napi::String::New(env, t.text); }
+  Napi::Value operator()(Names& n) const {
+    Napi::Array a = Napi::Array::New(env, n.names.size());
+    for (std::size_t i = 0; i < n.names.size(); ++i) a.Set(static_cast<uint32_t>(i), n.names[i]);
+    return a;
+  }
+  Napi::Value operator()(StatInfo& s) const {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("type", type_name(s.type));
+    o.Set("dev", Napi::BigInt::New(env, static_cast<uint64_t>(s.dev)));
+    o.Set("ino", Napi::BigInt::New(env, static_cast<uint64_t>(s.ino)));
+    o.Set("mode", s.mode);
+    o.Set("nlink", Napi::BigInt::New(env, static_cast<uint64_t>(s.nlink)));
+    o.Set("uid", s.uid);
+    o.Set("gid", s.gid);
+    o.Set("rdev", Napi::BigInt::New(env, static_cast<uint64_t>(s.rdev)));
+    o.Set("size", Napi::BigInt::New(env, static_cast<uint64_t>(s.size)));
+    o.Set("blksize", Napi::BigInt::New(env, static_cast<uint64_t>(s.blksize)));
+    o.Set("blocks", Napi::BigInt::New(env, static_cast<uint64_t>(s.blocks)));
+    o.Set("atimeMs", s.atime_ms);
+    o.Set("mtimeMs", s.mtime_ms);
+    o.Set("ctimeMs", s.ctime_ms);
+    o.Set("birthtimeMs", s.birthtime_ms);
+    return o;
+  }
+  Napi::Value operator()(Resolution& r) const {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("path", r.path);
+    o.Set("target", r.has_target ? Napi::Value(Napi::String::New(env, r.target)) : env.Null());
+    return o;
+  }
+  Napi::Value operator()(MkdirsOutcome& m) const {
+    Napi::Object o = Napi::Object::New(env);
+    Napi::Array created = Napi::Array::New(env, m.created.size());
+    for (std::size_t i = 0; i < m.created.size(); ++i) {
+      Napi::Object c = Napi::Object::New(env);
+      c.Set("path", m.created[i].path);
+      c.Set("identity", m.created[i].identity.str());
+      created.Set(static_cast<uint32_t>(i), c);
+    }
+    o.Set("created", created);
+    o.Set("error", m.failed ? error_to_js(env, m.error) : env.Null());
+    return o;
+  }
+  Napi::Value operator()(RmdirsOutcome& r) const {
+    static const char* const kStatus[] = {"removed", "kept", "missing", "refused"};
+    Napi::Object o = Napi::Object::New(env);
+    Napi::Array members = Napi::Array::New(env, r.members.size());
+    for (std::size_t i = 0; i < r.members.size(); ++i) {
+      Napi::Object m = Napi::Object::New(env);
+      m.Set("path", r.members[i].path);
+      m.Set("status", kStatus[static_cast<unsigned>(r.members[i].status)]);
+      bool has_error = r.members[i].status == RmdirStatus::Refused ||
+                       r.members[i].status == RmdirStatus::Kept;
+      m.Set("error", has_error ? error_to_js(env, r.members[i].error) : env.Null());
+      members.Set(static_cast<uint32_t>(i), m);
+    }
+    o.Set("members", members);
+    o.Set("stopped", r.stopped);
+    return o;
+  }
+};
+
+Napi::Value value_to_js(Napi::Env env, pinnedfs::Value& v) { return std::visit(ValueToJs{env}, v); }
+
+// ---------------------------------------------------------------------------------------------
+// JavaScript -> core. Every accessor type-checks first: a wrong type is a BadArgument Error, never
+// a pending exception or a crash.
+
+struct Reader {
+  Napi::Object obj;
+  std::string problem;  // first marshalling problem met, if any
+
+  bool has(const char* key) const {
+    Napi::Value v = obj.Get(key);
+    return !v.IsUndefined() && !v.IsNull();
+  }
+  void fail(const std::string& why) {
+    if (problem.empty()) problem = why;
+  }
+  std::string str(const char* key, bool required) {
+    Napi::Value v = obj.Get(key);
+    if (v.IsUndefined() || v.IsNull()) {
+      if (required) fail(std::string("missing string operand '") + key + "'");
+      return {};
+    }
+    if (!v.IsString()) {
+      fail(std::string("operand '") + key + "' must be a string");
+      return {};
+    }
+    return v.As<Napi::String>().Utf8Value();
+  }
+  bool boolean(const char* key) {
+    Napi::Value v = obj.Get(key);
+    if (v.IsUndefined() || v.IsNull()) return false;
+    if (!v.IsBoolean()) {
+      fail(std::string("operand '") + key + "' must be a boolean");
+      return false;
+    }
+    return v.As<Napi::Boolean>().Value();
+  }
+  // An integer within [lo, hi]; `present` says whether it was given.
+  int64_t integer(const char* key, int64_t lo, int64_t hi, bool* present) {
+    Napi::Value v = obj.Get(key);
+    *present = false;
+    if (v.IsUndefined() || v.IsNull()) return 0;
+    if (!v.IsNumber()) {
+      fail(std::string("operand '") + key + "' must be a number");
+      return 0;
+    }
+    double d = v.As<Napi::Number>().DoubleValue();
+    if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) ||
+        d != static_cast<double>(static_cast<int64_t>(d))) {
+      fail(std::string("operand '") + key + "' must be an integer in range");
+      return 0;
+    }
+    *present = true;
+    return static_cast<int64_t>(d);
+  }
+  std::vector<std::string> strings(const char* key) {
+    std::vector<std::string> out;
+    Napi::Value v = obj.Get(key);
+    if (v.IsUndefined() || v.IsNull()) return out;
+    if (!v.IsArray()) {
+      fail(std::string("operand '") + key + "' must be an array of strings");
+      return out;
+    }
+    Napi::Array a = v.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); ++i) {
+      Napi::Value e = a.Get(i);
+      if (!e.IsString()) {
+        fail(std::string("operand '") + key + "' must be an array of strings");
+        return {};
+      }
+      out.push_back(e.As<Napi::String>().Utf8Value());
+    }
+    return out;
+  }
+};
+
+constexpr uint32_t kMaxListMembers = 100000;
+
+bool read_request(Napi::Value value, Request* r, std::string* problem) {
+  if (!value.IsObject() || value.IsArray()) {
+    *problem = "request must be an object";
+    return false;
+  }
+  Reader in{value.As<Napi::Object>(), {}};
+  bool present = false;
+  int64_t op = in.integer("op", 0, static_cast<int64_t>(Op::Count) - 1, &present);
+  if (!present) in.fail("missing or unknown operation");
+  r->op = static_cast<Op>(op);
+  r->path = in.str("path", r->op != Op::Mkdirs && r->op != Op::Rmdirs);
+  if (r->op == Op::Rename) r->to = in.str("to", true);
+  if (r->op == Op::Glob) {
+    r->to = in.str("to", false);
+    r->pattern = in.str("pattern", true);
+    r->exclude = in.strings("exclude");
+    r->dot = in.boolean("dot");
+  }
+  r->recursive = in.boolean("recursive");
+  r->force = in.boolean("force");
+  r->atomic = in.boolean("atomic");
+  int64_t mode = in.integer("mode", 0, 07777, &present);
+  r->has_mode = present;
+  r->mode = static_cast<uint32_t>(mode);
+  r->uid = in.integer("uid", -1, 0xFFFFFFFEll, &present);
+  if (!present) r->uid = -1;
+  r->gid = in.integer("gid", -1, 0xFFFFFFFEll, &present);
+  if (!present) r->gid = -1;
+  r->flag = static_cast<OpenFlag>(
+      in.integer("flag", 0, static_cast<int64_t>(OpenFlag::AXPlus), &present));
+  r->max_bytes = static_cast<uint64_t>(in.integer("maxBytes", 0, (1ll << 53), &present));
+  if (in.has("data")) {
+    Napi::Value d = in.obj.Get("data");
+    if (d.IsTypedArray() && d.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+      Napi::Uint8Array a = d.As<Napi::Uint8Array>();
+      r->data.assign(reinterpret_cast<const char*>(a.Data()), a.ByteLength());
+    } else if (d.IsString()) {
+      r->data = d.As<Napi::String>().Utf8Value();
+    } else {
+      in.fail("operand 'data' must be a Uint8Array or a string");
+    }
+  }
+  if (in.has("plan")) {
+    Napi::Value p = in.obj.Get("plan");
+    if (!p.IsArray() || p.As<Napi::Array>().Length() > kMaxListMembers) {
+      in.fail("operand 'plan' must be an array of { path, mode }");
+    } else {
+      Napi::Array a = p.As<Napi::Array>();
+      for (uint32_t i = 0; i < a.Length() && in.problem.empty(); ++i) {
+        Napi::Value e = a.Get(i);
+        if (!e.IsObject()) { in.fail("plan member must be an object"); break; }
+        Reader m{e.As<Napi::Object>(), {}};
+        MkdirsEntry entry;
+        entry.path = m.str("path", true);
+        bool has = false;
+        int64_t md = m.integer("mode", 0, 07777, &has);
+        entry.mode = has ? static_cast<uint32_t>(md) : 0777;
+        if (!m.problem.empty()) in.fail("plan member: " + m.problem);
+        r->plan.push_back(std::move(entry));
+      }
+    }
+  }
+  if (in.has("owned")) {
+    Napi::Value p = in.obj.Get("owned");
+    if (!p.IsArray() || p.As<Napi::Array>().Length() > kMaxListMembers) {
+      in.fail("operand 'owned' must be an array of { path, identity, optional }");
+    } else {
+      Napi::Array a = p.As<Napi::Array>();
+      for (uint32_t i = 0; i < a.Length() && in.problem.empty(); ++i) {
+        Napi::Value e = a.Get(i);
+        if (!e.IsObject()) { in.fail("owned member must be an object"); break; }
+        Reader m{e.As<Napi::Object>(), {}};
+        OwnedDir entry;
+        entry.path = m.str("path", true);
+        std::string id = m.str("identity", true);
+        entry.optional = m.boolean("optional");
+        std::size_t colon = id.find(':');
+        char* end = nullptr;
+        if (m.problem.empty()) {
+          if (colon == std::string::npos || colon == 0 || colon + 1 == id.size()) {
+            m.fail("identity must be \"dev:ino\"");
+          } else {
+            errno = 0;
+            entry.identity.dev = std::strtoull(id.substr(0, colon).c_str(), &end, 10);
+            bool ok1 = errno == 0 && end && *end == '\0';
+            entry.identity.ino = std::strtoull(id.substr(colon + 1).c_str(), &end, 10);
+            bool ok2 = errno == 0 && end && *end == '\0';
+            if (!ok1 || !ok2 || id[0] == '-' || id[colon + 1] == '-') {
+              m.fail("identity must be \"dev:ino\" in decimal");
+            }
+          }
+        }
+        if (!m.problem.empty()) in.fail("owned member: " + m.problem);
+        r->owned.push_back(std::move(entry));
+      }
+    }
+  }
+  *problem = in.problem;
+  return in.problem.empty();
+}
+
+Strategy parse_strategy(Napi::Value v, bool* ok) {
+  *ok = true;
+  if (v.IsUndefined()) return Strategy::Auto;
+  if (v.IsString()) {
+    std::string s = v.As<Napi::String>().Utf8Value();
+    if (s == "auto") return Strategy::Auto;
+    if (s == "openat2" || s == "kernel") return Strategy::Kernel;
+    if (s == "walk") return Strategy::Walk;
+  }
+  *ok = false;
+  return Strategy::Auto;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The one async shape: run `work` on the thread pool, then settle a promise with `settle`.
+
+template <class R>
+class PromiseJob : public Napi::AsyncWorker {
+ public:
+  using Work = std::function<R()>;
+  using Settle = std::function<void(Napi::Env, Napi::Promise::Deferred&, R&)>;
+
+  static Napi::Promise start(Napi::Env env, Work work, Settle settle) {
+    auto* job = new PromiseJob(env, std::move(work), std::move(settle));
+    Napi::Promise p = job->deferred_.Promise();
+    job->Queue();
+    return p;
+  }
+
+ protected:
+  void Execute() override { result_.emplace(work_()); }
+  void OnOK() override {
+    Napi::HandleScope scope(Env());
+    settle_(Env(), deferred_, *result_);
+  }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  PromiseJob(Napi::Env env, Work work, Settle settle)
+      : Napi::AsyncWorker(env, "pinnedfs"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        work_(std::move(work)),
+        settle_(std::move(settle)) {}
+  Napi::Promise::Deferred deferred_;
+  Work work_;
+  Settle settle_;
+  std::optional<R> result_;
+};
+
+Napi::Promise rejected(Napi::Env env, const Error& e) {
+  auto d = Napi::Promise::Deferred::New(env);
+  d.Reject(error_to_js(env, e));
+  return d.Promise();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-environment state: each worker thread gets its own, and teardown drops every root it still
+// holds (operations in flight keep their own reference, so the descriptor closes after them).
+
+class RootHandle;
+
+// Shared between the environment's data and every handle, so whichever is finalized last at
+// teardown still finds it alive.
+struct Registry {
+  std::set<RootHandle*> live;
+};
+
+struct AddonData {
+  std::shared_ptr<Registry> registry = std::make_shared<Registry>();
+  Napi::FunctionReference root_ctor;
+};
+
+class RootHandle : public Napi::ObjectWrap<RootHandle> {
+ public:
+  static Napi::Function define(Napi::Env env) {
+    return DefineClass(env, "RootHandle",
+                       {InstanceMethod<&RootHandle::execute>("execute"),
+                        InstanceMethod<&RootHandle::batch>("batch"),
+                        InstanceMethod<&RootHandle::close>("close")});
+  }
+
+  RootHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RootHandle>(info) {
+    AddonData* data = info.Env().GetInstanceData<AddonData>();
+    if (data) {
+      registry_ = data->registry;
+      registry_->live.insert(this);
+    }
+  }
+  ~RootHandle() override {
+    if (registry_) registry_->live.erase(this);
+  }
+
+  void adopt(std::shared_ptr<Root> root) { root_ = std::move(root); }
+  void drop() { root_.reset(); }
+
+ private:
+  std::shared_ptr<Root> root_;
+  std::shared_ptr<Registry> registry_;
+
+  Napi::Value closed(Napi::Env env) {
+    return rejected(env, refusal(Refusal::BadArgument, "execute", "", "root is closed", EBADF));
+  }
+
+  // execute(request, verifyRoot) -> Promise<value>
+  Napi::Value execute(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!root_) return closed(env);
+    auto request = std::make_shared<Request>();
+    std::string problem;
+    if (!read_request(info[0], request.get(), &problem)) {
+      return rejected(env, bad_argument(problem));
+    }
+    bool verify = info.Length() > 1 && info[1].IsBoolean() && info[1].As<Napi::Boolean>();
+    std::shared_ptr<Root> root = root_;
+    return PromiseJob<Result<pinnedfs::Value>>::start(
+        env, [root, request, verify]() { return pinnedfs::execute(*root, *request, verify); },
+        [](Napi::Env e, Napi::Promise::Deferred& d, Result<pinnedfs::Value>& r) {
+          if (r.ok()) d.Resolve(value_to_js(e, r.value()));
+          else d.Reject(error_to_js(e, r.error()));
+        });
+  }
+
+  // batch(requests, { size, response }, verifyRoot) -> Promise<Array<{ ok, value } | { ok, error }>>
+  Napi::Value batch(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!root_) return closed(env);
+    BatchLimits limits;
+    if (info.Length() > 1 && info[1].IsObject()) {
+      Reader l{info[1].As<Napi::Object>(), {}};
+      bool has = false;
+      int64_t size = l.integer("size", 0, 1 << 20, &has);
+      if (has) limits.size = static_cast<std::size_t>(size);
+      int64_t response = l.integer("response", 0, (1ll << 53), &has);
+      if (has) limits.response = static_cast<uint64_t>(response);
+      if (!l.problem.empty()) return rejected(env, bad_argument("batch limits: " + l.problem));
+    }
+    if (!info[0].IsArray()) return rejected(env, bad_argument("batch requests must be an array"));
+    Napi::Array in = info[0].As<Napi::Array>();
+    if (in.Length() > limits.size) {
+      return rejected(env, bad_argument("batch of " + std::to_string(in.Length()) +
+                                        " members exceeds the limit of " +
+                                        std::to_string(limits.size)));
+    }
+    // Malformed members fail alone: they are recorded here and never reach the worker.
+    auto requests = std::make_shared<std::vector<Request>>(in.Length());
+    auto problems = std::make_shared<std::vector<std::string>>(in.Length());
+    for (uint32_t i = 0; i < in.Length(); ++i) {
+      read_request(in.Get(i), &(*requests)[i], &(*problems)[i]);
+    }
+    bool verify = info.Length() > 2 && info[2].IsBoolean() && info[2].As<Napi::Boolean>();
+    std::shared_ptr<Root> root = root_;
+    return PromiseJob<std::vector<Result<pinnedfs::Value>>>::start(
+        env,
+        [root, requests, problems, limits, verify]() {
+          std::vector<Request> runnable;
+          std::vector<std::size_t> where;
+          for (std::size_t i = 0; i < requests->size(); ++i) {
+            if ((*problems)[i].empty()) {
+              runnable.push_back(std::move((*requests)[i]));
+              where.push_back(i);
+            }
+          }
+          auto ran = execute_batch(*root, runnable, limits, verify);
+          std::vector<Result<pinnedfs::Value>> out;
+          out.reserve(requests->size());
+          for (std::size_t i = 0; i < requests->size(); ++i) out.emplace_back(Error{});
+          for (std::size_t i = 0; i < requests->size(); ++i) {
+            if (!(*problems)[i].empty()) out[i] = Result<pinnedfs::Value>(bad_argument((*problems)[i]));
+          }
+          for (std::size_t k = 0; k < where.size(); ++k) out[where[k]] = std::move(ran[k]);
+          return out;
+        },
+        [](Napi::Env e, Napi::Promise::Deferred& d, std::vector<Result<pinnedfs::Value>>& results) {
+          Napi::Array a = Napi::Array::New(e, results.size());
+          for (std::size_t i = 0; i < results.size(); ++i) {
+            Napi::Object entry = Napi::Object::New(e);
+            entry.Set("ok", results[i].ok());
+            if (results[i].ok()) entry.Set("value", value_to_js(e, results[i].value()));
+            else entry.Set("error", error_to_js(e, results[i].error()));
+            a.Set(static_cast<uint32_t>(i), entry);
+          }
+          d.Resolve(a);
+        });
+  }
+
+  Napi::Value close(const Napi::CallbackInfo& info) {
+    root_.reset();
+    return info.Env().Undefined();
+  }
+};
+
+// pin(path, strategy) -> Promise<RootHandle with identity, dev, ino, strategy>
+Napi::Value pin(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) return rejected(env, bad_argument("root path must be a string"));
+  bool ok = false;
+  Strategy strategy = parse_strategy(info[1], &ok);
+  if (!ok) return rejected(env, bad_argument("strategy must be 'auto', 'openat2' or 'walk'"));
+  std::string path = info[0].As<Napi::String>().Utf8Value();
+  return PromiseJob<Result<std::shared_ptr<Root>>>::start(
+      env, [path, strategy]() { return Root::pin(path, strategy); },
+      [](Napi::Env e, Napi::Promise::Deferred& d, Result<std::shared_ptr<Root>>& r) {
+        if (!r.ok()) {
+          d.Reject(error_to_js(e, r.error()));
+          return;
+        }
+        AddonData* data = e.GetInstanceData<AddonData>();
+        Napi::Object obj = data->root_ctor.New({});
+        RootHandle::Unwrap(obj)->adopt(r.value());
+        obj.Set("identity", r.value()->identity().str());
+        obj.Set("strategy", strategy_name(r.value()->strategy()));
+        obj.Set("path", r.value()->path());
+        d.Resolve(obj);
+      });
+}
+
+// identify(path) -> Promise<"dev:ino">
+Napi::Value identify(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) return rejected(env, bad_argument("path must be a string"));
+  std::string path = info[0].As<Napi::String>().Utf8Value();
+  return PromiseJob<Result<Identity>>::start(
+      env, [path]() { return identify_path(path); },
+      [](Napi::Env e, Napi::Promise::Deferred& d, Result<Identity>& r) {
+        if (r.ok()) d.Resolve(Napi::String::New(e, r.value().str()));
+        else d.Reject(error_to_js(e, r.error()));
+      });
+}
+
+void teardown(Napi::Env, AddonData* d) {
+  for (RootHandle* h : d->registry->live) h->drop();
+  delete d;
+}
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  auto* data = new AddonData();
+  data->root_ctor = Napi::Persistent(RootHandle::define(env));
+  // Environment teardown (process exit, worker exit) finalizes the instance data: drop every
+  // pinned root still held. Operations in flight keep their own reference to the root.
+  env.SetInstanceData<AddonData, teardown>(data);
+  exports.Set("pin", Napi::Function::New(env, pin, "pin"));
+  exports.Set("identify", Napi::Function::New(env, identify, "identify"));
+  Napi::Object ops = Napi::Object::New(env);
+  const char* names[] = {"exists",        "stat",   "readFile", "readDirectory", "readLink",
+                         "realPath",      "resolve", "glob",    "makeDirectory", "remove",
+                         "rename",        "chmod",  "chown",    "writeFile",     "mkdirs",
+                         "rmdirs"};
+  for (uint32_t i = 0; i < static_cast<uint32_t>(Op::Count); ++i) ops.Set(names[i], i);
+  exports.Set("ops", ops);
+  const char* flags[] = {"r", "r+", "w", "wx", "w+", "wx+", "a", "ax", "a+", "ax+"};
+  Napi::Object fl = Napi::Object::New(env);
+  for (uint32_t i = 0; i < 10; ++i) fl.Set(flags[i], i);
+  exports.Set("flags", fl);
+  return exports;
+}
+
+}  // namespace
+}  // namespace pinnedfs
+
+static Napi::Object InitPinnedfs(Napi::Env env, Napi::Object exports) {
+  return pinnedfs::init(env, exports);
+}
+
+NODE_API_MODULE(pinnedfs, InitPinnedfs)

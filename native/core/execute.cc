@@ -1,0 +1,98 @@
+#include "execute.h"
+
+#include "../ops/ops.h"
+
+namespace pinnedfs {
+
+Status validate(const Request& r) {
+  if (static_cast<unsigned>(r.op) >= static_cast<unsigned>(Op::Count)) {
+    return bad_argument("unknown operation");
+  }
+  if (r.has_mode && r.mode > 07777) {
+    return bad_argument("mode " + std::to_string(r.mode) + " is not a permission mode (0..07777)");
+  }
+  if (r.op == Op::Chown) {
+    // -1 keeps the id unchanged, as chown(2) does; anything else must fit uid_t/gid_t.
+    if (r.uid < -1 || r.uid > 0xFFFFFFFEll) return bad_argument("uid out of range");
+    if (r.gid < -1 || r.gid > 0xFFFFFFFEll) return bad_argument("gid out of range");
+  }
+  if (static_cast<unsigned>(r.flag) > static_cast<unsigned>(OpenFlag::AXPlus)) {
+    return bad_argument("unknown open flag");
+  }
+  return ok_status();
+}
+
+Result<Value> execute(const Root& root, const Request& request, bool verify_root) {
+  auto valid = validate(request);
+  if (!valid.ok()) return valid.take_error();
+  if (verify_root) {
+    auto same = root.verify_path_identity();
+    if (!same.ok()) return same.take_error();
+  }
+  switch (request.op) {
+    case Op::Exists: return ops::exists(root, request);
+    case Op::Stat: return ops::stat(root, request);
+    case Op::ReadFile: return ops::read_file(root, request);
+    case Op::ReadDirectory: return ops::read_directory(root, request);
+    case Op::ReadLink: return ops::read_link(root, request);
+    case Op::RealPath: return ops::real_path(root, request);
+    case Op::Resolve: return ops::resolve(root, request);
+    case Op::Glob: return ops::glob(root, request);
+    case Op::MakeDirectory: return ops::make_directory(root, request);
+    case Op::Remove: return ops::remove(root, request);
+    case Op::Rename: return ops::rename(root, request);
+    case Op::Chmod: return ops::chmod(root, request);
+    case Op::Chown: return ops::chown(root, request);
+    case Op::WriteFile: return ops::write_file(root, request);
+    case Op::Mkdirs: return ops::mkdirs(root, request);
+    case Op::Rmdirs: return ops::rmdirs(root, request);
+    case Op::Count: break;
+  }
+  return bad_argument("unknown operation");
+}
+
+namespace {
+std::uint64_t content_bytes(const Value& v) {
+  if (auto* b = std::get_if<Bytes>(&v)) return b->data.size();
+  return 0;
+}
+}  // namespace
+
+std::vector<Result<Value>> execute_batch(const Root& root, const std::vector<Request>& requests,
+                                         const BatchLimits& limits, bool verify_root) {
+  std::vector<Result<Value>> out;
+  out.reserve(requests.size());
+  if (verify_root) {
+    auto before = root.verify_path_identity();
+    if (!before.ok()) {
+      for (std::size_t i = 0; i < requests.size(); ++i) out.emplace_back(before.error());
+      return out;
+    }
+  }
+  std::uint64_t budget = limits.response;
+  for (const Request& member : requests) {
+    Request bounded = member;
+    if (bounded.op == Op::ReadFile) {
+      // A member larger than what is left of the answer fails alone, before it is read.
+      bounded.max_bytes = budget == 0 ? 1 : budget;
+      if (member.max_bytes != 0 && member.max_bytes < bounded.max_bytes) {
+        bounded.max_bytes = member.max_bytes;
+      }
+    }
+    auto result = execute(root, bounded, false);
+    if (result.ok()) {
+      std::uint64_t used = content_bytes(result.value());
+      budget = used > budget ? 0 : budget - used;
+    }
+    out.push_back(std::move(result));
+  }
+  if (verify_root) {
+    auto after = root.verify_path_identity();
+    if (!after.ok()) {
+      for (auto& r : out) r = Result<Value>(after.error());
+    }
+  }
+  return out;
+}
+
+}  // namespace pinnedfs

@@ -1,0 +1,32 @@
+// The core's entry points: one request, or a batch of them, against a pinned root. Both run on a
+// worker thread; nothing here touches JavaScript.
+#pragma once
+#include <vector>
+
+#include "request.h"
+#include "root.h"
+#include "value.h"
+
+namespace pinnedfs {
+
+// Checks a request's operands for what the lexer cannot see (flags, modes, ids, op-specific
+// shapes) before any syscall. Bad input is a BadArgument Error, never undefined behaviour.
+Status validate(const Request& request);
+
+// Runs one operation. When verify_root is set, the root path's identity is checked first
+// (the extension's per-request guard against a root renamed away and replaced).
+Result<Value> execute(const Root& root, const Request& request, bool verify_root);
+
+struct BatchLimits {
+  std::size_t size = 256;               // most members
+  std::uint64_t response = 64u << 20;   // most bytes of file content in one answer
+};
+
+// Runs every member in one trip. Members fail alone; a member whose content would push the answer
+// past limits.response fails alone (TooLarge). The root identity is checked before and after: a
+// change detected after the run fails every member with IdentityChanged, since their answers may
+// describe another directory.
+std::vector<Result<Value>> execute_batch(const Root& root, const std::vector<Request>& requests,
+                                         const BatchLimits& limits, bool verify_root);
+
+}  // namespace pinnedfs

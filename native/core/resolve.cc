@@ -1,0 +1,107 @@
+// Strategy dispatch and the pieces both strategies share.
+#include "resolve.h"
+
+#include <vector>
+
+namespace pinnedfs {
+
+Status fstat_fd(int fd, struct stat* st, const char* what, const std::string& shown_path) {
+  (void)what;
+  if (::fstat(fd, st) != 0) return sys_error(errno, "fstat", shown_path);
+  return ok_status();
+}
+
+Error explain_open_failure(int dirfd, const std::string& name, int err, const char* syscall,
+                           const std::string& shown_path) {
+  // With O_NOFOLLOW a trailing link gives ELOOP; with O_DIRECTORY|O_NOFOLLOW the directory check
+  // runs first and a link gives ENOTDIR (Linux and XNU alike). Ask the entry itself which it was.
+  if (err == ELOOP || err == ENOTDIR || err == EMLINK) {
+    struct stat st;
+    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+      return refusal(Refusal::Symlink, syscall, shown_path,
+                     "path component '" + name + "' is a symbolic link", ELOOP);
+    }
+    if (err == ELOOP) {
+      return refusal(Refusal::Symlink, syscall, shown_path, "path contains a symbolic link", ELOOP);
+    }
+  }
+  return sys_error(err, syscall, shown_path);
+}
+
+Result<Fd> open_child(const Root& root, int dirfd, const std::string& name, int flags,
+                      mode_t mode, const std::string& shown_path) {
+  if (root.strategy() == Strategy::Kernel) {
+    return platform::kernel_open(dirfd, name, flags, mode, shown_path);
+  }
+  int fd;
+  do fd = ::openat(dirfd, name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) return explain_open_failure(dirfd, name, errno, "openat", shown_path);
+  return Fd(fd);
+}
+
+Result<LexedPath> prepare_path(const Root& root, std::string_view relative) {
+  auto lexed = lex_path(relative);
+  if (!lexed.ok() || !lexed.value().has_dotdot) return lexed;
+  LexedPath in = lexed.take();
+  // Walk with a stack of handles so ".." returns to the handle we came from. Only components that
+  // a later ".." pops need opening; but the simplest faithful rule is to open every directory
+  // component before the last, which is what a physical resolution does anyway.
+  std::vector<Fd> stack;
+  std::vector<std::string> names;
+  auto top = [&]() { return stack.empty() ? root.fd() : stack.back().get(); };
+  std::string shown(relative);
+  for (std::size_t i = 0; i < in.parts.size(); ++i) {
+    const std::string& part = in.parts[i];
+    if (part == "..") {
+      // The lexer guarantees the depth never goes negative.
+      if (!stack.empty()) stack.pop_back();
+      names.pop_back();
+      continue;
+    }
+    bool last = i + 1 == in.parts.size();
+    if (last) {
+      names.push_back(part);
+      break;
+    }
+    auto child = open_child(root, top(), part, kDirHandleFlags, 0, shown);
+    if (!child.ok()) return child.take_error();
+    stack.push_back(child.take());
+    names.push_back(part);
+  }
+  LexedPath out;
+  out.parts = std::move(names);
+  out.must_be_dir = in.must_be_dir;
+  out.has_dotdot = false;
+  return out;
+}
+
+Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode_t mode) {
+  if (path.has_dotdot) return bad_argument("internal: unresolved '..' reached open_beneath");
+  int want = flags | (path.must_be_dir ? O_DIRECTORY : 0);
+  if (root.strategy() == Strategy::Kernel) {
+    return platform::kernel_open(root.fd(), path.is_root() ? std::string(".") : path.joined(), want,
+                                 mode, path.joined());
+  }
+  return walk::open_beneath(root, path, want, mode);
+}
+
+Result<DirRef> open_dirs(const Root& root, const LexedPath& path, std::size_t count) {
+  if (count == 0) return DirRef::borrow(root.fd());
+  if (root.strategy() == Strategy::Kernel) {
+    auto fd = platform::kernel_open(root.fd(), path.joined(count), kDirHandleFlags, 0,
+                                    path.joined(count));
+    if (!fd.ok()) return fd.take_error();
+    return DirRef::own(fd.take());
+  }
+  return walk::open_dirs(root, path, count);
+}
+
+Result<Parent> open_parent(const Root& root, const LexedPath& path) {
+  if (path.is_root()) return bad_argument("the root itself has no parent to act in");
+  auto dir = open_dirs(root, path, path.parts.size() - 1);
+  if (!dir.ok()) return dir.take_error();
+  return Parent{dir.take(), path.leaf()};
+}
+
+}  // namespace pinnedfs

@@ -1,0 +1,62 @@
+// The pinned root: one directory handle, opened once by a trusted path and never reopened by path.
+//
+// Shared ownership is the lifetime rule of platform-notes §0.1: every operation in flight holds a
+// reference, so closing the root from JavaScript only drops the caller's reference and the
+// descriptor is closed when the last operation finishes. A late openat on a closed, reused number
+// cannot happen.
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "error.h"
+#include "fd.h"
+
+namespace pinnedfs {
+
+// How paths beneath the root are resolved.
+//  Kernel: one call the kernel confines (Linux openat2 RESOLVE_BENEATH|NO_SYMLINKS|NO_MAGICLINKS;
+//          macOS O_NOFOLLOW_ANY on 11+).
+//  Walk:   one openat(O_NOFOLLOW|O_DIRECTORY) per component, portable, selectable for tests.
+enum class Strategy : unsigned char { Auto = 0, Kernel = 1, Walk = 2 };
+
+const char* strategy_name(Strategy s);
+
+struct Identity {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  bool operator==(const Identity& o) const { return dev == o.dev && ino == o.ino; }
+  bool operator!=(const Identity& o) const { return !(*this == o); }
+  std::string str() const;  // "dev:ino", decimal, from the 64-bit values
+};
+
+class Root {
+ public:
+  // Opens `path` (which may itself pass through links: it is trusted) and records its identity.
+  // `requested` Auto probes the kernel strategy and falls back to the walk where it is missing.
+  static Result<std::shared_ptr<Root>> pin(const std::string& path, Strategy requested);
+
+  int fd() const { return fd_.get(); }
+  const Identity& identity() const { return identity_; }
+  const std::string& path() const { return path_; }
+  Strategy strategy() const { return strategy_; }
+
+  // Confirms the root path still names the pinned directory (platform-notes pitfall 14). The path
+  // is trusted, so stat(2) may follow links in it; what matters is the identity it lands on.
+  Status verify_path_identity() const;
+
+ private:
+  Root(Fd fd, Identity id, std::string path, Strategy s)
+      : fd_(std::move(fd)), identity_(id), path_(std::move(path)), strategy_(s) {}
+  Fd fd_;
+  Identity identity_;
+  std::string path_;
+  Strategy strategy_;
+};
+
+// Identity of a directory named by a trusted path, without pinning it (identifyRoot).
+Result<Identity> identify_path(const std::string& path);
+
+}  // namespace pinnedfs

@@ -1,0 +1,69 @@
+// What an operation answers. One variant, so the binding marshals every answer in one place.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "error.h"
+#include "root.h"
+
+namespace pinnedfs {
+
+struct Bytes {
+  std::string data;  // file content; moved into an external Buffer without a copy
+};
+
+struct Text {
+  std::string text;  // link text, or a root-relative path (realPath)
+};
+
+struct Names {
+  std::vector<std::string> names;  // root-relative or directory-relative, as the op documents
+};
+
+enum class FileType : unsigned char {
+  File, Directory, SymbolicLink, BlockDevice, CharacterDevice, FIFO, Socket, Unknown
+};
+
+struct StatInfo {
+  FileType type = FileType::Unknown;
+  std::uint64_t dev = 0, ino = 0, nlink = 0, rdev = 0, size = 0, blocks = 0, blksize = 0;
+  std::uint32_t mode = 0, uid = 0, gid = 0;
+  double atime_ms = 0, mtime_ms = 0, ctime_ms = 0, birthtime_ms = -1;  // -1: unknown
+};
+
+struct Resolution {
+  std::string path;       // root-relative, on-disk spelling for existing components
+  bool has_target = false;
+  std::string target;     // link text when has_target
+};
+
+struct CreatedDir {
+  std::string path;
+  Identity identity;
+};
+
+struct MkdirsOutcome {
+  std::vector<CreatedDir> created;  // every directory this program made, even when it then failed
+  bool failed = false;
+  Error error;                      // why the program stopped, when failed
+};
+
+enum class RmdirStatus : unsigned char { Removed, Kept, Missing, Refused };
+
+struct RmdirMember {
+  std::string path;
+  RmdirStatus status = RmdirStatus::Removed;
+  Error error;  // for Refused (and Kept: why)
+};
+
+struct RmdirsOutcome {
+  std::vector<RmdirMember> members;  // in the order they were run (child before parent)
+  bool stopped = false;              // a required member was refused
+};
+
+using Value = std::variant<std::monostate, bool, Bytes, Text, Names, StatInfo, Resolution,
+                           MkdirsOutcome, RmdirsOutcome>;
+
+}  // namespace pinnedfs

@@ -1,0 +1,137 @@
+// exists, stat, readFile.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ops.h"
+
+namespace pinnedfs::ops {
+
+namespace {
+FileType type_of(mode_t mode) {
+  if (S_ISREG(mode)) return FileType::File;
+  if (S_ISDIR(mode)) return FileType::Directory;
+  if (S_ISLNK(mode)) return FileType::SymbolicLink;
+  if (S_ISBLK(mode)) return FileType::BlockDevice;
+  if (S_ISCHR(mode)) return FileType::CharacterDevice;
+  if (S_ISFIFO(mode)) return FileType::FIFO;
+  if (S_ISSOCK(mode)) return FileType::Socket;
+  return FileType::Unknown;
+}
+
+double ms(const struct timespec& ts) {
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+}  // namespace
+
+StatInfo stat_info(const struct stat& st) {
+  StatInfo info;
+  info.type = type_of(st.st_mode);
+  info.dev = static_cast<std::uint64_t>(st.st_dev);
+  info.ino = static_cast<std::uint64_t>(st.st_ino);
+  info.nlink = static_cast<std::uint64_t>(st.st_nlink);
+  info.rdev = static_cast<std::uint64_t>(st.st_rdev);
+  info.size = static_cast<std::uint64_t>(st.st_size);
+  info.blocks = static_cast<std::uint64_t>(st.st_blocks);
+  info.blksize = static_cast<std::uint64_t>(st.st_blksize);
+  info.mode = st.st_mode;
+  info.uid = st.st_uid;
+  info.gid = st.st_gid;
+#if defined(__APPLE__)
+  info.atime_ms = ms(st.st_atimespec);
+  info.mtime_ms = ms(st.st_mtimespec);
+  info.ctime_ms = ms(st.st_ctimespec);
+  info.birthtime_ms = ms(st.st_birthtimespec);
+#else
+  info.atime_ms = ms(st.st_atim);
+  info.mtime_ms = ms(st.st_mtim);
+  info.ctime_ms = ms(st.st_ctim);
+#endif
+  return info;
+}
+
+Status refuse_hard_link(const struct stat& st, const std::string& shown_path, const char* syscall) {
+  if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+    return refusal(Refusal::HardLink, syscall, shown_path,
+                   "file is hard-linked (" + std::to_string(st.st_nlink) +
+                       " links): another name may lie outside the root",
+                   EPERM);
+  }
+  return ok_status();
+}
+
+Result<Value> exists(const Root& root, const Request& request) {
+  auto path = prepare_path(root, request.path);
+  if (!path.ok()) return path.take_error();
+  // An O_PATH|O_NOFOLLOW open finds a trailing link as itself: a link exists (contract), while a
+  // link met on the way is still refused by the resolution.
+  auto fd = open_beneath(root, path.value(), kObjectHandleFlags);
+  if (fd.ok()) return Value(true);
+  const Error& e = fd.error();
+  if (e.refusal == Refusal::None && (e.err == ENOENT || e.err == ENOTDIR)) return Value(false);
+  return fd.take_error();
+}
+
+Result<Value> stat(const Root& root, const Request& request) {
+  auto path = prepare_path(root, request.path);
+  if (!path.ok()) return path.take_error();
+  auto fd = open_beneath(root, path.value(), kObjectHandleFlags);
+  if (!fd.ok()) return fd.take_error();
+  struct stat st;
+  if (::fstat(fd.value().get(), &st) != 0) return sys_error(errno, "fstat", request.path);
+  auto hard = refuse_hard_link(st, request.path, "stat");
+  if (!hard.ok()) return hard.take_error();
+  return Value(stat_info(st));
+}
+
+Result<Value> read_file(const Root& root, const Request& request) {
+  auto path = prepare_path(root, request.path);
+  if (!path.ok()) return path.take_error();
+  // O_NONBLOCK: a FIFO is opened without waiting for a writer, then refused below; it is never
+  // read. O_NOCTTY: a terminal device never becomes our controlling terminal.
+  auto fd = open_beneath(root, path.value(), O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  if (!fd.ok()) return fd.take_error();
+  struct stat st;
+  if (::fstat(fd.value().get(), &st) != 0) return sys_error(errno, "fstat", request.path);
+  if (S_ISDIR(st.st_mode)) return sys_error(EISDIR, "read", request.path);
+  if (!S_ISREG(st.st_mode)) {
+    return refusal(Refusal::NotRegular, "open", request.path,
+                   "not a regular file (FIFO, socket or device): refused, never read", EINVAL);
+  }
+  auto hard = refuse_hard_link(st, request.path, "open");
+  if (!hard.ok()) return hard.take_error();
+  std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
+  if (request.max_bytes != 0 && size > request.max_bytes) {
+    return refusal(Refusal::TooLarge, "read", request.path,
+                   "file of " + std::to_string(size) + " bytes exceeds the " +
+                       std::to_string(request.max_bytes) + "-byte answer budget",
+                   EFBIG);
+  }
+  Bytes out;
+  // size+1 so a file that did not grow is read in one call and the next read sees EOF at once.
+  std::size_t cap = static_cast<std::size_t>(size) + 1;
+  out.data.resize(cap);
+  std::size_t used = 0;
+  for (;;) {
+    if (used == out.data.size()) {
+      if (request.max_bytes != 0 && used > request.max_bytes) {
+        return refusal(Refusal::TooLarge, "read", request.path,
+                       "file grew past the answer budget while being read", EFBIG);
+      }
+      out.data.resize(out.data.size() * 2);
+    }
+    ssize_t n = ::read(fd.value().get(), &out.data[used], out.data.size() - used);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return sys_error(errno, "read", request.path);
+    }
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+    // A short read that reached the size fstat reported is the end of a regular file: skip the
+    // extra read(2) that would only return 0.
+    if (used >= size && used < out.data.size()) break;
+  }
+  out.data.resize(used);
+  return Value(std::move(out));
+}
+
+}  // namespace pinnedfs::ops

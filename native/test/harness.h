@@ -1,0 +1,40 @@
+// A minimal test registry for the standalone native test binary: no framework to install, and the
+// closing line is the plain "N passed, N failed" that CI reads.
+#pragma once
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace pinnedfs::test {
+
+struct Case {
+  const char* name;
+  std::function<void()> fn;
+};
+
+std::vector<Case>& registry();
+void fail(const char* file, int line, const std::string& what);
+// A scratch directory under $TMPDIR, removed at exit; each call gives a new one.
+std::string scratch_dir();
+void write_file(const std::string& path, const std::string& content);
+
+struct Register {
+  Register(const char* name, std::function<void()> fn) { registry().push_back({name, std::move(fn)}); }
+};
+
+}  // namespace pinnedfs::test
+
+#define PFS_CAT2(a, b) a##b
+#define PFS_CAT(a, b) PFS_CAT2(a, b)
+#define TEST(name)                                                                    \
+  static void PFS_CAT(test_, name)();                                                 \
+  static ::pinnedfs::test::Register PFS_CAT(reg_, name)(#name, &PFS_CAT(test_, name)); \
+  static void PFS_CAT(test_, name)()
+#define CHECK(cond)                                                  \
+  do {                                                               \
+    if (!(cond)) {                                                   \
+      ::pinnedfs::test::fail(__FILE__, __LINE__, "CHECK(" #cond ")"); \
+      return;                                                        \
+    }                                                                \
+  } while (0)

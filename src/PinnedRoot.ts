@@ -1,0 +1,443 @@
+/**
+ * `PinnedRoot`: a directory pinned by handle, and every file operation beneath it resolved from that
+ * handle with no symbolic link followed, no `..` above it, and no check separated from its use. The
+ * promise API for any Node program, in the manner of Go's `os.Root`.
+ *
+ * Paths are relative to the root. A leading `/` is refused: it is almost always a host path leaking
+ * in where a workspace path was meant, and resolving it "inside" the root would hide that bug.
+ *
+ * @since 0.1.0
+ */
+import { TextDecoder } from "node:util"
+import { badArgument, fromNative, PinnedFsError } from "./internal/errors.ts"
+import { native, type NativeRequest, type NativeRootHandle } from "./internal/native.ts"
+
+/**
+ * How paths are resolved beneath the root. `"openat2"`: one kernel-confined lookup (Linux 5.6+;
+ * `O_NOFOLLOW_ANY` on macOS 11+). `"walk"`: one no-follow `openat` per component, portable.
+ * `"auto"`: the kernel way where it exists, else the walk; once the kernel way has worked in a
+ * process it is never given up for the walk.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Strategy = "auto" | "openat2" | "walk"
+
+/** @since 0.1.0 @category models */
+export type FileType =
+  | "File"
+  | "Directory"
+  | "SymbolicLink"
+  | "BlockDevice"
+  | "CharacterDevice"
+  | "FIFO"
+  | "Socket"
+  | "Unknown"
+
+/**
+ * What `stat` answers, with lstat semantics: a trailing link is described, not followed. 64-bit
+ * quantities are `bigint` so no identity is rounded.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FileInfo {
+  readonly type: FileType
+  readonly dev: bigint
+  readonly ino: bigint
+  readonly mode: number
+  readonly nlink: bigint
+  readonly uid: number
+  readonly gid: number
+  readonly rdev: bigint
+  readonly size: bigint
+  readonly blksize: bigint
+  readonly blocks: bigint
+  readonly atimeMs: number
+  readonly mtimeMs: number
+  readonly ctimeMs: number
+  /** -1 where the platform did not report a birth time. */
+  readonly birthtimeMs: number
+}
+
+/** @since 0.1.0 @category models */
+export interface Resolution {
+  /** Root-relative path the walk reached, on-disk spelling for existing components. */
+  readonly path: string
+  /** The first link's text, read without opening what it names; `null` when none was met. */
+  readonly target: string | null
+}
+
+/** @since 0.1.0 @category models */
+export type OpenFlag = "r" | "r+" | "w" | "wx" | "w+" | "wx+" | "a" | "ax" | "a+" | "ax+"
+
+/** @since 0.1.0 @category models */
+export interface WriteOptions {
+  readonly flag?: OpenFlag | undefined
+  /** Permission bits for a file this call creates (the umask applies, as with `open(2)`). */
+  readonly mode?: number | undefined
+  /**
+   * Write a temporary file beside the target, fsync it, rename it over the target, fsync the
+   * directory: readers see the old content or the new, never a half-written file. Only with the
+   * default `"w"` flag.
+   */
+  readonly atomic?: boolean | undefined
+}
+
+/** A directory the `mkdirs` program should ensure. @since 0.1.0 @category models */
+export interface PlannedDirectory {
+  readonly path: string
+  /** Exact mode to give a directory the program creates (no umask surprise). Default 0o777. */
+  readonly mode?: number | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface MkdirsResult {
+  /** Every directory the program created, parent before child, with the identity that is the caller's cleanup ownership. */
+  readonly created: ReadonlyArray<{ readonly path: string; readonly identity: string }>
+  /** Why the program stopped early; created directories are listed all the same. */
+  readonly error: PinnedFsError | null
+}
+
+/** @since 0.1.0 @category models */
+export interface OwnedDirectory {
+  readonly path: string
+  readonly identity: string
+  /** An optional member's refusal lets the program go on; a required one's stops it. */
+  readonly optional?: boolean | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface RmdirsResult {
+  readonly members: ReadonlyArray<{
+    readonly path: string
+    readonly status: "removed" | "kept" | "missing" | "refused"
+    readonly error: PinnedFsError | null
+  }>
+  readonly stopped: boolean
+}
+
+/** One member of {@link PinnedRoot.batch}. @since 0.1.0 @category models */
+export type BatchRequest =
+  | { readonly operation: "exists" | "stat" | "readFile" | "readLink" | "realPath" | "resolve"; readonly path: string }
+  | { readonly operation: "readFileString"; readonly path: string; readonly encoding?: string | undefined }
+  | { readonly operation: "readDirectory"; readonly path: string; readonly recursive?: boolean | undefined }
+
+/** @since 0.1.0 @category models */
+export type BatchResult =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: PinnedFsError }
+
+const ops = native.ops
+
+/** @internal */
+export const relativePath = (value: unknown, what = "path"): string => {
+  if (typeof value !== "string") throw badArgument(`${what} must be a string, got ${typeOf(value)}`)
+  if (value.startsWith("/")) {
+    throw badArgument(`${what} must be relative to the root; '${value.slice(0, 200)}' is absolute`, value)
+  }
+  return value
+}
+
+const typeOf = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ? "array" : typeof u)
+
+/** @internal */
+export const checkMode = (mode: unknown, what = "mode"): number | undefined => {
+  if (mode === undefined) return undefined
+  if (typeof mode !== "number" || !Number.isInteger(mode) || mode < 0 || mode > 0o7777) {
+    throw badArgument(`${what} must be an integer permission mode between 0 and 0o7777`)
+  }
+  return mode
+}
+
+const decoder = (encoding: unknown): TextDecoder => {
+  if (encoding !== undefined && typeof encoding !== "string") throw badArgument("encoding must be a string")
+  try {
+    return new TextDecoder(encoding ?? "utf-8")
+  } catch {
+    throw badArgument(`unknown encoding '${String(encoding)}'`)
+  }
+}
+
+/**
+ * A pinned root directory. Create one with {@link PinnedRoot.open}; close it when done (operations
+ * already in flight finish first: the handle is reference-counted).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export class PinnedRoot {
+  /** The path the root was opened with. */
+  readonly path: string
+  /** `"dev:ino"` of the pinned directory, decimal from 64-bit values. */
+  readonly identity: string
+  /** The strategy in force (`"auto"` resolved to what this kernel offers). */
+  readonly strategy: "openat2" | "walk" | "nofollow_any"
+  /** @internal */
+  readonly handle: NativeRootHandle
+
+  private constructor(handle: NativeRootHandle) {
+    this.handle = handle
+    this.path = handle.path
+    this.identity = handle.identity
+    this.strategy = handle.strategy
+  }
+
+  /**
+   * Pins `dir`. The path itself is trusted (links in it are followed once, here); everything after
+   * is resolved from the handle.
+   */
+  static async open(dir: string, options?: { readonly strategy?: Strategy | undefined }): Promise<PinnedRoot> {
+    if (typeof dir !== "string" || dir === "") throw badArgument("root directory must be a non-empty string")
+    const strategy = options?.strategy ?? "auto"
+    if (strategy !== "auto" && strategy !== "openat2" && strategy !== "walk") {
+      throw badArgument(`strategy must be 'auto', 'openat2' or 'walk', got '${String(strategy)}'`)
+    }
+    try {
+      return new PinnedRoot(await native.pin(dir, strategy))
+    } catch (u) {
+      throw fromNative(u, dir)
+    }
+  }
+
+  /** @internal */
+  async run<A>(request: NativeRequest, shown: string): Promise<A> {
+    try {
+      return (await this.handle.execute(request)) as A
+    } catch (u) {
+      throw fromNative(u, shown)
+    }
+  }
+
+  /** Whether `path` names anything; a trailing link counts, a link on the way is refused. */
+  async exists(path: string): Promise<boolean> {
+    return this.run({ op: ops.exists, path: relativePath(path) }, path)
+  }
+
+  /** lstat semantics; a hard-linked regular file is refused. */
+  async stat(path: string): Promise<FileInfo> {
+    return this.run({ op: ops.stat, path: relativePath(path) }, path)
+  }
+
+  async readFile(path: string): Promise<Buffer> {
+    return this.run({ op: ops.readFile, path: relativePath(path) }, path)
+  }
+
+  /** Decodes with `TextDecoder`, as Effect's `readFileString` does (invalid bytes become U+FFFD). */
+  async readFileString(path: string, encoding?: string): Promise<string> {
+    const d = decoder(encoding)
+    return d.decode(await this.readFile(path))
+  }
+
+  async readDirectory(path: string, options?: { readonly recursive?: boolean | undefined }): Promise<Array<string>> {
+    return this.run({ op: ops.readDirectory, path: relativePath(path), recursive: options?.recursive === true }, path)
+  }
+
+  async readLink(path: string): Promise<string> {
+    return this.run({ op: ops.readLink, path: relativePath(path) }, path)
+  }
+
+  /** The root-relative canonical path (on-disk spelling); a link anywhere is refused. */
+  async realPath(path: string): Promise<string> {
+    return this.run({ op: ops.realPath, path: relativePath(path) }, path)
+  }
+
+  /** Walks from the root without following anything; stops at the first link. */
+  async resolve(path: string): Promise<Resolution> {
+    return this.run({ op: ops.resolve, path: relativePath(path) }, path)
+  }
+
+  /** Effect 4.1 `FileSystem.glob` semantics, except that no link is ever traversed. */
+  async glob(
+    pattern: string,
+    options?: {
+      readonly root?: string | undefined
+      readonly exclude?: ReadonlyArray<string> | undefined
+      readonly dot?: boolean | undefined
+    }
+  ): Promise<Array<string>> {
+    if (typeof pattern !== "string") throw badArgument("glob pattern must be a string")
+    const exclude = options?.exclude ?? []
+    if (!Array.isArray(exclude) || exclude.some((e) => typeof e !== "string")) {
+      throw badArgument("glob exclude must be an array of strings")
+    }
+    return this.run(
+      {
+        op: ops.glob,
+        path: "",
+        to: relativePath(options?.root ?? "", "glob root"),
+        pattern,
+        exclude,
+        dot: options?.dot === true
+      },
+      pattern
+    )
+  }
+
+  async makeDirectory(
+    path: string,
+    options?: { readonly recursive?: boolean | undefined; readonly mode?: number | undefined }
+  ): Promise<void> {
+    const mode = checkMode(options?.mode)
+    return this.run(
+      {
+        op: ops.makeDirectory,
+        path: relativePath(path),
+        recursive: options?.recursive === true,
+        ...(mode === undefined ? {} : { mode })
+      },
+      path
+    )
+  }
+
+  async remove(path: string, options?: { readonly recursive?: boolean | undefined; readonly force?: boolean | undefined }): Promise<void> {
+    return this.run(
+      { op: ops.remove, path: relativePath(path), recursive: options?.recursive === true, force: options?.force === true },
+      path
+    )
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    return this.run({ op: ops.rename, path: relativePath(from, "from"), to: relativePath(to, "to") }, from)
+  }
+
+  async chmod(path: string, mode: number): Promise<void> {
+    const m = checkMode(mode)
+    if (m === undefined) throw badArgument("chmod needs a mode")
+    return this.run({ op: ops.chmod, path: relativePath(path), mode: m }, path)
+  }
+
+  async chown(path: string, uid: number, gid: number): Promise<void> {
+    for (const [name, id] of [["uid", uid], ["gid", gid]] as const) {
+      if (typeof id !== "number" || !Number.isInteger(id) || id < -1 || id > 0xfffffffe) {
+        throw badArgument(`${name} must be an integer between -1 and 4294967294`)
+      }
+    }
+    return this.run({ op: ops.chown, path: relativePath(path), uid, gid }, path)
+  }
+
+  async writeFile(path: string, data: Uint8Array, options?: WriteOptions): Promise<void> {
+    if (!(data instanceof Uint8Array)) throw badArgument("data must be a Uint8Array")
+    return this.write(path, data, options)
+  }
+
+  async writeFileString(path: string, data: string, options?: WriteOptions): Promise<void> {
+    if (typeof data !== "string") throw badArgument("data must be a string")
+    return this.write(path, data, options)
+  }
+
+  private async write(path: string, data: Uint8Array | string, options?: WriteOptions): Promise<void> {
+    const flagName = options?.flag ?? "w"
+    const flag = native.flags[flagName as OpenFlag]
+    if (typeof flag !== "number" || !Object.hasOwn(native.flags, flagName)) {
+      throw badArgument(`unknown open flag '${String(flagName)}'`)
+    }
+    const mode = checkMode(options?.mode)
+    const atomic = options?.atomic === true
+    if (atomic && flagName !== "w") throw badArgument("atomic writes replace the whole file: use the 'w' flag")
+    return this.run(
+      { op: ops.writeFile, path: relativePath(path), data, flag, atomic, ...(mode === undefined ? {} : { mode }) },
+      path
+    )
+  }
+
+  /** Runs a planned directory creation in one trip; see {@link MkdirsResult}. */
+  async mkdirs(plan: ReadonlyArray<PlannedDirectory>): Promise<MkdirsResult> {
+    if (!Array.isArray(plan)) throw badArgument("mkdirs plan must be an array")
+    const request = plan.map((d) => {
+      if (typeof d !== "object" || d === null) throw badArgument("mkdirs plan member must be an object")
+      const mode = checkMode(d.mode)
+      return { path: relativePath(d.path), ...(mode === undefined ? {} : { mode }) }
+    })
+    const out = await this.run<{ created: MkdirsResult["created"]; error: unknown }>(
+      { op: ops.mkdirs, plan: request },
+      "mkdirs"
+    )
+    return { created: out.created, error: out.error === null ? null : fromNative(out.error) }
+  }
+
+  /** Removes owned directories, child before parent, each only while it keeps its identity. */
+  async rmdirs(owned: ReadonlyArray<OwnedDirectory>): Promise<RmdirsResult> {
+    if (!Array.isArray(owned)) throw badArgument("rmdirs members must be an array")
+    const request = owned.map((d) => {
+      if (typeof d !== "object" || d === null) throw badArgument("rmdirs member must be an object")
+      if (typeof d.identity !== "string") throw badArgument("rmdirs member identity must be a \"dev:ino\" string")
+      return { path: relativePath(d.path), identity: d.identity, optional: d.optional === true }
+    })
+    const out = await this.run<{ members: Array<{ path: string; status: RmdirsResult["members"][number]["status"]; error: unknown }>; stopped: boolean }>(
+      { op: ops.rmdirs, owned: request },
+      "rmdirs"
+    )
+    return {
+      stopped: out.stopped,
+      members: out.members.map((m) => ({ ...m, error: m.error === null ? null : fromNative(m.error, m.path) }))
+    }
+  }
+
+  /**
+   * Runs many reads in one trip off the JavaScript thread. Members fail alone.
+   */
+  async batch(
+    requests: ReadonlyArray<BatchRequest>,
+    limits: { readonly size?: number; readonly response?: number } = {}
+  ): Promise<Array<BatchResult>> {
+    if (!Array.isArray(requests)) throw badArgument("batch requests must be an array")
+    const size = limits.size ?? 256
+    const response = limits.response ?? 64 * 1024 * 1024
+    if (requests.length > size) throw badArgument(`batch of ${requests.length} members exceeds the limit of ${size}`)
+    const decoders: Array<TextDecoder | undefined> = []
+    const shown: Array<string> = []
+    const wire: Array<NativeRequest> = []
+    const early: Array<PinnedFsError | undefined> = []
+    requests.forEach((r, i) => {
+      try {
+        const op = batchOp(r)
+        const path = relativePath((r as { path?: unknown }).path)
+        decoders[i] = r.operation === "readFileString" ? decoder(r.encoding) : undefined
+        shown[i] = path
+        wire.push({ op, path, recursive: r.operation === "readDirectory" && r.recursive === true })
+      } catch (e) {
+        early[i] = e instanceof PinnedFsError ? e : badArgument(String(e))
+        shown[i] = ""
+        wire.push({ op: -1 })
+      }
+    })
+    let raw
+    try {
+      raw = await this.handle.batch(wire, { size, response })
+    } catch (u) {
+      throw fromNative(u, "batch")
+    }
+    return raw.map((entry, i): BatchResult => {
+      const failed = early[i]
+      if (failed) return { ok: false, error: failed }
+      if (!entry.ok) return { ok: false, error: fromNative(entry.error, shown[i]) }
+      const d = decoders[i]
+      return { ok: true, value: d ? d.decode(entry.value as Uint8Array) : entry.value }
+    })
+  }
+
+  /** Drops this handle's reference; the descriptor closes once operations in flight finish. */
+  close(): void {
+    this.handle.close()
+  }
+}
+
+const batchOp = (r: unknown): number => {
+  if (typeof r !== "object" || r === null) throw badArgument("batch member must be an object")
+  const op = (r as { operation?: unknown }).operation
+  switch (op) {
+    case "exists":
+    case "stat":
+    case "readFile":
+    case "readLink":
+    case "realPath":
+    case "resolve":
+    case "readDirectory":
+      return ops[op]
+    case "readFileString":
+      return ops.readFile
+    default:
+      throw badArgument(`batch member operation '${String(op)}' is not a read`)
+  }
+}

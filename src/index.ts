@@ -1,0 +1,21 @@
+/**
+ * pinnedfs: file operations confined to a pinned root directory.
+ *
+ * @since 0.1.0
+ */
+export {
+  type BatchRequest,
+  type BatchResult,
+  type FileInfo,
+  type FileType,
+  type MkdirsResult,
+  type OpenFlag,
+  type OwnedDirectory,
+  PinnedRoot,
+  type PlannedDirectory,
+  type Resolution,
+  type RmdirsResult,
+  type Strategy,
+  type WriteOptions
+} from "./PinnedRoot.ts"
+export { PinnedFsError, type ReasonTag, reasonOf, type Refusal } from "./internal/errors.ts"

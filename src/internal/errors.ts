@@ -1,0 +1,155 @@
+/**
+ * Errors in one place: the native error shape becomes a {@link PinnedFsError}, and every error maps
+ * to Effect's `SystemErrorTag` the way `@effect/platform-node-shared` maps errno, with our own
+ * refusals mapped first (a link met, an escape, a hard link are `PermissionDenied`, whatever errno
+ * the kernel used to tell us).
+ *
+ * @since 0.1.0
+ */
+import type { NativeErrorInfo } from "./native.ts"
+
+/**
+ * The reason tags of Effect 4's `PlatformError`: the `SystemErrorTag`s plus `BadArgument` for input
+ * rejected before any system call.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ReasonTag =
+  | "AlreadyExists"
+  | "BadArgument"
+  | "BadResource"
+  | "Busy"
+  | "InvalidData"
+  | "NotFound"
+  | "PermissionDenied"
+  | "TimedOut"
+  | "UnexpectedEof"
+  | "Unknown"
+  | "WouldBlock"
+  | "WriteZero"
+
+/** Which of our own refusals an error is, if any. @since 0.1.0 */
+export type Refusal = NativeErrorInfo["refusal"]
+
+/**
+ * Effect's errno mapping, extended where a caller is helped (marked †, as platform-notes §4):
+ * `EROFS` is a permission problem †, `ETXTBSY` is busy †, `EAGAIN` after the bounded `openat2`
+ * retries is busy †, `ETIMEDOUT` is a timeout †.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const reasonOf = (code: string, refusal: Refusal = ""): ReasonTag => {
+  switch (refusal) {
+    case "symlink":
+    case "escape":
+    case "hardlink":
+      return "PermissionDenied"
+    case "notregular":
+      return "BadResource"
+    case "badargument":
+    case "toolarge":
+      return "BadArgument"
+    case "identity":
+      return "Busy"
+    case "":
+      break
+  }
+  switch (code) {
+    case "ENOENT":
+      return "NotFound"
+    case "EACCES":
+    case "EPERM":
+    case "EROFS":
+      return "PermissionDenied"
+    case "EEXIST":
+      return "AlreadyExists"
+    case "EISDIR":
+    case "ENOTDIR":
+      return "BadResource"
+    case "ELOOP":
+      // We never follow links, so ELOOP always means one was met (platform-notes §4).
+      return "PermissionDenied"
+    case "EBUSY":
+    case "ETXTBSY":
+    case "EAGAIN":
+      return "Busy"
+    case "ETIMEDOUT":
+      return "TimedOut"
+    default:
+      return "Unknown"
+  }
+}
+
+/**
+ * Every failure of the plain promise API. Node's error fields (`code`, `errno`, `syscall`, `path`)
+ * plus the Effect reason tag, so a caller can branch on either vocabulary.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PinnedFsError extends Error {
+  override readonly name = "PinnedFsError"
+  /** errno name (`ENOENT`), or `EINVAL` for malformed input. */
+  readonly code: string
+  /** Negative errno, as Node reports it; 0 when no system call was involved. */
+  readonly errno: number
+  readonly syscall: string
+  /** The path as the caller gave it (root-relative for `PinnedRoot`). */
+  readonly path: string
+  readonly reason: ReasonTag
+  /** Set when the refusal is ours rather than the kernel's. */
+  readonly refusal: Refusal
+  readonly description: string
+
+  constructor(fields: {
+    readonly code: string
+    readonly errno?: number | undefined
+    readonly syscall: string
+    readonly path: string
+    readonly refusal?: Refusal | undefined
+    readonly description?: string | undefined
+    readonly reason?: ReasonTag | undefined
+  }) {
+    const refusal = fields.refusal ?? ""
+    const description = fields.description ?? ""
+    super(`${fields.code}: ${description || fields.code}, ${fields.syscall} '${fields.path}'`)
+    this.code = fields.code
+    this.errno = fields.errno ?? 0
+    this.syscall = fields.syscall
+    this.path = fields.path
+    this.refusal = refusal
+    this.description = description
+    this.reason = fields.reason ?? reasonOf(fields.code, refusal)
+  }
+}
+
+/** Whether a value is the plain object the addon rejects with. @internal */
+export const isNativeErrorInfo = (u: unknown): u is NativeErrorInfo =>
+  typeof u === "object" && u !== null && typeof (u as NativeErrorInfo).code === "string" &&
+  typeof (u as NativeErrorInfo).refusal === "string"
+
+/**
+ * Turns a native rejection into a {@link PinnedFsError}, naming the path as the caller spelled it.
+ *
+ * @internal
+ */
+export const fromNative = (u: unknown, path?: string): PinnedFsError => {
+  if (u instanceof PinnedFsError) return u
+  if (isNativeErrorInfo(u)) {
+    return new PinnedFsError({ ...u, path: path ?? u.path })
+  }
+  return new PinnedFsError({
+    code: "EINVAL",
+    syscall: "native",
+    path: path ?? "",
+    refusal: "",
+    description: u instanceof Error ? u.message : String(u),
+    reason: "Unknown"
+  })
+}
+
+/** A malformed-input error raised before anything reaches the addon. @internal */
+export const badArgument = (description: string, path = "", syscall = "validate"): PinnedFsError =>
+  new PinnedFsError({ code: "EINVAL", errno: -22, syscall, path, refusal: "badargument", description })

@@ -1,0 +1,98 @@
+/**
+ * Loads the compiled addon: a prebuild from `prebuilds/` when one fits this platform, else the
+ * binary `node-gyp` built from source at install time. One place, so a missing binary is one
+ * actionable message rather than a stack trace from deep inside an operation.
+ *
+ * @internal
+ */
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+/** The shape of a JavaScript value the addon hands back for an error. */
+export interface NativeErrorInfo {
+  readonly code: string
+  readonly errno: number
+  readonly syscall: string
+  readonly path: string
+  readonly refusal: "" | "symlink" | "escape" | "hardlink" | "notregular" | "badargument" | "identity" | "toolarge"
+  readonly description: string
+}
+
+export interface NativeRootHandle {
+  readonly identity: string
+  readonly strategy: "openat2" | "walk" | "nofollow_any"
+  readonly path: string
+  execute(request: NativeRequest, verifyRoot?: boolean): Promise<unknown>
+  batch(
+    requests: ReadonlyArray<NativeRequest>,
+    limits: { readonly size: number; readonly response: number },
+    verifyRoot?: boolean
+  ): Promise<Array<{ readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: NativeErrorInfo }>>
+  close(): void
+}
+
+/** A request as the addon reads it: numeric `op` and `flag`, paths relative to the root. */
+export interface NativeRequest {
+  readonly op: number
+  readonly path?: string
+  readonly to?: string
+  readonly pattern?: string
+  readonly exclude?: ReadonlyArray<string>
+  readonly dot?: boolean
+  readonly recursive?: boolean
+  readonly force?: boolean
+  readonly atomic?: boolean
+  readonly mode?: number
+  readonly uid?: number
+  readonly gid?: number
+  readonly flag?: number
+  readonly data?: Uint8Array | string
+  readonly maxBytes?: number
+  readonly plan?: ReadonlyArray<{ readonly path: string; readonly mode?: number }>
+  readonly owned?: ReadonlyArray<{ readonly path: string; readonly identity: string; readonly optional?: boolean }>
+}
+
+export interface NativeBinding {
+  pin(path: string, strategy: "auto" | "openat2" | "walk"): Promise<NativeRootHandle>
+  identify(path: string): Promise<string>
+  readonly ops: {
+    readonly exists: number
+    readonly stat: number
+    readonly readFile: number
+    readonly readDirectory: number
+    readonly readLink: number
+    readonly realPath: number
+    readonly resolve: number
+    readonly glob: number
+    readonly makeDirectory: number
+    readonly remove: number
+    readonly rename: number
+    readonly chmod: number
+    readonly chown: number
+    readonly writeFile: number
+    readonly mkdirs: number
+    readonly rmdirs: number
+  }
+  readonly flags: Readonly<Record<"r" | "r+" | "w" | "wx" | "w+" | "wx+" | "a" | "ax" | "a+" | "ax+", number>>
+}
+
+const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
+
+const load = (): NativeBinding => {
+  const require = createRequire(import.meta.url)
+  try {
+    const nodeGypBuild = require("node-gyp-build") as (dir: string) => NativeBinding
+    return nodeGypBuild(packageRoot)
+  } catch (cause) {
+    throw new Error(
+      `pinnedfs: no native binary for ${process.platform}-${process.arch} (Node ${process.versions.node}, ` +
+        `N-API ${process.versions.napi}). Build it from source with \`npx node-gyp rebuild\` in ${packageRoot} ` +
+        `(needs python3, make and a C++17 compiler), or install a package that ships prebuilds/.`,
+      { cause }
+    )
+  }
+}
+
+/** The addon, loaded once per JavaScript environment (each worker thread loads its own). */
+export const native: NativeBinding = load()

@@ -1,0 +1,116 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "vitest"
+import { PinnedFsError, PinnedRoot } from "../src/index.ts"
+import { strategies } from "./support/strategies.ts"
+import { mkfifo, scratch } from "./support/tree.ts"
+
+const refusal = async (p: Promise<unknown>) => {
+  const e = await p.then(() => undefined, (e: unknown) => e)
+  expect(e).toBeInstanceOf(PinnedFsError)
+  return e as PinnedFsError
+}
+
+describe.each(strategies)("exists, stat, readFile (%s)", (strategy) => {
+  const setup = async () => {
+    const s = scratch()
+    s.make({ "a/b/file.txt": "hello", "top.txt": "top" })
+    fs.symlinkSync(s.outside, s.abs("linkdir"))
+    fs.symlinkSync(s.secret, s.abs("a/linkfile"))
+    fs.symlinkSync("b", s.abs("a/inner")) // a link that stays inside: still refused on the way
+    const root = await PinnedRoot.open(s.root, { strategy })
+    expect(root.strategy).toBe(strategy)
+    return { s, root }
+  }
+
+  it("reads a file at depth and at the root", async () => {
+    const { root } = await setup()
+    expect((await root.readFile("a/b/file.txt")).toString()).toBe("hello")
+    expect(await root.readFileString("top.txt")).toBe("top")
+    expect(await root.exists("a/b/file.txt")).toBe(true)
+    expect(await root.exists("a/b/nope")).toBe(false)
+    const info = await root.stat("a/b/file.txt")
+    expect(info.type).toBe("File")
+    expect(info.size).toBe(5n)
+    expect((await root.stat("a")).type).toBe("Directory")
+    expect((await root.stat("")).type).toBe("Directory")
+  })
+
+  it("refuses a symlink first, in the middle and last", async () => {
+    const { root } = await setup()
+    for (const p of ["linkdir/secret.txt", "a/inner/file.txt", "a/linkfile"]) {
+      const e = await refusal(root.readFile(p))
+      expect(e.reason).toBe("PermissionDenied")
+      expect(e.refusal).toBe("symlink")
+      expect(e.path).toBe(p)
+    }
+  })
+
+  it("describes a trailing link without following it", async () => {
+    const { root } = await setup()
+    expect(await root.exists("a/linkfile")).toBe(true)
+    expect((await root.stat("a/linkfile")).type).toBe("SymbolicLink")
+    expect((await refusal(root.stat("linkdir/secret.txt"))).refusal).toBe("symlink")
+    expect((await refusal(root.exists("linkdir/secret.txt"))).refusal).toBe("symlink")
+  })
+
+  it("treats a trailing slash after a link as a link met on the way", async () => {
+    const { root } = await setup()
+    expect((await refusal(root.stat("linkdir/"))).reason).toBe("PermissionDenied")
+    expect((await refusal(root.readFile("linkdir/secret.txt/"))).reason).not.toBe("NotFound")
+  })
+
+  it("resolves .. physically and never above the root", async () => {
+    const { s, root } = await setup()
+    expect((await root.readFile("a/b/../b/file.txt")).toString()).toBe("hello")
+    expect((await refusal(root.readFile("a/inner/../b/file.txt"))).refusal).toBe("symlink")
+    const name = path.basename(s.root)
+    for (const p of ["../outside/secret.txt", `../${name}/top.txt`, "a/../../outside/secret.txt"]) {
+      const e = await refusal(root.readFile(p))
+      expect(e.reason).toBe("PermissionDenied")
+      expect(e.refusal).toBe("escape")
+    }
+  })
+
+  it("refuses absolute paths as bad input", async () => {
+    const { s, root } = await setup()
+    for (const p of [s.secret, s.abs("top.txt")]) {
+      expect((await refusal(root.readFile(p))).reason).toBe("BadArgument")
+    }
+  })
+
+  it("refuses a hard-linked file for read and stat", async () => {
+    const { s, root } = await setup()
+    fs.linkSync(s.secret, s.abs("hard.txt"))
+    for (const op of [root.readFile("hard.txt"), root.stat("hard.txt")]) {
+      const e = await refusal(op)
+      expect(e.reason).toBe("PermissionDenied")
+      expect(e.refusal).toBe("hardlink")
+    }
+  })
+
+  it("refuses a FIFO without blocking on it", async () => {
+    const { s, root } = await setup()
+    mkfifo(s.abs("pipe"))
+    const e = await refusal(root.readFile("pipe"))
+    expect(e.reason).toBe("BadResource")
+    expect(e.refusal).toBe("notregular")
+  })
+
+  it("maps plain errno failures", async () => {
+    const { root } = await setup()
+    expect((await refusal(root.readFile("missing"))).reason).toBe("NotFound")
+    expect((await refusal(root.readFile("a"))).reason).toBe("BadResource")
+    expect((await refusal(root.readFile("top.txt/x"))).reason).toBe("BadResource")
+  })
+
+  it("rejects malformed input with BadArgument and no crash", async () => {
+    const { root } = await setup()
+    const bad: Array<unknown> = [undefined, null, 42, {}, ["a"], "a\0b", "x".repeat(5000), `${"y".repeat(300)}/z`]
+    for (const p of bad) {
+      const e = await (async () => root.readFile(p as string))().then(() => undefined, (e: unknown) => e)
+      expect(e).toBeInstanceOf(PinnedFsError)
+      expect((e as PinnedFsError).reason).toBe("BadArgument")
+    }
+  })
+})
