@@ -332,7 +332,10 @@ class PromiseJob : public Napi::AsyncWorker {
   using Work = std::function<R()>;
   using Settle = std::function<void(Napi::Env, Napi::Promise::Deferred&, R&)>;
 
-  static Napi::Promise start(Napi::Env env, Work work, Settle settle) {
+  static Napi::Promise start(Napi::Env env, Work work, Settle settle);
+
+ private:
+  static Napi::Promise queue(Napi::Env env, Work work, Settle settle) {
     auto* job = new PromiseJob(env, std::move(work), std::move(settle));
     Napi::Promise p = job->deferred_.Promise();
     job->Queue();
@@ -380,7 +383,16 @@ struct Registry {
 struct AddonData {
   std::shared_ptr<Registry> registry = std::make_shared<Registry>();
   Napi::FunctionReference root_ctor;
+  // Trips off the JavaScript thread this environment has made: tests count them to prove a batch
+  // or a directory program is one trip.
+  double trips = 0;
 };
+
+template <class R>
+Napi::Promise PromiseJob<R>::start(Napi::Env env, Work work, Settle settle) {
+  if (AddonData* data = env.GetInstanceData<AddonData>()) data->trips += 1;
+  return queue(env, std::move(work), std::move(settle));
+}
 
 class RootHandle : public Napi::ObjectWrap<RootHandle> {
  public:
@@ -552,6 +564,13 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData<AddonData, teardown>(data);
   exports.Set("pin", Napi::Function::New(env, pin, "pin"));
   exports.Set("identify", Napi::Function::New(env, identify, "identify"));
+  exports.Set("trips", Napi::Function::New(
+                           env,
+                           [](const Napi::CallbackInfo& info) -> Napi::Value {
+                             AddonData* data = info.Env().GetInstanceData<AddonData>();
+                             return Napi::Number::New(info.Env(), data ? data->trips : 0);
+                           },
+                           "trips"));
   Napi::Object ops = Napi::Object::New(env);
   const char* names[] = {"exists",        "stat",   "readFile", "readDirectory", "readLink",
                          "realPath",      "resolve", "glob",    "makeDirectory", "remove",

@@ -56,6 +56,8 @@ export interface NativeRequest {
 export interface NativeBinding {
   pin(path: string, strategy: "auto" | "openat2" | "walk"): Promise<NativeRootHandle>
   identify(path: string): Promise<string>
+  /** Trips off the JavaScript thread made by this environment so far (for tests that count them). */
+  trips(): number
   readonly ops: {
     readonly exists: number
     readonly stat: number
