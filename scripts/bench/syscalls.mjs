@@ -1,6 +1,6 @@
 // Syscalls per operation, from `strace -f -c` over a fixed count: the same child runs once with the
 // count and once with zero, and the difference divided by the count is what one operation costs.
-// Only file-system calls are counted (libuv's futex/epoll traffic is reported apart, as "other").
+// Only file-system calls are counted; libuv's futex/epoll/eventfd traffic is left out.
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -26,22 +26,26 @@ export const straceAvailable = () => {
   }
 }
 
+// A full trace with descriptor paths (-y), so libuv's own wake-ups (read/write on its eventfd,
+// epoll) are told apart from the file work and left out; `strace -c` cannot tell them apart.
+const LIBUV_FD = /^\d+<(anon_inode:\[(eventfd|eventpoll|signalfd|timerfd)\]|pipe:)/
+
 const count = (args) => {
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-strace-")), "trace")
-  const r = spawnSync("strace", ["-f", "-c", "-o", out, process.execPath, child, JSON.stringify(args)], {
+  const r = spawnSync("strace", ["-f", "-y", "-qq", "-o", out, process.execPath, child, JSON.stringify(args)], {
     stdio: ["ignore", "ignore", "pipe"],
-    timeout: 120_000
+    timeout: 180_000
   })
   if (r.status !== 0) throw new Error(`strace child failed: ${r.stderr?.toString().slice(0, 500)}`)
   const calls = { file: 0, other: 0, byName: {} }
   for (const line of fs.readFileSync(out, "utf8").split("\n")) {
-    const t = line.trim().split(/\s+/)
-    if (t.length < 5 || !/^\d/.test(t[0]) || !/^\d+$/.test(t[3])) continue
-    const name = t[t.length - 1]
-    const n = Number(t[3])
-    calls.byName[name] = n
-    if (FILE_CALLS.has(name)) calls.file += n
-    else calls.other += n
+    const m = /^(?:\d+\s+)?(?:\[pid\s+\d+\]\s+)?([a-z_0-9]+)\((.*)$/.exec(line)
+    if (!m) continue
+    const [, name, rest] = m
+    if (LIBUV_FD.test(rest)) continue
+    calls.byName[name] = (calls.byName[name] ?? 0) + 1
+    if (FILE_CALLS.has(name)) calls.file += 1
+    else calls.other += 1
   }
   fs.rmSync(path.dirname(out), { recursive: true, force: true })
   return calls
