@@ -151,10 +151,17 @@ Result<Value> resolve(const Root& root, const Request& request) {
       if (err == ENOENT || err == EINVAL) return Value(reached(path.joined()));
       return text.take_error();
     }
-    // Only "where is the link / what is missing / which is not a directory" needs the walk.
+    // The kernel's lookup runs in order and stops at the first problem, so its error already says
+    // most of the answer without a walk:
+    //  - ENOENT: a component is missing and no link came before it (a link would have stopped the
+    //    lookup first, ELOOP): the whole request, as requested, is the answer.
+    //  - ENOTDIR without a trailing '/': a non-directory on the way; the answer is that error.
+    //  - a link (ELOOP), or ENOTDIR under the O_DIRECTORY of a trailing '/' (the leaf may be a
+    //    link): only the walk can say which component, so it runs.
     const Error& e = fd.error();
+    if (e.refusal == Refusal::None && e.err == ENOENT) return Value(reached(path.joined()));
     bool locate = e.refusal == Refusal::Symlink ||
-                  (e.refusal == Refusal::None && (e.err == ENOENT || e.err == ENOTDIR));
+                  (e.refusal == Refusal::None && e.err == ENOTDIR && path.must_be_dir);
     if (!locate) return fd.take_error();
   }
 #endif
