@@ -46,16 +46,16 @@ Result<SyncDir> open_sync_dir(const Root& root, const LexedPath& path) {
   return SyncDir{std::move(searchable.value().dir), false};
 }
 
-// splitmix64 over a clock, the pid, a counter and a stack address: names only need to be unlikely
-// to collide, since O_EXCL makes a collision (or an attacker's squatting) a retry, never a hazard.
+// splitmix64 over the clock (vDSO: no syscall), a counter and a stack address: names only need to
+// be unlikely to collide, since O_EXCL makes a collision (or an attacker's squatting) a retry,
+// never a hazard.
 std::string random_name() {
   static std::atomic<std::uint64_t> counter{0};
   struct timespec ts;
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  ::clock_gettime(CLOCK_REALTIME, &ts);
   int local = 0;
   std::uint64_t z = static_cast<std::uint64_t>(ts.tv_nsec) ^
                     (static_cast<std::uint64_t>(ts.tv_sec) << 30) ^
-                    (static_cast<std::uint64_t>(::getpid()) << 40) ^
                     reinterpret_cast<std::uintptr_t>(&local) ^
                     (counter.fetch_add(1) * 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -239,15 +239,27 @@ Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const R
   if (!created.ok()) return created.take_error();
   int fd = tmp.fd.get();
   if (exists) {
-    // Root rewriting someone's file should not hand it to root; an unprivileged caller cannot
-    // give a file away (EPERM), and then the replacement is simply ours, as with any editor.
-    if (target.st_uid != ::geteuid() || target.st_gid != ::getegid()) {
-      if (::fchown(fd, target.st_uid, target.st_gid) != 0 && errno != EPERM) {
+    // One fstat of the temp tells what creation gave it (our ids, or a setgid directory's group;
+    // create_mode less the umask), so the usual case needs no fchown and no fchmod.
+    struct stat made;
+    auto got = fstat_fd(fd, &made, "fstat", shown);
+    if (!got.ok()) return got.take_error();
+    bool owner_set = false;
+    if (made.st_uid != target.st_uid || made.st_gid != target.st_gid) {
+      // Root rewriting someone's file should not hand it to root. An unprivileged caller cannot
+      // give a file away (EPERM): the replacement is then simply ours, as with any editor.
+      uid_t uid = made.st_uid != target.st_uid ? target.st_uid : static_cast<uid_t>(-1);
+      gid_t gid = made.st_gid != target.st_gid ? target.st_gid : static_cast<gid_t>(-1);
+      if (::fchown(fd, uid, gid) == 0) {
+        owner_set = true;
+      } else if (errno != EPERM) {
         return sys_error(errno, "fchown", shown);
       }
     }
-    // After fchown, which clears set-id bits; and exact, since the umask narrowed create_mode.
-    if (::fchmod(fd, keep) != 0) return sys_error(errno, "fchmod", shown);
+    // Exact bits, since the umask narrowed create_mode; again after fchown, which clears set-id.
+    if (owner_set || (made.st_mode & 07777) != keep) {
+      if (::fchmod(fd, keep) != 0) return sys_error(errno, "fchmod", shown);
+    }
   }
   auto wrote = write_all(fd, request.data, shown);
   if (!wrote.ok()) return wrote.take_error();
