@@ -80,8 +80,8 @@ describe.each(strategies)("chmod, chown (%s)", (strategy) => {
     })
     const before = snapshot()
     for (const p of ["linkdir/secret.txt", "a/inner/file.txt", "a/linkfile", "linkdir", "linkdir/", "a/inner/"]) {
-      for (const op of [root.chmod(p, 0o777), root.chown(p, 65534, 65534)]) {
-        const e = await refusal(op)
+      for (const op of [() => root.chmod(p, 0o777), () => root.chown(p, 65534, 65534)]) {
+        const e = await refusal(op())
         expect({ p, reason: e.reason, refusal: e.refusal }).toEqual({ p, reason: "PermissionDenied", refusal: "symlink" })
         expect(e.path).toBe(p)
       }
@@ -93,8 +93,8 @@ describe.each(strategies)("chmod, chown (%s)", (strategy) => {
     const { s, root } = await setup()
     fs.linkSync(s.secret, s.abs("hard.txt"))
     const before = { mode: modeOf(s.secret), owner: ownerOf(s.secret) }
-    for (const op of [root.chmod("hard.txt", 0o777), root.chown("hard.txt", 65534, 65534)]) {
-      const e = await refusal(op)
+    for (const op of [() => root.chmod("hard.txt", 0o777), () => root.chown("hard.txt", 65534, 65534)]) {
+      const e = await refusal(op())
       expect(e.reason).toBe("PermissionDenied")
       expect(e.refusal).toBe("hardlink")
     }
@@ -106,8 +106,8 @@ describe.each(strategies)("chmod, chown (%s)", (strategy) => {
     const { s, root } = await setup()
     const name = path.basename(s.root)
     for (const p of ["../outside/secret.txt", `../${name}/top.txt`, "a/../../outside", ".."]) {
-      for (const op of [root.chmod(p, 0o777), root.chown(p, 65534, 65534)]) {
-        const e = await refusal(op)
+      for (const op of [() => root.chmod(p, 0o777), () => root.chown(p, 65534, 65534)]) {
+        const e = await refusal(op())
         expect(e.reason).toBe("PermissionDenied")
         expect(e.refusal).toBe("escape")
       }
