@@ -333,3 +333,39 @@ describe.each(strategies)("writeFile atomic (%s)", (strategy) => {
     expect(fs.readFileSync(s.abs("top.txt"), "utf8")).toBe(next)
   })
 })
+
+describe.each(strategies)("writes after the root is replaced (%s)", (strategy) => {
+  it("refuses as Busy when asked to verify, and otherwise acts on the pinned directory only", async () => {
+    const s = scratch()
+    s.make({ "top.txt": "top", "dir/": "" })
+    const root = await PinnedRoot.open(s.root, { strategy })
+    const moved = `${s.root}-moved`
+    fs.renameSync(s.root, moved)
+    fs.mkdirSync(s.root)
+    fs.writeFileSync(path.join(s.root, "top.txt"), "impostor")
+    try {
+      const requests = [
+        { op: native.ops.writeFile, path: "top.txt", data: "x", flag: native.flags.w },
+        { op: native.ops.writeFile, path: "top.txt", data: "x", flag: native.flags.w, atomic: true },
+        { op: native.ops.chmod, path: "top.txt", mode: 0o600 },
+        { op: native.ops.chown, path: "top.txt", uid: 65534, gid: 65534 },
+        { op: native.ops.rename, path: "top.txt", to: "renamed.txt" }
+      ]
+      for (const request of requests) {
+        const e = await root.handle.execute(request, true).then(() => undefined, (u: unknown) => u)
+        expect({ op: request.op, e }).toMatchObject({ op: request.op, e: { refusal: "identity" } })
+      }
+      expect(listing(s.root)).toEqual(["top.txt"])
+      expect(fs.readFileSync(path.join(s.root, "top.txt"), "utf8")).toBe("impostor")
+      expect(fs.readFileSync(path.join(moved, "top.txt"), "utf8")).toBe("top")
+      // Unverified, the handle still names the directory it pinned, wherever it went.
+      await root.writeFileString("top.txt", "pinned", { atomic: true })
+      expect(fs.readFileSync(path.join(moved, "top.txt"), "utf8")).toBe("pinned")
+      expect(fs.readFileSync(path.join(s.root, "top.txt"), "utf8")).toBe("impostor")
+      expect(listing(moved)).toEqual(["dir", "top.txt"])
+    } finally {
+      root.close()
+      fs.rmSync(moved, { recursive: true, force: true })
+    }
+  })
+})

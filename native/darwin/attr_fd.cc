@@ -16,7 +16,12 @@ namespace pinnedfs::attr {
 Result<Fd> open_for_change(const Root& root, const LexedPath& path, const std::string&) {
   auto fd = open_beneath(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
   if (fd.ok() || fd.error().refusal != Refusal::None || fd.error().err != EACCES) return fd;
-  return open_beneath(root, path, O_WRONLY | O_NONBLOCK | O_NOCTTY);
+  auto writable = open_beneath(root, path, O_WRONLY | O_NONBLOCK | O_NOCTTY);
+  // A directory answers EISDIR to O_WRONLY: the first answer (EACCES) is the one that explains.
+  if (!writable.ok() && writable.error().refusal == Refusal::None && writable.error().err == EISDIR) {
+    return fd;
+  }
+  return writable;
 }
 
 Status change_mode(int fd, mode_t mode, const std::string& shown) {
