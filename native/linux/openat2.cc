@@ -79,18 +79,14 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
       if (slash == std::string::npos) {
         return explain_open_failure(dirfd, relative, err, "openat2", shown_path);
       }
-      if (flags & O_DIRECTORY) {
-        long probe = raw_openat2(dirfd, relative.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
-        if (probe >= 0) {
-          Fd held(static_cast<int>(probe));
-          struct stat st;
-          if (::fstat(held.get(), &st) == 0 && S_ISLNK(st.st_mode)) {
-            return refusal(Refusal::Symlink, "openat2", shown_path,
-                           "path component '" + relative.substr(slash + 1) +
-                               "' is a symbolic link",
-                           ELOOP);
-          }
-        }
+      // A deeper leaf ("a/link" as a parent directory): ask it from its own parent, itself opened
+      // confined. Error path only, so the common case keeps its single syscall.
+      long parent = raw_openat2(dirfd, relative.substr(0, slash).c_str(),
+                                O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+      if (parent >= 0) {
+        Fd held(static_cast<int>(parent));
+        return explain_open_failure(held.get(), relative.substr(slash + 1), err, "openat2",
+                                    shown_path);
       }
       return sys_error(err, "openat2", shown_path);
     }
