@@ -71,10 +71,8 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
     case EXDEV:
       return refusal(Refusal::Escape, "openat2", shown_path, "path escapes the root", EXDEV);
     case ENOTDIR: {
-      // O_DIRECTORY|O_NOFOLLOW on a trailing link reports ENOTDIR; say it was a link. A single
-      // name is asked directly; for "a/b/link" the trailing component is reopened, still confined,
-      // as itself (O_PATH without O_DIRECTORY): an fstat path by path could follow the
-      // intermediate components. An intermediate link gives ELOOP above.
+      // O_DIRECTORY|O_NOFOLLOW on a trailing link reports ENOTDIR; say it was a link. An
+      // intermediate link gives ELOOP above.
       std::size_t slash = relative.rfind('/');
       if (slash == std::string::npos) {
         return explain_open_failure(dirfd, relative, err, "openat2", shown_path);
