@@ -77,6 +77,14 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
       if (slash == std::string::npos) {
         return explain_open_failure(dirfd, relative, err, "openat2", shown_path);
       }
+      // A trailing link in a deeper path (open_dirs/open_parent of "a/ln") lands here too. Ask its
+      // parent, itself opened confined, so the answer names the link; an error path only.
+      long parent = raw_openat2(dirfd, relative.substr(0, slash).c_str(),
+                                O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+      if (parent >= 0) {
+        Fd held(static_cast<int>(parent));
+        return explain_open_failure(held.get(), relative.substr(slash + 1), err, "openat2", shown_path);
+      }
       return sys_error(err, "openat2", shown_path);
     }
     case EAGAIN: {
