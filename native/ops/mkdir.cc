@@ -1,5 +1,6 @@
 // makeDirectory and mkdirs. The program both use (plan, then create through pinned parents) is in
 // mkdirs.cc.
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "mkdirs.h"
@@ -23,7 +24,19 @@ Result<Value> make_directory(const Root& root, const Request& request) {
     int rc;
     do rc = ::mkdirat(parent.value().dir.get(), parent.value().leaf.c_str(), mode);
     while (rc != 0 && errno == EINTR);
-    if (rc != 0) return sys_error(errno, "mkdir", request.path);
+    if (rc != 0) {
+      int err = errno;
+      if (err == EEXIST && path.value().must_be_dir) {
+        // "ln/" names what the link points at: a link met on the way (contract), not a taken name.
+        struct stat st;
+        if (::fstatat(parent.value().dir.get(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(st.st_mode)) {
+          return refusal(Refusal::Symlink, "mkdir", request.path,
+                         "path component '" + parent.value().leaf + "' is a symbolic link", ELOOP);
+        }
+      }
+      return sys_error(err, "mkdir", request.path);
+    }
     return Value(std::monostate{});
   }
 
