@@ -23,7 +23,7 @@ constexpr int kMaxPasses = 64;
 
 using EntryFn = std::function<Status(const std::string& name, unsigned char type)>;
 
-// Lists `dirfd` from its start, calling `fn` per entry other than "." and "..". This is a minimal
+// Lists `dirfd` (freshly opened, so from its start), calling `fn` per entry other than "." and "..". This is a minimal
 // private lister for removal only (readDirectory has its own in dir.cc). The type is d_type, a
 // hint: every decision it steers is enforced by the no-follow open or unlinkat that follows.
 #if defined(__linux__)
@@ -35,8 +35,7 @@ struct LinuxDirent64 {
   char d_name[1];
 };
 
-Status list_entries(int dirfd, bool rewind, const std::string& shown, const EntryFn& fn) {
-  if (rewind && ::lseek(dirfd, 0, SEEK_SET) < 0) return sys_error(errno, "lseek", shown);
+Status list_entries(int dirfd, const std::string& shown, const EntryFn& fn) {
   // 32 KiB, as platform-notes suggests; the buffer is read whole before any entry is acted on.
   alignas(8) static thread_local char buf[32 * 1024];
   for (;;) {
@@ -61,7 +60,7 @@ Status list_entries(int dirfd, bool rewind, const std::string& shown, const Entr
   }
 }
 #else
-Status list_entries(int dirfd, bool /*rewind*/, const std::string& shown, const EntryFn& fn) {
+Status list_entries(int dirfd, const std::string& shown, const EntryFn& fn) {
   // A fresh description each pass (pitfall 9), handed to fdopendir, which takes it over.
   int fresh;
   do fresh = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -160,30 +159,25 @@ Status remove_dir(const Root& root, int parent, const std::string& name, const s
       e.description = "refusing to descend into a mount point";
       return e;
     }
-    for (int pass = 0;; ++pass) {
-      if (pass == kMaxPasses) {
-        Error e = sys_error(ENOTEMPTY, "rm", shown);
-        e.description = "directory kept gaining entries while it was being emptied";
-        return e;
-      }
-      std::size_t seen = 0;
-      auto listed = list_entries(fd, pass > 0, shown, [&](const std::string& entry, unsigned char type) {
-        ++seen;
-        return remove_entry(root, fd, entry, type, join(shown, entry), st.st_dev, depth);
-      });
-      if (!listed.ok()) return listed;
-      if (seen == 0) break;
-    }
+    // One listing pass, then rmdir: the kernel's ENOTEMPTY is the authoritative "a fresh listing
+    // is not empty" (entries skipped by deleting while iterating, or added meanwhile), and sends
+    // us round again, boundedly. An empty directory costs no second listing.
+    auto listed = list_entries(fd, shown, [&](const std::string& entry, unsigned char type) {
+      return remove_entry(root, fd, entry, type, join(shown, entry), st.st_dev, depth);
+    });
+    if (!listed.ok()) return listed;
     opened.value().reset();
     int rc;
     do rc = ::unlinkat(parent, name.c_str(), AT_REMOVEDIR);
     while (rc != 0 && errno == EINTR);
     if (rc == 0 || errno == ENOENT) return ok_status();
     int err = errno;
-    if ((err != ENOTEMPTY && err != EEXIST) || attempt + 1 >= kMaxPasses) {
-      return sys_error(err, "rmdir", shown);
+    if (err != ENOTEMPTY && err != EEXIST) return sys_error(err, "rmdir", shown);
+    if (attempt + 1 >= kMaxPasses) {
+      Error e = sys_error(err, "rmdir", shown);
+      e.description = "directory kept gaining entries while it was being emptied";
+      return e;
     }
-    // Something was added between the empty listing and rmdir: empty it again.
   }
 }
 

@@ -1,7 +1,7 @@
 // Recursive removal by handle (platform-notes pitfall 10): every directory is opened
 // O_DIRECTORY|O_NOFOLLOW from the handle of its parent, listed, emptied entry by entry with
-// unlinkat on that handle, re-listed until a fresh listing is empty, then removed from its parent
-// with unlinkat(AT_REMOVEDIR). No path is ever joined and resolved again, so a link anywhere in
+// unlinkat on that handle, then removed from its parent with unlinkat(AT_REMOVEDIR); when that
+// finds it not empty (entries skipped or added meanwhile) it is opened and emptied again, boundedly. No path is ever joined and resolved again, so a link anywhere in
 // the tree is removed as the entry it is and never followed.
 #pragma once
 #include <sys/types.h>
