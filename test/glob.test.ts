@@ -1,5 +1,6 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, FileSystem } from "effect"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
@@ -419,5 +420,80 @@ describe.each(strategies)("glob (%s)", (strategy) => {
     await bad(root.glob("/etc/*"))
     await bad(root.glob("{/etc/passwd,x}"))
     await bad(root.glob("*", { root: 7 as unknown as string }))
+  })
+})
+
+// Permission semantics need an unprivileged process (root reads anything): a child running as
+// `nobody` runs our glob and Effect's over the same tree and reports both.
+const childScript = `
+const [pkg, effectUrl, nfsUrl, rootDir, strategy, casesJson] = process.argv.slice(1)
+const native = require(require.resolve("node-gyp-build", { paths: [pkg] }))(pkg)
+;(async () => {
+  const { Effect, FileSystem } = await import(effectUrl)
+  const NodeFileSystem = await import(nfsUrl)
+  const handle = await native.pin(rootDir, strategy)
+  const out = []
+  for (const c of JSON.parse(casesJson)) {
+    const ours = await handle
+      .execute({ op: native.ops.glob, path: "", to: c.root ?? "", pattern: c.pattern, exclude: c.exclude ?? [], dot: false })
+      .then((ok) => ({ ok }), (e) => ({ err: e.code }))
+    const reference = await Effect.runPromise(
+      Effect.gen(function*() {
+        const fileSystem = yield* FileSystem.FileSystem
+        return yield* fileSystem.glob(c.pattern, { root: c.root ? rootDir + "/" + c.root : rootDir, exclude: c.exclude })
+      }).pipe(Effect.provide(NodeFileSystem.layer))
+    ).then((ok) => ({ ok }), (e) => ({ err: e?.reason?._tag ?? String(e) }))
+    out.push({ ...c, ours, reference })
+  }
+  handle.close()
+  process.stdout.write(JSON.stringify(out))
+})().catch((e) => { console.error(e); process.exit(1) })
+`
+
+describe.each(strategies)("glob as an unprivileged user (%s)", (strategy) => {
+  it("propagates denied named directories, skips denied wildcard-reached ones, never reads excluded ones", () => {
+    const s = scratch()
+    s.make({ "locked/known.ts": "", "sealed/x.ts": "", "open/ok.ts": "" })
+    fs.chmodSync(path.dirname(s.root), 0o755)
+    fs.chmodSync(s.abs("locked"), 0o111) // searchable, not listable
+    fs.chmodSync(s.abs("sealed"), 0o000)
+    const cases = [
+      { pattern: "locked/*", expect: { err: "PermissionDenied" } },
+      { pattern: "locked/known.ts", expect: { ok: ["locked/known.ts"] } },
+      { pattern: "*/known.ts", expect: { ok: [] } },
+      { pattern: "**", expect: { ok: ["locked", "open", "open/ok.ts", "sealed"] } },
+      { pattern: "sealed/x.ts", expect: { err: "PermissionDenied" } },
+      // Excluded directories are never read: without the exclude these would fail.
+      { pattern: "locked/*", exclude: ["locked"], expect: { ok: [] } },
+      { pattern: "sealed/**", exclude: ["sealed/"], expect: { ok: [] } },
+      { pattern: "*", root: "locked", expect: { err: "PermissionDenied" } },
+      { pattern: "known.ts", root: "locked", expect: { ok: ["known.ts"] } },
+      { pattern: "*", root: "sealed", expect: { err: "PermissionDenied" } },
+      { pattern: "x.ts", root: "sealed", expect: { err: "PermissionDenied" } }
+    ]
+    const pkg = path.resolve(__dirname, "..")
+    const resolveUrl = (p: string) => new URL(`file://${fs.realpathSync(path.join(pkg, "node_modules", p))}`).href
+    const result = spawnSync(
+      process.execPath,
+      [
+        "-e",
+        childScript,
+        pkg,
+        resolveUrl("effect/dist/index.js"),
+        resolveUrl("@effect/platform-node/dist/NodeFileSystem.js"),
+        s.root,
+        strategy,
+        JSON.stringify(cases.map(({ expect: _, ...c }) => c))
+      ],
+      { uid: 65534, gid: 65534, encoding: "utf8", timeout: 60_000 }
+    )
+    expect(result.stderr).toBe("")
+    const rows = JSON.parse(result.stdout) as Array<{ pattern: string; ours: { ok?: Array<string>; err?: string }; reference: unknown }>
+    expect(rows.length).toBe(cases.length)
+    const errno: Record<string, string> = { EACCES: "PermissionDenied", EPERM: "PermissionDenied" }
+    rows.forEach((row, i) => {
+      const ours = row.ours.err === undefined ? row.ours : { err: errno[row.ours.err] ?? row.ours.err }
+      expect({ i, ...row, ours }).toEqual({ i, ...row, ours: cases[i].expect, reference: cases[i].expect })
+    })
   })
 })
