@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest"
 import { PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
 import { strategies } from "./support/strategies.ts"
-import { mkfifo, scratch } from "./support/tree.ts"
+import { mkfifo, openDescriptorCount, scratch } from "./support/tree.ts"
 
 interface GlobOptions {
   readonly root?: string
@@ -146,6 +146,9 @@ const cases: ReadonlyArray<Case> = [
     "src//*.ts",
     "src/./lib/*",
     "src/../a/*.js",
+    "src/..",
+    "src/../*",
+    "src/lib/../../b/*",
     "*/../b/*.js",
     "**/..",
     ".",
@@ -181,6 +184,8 @@ const cases: ReadonlyArray<Case> = [
   { pattern: "**", options: { exclude: ["**/.*"], dot: true } },
   { pattern: "**", options: { exclude: ["*"] } },
   { pattern: "**/*", options: { exclude: ["b/**"] } },
+  { pattern: ".*", options: { exclude: ["*"] } },
+  { pattern: "**", options: { exclude: ["**/[a-c]"] } },
   { pattern: "src/**", options: { exclude: ["src"] } },
   { pattern: "*", options: { root: "src" } },
   { pattern: "**/*.ts", options: { root: "src" } },
@@ -287,6 +292,24 @@ describe.each(strategies)("glob (%s)", (strategy) => {
     }
     expect(nonEmpty).toBeGreaterThan(60)
     expect(escapes).toBeLessThan(60)
+  })
+
+  it("differs from Effect where a literal holds an escaped '/': no single name can match it", async () => {
+    const { s, root } = await setup()
+    expect(await effectGlob("a\\/x.js", { root: s.root })).toEqual(["a/x.js"])
+    expect(await root.glob("a\\/x.js")).toEqual([])
+  })
+
+  it("leaves no descriptor open and handles a deep chain", async () => {
+    const { s, root } = await setup()
+    let deep = "deep"
+    for (let i = 0; i < 150; i++) deep += "/d"
+    s.make({ [deep + "/leaf.ts"]: "" })
+    const before = openDescriptorCount()
+    expect(await root.glob("deep/**/leaf.ts")).toEqual([deep + "/leaf.ts"])
+    expect((await root.glob("**", { exclude: ["src", ".git"] })).length).toBeGreaterThan(150)
+    await refusal(root.glob("*", { root: "../x" }))
+    expect(openDescriptorCount()).toBe(before)
   })
 
   it("answers in one trip", async () => {
