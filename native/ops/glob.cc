@@ -389,8 +389,11 @@ Result<Value> Walker::run() {
       relative.push_back('/');
     }
     relative.append(name);
+    if (!e.descend) {
+      if (e.accepted) out_.push_back(std::move(relative));
+      continue;
+    }
     if (e.accepted) out_.push_back(relative);
-    if (!e.descend) continue;
     bool entered = false;
     auto d = descend(index, e, std::move(relative), &entered);
     if (!d.ok()) return d.take_error();
