@@ -256,8 +256,9 @@ export class PinnedRoot {
    * A missing `root` gives `[]`. The whole walk is one native call.
    *
    * **Differences from Effect**, all because no link is ever followed:
-   * - a link is a match when a pattern names it, but never a directory: no segment enters it
-   *   (Effect follows a link named by a literal or wildcard segment), and `link/` does not match;
+   * - a link matches like any other entry but is never a directory: no segment enters it, not
+   *   `**` (as in Effect) and not a literal or wildcard segment (Effect follows those), and a
+   *   directory-only pattern (`link/`) does not match it;
    * - `root` itself must not be or pass through a link (`PermissionDenied`);
    * - `..` in the pattern returns to the directory the walk came from; a pattern whose `..` could
    *   climb above the pinned root is refused (`PermissionDenied`, an escape) before anything is read;
