@@ -312,6 +312,50 @@ describe.each(strategies)("glob (%s)", (strategy) => {
     expect(openDescriptorCount()).toBe(before)
   })
 
+  it("agrees with NodeFileSystem.glob on seeded random character-level patterns", async () => {
+    const names = ["a", "b", "ab", ".d", "x.ts", "A", "1", "a.b", "é", "[a]", "{a,b}", "a*", "-", "!", "p\uE000", "p😀", "..a", "c d"]
+    const chars = ["a", "b", "*", "?", "[", "]", "!", "^", "-", "{", "}", ",", "\\", "/", ".", "x", "é", ":", "[:alpha:]", "**", "😀", "A", "1", "d"]
+    let compared = 0
+    for (let seed = 100; seed < 103; seed++) {
+      const random = rng(seed)
+      const spec: Record<string, string> = {}
+      const grow = (prefix: string, depth: number) => {
+        for (let i = 0; i < 4; i++) {
+          const at = prefix + names[Math.floor(random() * names.length)]
+          if (spec[at] !== undefined || spec[at + "/"] !== undefined) continue
+          if (depth < 3 && random() < 0.4) {
+            spec[at + "/"] = ""
+            grow(at + "/", depth + 1)
+          } else {
+            spec[at] = ""
+          }
+        }
+      }
+      grow("", 0)
+      const { s, root } = await setup(spec)
+      for (let i = 0; i < 120; i++) {
+        let pattern = ""
+        for (let k = 1 + Math.floor(random() * 10); k > 0; k--) pattern += chars[Math.floor(random() * chars.length)]
+        const options: GlobOptions = {
+          dot: random() < 0.3,
+          ...(random() < 0.2 ? { exclude: [chars[Math.floor(random() * chars.length)] + "*"] } : {})
+        }
+        const reference = await effectGlob(pattern, { ...options, root: s.root })
+        const ours = await root.glob(pattern, options).catch((e: unknown) => e)
+        if (ours instanceof PinnedFsError) {
+          // The two refusals we choose: absolute (or drive) patterns, and climbs above the root.
+          if (ours.reason === "BadArgument") expect(pattern).toMatch(/(^|[{,])([A-Za-z]:)?\//)
+          else expect(ours.refusal).toBe("escape")
+          for (const p of reference) expect(p.startsWith("/") || p.startsWith("..") || /^[A-Za-z]:/.test(p)).toBe(true)
+          continue
+        }
+        expect({ seed, pattern, options, result: ours }).toEqual({ seed, pattern, options, result: reference })
+        compared++
+      }
+    }
+    expect(compared).toBeGreaterThan(250)
+  })
+
   it("answers in one trip", async () => {
     const { root } = await setup()
     const before = native.trips()
