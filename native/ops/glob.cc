@@ -19,7 +19,10 @@
 //  - Names that are not valid UTF-8 are skipped: no JavaScript string can name them faithfully.
 //  - A literal segment holding an escaped '/' (`a\/b`) matches nothing: no single name holds a
 //    '/', and probing it as a path would cross a component unchecked.
-//  - Absolute patterns are the TypeScript layer's to rewrite; here they are a BadArgument.
+//  - Absolute patterns ("/x", and "C:/x", which Effect reads as a drive root on every platform)
+//    are the TypeScript layer's to rewrite relative to the root; here they are a BadArgument.
+//  - A literal segment longer than NAME_MAX names nothing and is skipped (Effect's stat of it
+//    would fail with ENAMETOOLONG).
 #include <fcntl.h>
 #include <sys/stat.h>
 
