@@ -71,11 +71,20 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
     case EXDEV:
       return refusal(Refusal::Escape, "openat2", shown_path, "path escapes the root", EXDEV);
     case ENOTDIR: {
-      // O_DIRECTORY|O_NOFOLLOW on a trailing link reports ENOTDIR; say it was a link. Only the leaf
-      // can be asked cheaply; an intermediate link gives ELOOP above.
+      // O_DIRECTORY|O_NOFOLLOW on a trailing link reports ENOTDIR; say it was a link. An
+      // intermediate link gives ELOOP above.
       std::size_t slash = relative.rfind('/');
       if (slash == std::string::npos) {
         return explain_open_failure(dirfd, relative, err, "openat2", shown_path);
+      }
+      // A deeper leaf ("a/link" as a parent directory): ask it from its own parent, itself opened
+      // confined. Error path only, so the common case keeps its single syscall.
+      long parent = raw_openat2(dirfd, relative.substr(0, slash).c_str(),
+                                O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+      if (parent >= 0) {
+        Fd held(static_cast<int>(parent));
+        return explain_open_failure(held.get(), relative.substr(slash + 1), err, "openat2",
+                                    shown_path);
       }
       return sys_error(err, "openat2", shown_path);
     }

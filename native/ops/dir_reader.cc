@@ -1,4 +1,4 @@
-#include "dir_list.h"
+#include "dir_reader.h"
 
 #include <cerrno>
 #include <cstring>
