@@ -131,6 +131,15 @@ describe.each(strategies)("readLink, realPath, resolve (%s)", (strategy) => {
       }
     })
 
+    it("names a hard-linked file without reading it (only its content and metadata are refused)", async () => {
+      const { s, root } = await setup()
+      fs.linkSync(s.secret, s.abs("hard.txt"))
+      expect(await root.realPath("hard.txt")).toBe("hard.txt")
+      expect(await root.resolve("hard.txt")).toEqual({ path: "hard.txt", target: null })
+      expect((await failure(root.readLink("hard.txt"))).code).toBe("EINVAL")
+      expect((await failure(root.stat("hard.txt"))).refusal).toBe("hardlink")
+    })
+
     it("refuses absolute paths and malformed input as BadArgument", async () => {
       const { s, root } = await setup()
       expect((await failure(root.realPath(s.abs("a")))).reason).toBe("BadArgument")
