@@ -432,7 +432,16 @@ const asNobody = (root: string, strategy: string, requests: ReadonlyArray<Record
   const ids = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}
   const run = spawnSync(process.execPath, ["-e", script], { ...ids, encoding: "utf8" })
   expect(run.stderr).toBe("")
-  return JSON.parse(run.stdout) as Array<{ ok: boolean; value?: any; code?: string }> // eslint-disable-line @typescript-eslint/no-explicit-any
+  return JSON.parse(run.stdout) as Array<{
+    ok: boolean
+    code?: string
+    value?: {
+      created: Array<{ path: string }>
+      error: { code: string } | null
+      members: Array<{ status: string; error: { code: string } | null }>
+      stopped: boolean
+    }
+  }>
 }
 
 describe.each(strategies)("directory operations without privileges (%s)", (strategy) => {
@@ -455,16 +464,16 @@ describe.each(strategies)("directory operations without privileges (%s)", (strat
       { op: "remove", path: "ro/kept", recursive: true }
     ])
     expect(made?.ok).toBe(true)
-    expect(made?.value.created.map((c: { path: string }) => c.path)).toEqual(["a"])
-    expect(made?.value.error.code).toBe("EACCES")
+    expect(made?.value?.created.map((c) => c.path)).toEqual(["a"])
+    expect(made?.value?.error?.code).toBe("EACCES")
     expect(fs.existsSync(s.abs("a"))).toBe(true)
     expect(fs.existsSync(s.abs("ro/x"))).toBe(false)
     expect(mk?.code).toBe("EACCES")
     expect(rm?.code).toBe("EACCES")
     expect(fs.existsSync(s.abs("ro/tree/sub/file"))).toBe(true)
-    expect(gone?.value.stopped).toBe(true)
-    expect(gone?.value.members[0].status).toBe("refused")
-    expect(gone?.value.members[0].error.code).toBe("EACCES")
+    expect(gone?.value?.stopped).toBe(true)
+    expect(gone?.value?.members[0]?.status).toBe("refused")
+    expect(gone?.value?.members[0]?.error?.code).toBe("EACCES")
     expect(removed?.code).toBe("EACCES")
     expect(fs.existsSync(s.abs("ro/kept"))).toBe(true)
     fs.chmodSync(s.abs("ro"), 0o755)
