@@ -15,12 +15,25 @@
  * scratch trees (see `support.ts`): a workspace pinned at its canonical path, a logical alias that
  * is a symlink to it, and an `outside` directory with a secret no operation may read or change.
  */
-import { Option, Result } from "effect"
+import { Option, type PlatformError, Result } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import type { AtomicFileSystem } from "../../src/effect/wire.ts"
-import { base64, failure, host, type Host, identityOf, ok, refused, run, type Workspace, workspace } from "./support.ts"
+import {
+  base64,
+  failure,
+  host,
+  type Host,
+  identityOf,
+  ok,
+  refused,
+  run,
+  tagOf,
+  valueOf,
+  type Workspace,
+  workspace
+} from "./support.ts"
 
 /**
  * Limits a test may ask the extension for.
@@ -493,13 +506,13 @@ export const runConformance = (
           (e: { result: Result.Result<any, any> }) => e.result
         )
         expect(text).toEqual(Result.succeed({ operation: "readFileString", value: "hello" }))
-        expect(Result.isFailure(missing) && missing.failure.reason._tag).toBe("NotFound")
+        expect(tagOf(missing)).toBe("NotFound")
         expect(exists).toEqual(Result.succeed({ operation: "exists", value: true }))
-        expect(Result.isSuccess(stat) && stat.success.value.type).toBe("Directory")
-        expect(Result.isFailure(link) && link.failure.reason._tag).toBe("PermissionDenied")
+        expect(valueOf(stat).value.type).toBe("Directory")
+        expect(tagOf(link)).toBe("PermissionDenied")
         expect(resolution).toEqual(Result.succeed({ operation: "resolve", resolution: { path: w.b("a/inner"), target: "b" } }))
         expect(real).toEqual(Result.succeed({ operation: "realPath", value: w.b("a/b") }))
-        expect(Result.isSuccess(listing) && [...listing.success.value].sort()).toEqual(["file.txt", "other.md"])
+        expect([...valueOf(listing).value].sort()).toEqual(["file.txt", "other.md"])
         expect(readLink).toEqual(Result.succeed({ operation: "readLink", value: w.s.secret }))
       })
 
@@ -524,8 +537,8 @@ export const runConformance = (
           ]
         }))
         const [first, second, third] = answer.entries.map((e: { result: Result.Result<any, any> }) => e.result)
-        expect(Result.isSuccess(first) && first.success.value.length).toBe(100)
-        expect(Result.isFailure(second) && second.failure.reason._tag).toBe("BadArgument")
+        expect(valueOf(first).value.length).toBe(100)
+        expect(tagOf(second)).toBe("BadArgument")
         expect(third).toEqual(Result.succeed({ operation: "readFileString", value: "top" }))
       })
 
@@ -540,9 +553,7 @@ export const runConformance = (
             { operation: "exists", path: w.l("top.txt") }
           ]
         }))
-        const tags = answer.entries.map((e: { result: Result.Result<any, any> }) =>
-          Result.isFailure(e.result) ? e.result.failure.reason._tag : "ok"
-        )
+        const tags = answer.entries.map((e: { result: Result.Result<unknown, PlatformError.PlatformError> }) => tagOf(e.result))
         expect(tags).toEqual(["BadArgument", "BadArgument", "BadArgument", "PermissionDenied", "ok"])
         expect(fs.existsSync(w.s.abs("x"))).toBe(false)
       })

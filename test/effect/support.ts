@@ -3,7 +3,7 @@
  * that is a symlink to the canonical boundary directory), wire requests stamped with the root
  * triple, and a runner that answers an `Exit` so a test can look at either side.
  */
-import { Cause, Effect, Exit, type PlatformError } from "effect"
+import { Cause, Effect, Exit, type PlatformError, Result } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { expect } from "vitest"
@@ -72,8 +72,12 @@ export const ok = async (h: Host, request: unknown): Promise<any> => {
 }
 
 /** Runs a request that must fail with a typed PlatformError (never a defect), answering it. */
-export const failure = async (h: Host, request: unknown): Promise<PlatformError.PlatformError> => {
-  const exit = await run(h.execute(request))
+export const failure = (h: Host, request: unknown): Promise<PlatformError.PlatformError> =>
+  failureOf(h.execute(request))
+
+/** Runs an effect that must fail with a typed PlatformError (never a defect), answering it. */
+export const failureOf = async (effect: Effect.Effect<unknown, PlatformError.PlatformError>): Promise<PlatformError.PlatformError> => {
+  const exit = await run(effect)
   if (Exit.isSuccess(exit)) throw new Error(`expected failure, got ${JSON.stringify(exit.value)?.slice(0, 200)}`)
   const error = Cause.findErrorOption(exit.cause)
   if (error._tag === "None") throw new Error(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
@@ -88,3 +92,11 @@ export const refused = async (h: Host, request: unknown, tag: string): Promise<P
 }
 
 export const base64 = (text: string | Uint8Array): string => Buffer.from(text).toString("base64")
+
+/** A batch entry's result: `"ok"`, or the failure's reason tag. */
+export const tagOf = (result: Result.Result<unknown, PlatformError.PlatformError>): string =>
+  Result.isFailure(result) ? result.failure.reason._tag : "ok"
+
+/** A batch entry's success value (`{ operation, value }`), or a thrown error. */
+export const valueOf = (result: Result.Result<any, PlatformError.PlatformError>): any =>
+  Result.getOrThrow(result)
