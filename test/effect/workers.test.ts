@@ -1,0 +1,61 @@
+/**
+ * The addon from worker threads: each environment loads its own instance, pins its own roots,
+ * works, and exits; whatever it leaves open is closed by the environment's teardown. The process
+ * (whose descriptor table the threads share) must come back to the descriptors it had before.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { Worker } from "node:worker_threads"
+import { describe, expect, it } from "vitest"
+import { strategies } from "../support/strategies.ts"
+import { openDescriptorCount } from "../support/tree.ts"
+import { identityOf, workspace } from "./support.ts"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const packageRoot = path.resolve(here, "..", "..")
+const script = path.join(here, "fixtures", "worker.mjs")
+
+interface Answer {
+  readonly identity: string
+  readonly strategy: string
+  readonly answers: ReadonlyArray<unknown>
+}
+
+/** Runs one worker to its exit, answering what it posted. */
+const runWorker = (data: Record<string, unknown>): Promise<Answer> =>
+  new Promise((resolve, reject) => {
+    const worker = new Worker(script, { workerData: { packageRoot, ...data } })
+    let answer: Answer | undefined
+    worker.on("message", (m: Answer) => {
+      answer = m
+    })
+    worker.on("error", reject)
+    worker.on("exit", (code) => {
+      if (code !== 0) reject(new Error(`worker exited with ${code}`))
+      else if (answer === undefined) reject(new Error("worker exited without answering"))
+      else resolve(answer)
+    })
+  })
+
+describe.each(strategies)("addon from worker threads (%s)", (strategy) => {
+  const expectedRound = ["top", true, "ENOENT", "escape", "true,true"]
+
+  it.each(["close", "leave", "hang"])("four workers at once, each pinning, working and exiting (%s)", async (mode) => {
+    const w = workspace({ "top.txt": "top", "a/b/file.txt": "hello" })
+    // Warm up what a first worker would otherwise open once for the whole process.
+    await runWorker({ root: w.boundaryRoot, strategy, rounds: 1, mode: "close" })
+    const baseline = openDescriptorCount()
+    const rounds = 25
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => runWorker({ root: w.boundaryRoot, strategy, rounds, mode }))
+    )
+    for (const a of answers) {
+      expect(a.identity).toBe(identityOf(w.boundaryRoot))
+      expect(a.strategy).toBe(strategy)
+      expect(a.answers).toEqual(Array.from({ length: rounds }, () => expectedRound).flat())
+    }
+    expect(openDescriptorCount()).toBe(baseline)
+    expect(fs.readFileSync(w.s.secret, "utf8")).toBe("TOP SECRET")
+  })
+})
