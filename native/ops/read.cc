@@ -117,8 +117,8 @@ Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st, do
   st.st_mtim = timespec{static_cast<time_t>(sx.stx_mtime.tv_sec), static_cast<long>(sx.stx_mtime.tv_nsec)};
   st.st_ctim = timespec{static_cast<time_t>(sx.stx_ctime.tv_sec), static_cast<long>(sx.stx_ctime.tv_nsec)};
   if (sx.stx_mask & STATX_BTIME) {
-    birthtime_ms = static_cast<double>(sx.stx_btime.tv_sec) * 1e3 +
-                   static_cast<double>(sx.stx_btime.tv_nsec) / 1e6;
+    birthtime_ms = ms(timespec{static_cast<time_t>(sx.stx_btime.tv_sec),
+                               static_cast<long>(sx.stx_btime.tv_nsec)});
   }
   return true;
 }

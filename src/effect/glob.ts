@@ -32,6 +32,14 @@ export interface GlobPlan {
   readonly base: string
   /** Absolute excludes that do not sit under `base`: applied to the answer here. */
   readonly late: ReadonlyArray<Glob.Glob>
+  /** The pattern matches `base` itself (the pinned root), which the addon never answers. */
+  readonly includeBase: boolean
+}
+
+/** Whether a pattern matches zero segments: nothing but `**` (and `.` or empty segments). */
+const matchesEmpty = (pattern: string): boolean => {
+  const segments = pattern.split("/").filter((s) => s !== "" && s !== ".")
+  return segments.length > 0 && segments.every((s) => s === "**")
 }
 
 /**
@@ -54,8 +62,22 @@ export const planGlob = (
   if (r === undefined) return Result.fail(outsideRoots(method, root))
   // Match under the request's root when the pattern lies beneath it (so `to` is literal even when a
   // directory name holds glob syntax), else under the pinned root.
-  const to = r.relative !== "" && p.relative.startsWith(`${r.relative}/`) ? r.relative : ""
-  const rest = to === "" ? p.relative : p.relative.slice(to.length + 1)
+  let to = r.relative !== "" && p.relative.startsWith(`${r.relative}/`) ? r.relative : ""
+  let rest = to === "" ? p.relative : p.relative.slice(to.length + 1)
+  // For an absolute pattern Effect's walk meets the directories named before the wildcard as
+  // entries too, so `/ws/dir/**` answers `/ws/dir` itself. The addon answers below its glob root
+  // only: give it the last of those names as a literal of the pattern instead, and answer the
+  // pinned root (which always exists, as a directory) here.
+  let includeBase = false
+  if (matchesEmpty(rest)) {
+    if (to === "") {
+      includeBase = true
+    } else {
+      const slash = to.lastIndexOf("/")
+      rest = `${Glob.escape(to.slice(slash + 1))}/${rest}`
+      to = slash === -1 ? "" : to.slice(0, slash)
+    }
+  }
   const base = join(rootOf(roots, p.spelling), to)
   const native: Array<string> = []
   const late: Array<Glob.Glob> = []
@@ -64,7 +86,7 @@ export const planGlob = (
     if (e.startsWith(`${base}/`) && e.length > base.length + 1) native.push(e.slice(base.length + 1))
     else late.push(Glob.make(e, { dot: true }))
   }
-  return Result.succeed({ to, pattern: rest, exclude: native, base, late })
+  return Result.succeed({ to, pattern: rest, exclude: native, base, late, includeBase })
 }
 
 /** Every proper ancestor of an absolute path, as a directory ("/a/", "/a/b/"). */
@@ -84,6 +106,7 @@ const ancestors = (path: string): Array<string> => {
  */
 export const finishGlob = (plan: GlobPlan, answer: ReadonlyArray<string>): Array<string> => {
   const paths = answer.map((relative) => join(plan.base, relative))
+  if (plan.includeBase) paths.unshift(plan.base)
   if (plan.late.length === 0) return paths
   return paths.filter((path) =>
     !plan.late.some((g) => Glob.match(g, path) || ancestors(path).some((dir) => Glob.match(g, dir)))

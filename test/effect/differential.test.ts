@@ -81,11 +81,16 @@ const reads: ReadonlyArray<Case> = [
   c("realPath missing", (f, p) => f.realPath(p("nope")), (p) => ({ operation: "realPath", path: p("nope") }))
 ]
 
-const glob = (pattern: string, exclude?: (p: P) => Array<string>): Case =>
+const glob = (pattern: string, exclude?: (p: P) => Array<string>, root = ""): Case =>
   c(
-    `glob ${pattern}${exclude ? " with excludes" : ""}`,
-    (f, p) => f.glob(p(pattern), { root: p(""), ...(exclude ? { exclude: exclude(p) } : {}) }),
-    (p) => ({ operation: "glob", pattern: p(pattern), root: p(""), ...(exclude ? { options: { exclude: exclude(p) } } : {}) })
+    `glob ${pattern}${exclude ? " with excludes" : ""}${root ? ` from ${root}` : ""}`,
+    (f, p) => f.glob(p(pattern), { root: p(root), ...(exclude ? { exclude: exclude(p) } : {}) }),
+    (p) => ({
+      operation: "glob",
+      pattern: p(pattern),
+      root: p(root),
+      ...(exclude ? { options: { exclude: exclude(p) } } : {})
+    })
   )
 
 const globs: ReadonlyArray<Case> = [
@@ -104,7 +109,17 @@ const globs: ReadonlyArray<Case> = [
   glob("a/b/../b/*.md"),
   glob("**/*.txt", (p) => [p("a/c/**")]),
   glob("**/*.txt", () => ["a/c/**"]),
-  glob("**", (p) => [p("a")])
+  glob("**", (p) => [p("a")]),
+  glob("**", (p) => [p("")]),
+  glob("**/"),
+  glob("a/b/**/"),
+  glob("a/**/**"),
+  glob("top.txt/**"),
+  glob("nope/**"),
+  glob("a/**", undefined, "a"),
+  glob("a/b/*", undefined, "a"),
+  glob("**/*.md", undefined, "empty"),
+  glob("a/*/", (p) => [p("a/c/")], "a")
 ]
 
 const writes: ReadonlyArray<Case> = [
