@@ -43,8 +43,9 @@ const matchesEmpty = (pattern: string): boolean => {
 }
 
 /**
- * Plans a glob: `pattern` and `root` are absolute paths inside the roots (validated by the caller
- * as strings without NUL), `exclude` the request's exclude list.
+ * Plans a glob: `pattern` is an absolute path inside the roots, `root` the directory it was
+ * resolved from (both validated by the caller as strings without NUL), `exclude` the request's
+ * exclude list.
  *
  * @since 0.1.0
  * @category constructors
@@ -58,11 +59,13 @@ export const planGlob = (
 ): Result.Result<GlobPlan, PlatformError.PlatformError> => {
   const p = locate(roots, pattern)
   if (p === undefined) return Result.fail(outsideRoots(method, pattern))
-  const r = locate(roots, root)
-  if (r === undefined) return Result.fail(outsideRoots(method, root))
+  // For an absolute pattern the glob root decides nothing (Effect's walk never uses it), so a root
+  // that is relative or outside the roots is not refused: a kernel may pass its workspace root as
+  // configured, relative to the working directory. It only picks where the addon starts matching.
+  const r = root.startsWith("/") ? locate(roots, root) : undefined
   // Match under the request's root when the pattern lies beneath it (so `to` is literal even when a
   // directory name holds glob syntax), else under the pinned root.
-  let to = r.relative !== "" && p.relative.startsWith(`${r.relative}/`) ? r.relative : ""
+  let to = r !== undefined && r.relative !== "" && p.relative.startsWith(`${r.relative}/`) ? r.relative : ""
   let rest = to === "" ? p.relative : p.relative.slice(to.length + 1)
   // For an absolute pattern Effect's walk meets the directories named before the wildcard as
   // entries too, so `/ws/dir/**` answers `/ws/dir` itself. The addon answers below its glob root

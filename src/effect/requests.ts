@@ -241,7 +241,10 @@ const decodeGlob = (roots: Roots, pattern: unknown, request: Fields): Check<Plan
   Result.gen(function*() {
     const method = "glob"
     const p = yield* absolute(method, "pattern", pattern)
-    const r = yield* absolute(method, "root", request.root)
+    const r = request.root
+    if (typeof r !== "string" || r.includes("\0")) {
+      return yield* fail(badArgument(method, `root must be a string without NUL bytes, got ${kind(r)}`))
+    }
     const exclude = yield* checkExclude(method, request.options)
     const g = yield* planGlob(roots, method, p, r, exclude)
     if (g.pattern === "") {

@@ -331,6 +331,14 @@ export const runConformance = (
         expect(await ok(h, w.req("glob", { pattern: w.l("*/secret.txt"), root: w.logicalRoot }))).toEqual([])
       })
 
+      it("decides by the pattern alone: any glob root, relative or elsewhere, answers the same", async () => {
+        const { w, h } = setup()
+        const expected = [w.l("a/b/file.txt")]
+        for (const root of [".", "relative/dir", w.s.outside, w.l("a/b"), w.b("a"), w.l("empty")]) {
+          expect(await ok(h, w.req("glob", { pattern: w.l("a/b/*.txt"), root }))).toEqual(expected)
+        }
+      })
+
       it("refuses a pattern outside both roots", async () => {
         const { w, h } = setup()
         await refused(h, w.req("glob", { pattern: `${w.s.outside}/*`, root: w.logicalRoot }), "PermissionDenied")
