@@ -16,7 +16,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, FileSystem, Layer, type PlatformError, Result } from "effect"
 import type { Strategy } from "../PinnedRoot.ts"
 import { native, type NativeRootHandle } from "../internal/native.ts"
-import { badArgument, fromNativeError, identityChanged, isIdentityRefusal } from "./errors.ts"
+import { badArgument, fromNativeError, identityChanged, isRootChanged } from "./errors.ts"
 import type { PinnedAtomicFileSystem, PinnedRequest, PinnedResult } from "./extensions.ts"
 import { decodeRequest, type Decoded, type Limits, type Member, type Planned } from "./requests.ts"
 import { type Lease, RootCache } from "./rootCache.ts"
@@ -63,6 +63,14 @@ const positive = (name: string, value: number | undefined, fallback: number, max
   }
   return value
 }
+
+/** A request that only re-checks the root (a batch with nothing runnable still vouches for it). */
+const verification = (roots: Roots): Planned => ({
+  operation: "batch",
+  path: roots.boundaryRoot,
+  native: { op: native.ops.exists, path: "" },
+  finish: () => undefined
+})
 
 /** What the addon answers for one batch member. */
 type NativeEntry = Awaited<ReturnType<NativeRootHandle["batch"]>>[number]
@@ -122,14 +130,18 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
       (lease) => Effect.sync(() => cache.release(lease))
     )
 
-  /** A native rejection as a PlatformError; a root-identity refusal also drops the cached root. */
-  const failure = (lease: Lease, planned: Pick<Planned, "operation" | "path">) => (u: unknown) => {
-    if (isIdentityRefusal(u)) cache.evict(lease)
-    return fromNativeError(u, planned.operation, planned.path)
+  /**
+   * A native rejection as a PlatformError. The root found changed also drops the cached root, and
+   * names the root, not the path the request was about.
+   */
+  const failure = (lease: Lease, roots: Roots, planned: Pick<Planned, "operation" | "path">) => (u: unknown) => {
+    if (!isRootChanged(u, roots.boundaryRoot)) return fromNativeError(u, planned.operation, planned.path)
+    cache.evict(lease)
+    return fromNativeError(u, planned.operation, roots.boundaryRoot)
   }
 
-  const single = (handle: NativeRootHandle, lease: Lease, planned: Planned) =>
-    Effect.tryPromise({ try: () => handle.execute(planned.native, true), catch: failure(lease, planned) }).pipe(
+  const single = (handle: NativeRootHandle, lease: Lease, roots: Roots, planned: Planned) =>
+    Effect.tryPromise({ try: () => handle.execute(planned.native, true), catch: failure(lease, roots, planned) }).pipe(
       Effect.map(planned.finish)
     )
 
@@ -142,15 +154,15 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
     const runnable = members.flatMap((m) => (m.ok ? [m.planned] : []))
     const run: Effect.Effect<ReadonlyArray<NativeEntry>, PlatformError.PlatformError> = runnable.length === 0
       // Nothing to run, but the answer still vouches for the root: check it the same way.
-      ? Effect.as(single(handle, lease, { operation: "batch", path: roots.boundaryRoot, native: { op: native.ops.exists, path: "" }, finish: () => undefined }), [])
+      ? Effect.as(single(handle, lease, roots, verification(roots)), [])
       : Effect.tryPromise({
         try: () => handle.batch(runnable.map((p) => p.native), batchLimits, true),
-        catch: failure(lease, { operation: "batch", path: roots.boundaryRoot })
+        catch: failure(lease, roots, { operation: "batch", path: roots.boundaryRoot })
       })
     return Effect.flatMap(run, (answers) => {
       // A root that changed before or during the run fails every member the same way: that is the
       // batch's failure, not N member failures (their answers may describe another directory).
-      const changed = answers.find((a) => !a.ok && isIdentityRefusal(a.error))
+      const changed = answers.find((a) => !a.ok && isRootChanged(a.error, roots.boundaryRoot))
       if (changed !== undefined && !changed.ok) {
         cache.evict(lease)
         return Effect.fail(fromNativeError(changed.error, "batch", roots.boundaryRoot))
@@ -174,7 +186,7 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
 
   const run = (decoded: Decoded): Effect.Effect<unknown, PlatformError.PlatformError> =>
     decoded._tag === "Single"
-      ? withRoot(decoded.roots, decoded.planned.operation, (handle, lease) => single(handle, lease, decoded.planned))
+      ? withRoot(decoded.roots, decoded.planned.operation, (handle, lease) => single(handle, lease, decoded.roots, decoded.planned))
       : withRoot(decoded.roots, "batch", (handle, lease) => batch(handle, lease, decoded.roots, decoded.members))
 
   const execute = <R extends PinnedRequest>(request: R): Effect.Effect<PinnedResult<R>, PlatformError.PlatformError> =>

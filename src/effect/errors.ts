@@ -63,13 +63,15 @@ export const identityChanged = (
   })
 
 /**
- * Whether a native rejection is the root-identity refusal (the root path renamed away, replaced,
- * or gone since it was pinned).
+ * Whether a native rejection is the refusal of the root itself: its path renamed away, replaced,
+ * or gone since it was pinned (the addon names the root path it re-checked). A directory program's
+ * member refused for a changed identity is not this: it names that member.
  *
  * @since 0.1.0
  * @category errors
  */
-export const isIdentityRefusal = (u: unknown): boolean => isNativeErrorInfo(u) && u.refusal === "identity"
+export const isRootChanged = (u: unknown, rootPath: string): boolean =>
+  isNativeErrorInfo(u) && u.refusal === "identity" && u.path === rootPath
 
 /**
  * Turns whatever the addon rejected with into a `PlatformError` for `method`, naming `path` as the
@@ -90,13 +92,11 @@ export const fromNativeError = (u: unknown, method: string, path: string): Platf
       cause
     })
   }
-  // The addon's identity refusal names the root path it re-checked; that is the path to report.
-  const shown = cause.refusal === "identity" && isNativeErrorInfo(u) && u.path !== "" ? u.path : path
   return PlatformError.systemError({
     _tag: reason,
     module,
     method,
-    pathOrDescriptor: shown,
+    pathOrDescriptor: path,
     syscall: cause.syscall,
     ...(cause.description === "" ? {} : { description: cause.description }),
     cause

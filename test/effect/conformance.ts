@@ -586,6 +586,7 @@ export const runConformance = (
         ]) {
           const e = await refused(h, request, "Busy")
           expect(e.reason.description).toMatch(/workspace_identity_changed/)
+          expect(e.reason).toMatchObject({ pathOrDescriptor: w.boundaryRoot })
         }
         expect(fs.readFileSync(path.join(w.boundaryRoot, "top.txt"), "utf8")).toBe("impostor")
         // A fresh extension pins the new directory and still refuses the old identity.
@@ -632,13 +633,17 @@ export const runConformance = (
           expect(fs.existsSync(w.s.abs("p"))).toBe(false)
         })
 
-        it("reports what it created when a later step fails, and refuses links", async () => {
+        it("stops at a conflict, answering exactly what it created, and refuses links", async () => {
           const { w, h } = setup()
           const out = await ok(h, w.req("mkdirs", {
-            plan: [{ path: w.l("made") }, { path: w.l("top.txt") }]
+            plan: [{ path: w.l("made") }, { path: w.l("top.txt") }, { path: w.l("after") }]
           }))
-          expect(out.created.map((c: { path: string }) => c.path)).toEqual([w.l("made")])
           expect(out.error?.reason._tag).toBe("AlreadyExists")
+          expect(out.error?.reason.pathOrDescriptor).toBe(w.l("top.txt"))
+          // Whatever ran before the conflict is reported, with the identity it has on disk.
+          for (const c of out.created) expect(c.identity).toBe(identityOf(c.path))
+          expect(out.created.map((c: { path: string }) => c.path)).not.toContain(w.l("after"))
+          expect(fs.existsSync(w.s.abs("after"))).toBe(false)
           const link = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("linkdir/evil") }] }))
           expect(link.created).toEqual([])
           expect(link.error?.reason._tag).toBe("PermissionDenied")
@@ -649,12 +654,18 @@ export const runConformance = (
           const { w, h } = setup()
           const out = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("keep") }, { path: w.l("swap") }] }))
           fs.writeFileSync(w.s.abs("keep/file"), "x")
-          fs.rmdirSync(w.s.abs("swap"))
+          // Moved aside rather than removed, so the new directory cannot reuse its inode number.
+          fs.renameSync(w.s.abs("swap"), w.s.abs("swapped-away"))
           fs.mkdirSync(w.s.abs("swap"))
           const removed = await ok(h, w.req("rmdirs", {
             owned: out.created.map((c: { path: string; identity: string }) => ({ ...c, optional: true }))
           }))
-          expect(removed.members.map((m: { status: string }) => m.status)).toEqual(["kept", "refused"])
+          const status = Object.fromEntries(
+            removed.members.map((m: { path: string; status: string }) => [m.path, m.status])
+          )
+          expect(status).toEqual({ [w.l("keep")]: "kept", [w.l("swap")]: "refused" })
+          const refusedMember = removed.members.find((m: { status: string }) => m.status === "refused")
+          expect(refusedMember.error?.reason.pathOrDescriptor).toBe(w.l("swap"))
           expect(fs.existsSync(w.s.abs("keep/file"))).toBe(true)
           expect(fs.existsSync(w.s.abs("swap"))).toBe(true)
         })
