@@ -94,10 +94,15 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
   }
   const contentLimit = positive("contentLimit", options?.contentLimit, defaults.contentLimit, 2 ** 31)
   const limits: Limits = { batchSize: batchLimits.size, contentLimit }
-  const cache = new RootCache(positive("rootCacheSize", options?.rootCacheSize, defaults.rootCacheSize, 4096), strategy)
+  const cacheSize = positive("rootCacheSize", options?.rootCacheSize, defaults.rootCacheSize, 4096)
+  const cache = new RootCache(cacheSize, strategy)
 
   /** The pinned handle of a lease, checked against the identity the caller authorized. */
-  const pinned = (lease: Lease, roots: Roots, method: string): Effect.Effect<NativeRootHandle, PlatformError.PlatformError> =>
+  const pinned = (
+    lease: Lease,
+    roots: Roots,
+    method: string
+  ): Effect.Effect<NativeRootHandle, PlatformError.PlatformError> =>
     Effect.tryPromise({ try: () => lease.pinned, catch: (u) => u }).pipe(
       Effect.mapError((u) => {
         cache.evict(lease)
@@ -186,7 +191,8 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
 
   const run = (decoded: Decoded): Effect.Effect<unknown, PlatformError.PlatformError> =>
     decoded._tag === "Single"
-      ? withRoot(decoded.roots, decoded.planned.operation, (handle, lease) => single(handle, lease, decoded.roots, decoded.planned))
+      ? withRoot(decoded.roots, decoded.planned.operation, (handle, lease) =>
+        single(handle, lease, decoded.roots, decoded.planned))
       : withRoot(decoded.roots, "batch", (handle, lease) => batch(handle, lease, decoded.roots, decoded.members))
 
   const execute = <R extends PinnedRequest>(request: R): Effect.Effect<PinnedResult<R>, PlatformError.PlatformError> =>

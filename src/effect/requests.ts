@@ -15,7 +15,7 @@ import { badArgument, fromNativeError, outsideRoots } from "./errors.ts"
 import type { MkdirsResult, RmdirsResult } from "./extensions.ts"
 import { toFileInfo } from "./fileInfo.ts"
 import { checkExclude, finishGlob, planGlob } from "./glob.ts"
-import { join, locate, type Roots } from "./roots.ts"
+import { join, locate, rootOf, type Roots } from "./roots.ts"
 
 /**
  * The limits a request is checked against.
@@ -99,11 +99,19 @@ export const decodeRoots = (method: string, request: Fields): Check<Roots> =>
     return { boundaryRoot, logicalRoot, rootIdentity }
   })
 
-/** An absolute path inside the roots, and the addon's root-relative spelling of it. */
-const inside = (roots: Roots, method: string, name: string, u: unknown): Check<{ abs: string; rel: string }> =>
+/** An absolute path inside the roots: the addon's root-relative spelling of it, and the root it used. */
+interface Inside {
+  readonly abs: string
+  readonly rel: string
+  readonly root: string
+}
+
+const inside = (roots: Roots, method: string, name: string, u: unknown): Check<Inside> =>
   Result.flatMap(absolute(method, name, u), (abs) => {
     const located = locate(roots, abs)
-    return located === undefined ? fail(outsideRoots(method, abs)) : ok({ abs, rel: located.relative })
+    return located === undefined
+      ? fail(outsideRoots(method, abs))
+      : ok({ abs, rel: located.relative, root: rootOf(roots, located.spelling) })
   })
 
 const optionsOf = (method: string, u: unknown, required = false): Check<Fields> => {
@@ -259,9 +267,30 @@ const decodeGlob = (roots: Roots, pattern: unknown, request: Fields): Check<Plan
     )
   })
 
-/** `mkdirs` / `rmdirs` answers name directories root-relative: give them back as requested. */
-const spell = (roots: Roots, requested: ReadonlyMap<string, string>, rel: string): string =>
-  requested.get(rel) ?? join(roots.boundaryRoot, rel)
+/**
+ * `mkdirs` / `rmdirs` answers name directories root-relative: give each back as requested, and an
+ * ancestor the program added itself in the spelling of the first member.
+ */
+class Spellings {
+  private readonly requested = new Map<string, string>()
+  private root: string | undefined
+
+  constructor(private readonly fallback: string) {}
+
+  add(path: Inside): void {
+    this.requested.set(path.rel, path.abs)
+    this.root ??= path.root
+  }
+
+  /** The first member's absolute path: what a failure of the whole program names. */
+  get first(): string {
+    return this.requested.values().next().value ?? this.fallback
+  }
+
+  of(rel: string): string {
+    return this.requested.get(rel) ?? join(this.root ?? this.fallback, rel)
+  }
+}
 
 const errorPath = (u: unknown): string | undefined =>
   typeof u === "object" && u !== null && typeof (u as { path?: unknown }).path === "string"
@@ -275,23 +304,21 @@ const decodeMkdirs = (roots: Roots, request: Fields): Check<Planned> =>
     const method = "mkdirs"
     if (!Array.isArray(request.plan)) return yield* fail(badArgument(method, "plan must be an array"))
     const plan: Array<{ path: string; mode?: number }> = []
-    const requested = new Map<string, string>()
+    const spellings = new Spellings(roots.logicalRoot)
     for (const member of request.plan as ReadonlyArray<unknown>) {
       if (!isObject(member)) return yield* fail(badArgument(method, "plan member must be an object"))
-      const { abs, rel } = yield* inside(roots, method, "plan member path", member.path)
+      const path = yield* inside(roots, method, "plan member path", member.path)
       const mode = yield* modeOf(method, member.mode)
-      requested.set(rel, abs)
-      plan.push({ path: rel, ...(mode === undefined ? {} : { mode }) })
+      spellings.add(path)
+      plan.push({ path: path.rel, ...(mode === undefined ? {} : { mode }) })
     }
-    const shown = requested.values().next().value ?? roots.logicalRoot
-    return planned(method, shown, { op: ops.mkdirs, plan }, (v): MkdirsResult => {
+    return planned(method, spellings.first, { op: ops.mkdirs, plan }, (v): MkdirsResult => {
       const out = v as { created: ReadonlyArray<{ path: string; identity: string }>; error: unknown }
       const failed = errorPath(out.error)
+      const where = failed === undefined || failed === "" ? spellings.first : spellings.of(failed)
       return {
-        created: out.created.map((c) => ({ path: spell(roots, requested, c.path), identity: c.identity })),
-        error: out.error === null
-          ? null
-          : fromNativeError(out.error, method, failed === undefined || failed === "" ? shown : spell(roots, requested, failed))
+        created: out.created.map((c) => ({ path: spellings.of(c.path), identity: c.identity })),
+        error: out.error === null ? null : fromNativeError(out.error, method, where)
       }
     })
   })
@@ -301,19 +328,18 @@ const decodeRmdirs = (roots: Roots, request: Fields): Check<Planned> =>
     const method = "rmdirs"
     if (!Array.isArray(request.owned)) return yield* fail(badArgument(method, "owned must be an array"))
     const owned: Array<{ path: string; identity: string; optional: boolean }> = []
-    const requested = new Map<string, string>()
+    const spellings = new Spellings(roots.logicalRoot)
     for (const member of request.owned as ReadonlyArray<unknown>) {
       if (!isObject(member)) return yield* fail(badArgument(method, "owned member must be an object"))
-      const { abs, rel } = yield* inside(roots, method, "owned member path", member.path)
+      const path = yield* inside(roots, method, "owned member path", member.path)
       if (typeof member.identity !== "string" || !identityPattern.test(member.identity)) {
         return yield* fail(badArgument(method, "owned member identity must be a \"dev:ino\" string of decimal digits"))
       }
       const optional = yield* flagOf(method, member, "optional")
-      requested.set(rel, abs)
-      owned.push({ path: rel, identity: member.identity, optional })
+      spellings.add(path)
+      owned.push({ path: path.rel, identity: member.identity, optional })
     }
-    const shown = requested.values().next().value ?? roots.logicalRoot
-    return planned(method, shown, { op: ops.rmdirs, owned }, (v): RmdirsResult => {
+    return planned(method, spellings.first, { op: ops.rmdirs, owned }, (v): RmdirsResult => {
       const out = v as {
         members: ReadonlyArray<{ path: string; status: RmdirStatus; error: unknown }>
         stopped: boolean
@@ -321,7 +347,7 @@ const decodeRmdirs = (roots: Roots, request: Fields): Check<Planned> =>
       return {
         stopped: out.stopped,
         members: out.members.map((m) => {
-          const path = spell(roots, requested, m.path)
+          const path = spellings.of(m.path)
           return { path, status: m.status, error: m.error === null ? null : fromNativeError(m.error, method, path) }
         })
       }

@@ -633,6 +633,14 @@ export const runConformance = (
           expect(fs.existsSync(w.s.abs("p"))).toBe(false)
         })
 
+        it("creates the ancestors a member implies, answered in the member's spelling", async () => {
+          const { w, h } = setup()
+          const out = await ok(h, w.req("mkdirs", { plan: [{ path: w.b("deep/er"), mode: 0o750 }] }))
+          expect(out.error).toBeNull()
+          expect(out.created.map((c: { path: string }) => c.path)).toEqual([w.b("deep"), w.b("deep/er")])
+          expect(fs.statSync(w.s.abs("deep/er")).mode & 0o777).toBe(0o750)
+        })
+
         it("stops at a conflict, answering exactly what it created, and refuses links", async () => {
           const { w, h } = setup()
           const out = await ok(h, w.req("mkdirs", {
