@@ -49,6 +49,8 @@ export interface ConformanceOptions {
 export interface ConformanceFeatures {
   /** It runs the `mkdirs` / `rmdirs` directory programs (default `true`). */
   readonly directoryPrograms?: boolean
+  /** It takes `glob` members in a batch (default `true`). */
+  readonly globInBatch?: boolean
 }
 
 /** The tree every test starts from (plus links made in `setup`). */
@@ -206,6 +208,20 @@ export const runConformance = (
         fs.mkdirSync(`${w.boundaryRoot}2`)
         fs.writeFileSync(`${w.boundaryRoot}2/x`, "x")
         await refused(h, w.req("readFile", { path: `${w.boundaryRoot}2/x` }), "PermissionDenied")
+      })
+
+      it("names the operation, the path as requested and the syscall in its errors", async () => {
+        const { w, h } = setup()
+        const missing = await refused(h, w.req("readFile", { path: w.l("a/missing") }), "NotFound")
+        expect(missing.reason).toMatchObject({ module: "FileSystem", method: "readFile", pathOrDescriptor: w.l("a/missing") })
+        expect(missing.reason._tag === "BadArgument" ? undefined : missing.reason.syscall).toBeTruthy()
+        const link = await refused(h, w.req("stat", { path: w.b("linkdir/secret.txt") }), "PermissionDenied")
+        expect(link.reason).toMatchObject({ method: "stat", pathOrDescriptor: w.b("linkdir/secret.txt") })
+        expect(link.reason.description).toMatch(/link/i)
+        const hard = await refused(h, w.req("readFile", { path: w.l("hard.txt") }), "PermissionDenied")
+        expect(hard.reason.description).toMatch(/hard|link/i)
+        const bad = await refused(h, w.req("readFile", { path: "relative.txt" }), "BadArgument")
+        expect(bad.reason).toMatchObject({ module: "FileSystem", method: "readFile" })
       })
 
       it("maps plain errno failures", async () => {
@@ -524,6 +540,21 @@ export const runConformance = (
         expect(real).toEqual(Result.succeed({ operation: "realPath", value: w.b("a/b") }))
         expect([...valueOf(listing).value].sort()).toEqual(["file.txt", "other.md"])
         expect(readLink).toEqual(Result.succeed({ operation: "readLink", value: w.s.secret }))
+      })
+
+      it.runIf(features.globInBatch !== false)("runs glob members (pinnedfs extension), answering absolute paths", async () => {
+        const { w, h } = setup()
+        const answer = await ok(h, w.req("batch", {
+          requests: [
+            { operation: "glob", path: w.l("a/b/*.md"), root: w.logicalRoot },
+            { operation: "glob", path: `${w.s.outside}/*`, root: w.logicalRoot },
+            { operation: "glob", path: w.l("**/*.txt"), root: w.logicalRoot, options: { exclude: [w.l("a/**")] } }
+          ]
+        }))
+        const [md, outside, txt] = answer.entries.map((e: { result: Result.Result<unknown, PlatformError.PlatformError> }) => e.result)
+        expect(md).toEqual(Result.succeed({ operation: "glob", value: [w.l("a/b/other.md")] }))
+        expect(tagOf(outside)).toBe("PermissionDenied")
+        expect(txt).toEqual(Result.succeed({ operation: "glob", value: [w.l("hard.txt"), w.l("top.txt")] }))
       })
 
       it("fails a batch over the size limit as a whole", async () => {

