@@ -80,7 +80,9 @@ Result<Value> exists(const Root& root, const Request& request) {
   auto fd = open_beneath(root, path.value(), kObjectHandleFlags);
   if (fd.ok()) return Value(true);
   const Error& e = fd.error();
-  if (e.refusal == Refusal::None && (e.err == ENOENT || e.err == ENOTDIR)) return Value(false);
+  // Only ENOENT means "does not exist": Effect's exists fails on anything else, so "file/x" (ENOTDIR)
+  // is a BadResource error here too, not false.
+  if (e.refusal == Refusal::None && e.err == ENOENT) return Value(false);
   return fd.take_error();
 }
 
