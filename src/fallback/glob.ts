@@ -1,0 +1,121 @@
+/**
+ * `glob` for the path-based executor: Effect's own glob walk (`FileSystem.make` builds it from
+ * `readDirectoryEntries`, `stat` and `readLink`), fed those three through the component check so
+ * that no link is ever traversed, with the absolute pattern cut at the pinned root's literal prefix.
+ *
+ * The kernel sends an absolute `pattern`, the `root` it was resolved from, and `exclude` patterns as
+ * the caller wrote them. Answers are absolute, in the pattern's spelling of the root, as Effect's
+ * glob answers an absolute pattern. A relative `exclude` is read relative to `root` (as Effect reads
+ * it for a relative pattern); an absolute one is cut at the root's prefix, and one outside the root
+ * can match nothing inside it, so it is dropped.
+ *
+ * @internal
+ */
+import { Effect, FileSystem, type PlatformError } from "effect"
+import * as fsp from "node:fs/promises"
+import { below, found, lex, noLink, type Root, walk } from "./confine.ts"
+import { badArgument, refuse, sysError, toFailure, toPlatformError } from "./failure.ts"
+import { fileInfo } from "./info.ts"
+
+const checked = <A>(path: string, run: () => Promise<A>): Effect.Effect<A, PlatformError.PlatformError> =>
+  Effect.tryPromise({ try: run, catch: (u) => toPlatformError(toFailure(u, path), "glob") })
+
+const direntType = (d: import("node:fs").Dirent): FileSystem.File.Type =>
+  d.isFile()
+    ? "File"
+    : d.isDirectory()
+    ? "Directory"
+    : d.isSymbolicLink()
+    ? "SymbolicLink"
+    : d.isBlockDevice()
+    ? "BlockDevice"
+    : d.isCharacterDevice()
+    ? "CharacterDevice"
+    : d.isFIFO()
+    ? "FIFO"
+    : d.isSocket()
+    ? "Socket"
+    : "Unknown"
+
+/** Effect's glob over a file system whose every lookup is checked and never follows a link. */
+const confinedGlob = (root: Root): FileSystem.FileSystem["glob"] => {
+  const stat = (path: string) =>
+    checked(path, async () => {
+      const lexed = lex(root, path)
+      // lstat semantics: a link is reported as one, so the walk never descends through it.
+      return fileInfo(found(lexed, await walk(root, lexed)).stat)
+    })
+  const readDirectoryEntries = (path: string) =>
+    checked(path, async () => {
+      const lexed = lex(root, path)
+      const w = found(lexed, await walk(root, lexed))
+      noLink(lexed, w)
+      if (!w.stat.isDirectory()) throw sysError("ENOTDIR", "scandir", lexed.shown)
+      const entries = await fsp.readdir(w.path, { withFileTypes: true })
+      return entries.map((d): FileSystem.DirectoryEntry => ({ name: d.name, type: direntType(d) }))
+    })
+  const readLink = (path: string) =>
+    checked(path, async () => {
+      const lexed = lex(root, path)
+      return fsp.readlink(found(lexed, await walk(root, lexed)).path)
+    })
+  return FileSystem.make({ ...FileSystem.makeNoop({}), stat, readDirectoryEntries, readLink }).glob
+}
+
+const metacharacters = /[\\*?[\]{}()!+@]/g
+const literal = (path: string): string => path.replace(metacharacters, (c) => `\\${c}`)
+
+const absolute = (value: unknown, what: string): string => {
+  if (typeof value !== "string") throw badArgument(`glob ${what} must be a string`)
+  if (value.includes("\0")) throw badArgument(`glob ${what} contains a NUL byte`)
+  if (!value.startsWith("/")) throw badArgument(`glob ${what} must be absolute, got '${value.slice(0, 256)}'`)
+  return value
+}
+
+const excludesOf = (root: Root, request: Record<string, unknown>, base: string | undefined): Array<string> => {
+  const options = request.options
+  if (options === undefined || options === null) return []
+  if (typeof options !== "object") throw badArgument("glob options must be an object")
+  const exclude = (options as { exclude?: unknown }).exclude ?? []
+  if (!Array.isArray(exclude) || exclude.some((e) => typeof e !== "string")) {
+    throw badArgument("glob exclude must be an array of strings")
+  }
+  const out: Array<string> = []
+  for (const e of exclude as Array<string>) {
+    if (e.startsWith("/")) {
+      const rest = below(root, e)
+      if (rest !== undefined) out.push(rest)
+    } else {
+      out.push(base === undefined || base === "" ? e : `${literal(base)}/${e}`)
+    }
+  }
+  return out
+}
+
+const prepare = (root: Root, request: Record<string, unknown>) => {
+  const pattern = absolute(request.pattern, "pattern")
+  const base = absolute(request.root, "root")
+  const rest = below(root, pattern)
+  if (rest === undefined) throw refuse("escape", "EACCES", "validate", pattern, "glob pattern is outside the pinned root")
+  const prefix = pattern.slice(0, pattern.length - rest.length).replace(/\/$/, "")
+  return { pattern, rest, prefix, exclude: excludesOf(root, request, below(root, base)) }
+}
+
+/** @internal */
+export const glob = (
+  root: Root,
+  request: Record<string, unknown>
+): Effect.Effect<Array<string>, PlatformError.PlatformError> =>
+  Effect.try({
+    try: () => prepare(root, request),
+    catch: (u) => toPlatformError(toFailure(u, String(request.pattern)), "glob")
+  }).pipe(
+    Effect.flatMap(({ exclude, pattern, prefix, rest }) =>
+      rest === "" || rest === "/"
+        ? Effect.succeed([pattern])
+        : Effect.map(
+          confinedGlob(root)(rest, { root: root.boundaryRoot, exclude }),
+          (paths) => paths.map((p) => (prefix === "" ? `/${p}` : `${prefix}/${p}`))
+        )
+    )
+  )
