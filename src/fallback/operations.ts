@@ -25,6 +25,28 @@ import {
 import { badArgument, refuse, sysError } from "./failure.ts"
 import { fileInfo } from "./info.ts"
 
+/**
+ * A recursive listing that never descends through a link. Not `fs.readdir(…, { recursive: true })`:
+ * Node 20's version follows a link to a directory and lists what it names, outside the root.
+ */
+const listRecursive = async (top: string): Promise<Array<string>> => {
+  const out: Array<string> = []
+  const pending: Array<string> = [""]
+  while (pending.length > 0) {
+    const rel = pending.shift()!
+    const dir = rel === "" ? top : nodePath.join(top, rel)
+    for (const entry of await fsp.readdir(dir, { withFileTypes: true })) {
+      const name = rel === "" ? entry.name : `${rel}/${entry.name}`
+      out.push(name)
+      // d_type is a hint: an unknown type is asked again, without following.
+      const isDirectory = entry.isDirectory() ||
+        (!entry.isSymbolicLink() && !entry.isFile() && (await fsp.lstat(nodePath.join(top, name))).isDirectory())
+      if (isDirectory) pending.push(name)
+    }
+  }
+  return out
+}
+
 /** Per-call context: the batch answer budget a read may still spend, when in a batch. @internal */
 export interface Budget {
   remaining: number
@@ -274,8 +296,7 @@ export const operations = {
     const w = found(lexed, walked)
     noLink(lexed, w)
     if (!w.stat.isDirectory()) throw sysError("ENOTDIR", "scandir", lexed.shown)
-    // Node's recursive listing descends by `Dirent.isDirectory()`, which is false for a link.
-    return fsp.readdir(w.path, { recursive })
+    return recursive ? listRecursive(w.path) : fsp.readdir(w.path)
   },
   readLink: async (root: Root, request: Fields): Promise<string> => {
     const { lexed, walked } = await located(root, request)

@@ -1,0 +1,114 @@
+import * as fs from "node:fs"
+import { describe, expect, it } from "vitest"
+import { expectReason, harness, spellings } from "./support.ts"
+
+const tree = {
+  "src/main.ts": "",
+  "src/util.ts": "",
+  "src/.hidden.ts": "",
+  "src/deep/x.ts": "",
+  "node_modules/dep/index.ts": "",
+  "README.md": ""
+}
+
+describe.each(spellings)("fallback resolve (%s root)", (spelling) => {
+  const setup = async () => {
+    const h = await harness(spelling, tree)
+    fs.symlinkSync(h.s.outside, h.s.abs("src/escape"))
+    fs.symlinkSync("main.ts", h.s.abs("src/alias"))
+    return h
+  }
+
+  it("answers the whole request when no link is met, existing or not, in boundary spelling", async () => {
+    const h = await setup()
+    expect(await h.run({ operation: "resolve", path: h.at("src/main.ts") })).toEqual({
+      path: h.canonical("src/main.ts"),
+      target: null
+    })
+    expect(await h.run({ operation: "resolve", path: h.at("src/missing/and/more") })).toEqual({
+      path: h.canonical("src/missing/and/more"),
+      target: null
+    })
+    expect(await h.run({ operation: "resolve", path: h.at("src/deep/../main.ts") })).toEqual({
+      path: h.canonical("src/main.ts"),
+      target: null
+    })
+    expect(await h.run({ operation: "resolve", path: h.at("") })).toEqual({ path: h.canonical(""), target: null })
+  })
+
+  it("stops at the first link, last or on the way, with its text, never opening what it names", async () => {
+    const h = await setup()
+    expect(await h.run({ operation: "resolve", path: h.at("src/alias") })).toEqual({
+      path: h.canonical("src/alias"),
+      target: "main.ts"
+    })
+    expect(await h.run({ operation: "resolve", path: h.at("src/escape/secret.txt") })).toEqual({
+      path: h.canonical("src/escape"),
+      target: h.s.outside
+    })
+    expect(await h.run({ operation: "resolve", path: h.at("src/escape/") })).toEqual({
+      path: h.canonical("src/escape"),
+      target: h.s.outside
+    })
+  })
+
+  it("refuses an escape and a path outside both roots", async () => {
+    const h = await setup()
+    expectReason(await h.fail({ operation: "resolve", path: `${h.base}/../outside` }), "PermissionDenied", /escapes/)
+    expectReason(await h.fail({ operation: "resolve", path: h.s.secret }), "PermissionDenied", /outside/)
+  })
+})
+
+describe.each(spellings)("fallback glob (%s root)", (spelling) => {
+  const setup = async () => {
+    const h = await harness(spelling, tree)
+    fs.symlinkSync(h.s.outside, h.s.abs("src/escape"))
+    fs.symlinkSync(h.s.outside, h.s.abs("linked"))
+    fs.writeFileSync(`${h.s.outside}/evil.ts`, "")
+    return h
+  }
+  const glob = (h: Awaited<ReturnType<typeof setup>>, pattern: string, exclude?: Array<string>, root = h.base) =>
+    h.run<Array<string>>({
+      operation: "glob",
+      pattern,
+      root,
+      ...(exclude === undefined ? {} : { options: { exclude } })
+    })
+
+  it("matches with Effect's glob semantics, answering absolute paths in the pattern's spelling", async () => {
+    const h = await setup()
+    expect(await glob(h, h.at("src/*.ts"))).toEqual([h.at("src/main.ts"), h.at("src/util.ts")])
+    expect(await glob(h, h.at("src/**/*.ts"))).toEqual([h.at("src/deep/x.ts"), h.at("src/main.ts"), h.at("src/util.ts")])
+    expect(await glob(h, h.canonical("*.md"))).toEqual([h.canonical("README.md")])
+    expect(await glob(h, h.at("nothing/*"))).toEqual([])
+  })
+
+  it("never traverses a link, wherever the pattern names it", async () => {
+    const h = await setup()
+    const all = await glob(h, h.at("**/*.ts"))
+    expect(all.some((p) => p.includes("evil"))).toBe(false)
+    expect(await glob(h, h.at("linked/*.ts"))).toEqual([])
+    expect(await glob(h, h.at("src/escape/*"))).toEqual([])
+    expect(await glob(h, h.at("*"))).toContain(h.at("linked"))
+  })
+
+  it("applies excludes relative to root, or absolute", async () => {
+    const h = await setup()
+    const all = await glob(h, h.at("**/*.ts"), ["node_modules/**"])
+    expect(all.some((p) => p.includes("node_modules"))).toBe(false)
+    expect(all).toContain(h.at("src/main.ts"))
+    expect(await glob(h, h.at("src/*.ts"), ["main.ts"], h.at("src"))).toEqual([h.at("src/util.ts")])
+    expect(await glob(h, h.at("src/*.ts"), [h.at("src/util.ts")])).toEqual([h.at("src/main.ts")])
+  })
+
+  it("refuses a pattern outside the root and climbing out of it; bad input is BadArgument", async () => {
+    const h = await setup()
+    expectReason(await h.fail({ operation: "glob", pattern: `${h.s.outside}/*`, root: h.base }), "PermissionDenied")
+    expectReason(
+      await h.fail({ operation: "glob", pattern: `${h.at("src")}/../../outside/*`, root: h.base }),
+      "PermissionDenied"
+    )
+    expectReason(await h.fail({ operation: "glob", pattern: "src/*", root: h.base }), "BadArgument")
+    expectReason(await h.fail({ operation: "glob", pattern: h.at("*"), root: h.base, options: { exclude: "x" } }), "BadArgument")
+  })
+})
