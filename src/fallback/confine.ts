@@ -64,19 +64,16 @@ export const identityOf = (st: { readonly dev: bigint; readonly ino: bigint }): 
  * @internal
  */
 export const verifyRoot = async (root: Root): Promise<void> => {
+  const changed = (now: string) =>
+    refuse("identity", "EBUSY", "stat", root.boundaryRoot, `workspace_identity_changed: the root path ${now}`)
   const st = await fsp.stat(root.boundaryRoot, { bigint: true }).catch((e: NodeJS.ErrnoException) => {
+    // A root that vanished is a lost boundary, as the native executor reports it, not a missing file.
+    if (e.code === "ENOENT" || e.code === "ENOTDIR") throw changed("no longer names a directory")
     throw sysError(e.code ?? "EUNKNOWN", "stat", root.boundaryRoot, e)
   })
+  if (!st.isDirectory()) throw changed("no longer names a directory")
   const found = identityOf(st)
-  if (found !== root.rootIdentity || !st.isDirectory()) {
-    throw refuse(
-      "identity",
-      "EBUSY",
-      "stat",
-      root.boundaryRoot,
-      `workspace_identity_changed: the root now names ${found}, not the pinned ${root.rootIdentity}`
-    )
-  }
+  if (found !== root.rootIdentity) throw changed(`now names ${found}, not the pinned ${root.rootIdentity}`)
 }
 
 /** A request path mapped into the root and lexed, before any system call. @internal */

@@ -130,6 +130,8 @@ describe.each(spellings)("fallback refusals on a quiet tree (%s root)", (spellin
       expectReason(await h.fail(request), "Busy", /identity/)
     }
     expect(fs.readFileSync(h.s.abs("top.txt"), "utf8")).toBe("impostor")
+    fs.rmSync(h.s.root, { recursive: true })
+    expectReason(await h.fail({ operation: "exists", path: h.at("top.txt") }), "Busy", /identity/)
     fs.rmSync(moved, { recursive: true })
   })
 })
