@@ -29,11 +29,11 @@ import { fileInfo } from "./info.ts"
  * A recursive listing that never descends through a link. Not `fs.readdir(…, { recursive: true })`:
  * Node 20's version follows a link to a directory and lists what it names, outside the root.
  */
-const listRecursive = async (top: string): Promise<Array<string>> => {
+const listRecursive = async (top: string, shown: string): Promise<Array<string>> => {
   const out: Array<string> = []
-  const pending: Array<string> = [""]
+  const pending: Array<{ rel: string; depth: number }> = [{ rel: "", depth: 0 }]
   while (pending.length > 0) {
-    const rel = pending.shift()!
+    const { rel, depth } = pending.shift()!
     const dir = rel === "" ? top : nodePath.join(top, rel)
     for (const entry of await fsp.readdir(dir, { withFileTypes: true })) {
       const name = rel === "" ? entry.name : `${rel}/${entry.name}`
@@ -41,11 +41,18 @@ const listRecursive = async (top: string): Promise<Array<string>> => {
       // d_type is a hint: an unknown type is asked again, without following.
       const isDirectory = entry.isDirectory() ||
         (!entry.isSymbolicLink() && !entry.isFile() && (await fsp.lstat(nodePath.join(top, name))).isDirectory())
-      if (isDirectory) pending.push(name)
+      if (!isDirectory) continue
+      // The same bound as the native listing, so both answer the same tree the same way.
+      if (depth + 1 > maxListingDepth) {
+        throw refuse("toolarge", "E2BIG", "scandir", shown, `recursive listing is deeper than ${maxListingDepth} levels`)
+      }
+      pending.push({ rel: name, depth: depth + 1 })
     }
   }
   return out
 }
+
+const maxListingDepth = 256
 
 /** Per-call context: the batch answer budget a read may still spend, when in a batch. @internal */
 export interface Budget {
@@ -254,6 +261,11 @@ const resolve = async (root: Root, request: Fields): Promise<Resolution> => {
       return { path: await spelled(root, [...parts, ...rest], parts.length - 1), target: null }
     }
     if (st.isSymbolicLink()) {
+      // With a `..` anywhere, every directory on the way is resolved physically first (as the
+      // native executor does), so a link there is refused rather than answered.
+      if (i < steps.length - 1 && steps.includes("..")) {
+        throw refuse("symlink", "ELOOP", "lstat", lexed.shown, `path component '${step}' is a symbolic link`)
+      }
       const target = await fsp.readlink(p)
       return { path: await spelled(root, parts, parts.length - 1), target }
     }
@@ -296,7 +308,7 @@ export const operations = {
     const w = found(lexed, walked)
     noLink(lexed, w)
     if (!w.stat.isDirectory()) throw sysError("ENOTDIR", "scandir", lexed.shown)
-    return recursive ? listRecursive(w.path) : fsp.readdir(w.path)
+    return recursive ? listRecursive(w.path, lexed.shown) : fsp.readdir(w.path)
   },
   readLink: async (root: Root, request: Fields): Promise<string> => {
     const { lexed, walked } = await located(root, request)

@@ -81,8 +81,24 @@ describe.each(spellings)("fallback reads (%s root)", (spelling) => {
     expectReason(await h.fail({ operation: "readDirectory", path: h.at("a/out") }), "PermissionDenied", /symbolic link/)
   })
 
+  it("readDirectory bounds the recursion depth as the native listing does", async () => {
+    const h = await setup()
+    const chain = (top: string, levels: number) => fs.mkdirSync(`${top}/${Array(levels).fill("d").join("/")}`, { recursive: true })
+    chain(h.s.abs("ok"), 256)
+    expect(await h.run<Array<string>>({ operation: "readDirectory", path: h.at("ok"), options: { recursive: true } }))
+      .toHaveLength(256)
+    chain(h.s.abs("deep"), 257)
+    expectReason(
+      await h.fail({ operation: "readDirectory", path: h.at("deep"), options: { recursive: true } }),
+      "BadArgument",
+      /256/
+    )
+    expect(await h.run({ operation: "readDirectory", path: h.at("deep") })).toEqual(["d"])
+  })
+
   it("readLink answers the link text; a non-link is not a link", async () => {
     const h = await setup()
+    expectReason(await h.fail({ operation: "readLink", path: h.at("") }), "Unknown")
     expect(await h.run({ operation: "readLink", path: h.at("link") })).toBe("a/b/file.txt")
     expectReason(await h.fail({ operation: "readLink", path: h.at("top.txt") }), "Unknown")
     expectReason(await h.fail({ operation: "readLink", path: h.at("nope") }), "NotFound")

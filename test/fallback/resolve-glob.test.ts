@@ -52,6 +52,15 @@ describe.each(spellings)("fallback resolve (%s root)", (spelling) => {
     })
   })
 
+  it("refuses a link on the way of a path holding .., and a file in the middle", async () => {
+    const h = await setup()
+    expectReason(await h.fail({ operation: "resolve", path: `${h.base}/src/escape/../main.ts` }), "PermissionDenied", /symbolic/)
+    expectReason(await h.fail({ operation: "resolve", path: `${h.base}/src/deep/../escape/x` }), "PermissionDenied", /symbolic/)
+    for (const p of ["README.md/x", "src/main.ts/y/z", "README.md/"]) {
+      expectReason(await h.fail({ operation: "resolve", path: `${h.base}/${p}` }), "BadResource")
+    }
+  })
+
   it("refuses an escape and a path outside both roots", async () => {
     const h = await setup()
     expectReason(await h.fail({ operation: "resolve", path: `${h.base}/../outside` }), "PermissionDenied", /escapes/)
