@@ -98,7 +98,9 @@ const prepare = (root: Root, request: Record<string, unknown>) => {
   const rest = below(root, pattern)
   if (rest === undefined) throw refuse("escape", "EACCES", "validate", pattern, "glob pattern is outside the pinned root")
   const prefix = pattern.slice(0, pattern.length - rest.length).replace(/\/$/, "")
-  return { pattern, rest, prefix, exclude: excludesOf(root, request, below(root, base)) }
+  // "/ws//src/*" must stay relative to the root: a leading "/" would make Effect's glob walk from "/".
+  const relative = rest.replace(/^\/+/, "")
+  return { pattern, rest: relative, prefix, exclude: excludesOf(root, request, below(root, base)) }
 }
 
 /** @internal */
@@ -111,7 +113,7 @@ export const glob = (
     catch: (u) => toPlatformError(toFailure(u, String(request.pattern)), "glob")
   }).pipe(
     Effect.flatMap(({ exclude, pattern, prefix, rest }) =>
-      rest === "" || rest === "/"
+      rest === ""
         ? Effect.succeed([pattern])
         : Effect.map(
           confinedGlob(root)(rest, { root: root.boundaryRoot, exclude }),

@@ -90,6 +90,8 @@ describe.each(spellings)("fallback glob (%s root)", (spelling) => {
     expect(await glob(h, h.at("src/**/*.ts"))).toEqual([h.at("src/deep/x.ts"), h.at("src/main.ts"), h.at("src/util.ts")])
     expect(await glob(h, h.canonical("*.md"))).toEqual([h.canonical("README.md")])
     expect(await glob(h, h.at("nothing/*"))).toEqual([])
+    expect(await glob(h, `${h.base}//src/m*.ts`)).toEqual([`${h.base}/src/main.ts`])
+    expect(await glob(h, h.base)).toEqual([h.base])
   })
 
   it("never traverses a link, wherever the pattern names it", async () => {
