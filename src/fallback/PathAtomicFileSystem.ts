@@ -55,7 +55,7 @@ import { operations } from "./operations.ts"
  */
 export interface Options {
   /** Most members in one batch, and most bytes of file content one batch answer carries. */
-  readonly batchLimits?: BatchLimits | undefined
+  readonly batchLimits?: { readonly size?: number | undefined; readonly response?: number | undefined } | undefined
   /** Most bytes of one `writeFile` payload. */
   readonly contentLimit?: number | undefined
 }
@@ -98,7 +98,10 @@ const identify = async (path: unknown): Promise<string> => {
  * @category constructors
  */
 export const make = (options: Options = {}): AtomicFileSystem => {
-  const batchLimits = options.batchLimits ?? defaults.batchLimits
+  const batchLimits: BatchLimits = {
+    size: options.batchLimits?.size ?? defaults.batchLimits.size,
+    response: options.batchLimits?.response ?? defaults.batchLimits.response
+  }
   const contentLimit = options.contentLimit ?? defaults.contentLimit
   const execute = (request: unknown): Effect.Effect<unknown, PlatformError.PlatformError> => {
     const operation = (request as { operation?: unknown } | null)?.operation

@@ -5,13 +5,14 @@
  *
  * The kernel sends an absolute `pattern`, the `root` it was resolved from, and `exclude` patterns as
  * the caller wrote them. Answers are absolute, in the pattern's spelling of the root, as Effect's
- * glob answers an absolute pattern. A relative `exclude` is read relative to `root` (as Effect reads
- * it for a relative pattern); an absolute one is cut at the root's prefix, and one outside the root
- * can match nothing inside it, so it is dropped.
+ * glob answers an absolute pattern. Excludes follow Effect's rule for an absolute pattern, as the
+ * native extension does: they are matched against the absolute path the walk spells, so a relative
+ * exclude never matches anything and an absolute one does (one under the pattern's root spelling
+ * also keeps its directory from being read; any other is applied to the answer).
  *
  * @internal
  */
-import { Effect, FileSystem, type PlatformError } from "effect"
+import { Effect, FileSystem, Glob, type PlatformError } from "effect"
 import * as fsp from "node:fs/promises"
 import { below, found, lex, noLink, type Root, walk } from "./confine.ts"
 import { badArgument, refuse, sysError, toFailure, toPlatformError } from "./failure.ts"
@@ -62,9 +63,6 @@ const confinedGlob = (root: Root): FileSystem.FileSystem["glob"] => {
   return FileSystem.make({ ...FileSystem.makeNoop({}), stat, readDirectoryEntries, readLink }).glob
 }
 
-const metacharacters = /[\\*?[\]{}()!+@]/g
-const literal = (path: string): string => path.replace(metacharacters, (c) => `\\${c}`)
-
 const absolute = (value: unknown, what: string): string => {
   if (typeof value !== "string") throw badArgument(`glob ${what} must be a string`)
   if (value.includes("\0")) throw badArgument(`glob ${what} contains a NUL byte`)
@@ -72,35 +70,46 @@ const absolute = (value: unknown, what: string): string => {
   return value
 }
 
-const excludesOf = (root: Root, request: Record<string, unknown>, base: string | undefined): Array<string> => {
+const excludesOf = (request: Record<string, unknown>): Array<string> => {
   const options = request.options
   if (options === undefined || options === null) return []
-  if (typeof options !== "object") throw badArgument("glob options must be an object")
+  if (typeof options !== "object" || Array.isArray(options)) throw badArgument("glob options must be an object")
   const exclude = (options as { exclude?: unknown }).exclude ?? []
-  if (!Array.isArray(exclude) || exclude.some((e) => typeof e !== "string")) {
-    throw badArgument("glob exclude must be an array of strings")
+  if (!Array.isArray(exclude) || exclude.some((e) => typeof e !== "string" || e.includes("\0"))) {
+    throw badArgument("glob exclude must be an array of strings without NUL bytes")
   }
+  return exclude as Array<string>
+}
+
+/** Every proper ancestor directory of an absolute path ("/a/", "/a/b/"). */
+const ancestors = (path: string): Array<string> => {
   const out: Array<string> = []
-  for (const e of exclude as Array<string>) {
-    if (e.startsWith("/")) {
-      const rest = below(root, e)
-      if (rest !== undefined) out.push(rest)
-    } else {
-      out.push(base === undefined || base === "" ? e : `${literal(base)}/${e}`)
-    }
-  }
+  for (let i = path.indexOf("/", 1); i !== -1; i = path.indexOf("/", i + 1)) out.push(path.slice(0, i + 1))
   return out
 }
 
 const prepare = (root: Root, request: Record<string, unknown>) => {
   const pattern = absolute(request.pattern, "pattern")
-  const base = absolute(request.root, "root")
+  absolute(request.root, "root")
+  const exclude = excludesOf(request)
   const rest = below(root, pattern)
   if (rest === undefined) throw refuse("escape", "EACCES", "validate", pattern, "glob pattern is outside the pinned root")
   const prefix = pattern.slice(0, pattern.length - rest.length).replace(/\/$/, "")
   // "/ws//src/*" must stay relative to the root: a leading "/" would make Effect's glob walk from "/".
   const relative = rest.replace(/^\/+/, "")
-  return { pattern, rest: relative, prefix, exclude: excludesOf(root, request, below(root, base)) }
+  const early: Array<string> = []
+  const late: Array<Glob.Glob> = []
+  for (const e of exclude) {
+    if (!e.startsWith("/")) continue
+    if (e.startsWith(`${prefix}/`) && e.length > prefix.length + 1) early.push(e.slice(prefix.length + 1))
+    else late.push(Glob.make(e, { dot: true }))
+  }
+  // The walk below starts inside the root and never lists the root itself, but Effect's walk of the
+  // absolute pattern reaches it as a name ("dir/**" includes "dir"): answer it the same way.
+  const dir = prefix === "" ? "/" : prefix
+  const withRoot = relative !== "" && Glob.match(Glob.make(pattern), dir) &&
+    !exclude.some((e) => e.startsWith("/") && Glob.match(Glob.make(e, { dot: true }), dir))
+  return { pattern, rest: relative, prefix, early, late, withRoot: withRoot ? [dir] : [] }
 }
 
 /** @internal */
@@ -112,12 +121,16 @@ export const glob = (
     try: () => prepare(root, request),
     catch: (u) => toPlatformError(toFailure(u, String(request.pattern)), "glob")
   }).pipe(
-    Effect.flatMap(({ exclude, pattern, prefix, rest }) =>
+    Effect.flatMap(({ early, late, pattern, prefix, rest, withRoot }) =>
       rest === ""
         ? Effect.succeed([pattern])
         : Effect.map(
-          confinedGlob(root)(rest, { root: root.boundaryRoot, exclude }),
-          (paths) => paths.map((p) => (prefix === "" ? `/${p}` : `${prefix}/${p}`))
+          confinedGlob(root)(rest, { root: root.boundaryRoot, exclude: early }),
+          (paths) =>
+            withRoot.concat(paths
+              .map((p) => (prefix === "" ? `/${p}` : `${prefix}/${p}`))
+              // Effect never reads an excluded directory, so nothing below one is answered either.
+              .filter((p) => !late.some((g) => Glob.match(g, p) || ancestors(p).some((d) => Glob.match(g, d)))))
         )
     )
   )

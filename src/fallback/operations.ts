@@ -5,8 +5,6 @@
  *
  * @internal
  */
-import { Base64 } from "effect/encoding"
-import * as Result from "effect/Result"
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
 import { TextDecoder } from "node:util"
@@ -88,6 +86,9 @@ const idOf = (value: unknown, name: string): number => {
   }
   return value
 }
+
+// Strict: Node's own decoder skips what it does not understand, which would write other bytes.
+const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 
 const openFlags = new Set(["r", "r+", "w", "wx", "w+", "wx+", "a", "ax", "a+", "ax+"])
 
@@ -299,8 +300,9 @@ export const operations = {
   },
   readFile: (root: Root, request: Fields, budget?: Budget) => readBytes(root, request, budget),
   readFileString: async (root: Root, request: Fields, budget?: Budget): Promise<string> => {
-    const bytes = await readBytes(root, request, budget)
-    return decoderFor(request.encoding).decode(bytes)
+    // The encoding is part of the request's shape: checked before any system call.
+    const decoder = decoderFor(request.encoding)
+    return decoder.decode(await readBytes(root, request, budget))
   },
   readDirectory: async (root: Root, request: Fields): Promise<Array<string>> => {
     const recursive = flagOf(optionsOf(request).recursive)
@@ -336,10 +338,10 @@ export const operations = {
     await fsp.chown(await settable(root, request, "chown"), uid, gid)
   },
   writeFile: async (root: Root, request: Fields, _budget: Budget | undefined, contentLimit: number): Promise<void> => {
-    if (typeof request.data !== "string") throw badArgument("writeFile data must be a base64 string")
-    const decoded = Base64.decode(request.data)
-    if (Result.isFailure(decoded)) throw badArgument(`writeFile data is not base64: ${decoded.failure.message}`)
-    await write(root, request, decoded.success, contentLimit)
+    if (typeof request.data !== "string" || !base64.test(request.data)) {
+      throw badArgument("writeFile data must be padded base64 (RFC 4648, no line breaks)")
+    }
+    await write(root, request, Buffer.from(request.data, "base64"), contentLimit)
   },
   writeFileString: async (root: Root, request: Fields, _budget: Budget | undefined, contentLimit: number) => {
     if (typeof request.data !== "string") throw badArgument("writeFileString data must be a string")

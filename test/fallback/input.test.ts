@@ -24,7 +24,10 @@ describe("fallback malformed requests", () => {
       { operation: "makeDirectory", path: h.at("d"), options: { recursive: "yes" } },
       { operation: "writeFile", path: h.at("w"), data: 7 },
       { operation: "writeFile", path: h.at("w"), data: "", options: { flag: "rw" } },
-      { operation: "readFileString", path: h.at("a.txt"), encoding: 5 }
+      { operation: "readFileString", path: h.at("a.txt"), encoding: 5 },
+      { operation: "readFileString", path: h.at("missing"), encoding: "klingon" },
+      { operation: "glob", pattern: h.at("*"), root: h.base, options: { exclude: ["\0"] } },
+      { operation: "glob", pattern: h.at("*\0"), root: h.base }
     ]
     for (const request of bad) expectReason(await h.fail(request), "BadArgument")
     const exit = await Effect.runPromise(Effect.flip(h.extension.execute(null as never)))

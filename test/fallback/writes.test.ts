@@ -35,7 +35,9 @@ describe.each(spellings)("fallback writes (%s root)", (spelling) => {
   it("writeFile refuses malformed base64 and a payload over the content limit", async () => {
     const h = await harness(spelling, tree, { contentLimit: 4 })
     expect(h.extension.contentLimit).toBe(4)
-    expectReason(await h.fail({ operation: "writeFile", path: h.at("x"), data: "not base64!" }), "BadArgument")
+    for (const data of ["not base64!", "abc", "YWJj\n", "=YWJ", "%%%%"]) {
+      expectReason(await h.fail({ operation: "writeFile", path: h.at("x"), data }), "BadArgument")
+    }
     expectReason(await h.fail({ operation: "writeFile", path: h.at("x"), data: b64("12345") }), "BadArgument", /limit/)
     expectReason(await h.fail({ operation: "writeFileString", path: h.at("x"), data: "12345" }), "BadArgument", /limit/)
     expect(fs.existsSync(h.s.abs("x"))).toBe(false)
