@@ -41,6 +41,7 @@ const extensionReader = async (name, extension, workspace) => {
   const triple = { boundaryRoot, logicalRoot: workspace, rootIdentity }
   return {
     name,
+    ...(typeof extension.close === "function" ? { close: () => extension.close() } : {}),
     read: (rel) =>
       Effect.runPromise(
         extension.execute({ ...triple, operation: "readFileString", path: path.join(workspace, rel) })
