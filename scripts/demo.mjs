@@ -132,6 +132,10 @@ try {
     "\n   The extension rows include running an Effect per call, as the kernel does. `npm run bench`\n" +
       "   measures more operations, syscall counts and event-loop delay."
   )
+} catch (e) {
+  // Most likely the native addon is missing for this platform: its loader says how to build it.
+  console.error(`\npinnedfs demo failed: ${e?.message ?? e}`)
+  process.exitCode = 1
 } finally {
   for (const close of closeAll) close()
   fs.rmSync(base, { recursive: true, force: true })
