@@ -161,7 +161,8 @@ const write = async (root: Root, request: Fields, data: Uint8Array, contentLimit
     if (walked.stat.isDirectory()) throw sysError("EISDIR", "open", lexed.shown)
     regularOrDirectory(lexed, walked.stat, "open")
     noHardLink(lexed, walked.stat, "open")
-  } else if (walked.code !== "ENOENT" || walked.at !== walked.parts.length - 1) {
+  } else if (walked.code !== "ENOENT" || walked.at !== walked.parts.length - 1 || lexed.mustBeDir) {
+    // "newname/" asks for a directory that is not there: no file is created under its name.
     throw sysError(walked.code, "lstat", lexed.shown)
   }
   await fsp.writeFile(walked.path, data, mode === undefined ? { flag } : { flag, mode })
@@ -262,9 +263,9 @@ const resolve = async (root: Root, request: Fields): Promise<Resolution> => {
       return { path: await spelled(root, [...parts, ...rest], parts.length - 1), target: null }
     }
     if (st.isSymbolicLink()) {
-      // With a `..` anywhere, every directory on the way is resolved physically first (as the
-      // native executor does), so a link there is refused rather than answered.
-      if (i < steps.length - 1 && steps.includes("..")) {
+      // A `..` returns only to a real directory (as the native executor resolves it), so a link
+      // that a later `..` would climb back out of is refused rather than answered.
+      if (steps.indexOf("..", i + 1) !== -1) {
         throw refuse("symlink", "ELOOP", "lstat", lexed.shown, `path component '${step}' is a symbolic link`)
       }
       const target = await fsp.readlink(p)

@@ -30,6 +30,10 @@ describe.each(spellings)("fallback writes (%s root)", (spelling) => {
     expect(fs.readFileSync(h.s.abs("s.txt"), "utf8")).toBe("héllo")
     expectReason(await h.fail({ operation: "writeFileString", path: h.at("nope/s.txt"), data: "x" }), "NotFound")
     expectReason(await h.fail({ operation: "writeFileString", path: h.at("dir"), data: "x" }), "BadResource")
+    expectReason(await h.fail({ operation: "writeFileString", path: `${h.at("keep.txt")}/`, data: "x" }), "BadResource")
+    expectReason(await h.fail({ operation: "writeFileString", path: `${h.at("newname")}/`, data: "x" }), "NotFound")
+    expectReason(await h.fail({ operation: "writeFileString", path: h.base, data: "x" }), "BadResource")
+    expect(fs.existsSync(h.s.abs("newname"))).toBe(false)
   })
 
   it("writeFile refuses malformed base64 and a payload over the content limit", async () => {
