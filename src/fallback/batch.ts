@@ -5,10 +5,11 @@
  *
  * @internal
  */
-import { type PlatformError, Result } from "effect"
+import { Cause, Effect, Exit, Option, PlatformError, Result } from "effect"
 import type { AtomicBatchResponse, AtomicBatchValue } from "../effect/wire.ts"
 import { type Root, verifyRoot } from "./confine.ts"
 import { badArgument, toFailure, toPlatformError } from "./failure.ts"
+import { glob } from "./glob.ts"
 import { type Budget, operations } from "./operations.ts"
 
 /** @internal */
@@ -24,6 +25,13 @@ const member = async (root: Root, request: unknown, budget: Budget): Promise<Ato
   const fields = request as Record<string, unknown>
   const operation = fields.operation
   if (operation === "resolve") return { operation, resolution: await operations.resolve(root, fields) }
+  if (operation === "glob") {
+    // A pinnedfs extension, as the native executor has it: the shape a kernel's batch framing gives
+    // a glob read, its absolute pattern in `path`.
+    const exit = await Effect.runPromiseExit(glob(root, { ...fields, pattern: fields.path }))
+    if (Exit.isSuccess(exit)) return { operation, value: exit.value } as unknown as AtomicBatchValue
+    throw Option.getOrElse(Cause.findErrorOption(exit.cause), () => Cause.squash(exit.cause))
+  }
   if (typeof operation !== "string" || !reads.has(operation)) {
     throw badArgument(`batch member operation '${String(operation)}' is not a read`)
   }
@@ -48,7 +56,7 @@ export const batch = async (root: Root, request: Record<string, unknown>, limits
     try {
       result = Result.succeed(await member(root, r, budget))
     } catch (u) {
-      result = Result.fail(toPlatformError(toFailure(u, path), method))
+      result = Result.fail(u instanceof PlatformError.PlatformError ? u : toPlatformError(toFailure(u, path), method))
     }
     entries.push({ index, path, result })
   }

@@ -90,7 +90,10 @@ const ancestors = (path: string): Array<string> => {
 
 const prepare = (root: Root, request: Record<string, unknown>) => {
   const pattern = absolute(request.pattern, "pattern")
-  absolute(request.root, "root")
+  // An absolute pattern decides alone, as in Effect's glob: `root` only has to be a string.
+  if (typeof request.root !== "string" || request.root.includes("\0")) {
+    throw badArgument("glob root must be a string without NUL bytes")
+  }
   const exclude = excludesOf(request)
   const rest = below(root, pattern)
   if (rest === undefined) throw refuse("escape", "EACCES", "validate", pattern, "glob pattern is outside the pinned root")

@@ -45,6 +45,22 @@ describe.each(spellings)("fallback batch (%s root)", (spelling) => {
     expect(Result.isFailure(refused!) && refused.failure.reason._tag).toBe("PermissionDenied")
   })
 
+  it("runs glob members, the pinnedfs extension the native executor also takes", async () => {
+    const h = await setup()
+    const answer = await h.run<AtomicBatchResponse>({
+      operation: "batch",
+      requests: [
+        { operation: "glob", path: h.at("*.txt"), root: h.base },
+        { operation: "glob", path: `${h.s.outside}/*`, root: h.base },
+        { operation: "glob", path: "relative/*", root: h.base }
+      ]
+    })
+    const [txt, outside, relative] = answer.entries.map((e) => e.result)
+    expect(txt).toEqual(Result.succeed({ operation: "glob", value: [h.at("a.txt"), h.at("b.txt")] }))
+    expect(Result.isFailure(outside!) && outside.failure.reason._tag).toBe("PermissionDenied")
+    expect(Result.isFailure(relative!) && relative.failure.reason._tag).toBe("BadArgument")
+  })
+
   it("fails a member alone when its content would pass the response budget", async () => {
     const h = await setup({ batchLimits: { size: 8, response: 6 } })
     const answer = await h.run<AtomicBatchResponse>({

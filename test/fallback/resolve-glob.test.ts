@@ -98,6 +98,10 @@ describe.each(spellings)("fallback glob (%s root)", (spelling) => {
     expect(await glob(h, h.at("nothing/*"))).toEqual([])
     expect(await glob(h, `${h.base}//src/m*.ts`)).toEqual([`${h.base}/src/main.ts`])
     expect(await glob(h, h.base)).toEqual([h.base])
+    // An absolute pattern decides alone, whatever `root` says.
+    for (const root of [".", "relative", h.s.outside, h.at("src")]) {
+      expect(await glob(h, h.at("src/*.ts"), undefined, root)).toEqual([h.at("src/main.ts"), h.at("src/util.ts")])
+    }
   })
 
   it("never traverses a link, wherever the pattern names it", async () => {
@@ -147,6 +151,7 @@ describe.each(spellings)("fallback glob (%s root)", (spelling) => {
       "PermissionDenied"
     )
     expectReason(await h.fail({ operation: "glob", pattern: "src/*", root: h.base }), "BadArgument")
+    expectReason(await h.fail({ operation: "glob", pattern: h.at("*"), root: 7 }), "BadArgument")
     expectReason(await h.fail({ operation: "glob", pattern: h.at("*"), root: h.base, options: { exclude: "x" } }), "BadArgument")
   })
 })
