@@ -112,6 +112,8 @@ export const makeBatch = (
         if (Result.isFailure(decided)) entries.push({ index, path: request.path, result: Result.fail(decided.failure) })
         else granted.push({ index, resource: decided.success })
       }
+      // Decisions may have waited: the root must still be the pinned one before anything executes.
+      yield* verifyRoot
       if (granted.length > 0) {
         const reads = granted.map(({ index, resource }) => ({ ...captured[index]!, path: resource }) as BatchRequest)
         const again = granted.map(({ index }) => captured[index]!)
