@@ -7,7 +7,7 @@ import * as NPath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, FileSystem, Layer, Option, PlatformError } from "effect"
 import { FileSystemBatch, FileSystemFault, GrantStore, KernelFileSystem } from "../../src/kernel/index.ts"
-import { scratch } from "../support/tree.ts"
+import { mkfifo, scratch } from "../support/tree.ts"
 import { hosts } from "./support/hosts.ts"
 import { allowAll, kernelCause, kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
 
@@ -195,6 +195,30 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
           expect(NFS.readFileSync(s.abs("w.txt"), "utf8")).toBe("replacement")
           expect(NFS.readFileSync(s.abs("w.old"), "utf8")).toBe("keep")
         }).pipe(Effect.scoped, Effect.provide(layer))
+      }))
+  })
+
+  describe("open refuses what it cannot bind", () => {
+    it.effect("a FIFO (without blocking), a hard-linked file, a link, and creates nothing when refused", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        s.make({ "one.txt": "one" })
+        mkfifo(s.abs("fifo"))
+        NFS.linkSync(s.abs("one.txt"), s.abs("two.txt"))
+        NFS.symlinkSync(s.secret, s.abs("secret-link"))
+        const before = snapshotTree(s.root, s.outside)
+        const layer = kernelLayer(host.make().layer, s.root, allowAll(s.root))
+        const errors = yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          return [
+            yield* Effect.flip(Effect.scoped(fs.open("fifo"))),
+            yield* Effect.flip(Effect.scoped(fs.open("fifo", { flag: "r+" }))),
+            yield* Effect.flip(Effect.scoped(fs.open("two.txt", { flag: "w" }))),
+            yield* Effect.flip(Effect.scoped(fs.open("secret-link", { flag: "a" })))
+          ]
+        }).pipe(Effect.provide(layer))
+        expect(errors.map(reasonTag)).toEqual(["BadResource", "BadResource", "PermissionDenied", "PermissionDenied"])
+        expect(snapshotTree(s.root, s.outside)).toEqual(before)
       }))
   })
 

@@ -5,8 +5,11 @@
  * 1. authorize the path (read, write or both, as the flag needs);
  * 2. create the file, when the flag creates, through the executor (`writeFile` with `wx`: exclusive,
  *    descriptor-relative, no link followed), never with `O_CREAT` on a host path;
- * 3. open the host path with neither `O_CREAT` nor `O_TRUNC` (`O_NOFOLLOW`, `O_NONBLOCK` so a FIFO
- *    or device cannot block), so whatever a swapped link leads the open to is not changed by it;
+ * 3. open the host path with neither `O_CREAT` nor `O_TRUNC`, so whatever a swapped link leads the
+ *    open to is not changed by it. On Linux the first open is `O_PATH|O_NOFOLLOW`: no driver's open
+ *    runs (a device reached through a swapped link is never opened), and the descriptor is
+ *    reopened through `/proc/self/fd` only once verified. Elsewhere the open carries `O_NONBLOCK`
+ *    so a FIFO or device cannot block;
  * 4. `fstat` the descriptor (a regular file with one link) and ask the executor's no-follow `stat`
  *    of the authorized resource: the two `dev:ino` must be equal, so the descriptor is the file that
  *    lives at the authorized path beneath the pinned root, and nothing else;
@@ -84,6 +87,60 @@ export const verifyIdentity = (
     )
   )
 
+// O_PATH is Linux's; its value is the same on every architecture Node supports there.
+const O_PATH = 0o10000000
+const procReopen = process.platform === "linux" && NFS.existsSync("/proc/self/fd")
+
+const acquire = (method: string, resource: string, open: () => Promise<FileHandle>) =>
+  Effect.acquireRelease(
+    attempt(method, resource, open),
+    (handle) => Effect.promise(() => handle.close().catch(() => undefined))
+  )
+
+/**
+ * Opens the host path without creating or truncating anything, and proves the descriptor is the
+ * regular, singly linked file at the authorized resource (steps 3 and 4 above).
+ */
+const openAndVerify = (
+  auth: Authorizer,
+  host: string,
+  resource: string,
+  flag: FileSystem.OpenFlag,
+  method: string,
+  action: Action
+): Effect.Effect<{ readonly handle: FileHandle; readonly bound: string }, PlatformError.PlatformError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const first = yield* acquire(
+      method,
+      resource,
+      () => NFS.promises.open(host, procReopen ? O_PATH | NFS.constants.O_NOFOLLOW : hostFlags(flag))
+    )
+    const opened = fileInfo(yield* attempt(method, resource, () => first.stat({ bigint: true })))
+    if (opened.type !== "File") {
+      return yield* Effect.fail(PlatformError.systemError({
+        _tag: "BadResource",
+        module: "FileSystem",
+        method,
+        pathOrDescriptor: resource,
+        description: "only regular files are opened through the kernel"
+      }))
+    }
+    if (Option.getOrElse(opened.nlink, () => 1n) !== 1n) {
+      return yield* Effect.fail(auth.deny(action, method, resource, "hard-linked files cannot be confined to the workspace"))
+    }
+    const bound = identityOf(opened)!
+    yield* verifyIdentity(auth, action, method, resource, bound)
+    if (!procReopen) return { handle: first, bound }
+    // The magic link names the verified inode itself: no path is resolved again.
+    const handle = yield* acquire(method, resource, () => NFS.promises.open(`/proc/self/fd/${first.fd}`, hostFlags(flag) & ~NFS.constants.O_NOFOLLOW))
+    const reopened = fileInfo(yield* attempt(method, resource, () => handle.stat({ bigint: true })))
+    yield* Effect.promise(() => first.close().catch(() => undefined))
+    if (identityOf(reopened) !== bound) {
+      return yield* Effect.fail(auth.deny(action, method, resource, "descriptor no longer names the resource at its authorized path"))
+    }
+    return { handle, bound }
+  })
+
 /** Opens `value` as the module comment describes. @internal */
 export const openVerified = (
   auth: Authorizer,
@@ -115,27 +172,8 @@ export const openVerified = (
         )
       )
     }
-    const handle = yield* Effect.acquireRelease(
-      attempt("open", resource, () => NFS.promises.open(host, hostFlags(flag))),
-      (handle) => Effect.promise(() => handle.close().catch(() => undefined))
-    )
-    const opened = fileInfo(yield* attempt("open", resource, () => handle.stat({ bigint: true })))
-    const last = actions[actions.length - 1]!
-    if (opened.type !== "File") {
-      return yield* Effect.fail(PlatformError.systemError({
-        _tag: "BadResource",
-        module: "FileSystem",
-        method: "open",
-        pathOrDescriptor: resource,
-        description: "only regular files are opened through the kernel"
-      }))
-    }
-    if (Option.getOrElse(opened.nlink, () => 1n) !== 1n) {
-      return yield* Effect.fail(auth.deny(last, "open", resource, "hard-linked files cannot be confined to the workspace"))
-    }
-    const bound = identityOf(opened)!
-    yield* verifyIdentity(auth, last, "open", resource, bound)
-    if (truncating.has(flag)) yield* attempt("open", resource, () => handle.truncate(0))
+    const { bound, handle } = yield* openAndVerify(auth, host, resource, flag, method, actions[actions.length - 1]!)
+    if (truncating.has(flag)) yield* attempt(method, resource, () => handle.truncate(0))
     return guardedFile(auth, value, handle, bound, appending.has(flag))
   })
 
@@ -155,15 +193,7 @@ export const withVerifiedHandle = <A>(
   Effect.scoped(Effect.gen(function*() {
     const resource = yield* auth.guard(action, method, value, "follow")
     const host = toBoundary(auth.path, auth.root, resource)!
-    const handle = yield* Effect.acquireRelease(
-      attempt(method, resource, () => NFS.promises.open(host, hostFlags("r"))),
-      (handle) => Effect.promise(() => handle.close().catch(() => undefined))
-    )
-    const opened = fileInfo(yield* attempt(method, resource, () => handle.stat({ bigint: true })))
-    if (opened.type !== "File" || Option.getOrElse(opened.nlink, () => 1n) !== 1n) {
-      return yield* Effect.fail(auth.deny(action, method, resource, "only regular files with one link are changed through a descriptor"))
-    }
-    yield* verifyIdentity(auth, action, method, resource, identityOf(opened)!)
+    const { handle } = yield* openAndVerify(auth, host, resource, "r", method, action)
     return yield* attempt(method, resource, () => use(handle))
   }))
 
