@@ -336,3 +336,48 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
       if (made.trips) expect(made.trips.log.filter((r) => "path" in r && r.path.endsWith("big.bin"))).toEqual([])
     }))
 })
+
+describe.each(hosts)("operations on a link itself ($name)", (host) => {
+  it.effect("lstat, readLink, rename and remove act on a link to outside without touching its target", () =>
+    Effect.gen(function*() {
+      const s = scratch()
+      NFS.symlinkSync(s.outside, s.abs("out"))
+      const outside = snapshotTree(s.outside)
+      const layer = kernelLayer(host.make().layer, s.root, allowAll(s.root))
+      const got = yield* Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const type = (yield* fs.lstat("out")).type
+        const text = yield* fs.readLink("out")
+        const follow = reasonTag(yield* Effect.flip(fs.stat("out")))
+        yield* fs.rename("out", "moved")
+        yield* fs.remove("moved")
+        return { type, text, follow }
+      }).pipe(Effect.provide(layer))
+      expect(got).toEqual({ type: "SymbolicLink", text: s.outside, follow: "PermissionDenied" })
+      expect(NFS.readdirSync(s.root)).toEqual([])
+      expect(snapshotTree(s.outside)).toEqual(outside)
+    }))
+})
+
+describe("requests reaching the executor (test double)", () => {
+  it.effect("are stamped with the root pinned at composition", () =>
+    Effect.gen(function*() {
+      const s = scratch()
+      s.make({ "a.txt": "a" })
+      const made = hosts.find((h) => h.name === "test double")!.make()
+      yield* Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        yield* fs.readFileString("a.txt")
+        yield* fs.writeFileString("b.txt", "b")
+        yield* fs.glob("*.txt")
+      }).pipe(Effect.provide(kernelLayer(made.layer, s.root, allowAll(s.root))))
+      const identity = (() => {
+        const st = NFS.statSync(s.root, { bigint: true })
+        return `${st.dev}:${st.ino}`
+      })()
+      expect(made.trips!.log.length).toBeGreaterThan(0)
+      for (const request of made.trips!.log) {
+        expect([request.boundaryRoot, request.logicalRoot, request.rootIdentity]).toEqual([NFS.realpathSync(s.root), s.root, identity])
+      }
+    }))
+})
