@@ -400,7 +400,17 @@ const assemble = (
   const glob: FileSystem.FileSystem["glob"] = (pattern, options) => {
     const captured = snapshot(options)
     return Effect.gen(function*() {
+      if (captured?.dot === true) {
+        // The wire's glob has no `dot`: answering without the dot-files asked for would be a
+        // silent lie, so the option is refused (patterns may still name dot segments: `.*`).
+        return yield* Effect.fail(PlatformError.badArgument({
+          module: "FileSystem",
+          method: "glob",
+          description: "glob option `dot` is not carried by the atomic extension; name dot segments in the pattern"
+        }))
+      }
       const base = captured?.root === undefined ? logicalRoot : auth.normalize(captured.root)
+      const shownBase = logicalOf(path, root, base)
       const absolute = path.isAbsolute(pattern)
       const full = absolute ? pattern : `${base}${base.endsWith("/") ? "" : "/"}${pattern}`
       yield* auth.guard("fs:read", "glob", full, "glob")
@@ -424,7 +434,7 @@ const assemble = (
             continue
           }
         }
-        kept.push(absolute ? resource : path.relative(base, resource).split(path.sep).join("/"))
+        kept.push(absolute ? resource : path.relative(shownBase, resource).split(path.sep).join("/"))
       }
       return kept
     })

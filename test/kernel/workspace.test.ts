@@ -130,3 +130,24 @@ describe.each(hosts)("confined() ($name)", (host) => {
       expect(snapshotTree(s.outside)).toEqual(before)
     }))
 })
+
+describe.each(hosts)("glob roots in either spelling ($name)", (host) => {
+  it.effect("answers relative to the root the caller gave, and refuses `dot` it cannot honour", () =>
+    Effect.gen(function*() {
+      const s = scratch()
+      s.make({ "src/a.ts": "a", "src/.hidden.ts": "h" })
+      const logical = NPath.join(NPath.dirname(s.root), "workspace-link")
+      NFS.symlinkSync(s.root, logical)
+      const grants = GrantStore.layerRules({ root: logical, allow: [{ action: "fs:read", glob: "**" }] })
+      const got = yield* Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        return {
+          boundary: yield* fs.glob("*.ts", { root: NPath.join(s.root, "src") }),
+          logical: yield* fs.glob("*.ts", { root: NPath.join(logical, "src") }),
+          dotted: [...(yield* fs.glob(".*.ts", { root: "src" }))],
+          dot: reasonTag(yield* Effect.flip(fs.glob("*.ts", { root: "src", dot: true })))
+        }
+      }).pipe(Effect.provide(kernelLayer(host.make().layer, logical, grants)))
+      expect(got).toEqual({ boundary: ["a.ts"], logical: ["a.ts"], dotted: [".hidden.ts"], dot: "BadArgument" })
+    }))
+})
