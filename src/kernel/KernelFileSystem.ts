@@ -456,10 +456,14 @@ const assemble = (
       run({ operation: "writeFileString", path: resource, data, options: captured }))
   }
 
+  // `stream` and `sink` stay derived from the guarded `open`; their options are copied at the call,
+  // since the derived stream reads `offset` and `bytesToRead` only after `open`'s checks.
+  const stream: FileSystem.FileSystem["stream"] = (value, options) => made.stream(value, snapshot(options))
+  const sink: FileSystem.FileSystem["sink"] = (value, options) => made.sink(value, snapshot(options))
+
   // `FileSystem.make` derives `glob`, `exists`, `readFileString` and `writeFileString` from the
   // primitives; the guarded ones are set after it so a derived, unguarded walk never wins.
-  // `stream` and `sink` stay derived: they go through the guarded `open`.
-  return { ...made, glob, exists, readFileString, writeFileString }
+  return { ...made, glob, exists, readFileString, writeFileString, stream, sink }
 }
 
 /**

@@ -5,7 +5,7 @@ import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as NPath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, FileSystem, Layer, Option, PlatformError } from "effect"
+import { Effect, Fiber, FileSystem, Layer, Option, PlatformError, Stream } from "effect"
 import { FileSystemBatch, FileSystemFault, GrantStore, KernelFileSystem } from "../../src/kernel/index.ts"
 import { mkfifo, scratch } from "../support/tree.ts"
 import { hosts } from "./support/hosts.ts"
@@ -280,6 +280,33 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
       }).pipe(Effect.provide(layer))
       expect(NFS.statSync(s.abs("x/y/z")).isDirectory()).toBe(true)
       expect(NFS.statSync(s.abs("x/y/z")).mode & 0o777).toBe(0o700)
+    }))
+
+  it.effect("snapshots stream options too: offset and length are read at the call", () =>
+    Effect.gen(function*() {
+      const s = scratch()
+      s.make({ "data.txt": "0123456789" })
+      const { grants, layer } = yield* deferredKernel(host, s.root)
+      const got = yield* Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const options: { offset: number; bytesToRead: number } = { offset: 2, bytesToRead: 3 }
+        const fiber = yield* Effect.forkChild(
+          Stream.runCollect(fs.stream("data.txt", options)).pipe(
+            Effect.map((chunks) => Buffer.concat([...chunks]).toString())
+          )
+        )
+        const pending = yield* grants.next
+        options.offset = 0
+        options.bytesToRead = 10
+        yield* pending.allow
+        // Every later read re-authorizes the path: allow those checks as they come.
+        const allowRest = Effect.forever(Effect.flatMap(grants.next, (p) => p.allow))
+        const helper = yield* Effect.forkChild(allowRest)
+        const text = yield* Fiber.join(fiber)
+        yield* Fiber.interrupt(helper)
+        return text
+      }).pipe(Effect.provide(layer))
+      expect(got).toBe("234")
     }))
 
   describe("temporary files", () => {
