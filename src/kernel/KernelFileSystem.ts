@@ -34,12 +34,13 @@ import {
 import { FileSystemFault } from "./Fault.ts"
 import { FileSystemBatchTypeId } from "./FileSystemBatch.ts"
 import { GrantStore } from "./GrantStore.ts"
-import { type Action, PermissionDenied, toPlatformError } from "./Permission.ts"
+import { type Action, toPlatformError } from "./Permission.ts"
 import { type Authorizer, makeAuthorizer } from "./internal/authorize.ts"
 import { makeBatch } from "./internal/batch.ts"
 import { openVerified, withVerifiedHandle } from "./internal/openFile.ts"
 import { isInside, logicalOf, type PinnedRoot } from "./internal/paths.ts"
 import { snapshot } from "./internal/snapshot.ts"
+import { description, refusing, unconfined } from "./internal/unconfined.ts"
 import { Workspace } from "./Workspace.ts"
 
 /**
@@ -58,7 +59,7 @@ export const systemTemporaryDirectoryName = "<system-temp>"
  * @since 0.1.0
  * @category models
  */
-export const unconfinedDescription = "host does not provide descriptor-relative, no-follow filesystem isolation"
+export const unconfinedDescription: string = description
 
 const ConfinedTypeId = Symbol.for("pinnedfs/kernel/Confined")
 
@@ -75,12 +76,6 @@ const atomicOf = (fileSystem: FileSystem.FileSystem): AtomicFileSystem | undefin
  */
 export const isConfinable = (fileSystem: FileSystem.FileSystem): boolean =>
   atomicOf(fileSystem)?.noFollowAuthorization === true
-
-const unconfined = (action: Action, method: string, resource: string) =>
-  toPlatformError({
-    method,
-    error: new PermissionDenied({ capability: { action, resource }, reason: unconfinedDescription })
-  })
 
 const identify = (fileSystem: FileSystem.FileSystem, atomic: AtomicFileSystem, path: string) =>
   atomic.identifyRoot !== undefined
@@ -107,49 +102,6 @@ const contentTooLarge = (method: string, size: number, limit: number) =>
     method,
     description: `${method} payload of ${size} bytes exceeds the ${limit} byte limit the host advertises`
   })
-
-/** A file system whose every method refuses: the kernel over a host it cannot confine. */
-const refusing = (logicalRoot: string, path: Path.Path): FileSystem.FileSystem => {
-  const at = (value: string) => path.resolve(logicalRoot, value)
-  const no = (action: Action, method: string, value: string) => Effect.fail(unconfined(action, method, at(value)))
-  const temp = path.resolve(logicalRoot, "..", systemTemporaryDirectoryName)
-  const fs = FileSystem.make({
-    access: (value) => no("fs:read", "access", value),
-    copy: (from) => no("fs:read", "copy", from),
-    copyFile: (from) => no("fs:read", "copyFile", from),
-    chmod: (value) => no("fs:write", "chmod", value),
-    chown: (value) => no("fs:write", "chown", value),
-    link: (from) => no("fs:read", "link", from),
-    lstat: (value) => no("fs:read", "lstat", value),
-    makeDirectory: (value) => no("fs:write", "makeDirectory", value),
-    makeTempDirectory: (o) => no("fs:write", "makeTempDirectory", o?.directory ?? temp),
-    makeTempDirectoryScoped: (o) => no("fs:write", "makeTempDirectoryScoped", o?.directory ?? temp),
-    makeTempFile: (o) => no("fs:write", "makeTempFile", o?.directory ?? temp),
-    makeTempFileScoped: (o) => no("fs:write", "makeTempFileScoped", o?.directory ?? temp),
-    open: (value) => no("fs:read", "open", value),
-    readDirectory: (value) => no("fs:read", "readDirectory", value),
-    readDirectoryEntries: (value) => no("fs:read", "readDirectoryEntries", value),
-    readFile: (value) => no("fs:read", "readFile", value),
-    readLink: (value) => no("fs:read", "readLink", value),
-    realPath: (value) => no("fs:read", "realPath", value),
-    remove: (value) => no("fs:write", "remove", value),
-    rename: (from) => no("fs:write", "rename", from),
-    stat: (value) => no("fs:read", "stat", value),
-    symlink: (_, to) => no("fs:write", "symlink", to),
-    truncate: (value) => no("fs:write", "truncate", value),
-    utimes: (value) => no("fs:write", "utimes", value),
-    watch: (value) => Stream.fail(unconfined("fs:read", "watch", at(value))),
-    writeFile: (value) => no("fs:write", "writeFile", value)
-  })
-  return {
-    ...fs,
-    exists: (value) => no("fs:read", "exists", value),
-    glob: (pattern) => no("fs:read", "glob", pattern),
-    readFileString: (value) => no("fs:read", "readFileString", value),
-    writeFileString: (value) => no("fs:write", "writeFileString", value)
-    // `stream` and `sink` stay derived from the refusing `open`.
-  }
-}
 
 /**
  * Builds the guarded file system over `host` with `auth` (which holds the grant store, or none
@@ -483,7 +435,7 @@ export const make: Effect.Effect<
   const grants = yield* GrantStore
   const logicalRoot = path.normalize(path.resolve(workspace.root))
   const atomic = atomicOf(host)
-  if (atomic === undefined || atomic.noFollowAuthorization !== true) return refusing(logicalRoot, path)
+  if (atomic === undefined || atomic.noFollowAuthorization !== true) return refusing(logicalRoot, path, path.resolve(logicalRoot, "..", systemTemporaryDirectoryName))
   const root = yield* pin(host, atomic, logicalRoot)
   const auth = makeAuthorizer({ path, root, atomic, grants })
   const guarded = assemble(host, auth, grants)
