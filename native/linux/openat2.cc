@@ -71,11 +71,26 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
     case EXDEV:
       return refusal(Refusal::Escape, "openat2", shown_path, "path escapes the root", EXDEV);
     case ENOTDIR: {
-      // O_DIRECTORY|O_NOFOLLOW on a trailing link reports ENOTDIR; say it was a link. Only the leaf
-      // can be asked cheaply; an intermediate link gives ELOOP above.
+      // O_DIRECTORY|O_NOFOLLOW on a trailing link reports ENOTDIR; say it was a link. A single
+      // name is asked directly; for "a/b/link" the trailing component is reopened, still confined,
+      // as itself (O_PATH without O_DIRECTORY): an fstat path by path could follow the
+      // intermediate components. An intermediate link gives ELOOP above.
       std::size_t slash = relative.rfind('/');
       if (slash == std::string::npos) {
         return explain_open_failure(dirfd, relative, err, "openat2", shown_path);
+      }
+      if (flags & O_DIRECTORY) {
+        long probe = raw_openat2(dirfd, relative.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+        if (probe >= 0) {
+          Fd held(static_cast<int>(probe));
+          struct stat st;
+          if (::fstat(held.get(), &st) == 0 && S_ISLNK(st.st_mode)) {
+            return refusal(Refusal::Symlink, "openat2", shown_path,
+                           "path component '" + relative.substr(slash + 1) +
+                               "' is a symbolic link",
+                           ELOOP);
+          }
+        }
       }
       return sys_error(err, "openat2", shown_path);
     }

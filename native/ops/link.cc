@@ -1,10 +1,171 @@
-// PENDING: stubs until the real implementation lands (see ops.h for what this file holds).
+// readLink, realPath, resolve: the operations that talk about links without following them.
+//
+// Spelling: on Linux a name that resolves is spelled on disk as it was requested, except in a
+// casefold directory (ext4/f2fs +F), where only a listing could tell the stored spelling; that case
+// is not handled and the requested spelling is answered. macOS (case-insensitive APFS) would need
+// getattrlistat(ATTR_CMN_NAME) per component; not done yet either.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "link_text.h"
 #include "ops.h"
 
 namespace pinnedfs::ops {
 
-Result<Value> read_link(const Root&, const Request&) { return pending("readLink"); }
-Result<Value> real_path(const Root&, const Request&) { return pending("realPath"); }
-Result<Value> resolve(const Root&, const Request&) { return pending("resolve"); }
+namespace {
+// Linux link text is at most PATH_MAX - 1 bytes; the cap only stops a misbehaving file system from
+// making us grow without end.
+constexpr std::size_t kMaxLinkText = 1 << 20;
+
+Resolution reached(std::string path) { return Resolution{std::move(path), false, {}}; }
+Resolution link_at(std::string path, std::string target) {
+  return Resolution{std::move(path), true, std::move(target)};
+}
+}  // namespace
+
+Result<std::string> read_link_at(int dirfd, const std::string& name, const std::string& shown_path,
+                                 std::size_t initial) {
+  std::string buf(initial == 0 ? 1 : initial, '\0');
+  for (;;) {
+    ssize_t n = ::readlinkat(dirfd, name.c_str(), &buf[0], buf.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return sys_error(errno, "readlinkat", shown_path);
+    }
+    // A text that fills the buffer may have been cut short: grow and read again.
+    if (static_cast<std::size_t>(n) < buf.size()) {
+      buf.resize(static_cast<std::size_t>(n));
+      return buf;
+    }
+    if (buf.size() >= kMaxLinkText) {
+      Error e = sys_error(ENAMETOOLONG, "readlinkat", shown_path);
+      e.description = "link text longer than " + std::to_string(kMaxLinkText) + " bytes";
+      return e;
+    }
+    buf.resize(buf.size() * 2);
+  }
+}
+
+Result<Value> read_link(const Root& root, const Request& request) {
+  auto prepared = prepare_path(root, request.path);
+  if (!prepared.ok()) return prepared.take_error();
+  const LexedPath& path = prepared.value();
+  if (path.is_root()) {
+    Error e = sys_error(EINVAL, "readlink", request.path);
+    e.description = "the root is a directory, not a symbolic link";
+    return e;
+  }
+  if (path.must_be_dir) {
+    // "x/" asks for a directory through x: a link there is a link met on the way (refused by the
+    // no-follow open), and a directory is not a link (EINVAL, as readlink(2) says).
+    auto fd = open_beneath(root, path, kObjectHandleFlags);
+    if (!fd.ok()) return fd.take_error();
+    return sys_error(EINVAL, "readlink", request.path);
+  }
+  // Links on the way are refused by the parent's resolution; readlinkat never follows its leaf.
+  auto parent = open_parent(root, path);
+  if (!parent.ok()) return parent.take_error();
+  auto text = read_link_at(parent.value().dir.get(), parent.value().leaf, request.path);
+  if (!text.ok()) return text.take_error();
+  return Value(Text{text.take()});
+}
+
+Result<Value> real_path(const Root& root, const Request& request) {
+  auto prepared = prepare_path(root, request.path);
+  if (!prepared.ok()) return prepared.take_error();
+  const LexedPath& path = prepared.value();
+  // The pinned handle is the root; nothing to prove.
+  if (path.is_root()) return Value(Text{""});
+  // Proves the path exists with no link on the way; O_PATH|O_NOFOLLOW opens a trailing link as
+  // itself (never what it names), and the fstat refuses it: nothing may be followed, not even last.
+  auto fd = open_beneath(root, path, kObjectHandleFlags);
+  if (!fd.ok()) return fd.take_error();
+  struct stat st;
+  if (::fstat(fd.value().get(), &st) != 0) return sys_error(errno, "fstat", request.path);
+  if (S_ISLNK(st.st_mode)) {
+    return refusal(Refusal::Symlink, "realpath", request.path,
+                   "path component '" + path.leaf() + "' is a symbolic link", ELOOP);
+  }
+  return Value(Text{path.joined()});
+}
+
+namespace {
+
+// Component by component from the root, nothing followed: intermediate components are opened as
+// directories (a link there is reported, never entered); the leaf is asked with readlinkat, which
+// answers a link's text or says it is none, without opening anything.
+Result<Value> resolve_by_walk(const Root& root, const LexedPath& path) {
+  DirRef cur = DirRef::borrow(root.fd());
+  for (std::size_t i = 0; i < path.parts.size(); ++i) {
+    const std::string& name = path.parts[i];
+    std::string here = path.joined(i + 1);
+    bool last = i + 1 == path.parts.size();
+    if (last && !path.must_be_dir) {
+      auto text = read_link_at(cur.get(), name, here);
+      if (text.ok()) return Value(link_at(std::move(here), text.take()));
+      int err = text.error().err;
+      // EINVAL: it exists and is not a link. ENOENT: a missing leaf, answered as requested.
+      if (err == EINVAL || err == ENOENT) return Value(reached(path.joined()));
+      return text.take_error();
+    }
+    auto next = open_child(root, cur.get(), name, kDirHandleFlags, 0, here);
+    if (next.ok()) {
+      cur = DirRef::own(next.take());
+      continue;
+    }
+    const Error& e = next.error();
+    if (e.refusal == Refusal::Symlink) {
+      // The first link: its text is the answer. If it stopped being a link since the open, the
+      // readlinkat fails (EINVAL) and that failure is the answer: the caller asks again.
+      auto text = read_link_at(cur.get(), name, here);
+      if (!text.ok()) return text.take_error();
+      return Value(link_at(std::move(here), text.take()));
+    }
+    // A missing component: it and what follows are answered as requested.
+    if (e.refusal == Refusal::None && e.err == ENOENT) return Value(reached(path.joined()));
+    // ENOTDIR (a file on the way), permissions, anything else: an error.
+    return next.take_error();
+  }
+  return Value(reached(path.joined()));  // every component a directory ("a/b/" ended here)
+}
+
+}  // namespace
+
+Result<Value> resolve(const Root& root, const Request& request) {
+  auto prepared = prepare_path(root, request.path);
+  if (!prepared.ok()) return prepared.take_error();
+  const LexedPath& path = prepared.value();
+  if (path.is_root()) return Value(reached(""));
+#if defined(O_PATH)
+  if (root.strategy() == Strategy::Kernel) {
+    // Fast path: one confined O_PATH open of the whole path. It succeeds when no link lies on the
+    // way; the leaf may still be a link, opened as itself. readlinkat(fd, "") then answers its text
+    // or fails ENOENT for anything that is not a link (fs/stat.c do_readlinkat: an empty name on a
+    // non-link is ENOENT, a named one EINVAL). Three syscalls either way.
+    auto fd = open_beneath(root, path, kObjectHandleFlags);
+    if (fd.ok()) {
+      auto text = read_link_at(fd.value().get(), "", path.joined());
+      if (text.ok()) return Value(link_at(path.joined(), text.take()));
+      int err = text.error().err;
+      if (err == ENOENT || err == EINVAL) return Value(reached(path.joined()));
+      return text.take_error();
+    }
+    // The kernel's lookup runs in order and stops at the first problem, so its error already says
+    // most of the answer without a walk:
+    //  - ENOENT: a component is missing and no link came before it (a link would have stopped the
+    //    lookup first, ELOOP): the whole request, as requested, is the answer.
+    //  - ENOTDIR without a trailing '/': a non-directory on the way; the answer is that error.
+    //  - a link (ELOOP), or ENOTDIR under the O_DIRECTORY of a trailing '/' (the leaf may be a
+    //    link): only the walk can say which component, so it runs.
+    const Error& e = fd.error();
+    if (e.refusal == Refusal::None && e.err == ENOENT) return Value(reached(path.joined()));
+    bool locate = e.refusal == Refusal::Symlink ||
+                  (e.refusal == Refusal::None && e.err == ENOTDIR && path.must_be_dir);
+    if (!locate) return fd.take_error();
+  }
+#endif
+  return resolve_by_walk(root, path);
+}
 
 }  // namespace pinnedfs::ops

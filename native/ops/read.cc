@@ -1,6 +1,9 @@
 // exists, stat, readFile.
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/sysmacros.h>
+#endif
 
 #include "ops.h"
 
@@ -71,16 +74,67 @@ Result<Value> exists(const Root& root, const Request& request) {
   return fd.take_error();
 }
 
+#if defined(__linux__) && defined(STATX_BTIME)
+namespace {
+// statx(fd, "", AT_EMPTY_PATH) on the descriptor we opened: the same check-and-use handle as fstat,
+// plus the birth time fstat cannot give. Answers false (and leaves `out` alone) where statx itself
+// is missing (kernel < 4.11 ENOSYS; a seccomp profile that predates it answers ENOSYS or EPERM), so
+// the caller falls back to fstat; any other failure is the answer. `birthtime_ms` stays -1 where
+// the file system records no birth time (the answer's mask says).
+Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st, double& birthtime_ms) {
+  struct statx sx;
+  int rc;
+  do rc = ::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &sx);
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    if (errno == ENOSYS || errno == EPERM) return false;
+    return sys_error(errno, "statx", shown_path);
+  }
+  st = {};
+  st.st_mode = sx.stx_mode;
+  st.st_nlink = sx.stx_nlink;
+  st.st_uid = sx.stx_uid;
+  st.st_gid = sx.stx_gid;
+  // makedev from major/minor: the encoding fstat's st_dev uses, and libuv's, so identities match
+  // fs.stat({ bigint: true }).
+  st.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+  st.st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+  st.st_ino = sx.stx_ino;
+  st.st_size = static_cast<off_t>(sx.stx_size);
+  st.st_blocks = static_cast<blkcnt_t>(sx.stx_blocks);
+  st.st_blksize = static_cast<blksize_t>(sx.stx_blksize);
+  st.st_atim = timespec{static_cast<time_t>(sx.stx_atime.tv_sec), static_cast<long>(sx.stx_atime.tv_nsec)};
+  st.st_mtim = timespec{static_cast<time_t>(sx.stx_mtime.tv_sec), static_cast<long>(sx.stx_mtime.tv_nsec)};
+  st.st_ctim = timespec{static_cast<time_t>(sx.stx_ctime.tv_sec), static_cast<long>(sx.stx_ctime.tv_nsec)};
+  if (sx.stx_mask & STATX_BTIME) {
+    birthtime_ms = static_cast<double>(sx.stx_btime.tv_sec) * 1e3 +
+                   static_cast<double>(sx.stx_btime.tv_nsec) / 1e6;
+  }
+  return true;
+}
+}  // namespace
+#endif
+
 Result<Value> stat(const Root& root, const Request& request) {
   auto path = prepare_path(root, request.path);
   if (!path.ok()) return path.take_error();
   auto fd = open_beneath(root, path.value(), kObjectHandleFlags);
   if (!fd.ok()) return fd.take_error();
   struct stat st;
-  if (::fstat(fd.value().get(), &st) != 0) return sys_error(errno, "fstat", request.path);
+  double birthtime_ms = -1;
+  bool have = false;
+#if defined(__linux__) && defined(STATX_BTIME)
+  auto got = statx_fd(fd.value().get(), request.path, st, birthtime_ms);
+  if (!got.ok()) return got.take_error();
+  have = got.value();
+#endif
+  // macOS (fstat carries st_birthtimespec, which stat_info reads) and Linux without statx.
+  if (!have && ::fstat(fd.value().get(), &st) != 0) return sys_error(errno, "fstat", request.path);
   auto hard = refuse_hard_link(st, request.path, "stat");
   if (!hard.ok()) return hard.take_error();
-  return Value(stat_info(st));
+  StatInfo info = stat_info(st);
+  if (have) info.birthtime_ms = birthtime_ms;
+  return Value(info);
 }
 
 Result<Value> read_file(const Root& root, const Request& request) {

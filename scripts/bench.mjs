@@ -1,0 +1,198 @@
+#!/usr/bin/env node
+// npm run bench [-- --quick] [-- --json FILE]
+//
+// One run, every contender side by side on the same fresh trees: warm-up, several rounds, medians.
+// Prints a markdown table (ops/s, ratio to node:fs/promises and to the path-based fallback, file
+// syscalls per operation when strace is present), the event-loop delay during a flood, and memory
+// before and after many operations. --json FILE writes the same figures as rows.
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { eventLoopDelay, measure, pool } from "./bench/measure.mjs"
+import { contenderNames, makeContender } from "./bench/registry.mjs"
+import { manyFiles, scenarios } from "./bench/scenarios.mjs"
+import { straceAvailable, syscallsPerOp } from "./bench/syscalls.mjs"
+import { DEEP, makeTrees } from "./bench/trees.mjs"
+
+const argv = process.argv.slice(2)
+const quick = argv.includes("--quick")
+const jsonAt = argv.indexOf("--json")
+const jsonFile = jsonAt >= 0 ? argv[jsonAt + 1] : undefined
+const repo = path.resolve(fileURLToPath(new URL("..", import.meta.url)))
+
+if (!fs.existsSync(path.join(repo, "dist", "index.js"))) {
+  console.error("dist/ is missing: run `npm install` (or `npm run build:ts`) first")
+  process.exit(1)
+}
+
+const QUICK_SCENARIOS = new Set(["read-4k-d1", "read-4k-d8", "stat", "reads-256-concurrent", "reads-256-batch", "glob-10k"])
+const chosen = scenarios.filter((s) => !quick || QUICK_SCENARIOS.has(s.id))
+const trees = makeTrees(quick ? { globFiles: 2_000 } : {})
+const rows = []
+const notes = []
+
+const log = (...a) => process.stderr.write(`${a.join(" ")}\n`)
+
+// ---------------------------------------------------------------------------------------------
+// The floor: the same syscalls in a tight C++ loop (native/bench/floor.cc), built with cmake.
+const floorBinary = () => {
+  const dir = path.join(repo, "build-bench")
+  try {
+    execFileSync("cmake", ["-S", repo, "-B", dir, "-DCMAKE_BUILD_TYPE=Release"], { stdio: "ignore" })
+    execFileSync("cmake", ["--build", dir, "--target", "pinnedfs_floor", "-j", "2"], { stdio: "ignore" })
+    return path.join(dir, "pinnedfs_floor")
+  } catch (e) {
+    notes.push(`floor not measured: cmake build failed (${e.message.split("\n")[0]})`)
+    return undefined
+  }
+}
+
+const runFloor = (bin, op, rel) => {
+  const out = execFileSync(bin, [trees.root, rel, op, quick ? "20000" : "200000"]).toString()
+  return JSON.parse(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+const main = async () => {
+  const contenders = []
+  for (const [name, strategy] of contenderNames) {
+    try {
+      contenders.push(await makeContender(name, trees.root, strategy))
+    } catch (e) {
+      notes.push(`${name} (${strategy}) not measured: ${e.message}`)
+    }
+  }
+
+  for (const s of chosen) {
+    for (const c of contenders) {
+      if (typeof c[s.needs] !== "function") continue
+      const u = s.unit(c, trees)
+      const unit = typeof u === "function" ? u : u.run
+      const before = typeof u === "function" ? undefined : u.before
+      log(`  ${s.id} / ${c.name} (${c.strategy})`)
+      let opsPerSec
+      try {
+        opsPerSec = await measure(unit, {
+          opsPerUnit: s.ops ?? 1,
+          rounds: quick ? 3 : (s.rounds ?? 5),
+          minMs: quick ? 100 : (s.minMs ?? 200),
+          warmupMs: s.warmupMs ?? (quick ? 50 : 100),
+          before
+        })
+      } catch (e) {
+        notes.push(`${s.id} / ${c.name} (${c.strategy}) failed: ${e.message}`)
+        continue
+      }
+      rows.push({ scenario: s.id, title: s.title, contender: c.name, strategy: c.strategy, opsPerSec })
+    }
+  }
+
+  const bin = floorBinary()
+  if (bin) {
+    for (const s of chosen.filter((x) => x.floor)) {
+      const [op, rel] = s.floor
+      const f = runFloor(bin, op, rel)
+      rows.push({ scenario: s.id, title: s.title, contender: "floor (C++ loop)", strategy: "openat2", opsPerSec: 1e9 / f.nsPerOp, syscallsPerOp: f.syscallsPerOp })
+      if (rel === DEEP && op === "read") {
+        const w = runFloor(bin, "walkread", rel)
+        rows.push({ scenario: s.id, title: s.title, contender: "floor (C++ loop)", strategy: "walk", opsPerSec: 1e9 / w.nsPerOp, syscallsPerOp: w.syscallsPerOp })
+      }
+    }
+  }
+
+  // Ratios within this run.
+  for (const r of rows) {
+    const node = rows.find((x) => x.scenario === r.scenario && x.contender === "node:fs/promises")
+    const fb = rows.find((x) => x.scenario === r.scenario && x.contender === "PathAtomicFileSystem")
+    r.ratioVsNode = node ? r.opsPerSec / node.opsPerSec : null
+    r.ratioVsFallback = fb ? r.opsPerSec / fb.opsPerSec : null
+  }
+
+  // Syscalls per operation.
+  if (straceAvailable()) {
+    const traced = quick ? ["read-4k-d1", "read-4k-d8"] : ["read-4k-d1", "read-4k-d8", "stat", "write-4k", "readdir-1000", "reads-256-batch", "mkdirs-8"]
+    for (const r of rows) {
+      if (!traced.includes(r.scenario) || r.contender.startsWith("floor")) continue
+      const s = scenarios.find((x) => x.id === r.scenario)
+      try {
+        const n = syscallsPerOp({ contender: r.contender, strategy: r.strategy, scenario: r.scenario, root: trees.root, units: s.ops ? 10 : 200, opsPerUnit: s.ops ?? 1 })
+        r.syscallsPerOp = n.perOp
+        r.syscalls = n.names
+      } catch (e) {
+        notes.push(`syscalls for ${r.scenario} / ${r.contender}: ${e.message}`)
+      }
+    }
+  } else {
+    notes.push("syscalls per operation not measured: strace is not installed (apt-get install strace)")
+  }
+
+  // Event-loop delay during a flood, and memory over many operations, for PinnedRoot and node:fs.
+  const loop = []
+  const floodCount = quick ? 2_000 : 10_000
+  // The synchronous contender is left out: it blocks the loop for the whole flood, so the
+  // histogram (which samples only when the loop runs) would show nothing at all.
+  for (const c of contenders.filter((x) => !x.blocking)) {
+    if (typeof c.readFile !== "function") continue
+    const d = await eventLoopDelay(() => pool(floodCount, 256, (i) => c.readFile(manyFiles[i % 256])))
+    loop.push({ contender: c.name, strategy: c.strategy, ...d })
+  }
+  const memOps = quick ? 50_000 : 1_000_000
+  const pr = contenders.find((c) => c.name === "PinnedRoot" && c.strategy === "openat2")
+  let memory
+  if (pr) {
+    globalThis.gc?.()
+    const before = process.memoryUsage().rss
+    await pool(memOps, 64, (i) => pr.readFile(manyFiles[i % 256]))
+    globalThis.gc?.()
+    const after = process.memoryUsage().rss
+    memory = { operations: memOps, rssBeforeMB: before / 2 ** 20, rssAfterMB: after / 2 ** 20, growthMB: (after - before) / 2 ** 20 }
+  }
+
+  for (const c of contenders) await c.close()
+  trees.cleanup()
+  report({ loop, memory })
+}
+
+const fmt = (n, d = 2) => (n === null || n === undefined ? "n/a" : Number(n).toFixed(d))
+const fmtOps = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n.toFixed(0))
+
+const report = ({ loop, memory }) => {
+  const out = []
+  out.push(`pinnedfs benchmark (${quick ? "quick" : "full"}), node ${process.version}, ${process.platform}-${process.arch}, ${new Date().toISOString()}`)
+  out.push("")
+  out.push("| scenario | contender | strategy | ops/s | vs node:fs | vs fallback | fs syscalls/op |")
+  out.push("|---|---|---|---:|---:|---:|---:|")
+  for (const r of rows) {
+    out.push(`| ${r.title} | ${r.contender} | ${r.strategy} | ${fmtOps(r.opsPerSec)} | ${fmt(r.ratioVsNode)}× | ${r.ratioVsFallback === null ? "n/a" : `${fmt(r.ratioVsFallback)}×`} | ${r.syscallsPerOp ?? ""} |`)
+  }
+  out.push("")
+  out.push(`Event-loop delay during a ${quick ? "2,000" : "10,000"}-read flood (256 in flight):`)
+  out.push("")
+  out.push("| contender | strategy | p50 ms | p99 ms | max ms |")
+  out.push("|---|---|---:|---:|---:|")
+  for (const l of loop) out.push(`| ${l.contender} | ${l.strategy} | ${fmt(l.p50)} | ${fmt(l.p99)} | ${fmt(l.max)} |`)
+  if (memory) {
+    out.push("")
+    out.push(`Memory: RSS ${fmt(memory.rssBeforeMB, 1)} MB before, ${fmt(memory.rssAfterMB, 1)} MB after ${memory.operations.toLocaleString("en")} PinnedRoot reads (growth ${fmt(memory.growthMB, 1)} MB).`)
+  }
+  if (notes.length) {
+    out.push("")
+    for (const n of notes) out.push(`- ${n}`)
+  }
+  console.log(out.join("\n"))
+  if (jsonFile) {
+    const json = rows.map((r) => ({
+      scenario: r.scenario,
+      contender: r.contender,
+      strategy: r.strategy,
+      opsPerSec: r.opsPerSec,
+      ratioVsNode: r.ratioVsNode,
+      ratioVsFallback: r.ratioVsFallback,
+      syscallsPerOp: r.syscallsPerOp ?? null
+    }))
+    fs.writeFileSync(jsonFile, JSON.stringify({ rows: json, eventLoop: loop, memory: memory ?? null, notes }, null, 2))
+  }
+}
+
+await main()

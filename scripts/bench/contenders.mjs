@@ -1,0 +1,79 @@
+// The contenders, each an adapter exposing the same operations over one tree. A contender that
+// lacks an operation shows "n/a" for that scenario (node:fs has no batch call; the floor only reads).
+import * as fs from "node:fs"
+import * as fsp from "node:fs/promises"
+import * as path from "node:path"
+
+const dist = new URL("../../dist/", import.meta.url)
+const load = (rel) => import(new URL(rel, dist).href)
+
+const atomicNodeWrite = async (abs, data) => {
+  // What a careful node:fs user writes for "never half-written": temp, fsync, rename, fsync dir.
+  const tmp = `${abs}.tmp-${process.pid}`
+  const fh = await fsp.open(tmp, "w")
+  try {
+    await fh.writeFile(data)
+    await fh.sync()
+  } finally {
+    await fh.close()
+  }
+  await fsp.rename(tmp, abs)
+  const dir = await fsp.open(path.dirname(abs), "r")
+  try {
+    await dir.sync()
+  } finally {
+    await dir.close()
+  }
+}
+
+export const nodeFs = (root) => {
+  const abs = (rel) => path.join(root, rel)
+  return {
+    name: "node:fs/promises",
+    strategy: "-",
+    readFile: (rel) => fsp.readFile(abs(rel)),
+    stat: (rel) => fsp.lstat(abs(rel)),
+    writeFile: (rel, data) => fsp.writeFile(abs(rel), data),
+    writeFileAtomic: (rel, data) => atomicNodeWrite(abs(rel), data),
+    readDirectory: (rel) => fsp.readdir(abs(rel)),
+    mkdirp: (rel) => fsp.mkdir(abs(rel), { recursive: true }),
+    removeTree: (rel) => fsp.rm(abs(rel), { recursive: true }),
+    close: () => {}
+  }
+}
+
+export const nodeFsSync = (root) => {
+  const abs = (rel) => path.join(root, rel)
+  return {
+    name: "node:fs (sync)",
+    strategy: "-",
+    blocking: true,
+    readFile: async (rel) => fs.readFileSync(abs(rel)),
+    stat: async (rel) => fs.lstatSync(abs(rel)),
+    batch: async (rels) => rels.map((r) => fs.readFileSync(abs(r))),
+    close: () => {}
+  }
+}
+
+export const pinnedRoot = async (root, strategy) => {
+  const { PinnedRoot } = await load("index.js")
+  const r = await PinnedRoot.open(root, { strategy })
+  return {
+    name: "PinnedRoot",
+    strategy,
+    readFile: (rel) => r.readFile(rel),
+    stat: (rel) => r.stat(rel),
+    writeFile: (rel, data) => r.writeFile(rel, data),
+    writeFileAtomic: (rel, data) => r.writeFile(rel, data, { atomic: true }),
+    readDirectory: (rel) => r.readDirectory(rel),
+    glob: (pattern, rel) => r.glob(pattern, { root: rel }),
+    batch: async (rels) => {
+      const out = await r.batch(rels.map((p) => ({ operation: "readFile", path: p })))
+      for (const e of out) if (!e.ok) throw e.error
+      return out
+    },
+    mkdirp: (rel) => r.makeDirectory(rel, { recursive: true }),
+    removeTree: (rel) => r.remove(rel, { recursive: true }),
+    close: () => r.close()
+  }
+}

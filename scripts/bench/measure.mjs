@@ -1,0 +1,53 @@
+// Timing: warm-up first, then rounds, medians. Ops/s counts individual file operations (a batch of
+// 256 reads counts 256).
+import { monitorEventLoopDelay } from "node:perf_hooks"
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
+}
+
+/**
+ * Runs `unit` (an async function doing `opsPerUnit` operations) repeatedly: a warm-up, then
+ * `rounds` rounds each at least `minMs` long, and answers the median ops/s.
+ */
+export const measure = async (unit, { opsPerUnit = 1, rounds = 5, minMs = 200, warmupMs = 100, before } = {}) => {
+  const runFor = async (ms) => {
+    let units = 0
+    let elapsed = 0
+    while (elapsed < ms || units === 0) {
+      if (before) await before()
+      const t0 = process.hrtime.bigint()
+      await unit()
+      elapsed += Number(process.hrtime.bigint() - t0) / 1e6
+      units++
+    }
+    return (units * opsPerUnit) / (elapsed / 1000)
+  }
+  await runFor(warmupMs)
+  const rates = []
+  for (let r = 0; r < rounds; r++) rates.push(await runFor(minMs))
+  return median(rates)
+}
+
+/** Event-loop delay (ms, p50 and p99) while `flood` runs. */
+export const eventLoopDelay = async (flood) => {
+  const h = monitorEventLoopDelay({ resolution: 1 })
+  h.enable()
+  await flood()
+  h.disable()
+  return { p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6 }
+}
+
+/** Runs `count` operations with at most `concurrency` in flight. */
+export const pool = async (count, concurrency, op) => {
+  let next = 0
+  const lane = async () => {
+    while (next < count) {
+      const i = next++
+      await op(i)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane))
+}

@@ -1,0 +1,34 @@
+// The scenarios, each a unit of work over a contender adapter (see contenders.mjs).
+import { DEEP, SHALLOW } from "./trees.mjs"
+
+const payload = Buffer.alloc(4096, 0x62)
+const many = Array.from({ length: 256 }, (_, i) => `many/f${String(i).padStart(3, "0")}.txt`)
+
+export const scenarios = [
+  { id: "read-4k-d1", title: "read 4 KiB, depth 1", needs: "readFile", floor: ["read", SHALLOW],
+    unit: (c) => () => c.readFile(SHALLOW) },
+  { id: "read-4k-d8", title: "read 4 KiB, depth 8", needs: "readFile", floor: ["read", DEEP],
+    unit: (c) => () => c.readFile(DEEP) },
+  { id: "stat", title: "stat, depth 1", needs: "stat", floor: ["stat", SHALLOW],
+    unit: (c) => () => c.stat(SHALLOW) },
+  { id: "write-4k", title: "write 4 KiB", needs: "writeFile",
+    unit: (c) => () => c.writeFile("out/w.txt", payload) },
+  { id: "write-4k-atomic", title: "write 4 KiB atomic (fsync)", needs: "writeFileAtomic", rounds: 3,
+    unit: (c) => () => c.writeFileAtomic("out/a.txt", payload) },
+  { id: "readdir-1000", title: "readDirectory, 1,000 entries", needs: "readDirectory",
+    unit: (c) => () => c.readDirectory("list") },
+  { id: "glob-10k", title: "glob **/*.ts over 10,000 files", needs: "glob", rounds: 3, minMs: 300,
+    unit: (c) => () => c.glob("**/*.ts", "src") },
+  { id: "reads-256-serial", title: "256 reads, awaited in turn", needs: "readFile", ops: 256,
+    unit: (c) => async () => { for (const f of many) await c.readFile(f) } },
+  { id: "reads-256-concurrent", title: "256 reads, concurrently", needs: "readFile", ops: 256,
+    unit: (c) => () => Promise.all(many.map((f) => c.readFile(f))) },
+  { id: "reads-256-batch", title: "256 reads, one batch", needs: "batch", ops: 256,
+    unit: (c) => () => c.batch(many) },
+  { id: "mkdirs-8", title: "mkdir -p, 8 deep", needs: "mkdirp",
+    unit: (c) => { let n = 0; return () => c.mkdirp(`out/mk-${c.name.length}-${c.strategy}-${n++}/b/c/d/e/f/g/h`) } },
+  { id: "remove-1000", title: "remove a 1,000-file tree", needs: "removeTree", rounds: 3, minMs: 0, warmupMs: 0,
+    unit: (c, trees) => { let dir; return { before: () => { dir = trees.removeTemplate() }, run: () => c.removeTree(dir) } } }
+]
+
+export const manyFiles = many

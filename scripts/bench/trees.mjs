@@ -1,0 +1,40 @@
+// The benchmark's trees, made fresh in a temporary directory for each run.
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+export const DEEP = "a/b/c/d/e/f/g/file.txt" // depth 8 (eight components)
+export const SHALLOW = "file.txt" // depth 1
+
+const content = Buffer.alloc(4096, 0x61)
+
+export const makeTrees = ({ globFiles = 10_000, dirEntries = 1_000, removeFiles = 1_000 } = {}) => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-bench-"))
+  const root = path.join(base, "workspace")
+  fs.mkdirSync(root)
+  const w = (rel, data = content) => {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
+    fs.writeFileSync(path.join(root, rel), data)
+  }
+  w(SHALLOW)
+  w(DEEP)
+  for (let i = 0; i < 256; i++) w(`many/f${String(i).padStart(3, "0")}.txt`)
+  for (let i = 0; i < dirEntries; i++) w(`list/e${i}.txt`, "x")
+  // A source-like tree: 100 directories, a mix of .ts and other files, some nesting.
+  for (let i = 0; i < globFiles; i++) {
+    const dir = `src/m${i % 50}/d${Math.floor(i / 50) % 2}`
+    w(`${dir}/f${i}.${i % 3 === 0 ? "js" : "ts"}`, "export {}\n")
+  }
+  fs.mkdirSync(path.join(root, "out"))
+  const removeTemplate = () => {
+    const dir = `trash-${process.hrtime.bigint()}`
+    for (let i = 0; i < removeFiles; i++) w(`${dir}/s${i % 10}/r${i}.txt`, "x")
+    return dir
+  }
+  return {
+    base,
+    root,
+    removeTemplate,
+    cleanup: () => fs.rmSync(base, { recursive: true, force: true })
+  }
+}

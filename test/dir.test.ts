@@ -1,0 +1,288 @@
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+import { PinnedFsError, PinnedRoot } from "../src/index.ts"
+import { reasonOf } from "../src/internal/errors.ts"
+import { strategies } from "./support/strategies.ts"
+import { mkfifo, openDescriptorCount, scratch } from "./support/tree.ts"
+
+const failure = async (p: Promise<unknown>) => {
+  const e = await p.then(() => undefined, (e: unknown) => e)
+  expect(e).toBeInstanceOf(PinnedFsError)
+  return e as PinnedFsError
+}
+
+const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+
+/**
+ * Runs readDirectory/resolve requests in an unprivileged child process (as `nobody` when the tests
+ * run as root: a test as root proves nothing about permissions) and answers, per request, the value or the error's code.
+ */
+const asNobody = (
+  root: string,
+  strategy: string,
+  requests: ReadonlyArray<{ op: "readDirectory" | "resolve"; path: string; recursive?: boolean }>
+): Array<{ ok: true; value: unknown } | { ok: false; code: string; refusal: string }> => {
+  const script = `
+    const native = require(${JSON.stringify(path.join(packageRoot, "node_modules", "node-gyp-build"))})(${JSON.stringify(packageRoot)})
+    ;(async () => {
+      const root = await native.pin(${JSON.stringify(root)}, ${JSON.stringify(strategy)})
+      const out = []
+      for (const r of ${JSON.stringify(requests)}) {
+        out.push(await root.execute({ op: native.ops[r.op], path: r.path, recursive: r.recursive === true }).then(
+          (value) => ({ ok: true, value }),
+          (e) => ({ ok: false, code: e.code, refusal: e.refusal })))
+      }
+      process.stdout.write(JSON.stringify(out))
+    })()`
+  // As root, drop to nobody; an unprivileged runner is already what the test needs.
+  const ids = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}
+  const run = spawnSync(process.execPath, ["-e", script], { ...ids, encoding: "utf8" })
+  expect(run.stderr).toBe("")
+  return JSON.parse(run.stdout)
+}
+
+const sorted = (names: ReadonlyArray<string>) => [...names].sort()
+
+/** Node's own recursive listing, '/'-separated, as the reference (link-free trees only: Node follows links). */
+const nodeListing = (dir: string, recursive: boolean) =>
+  sorted(fs.readdirSync(dir, { recursive }).map((n) => String(n).split(path.sep).join("/")))
+
+/** A chain of `levels` nested directories "d/d/…", made with one mkdir. */
+const chain = (base: string, levels: number) => {
+  fs.mkdirSync(path.join(base, ...Array.from({ length: levels }, () => "d")), { recursive: true })
+}
+
+describe.each(strategies)("readDirectory (%s)", (strategy) => {
+  const setup = async () => {
+    const s = scratch()
+    s.make({
+      "a/b/file.txt": "hello",
+      "a/b/c/deep.txt": "deep",
+      "a/sibling.txt": "s",
+      "a/empty/": "",
+      "top.txt": "top",
+      ".hidden": "h"
+    })
+    const root = await PinnedRoot.open(s.root, { strategy })
+    expect(root.strategy).toBe(strategy)
+    return { s, root }
+  }
+
+  /** Adds the links and the outside tree used by the refusal tests. */
+  const withLinks = (s: ReturnType<typeof scratch>) => {
+    fs.mkdirSync(path.join(s.outside, "sub"))
+    fs.writeFileSync(path.join(s.outside, "sub", "deeper-secret.txt"), "x")
+    fs.symlinkSync(s.outside, s.abs("linkdir")) // absolute, to a directory outside
+    fs.symlinkSync("../../outside", s.abs("a/relout")) // relative, to the same outside directory
+    fs.symlinkSync("b", s.abs("a/inner")) // inside, still never descended
+    fs.symlinkSync(s.secret, s.abs("a/b/linkfile"))
+  }
+
+  it("lists one directory, names only, like node:fs", async () => {
+    const { s, root } = await setup()
+    expect(sorted(await root.readDirectory(""))).toEqual(nodeListing(s.root, false))
+    expect(sorted(await root.readDirectory(""))).toEqual([".hidden", "a", "top.txt"])
+    expect(sorted(await root.readDirectory("a"))).toEqual(["b", "empty", "sibling.txt"])
+    expect(sorted(await root.readDirectory("./a//b/"))).toEqual(["c", "file.txt"])
+    expect(await root.readDirectory("a/empty")).toEqual([])
+    expect(sorted(await root.readDirectory("a/b/.."))).toEqual(["b", "empty", "sibling.txt"])
+  })
+
+  it("lists recursively exactly what node:fs lists on a link-free tree", async () => {
+    const { s, root } = await setup()
+    s.make({ "a/b/c/d/e/f.txt": "f", "x/y/": "", "x/z.txt": "z" })
+    expect(sorted(await root.readDirectory("", { recursive: true }))).toEqual(nodeListing(s.root, true))
+    expect(sorted(await root.readDirectory("a", { recursive: true }))).toEqual(nodeListing(s.abs("a"), true))
+    expect(sorted(await root.readDirectory("a/b", { recursive: true }))).toEqual([
+      "c",
+      "c/d",
+      "c/d/e",
+      "c/d/e/f.txt",
+      "c/deep.txt",
+      "file.txt"
+    ])
+  })
+
+  it("lists a link entry but never descends into it, wherever it points", async () => {
+    const { s, root } = await setup()
+    withLinks(s)
+    const all = await root.readDirectory("", { recursive: true })
+    expect(all).toContain("linkdir")
+    expect(all).toContain("a/relout")
+    expect(all).toContain("a/inner")
+    expect(all).toContain("a/b/linkfile")
+    // Nothing from the outside directory, through either link, and nothing twice through the inner one.
+    for (const n of all) {
+      expect(n).not.toMatch(/secret|\/sub($|\/)/)
+      expect(n.startsWith("linkdir/") || n.startsWith("a/relout/") || n.startsWith("a/inner/")).toBe(false)
+    }
+    expect(sorted(all)).toEqual(
+      sorted([
+        ".hidden",
+        "a",
+        "top.txt",
+        "linkdir",
+        "a/b",
+        "a/empty",
+        "a/sibling.txt",
+        "a/relout",
+        "a/inner",
+        "a/b/file.txt",
+        "a/b/c",
+        "a/b/linkfile",
+        "a/b/c/deep.txt"
+      ])
+    )
+  })
+
+  it("refuses a link as the listed directory, first, in the middle or last", async () => {
+    const { s, root } = await setup()
+    withLinks(s)
+    for (const p of ["linkdir", "linkdir/", "linkdir/sub", "a/inner", "a/inner/c", "a/relout"]) {
+      for (const recursive of [false, true]) {
+        const e = await failure(root.readDirectory(p, { recursive }))
+        expect(e.reason).toBe("PermissionDenied")
+        expect(e.refusal).toBe("symlink")
+        expect(e.path).toBe(p)
+      }
+    }
+  })
+
+  it("lists a FIFO entry without opening it", async () => {
+    const { s, root } = await setup()
+    mkfifo(s.abs("a/pipe"))
+    mkfifo(s.abs("pipe-top"))
+    // Opening either FIFO for reading would block until the test times out.
+    expect(await root.readDirectory("a")).toContain("pipe")
+    const all = await root.readDirectory("", { recursive: true })
+    expect(all).toContain("a/pipe")
+    expect(all).toContain("pipe-top")
+    expect((await failure(root.readDirectory("a/pipe"))).reason).toBe("BadResource")
+  })
+
+  it("reads a directory of 1,000 entries over several getdents calls", async () => {
+    const { s, root } = await setup()
+    fs.mkdirSync(s.abs("many"))
+    // 1,000 records of about 80 bytes each: well past one 32 KiB buffer.
+    for (let i = 0; i < 1000; i++) fs.writeFileSync(s.abs(`many/${String(i).padStart(4, "0")}-${"n".repeat(56)}`), "")
+    const names = await root.readDirectory("many")
+    expect(names.length).toBe(1000)
+    expect(new Set(names).size).toBe(1000)
+    expect(sorted(names)).toEqual(nodeListing(s.abs("many"), false))
+    const all = await root.readDirectory("", { recursive: true })
+    expect(all.filter((n) => n.startsWith("many/")).length).toBe(1000)
+  })
+
+  it("bounds the recursion depth with an error that names the limit", async () => {
+    const { s, root } = await setup()
+    fs.mkdirSync(s.abs("ok"))
+    chain(s.abs("ok"), 256)
+    const listed = await root.readDirectory("ok", { recursive: true })
+    expect(listed.length).toBe(256)
+    expect(listed).toContain(Array.from({ length: 256 }, () => "d").join("/"))
+    fs.mkdirSync(s.abs("deep"))
+    chain(s.abs("deep"), 257)
+    const before = openDescriptorCount()
+    const e = await failure(root.readDirectory("deep", { recursive: true }))
+    expect(e.reason).toBe("BadArgument")
+    expect(e.refusal).toBe("toolarge")
+    expect(e.description).toContain("256")
+    expect(openDescriptorCount()).toBe(before)
+    // Flat listing of the same tree is not limited.
+    expect(await root.readDirectory("deep")).toEqual(["d"])
+  })
+
+  it("passes names that are not UTF-8 on the way node:fs does, never failing on them", async () => {
+    const { s, root } = await setup()
+    fs.mkdirSync(s.abs("bytes"))
+    const raw = Buffer.concat([Buffer.from(s.abs("bytes/"), "utf8"), Buffer.from([0x66, 0xff, 0xfe, 0x6f])])
+    fs.writeFileSync(raw, "")
+    fs.mkdirSync(Buffer.concat([Buffer.from(s.abs("bytes/"), "utf8"), Buffer.from([0xc3, 0x28])]))
+    expect(sorted(await root.readDirectory("bytes"))).toEqual(nodeListing(s.abs("bytes"), false))
+    expect(sorted(await root.readDirectory("bytes", { recursive: true }))).toEqual(nodeListing(s.abs("bytes"), true))
+    expect((await root.readDirectory("bytes")).some((n) => n.includes("\uFFFD"))).toBe(true)
+  })
+
+  it("maps a missing directory and a file", async () => {
+    const { root } = await setup()
+    expect((await failure(root.readDirectory("nope"))).reason).toBe("NotFound")
+    expect((await failure(root.readDirectory("nope/x", { recursive: true }))).reason).toBe("NotFound")
+    const file = await failure(root.readDirectory("top.txt"))
+    expect(file.code).toBe("ENOTDIR")
+    expect(file.reason).toBe("BadResource")
+    expect((await failure(root.readDirectory("top.txt/x"))).reason).toBe("BadResource")
+  })
+
+  it("resolves .. physically and never above the root", async () => {
+    const { s, root } = await setup()
+    withLinks(s)
+    expect((await failure(root.readDirectory("a/inner/.."))).refusal).toBe("symlink")
+    expect((await failure(root.readDirectory("linkdir/../a"))).refusal).toBe("symlink")
+    const name = path.basename(s.root)
+    for (const p of ["..", `../${name}`, "a/../../outside"]) {
+      const e = await failure(root.readDirectory(p, { recursive: true }))
+      expect(e.reason).toBe("PermissionDenied")
+      expect(e.refusal).toBe("escape")
+    }
+  })
+
+  it("refuses absolute paths and malformed input as BadArgument", async () => {
+    const { s, root } = await setup()
+    expect((await failure(root.readDirectory(s.root))).reason).toBe("BadArgument")
+    expect((await failure(root.readDirectory(s.outside, { recursive: true }))).reason).toBe("BadArgument")
+    const bad: Array<unknown> = [undefined, null, 42, {}, ["a"], "a\0b", "x".repeat(5000), `${"y".repeat(300)}/z`]
+    for (const p of bad) {
+      const e = await failure((async () => root.readDirectory(p as string, { recursive: true }))())
+      expect(e.reason).toBe("BadArgument")
+    }
+  })
+
+  it("leaks no descriptor, listing or failing", async () => {
+    const { s, root } = await setup()
+    withLinks(s)
+    const before = openDescriptorCount()
+    await root.readDirectory("", { recursive: true })
+    await root.readDirectory("a")
+    await root.readDirectory("linkdir").catch(() => undefined)
+    await root.readDirectory("top.txt", { recursive: true }).catch(() => undefined)
+    expect(openDescriptorCount()).toBe(before)
+  })
+
+  it("answers readDirectory members of a batch", async () => {
+    const { root } = await setup()
+    const out = await root.batch([
+      { operation: "readDirectory", path: "a/b", recursive: true },
+      { operation: "readDirectory", path: "missing" }
+    ])
+    expect(out[0]!.ok).toBe(true)
+    expect(sorted((out[0] as { value: Array<string> }).value)).toEqual(["c", "c/deep.txt", "file.txt"])
+    expect(out[1]!.ok).toBe(false)
+  })
+
+  it("fails a listing with PermissionDenied where the caller may not read, as Node does (unprivileged)", async () => {
+    const { s } = await setup()
+    s.make({ "a/locked/inside.txt": "x" })
+    for (let d = s.root; d !== path.dirname(path.dirname(s.root)); d = path.dirname(d)) fs.chmodSync(d, 0o755)
+    fs.chmodSync(s.abs("a/locked"), 0o000)
+    const out = asNobody(s.root, strategy, [
+      { op: "readDirectory", path: "a" },
+      { op: "readDirectory", path: "a", recursive: true },
+      { op: "readDirectory", path: "a/locked" },
+      { op: "resolve", path: "a/locked/inside.txt" },
+      { op: "resolve", path: "a/b/file.txt" }
+    ])
+    expect(out[0]!.ok).toBe(true)
+    expect(sorted(out[0]!.ok ? (out[0]!.value as Array<string>) : [])).toEqual(["b", "empty", "locked", "sibling.txt"])
+    for (const r of out.slice(1, 4)) {
+      expect(r.ok).toBe(false)
+      if (!r.ok) {
+        expect(r.code).toBe("EACCES")
+        expect(reasonOf(r.code, r.refusal as "")).toBe("PermissionDenied")
+      }
+    }
+    expect(out[4]).toEqual({ ok: true, value: { path: "a/b/file.txt", target: null } })
+  })
+})
