@@ -1,8 +1,435 @@
-// PENDING: stubs until the real implementation lands (see ops.h for what this file holds).
+// glob: Effect 4.1's `FileSystem.glob` walk, beneath the pinned root, in one trip.
+//
+// The matcher (ops/glob_match.h) is pure; this file drives it over the tree. The walk is depth
+// first, each directory's entries sorted by name in JavaScript string order, a match reported
+// before its own subtree, as Effect's walk does. Differences from Effect, all from the contract's
+// "no link is ever followed":
+//  - A link is never a directory here, whatever it points at: `**` does not enter it (as in
+//    Effect), and neither does a literal or wildcard segment (Effect follows those). A link named
+//    by the last segment is still a match, as a link; a directory-only pattern (`link/`) does not
+//    match it, since telling would mean looking through it.
+//  - Every directory is opened beneath the root by handle, child by child from the handle being
+//    listed (O_NOFOLLOW|O_DIRECTORY), never by a joined path. Types come from d_type, with
+//    fstatat(AT_SYMLINK_NOFOLLOW) on the listed handle where the file system does not say.
+//  - The glob root itself must be a real directory: a link there is refused (PermissionDenied),
+//    where Effect would list whatever it names.
+//  - ".." segments are resolved physically, by returning to the handle the walk came from (or to
+//    an ancestor of the glob root, opened beneath the pinned root). A pattern that could climb
+//    above the pinned root is refused as an escape before any directory is read.
+//  - Names that are not valid UTF-8 are skipped: no JavaScript string can name them faithfully.
+//  - A literal segment holding an escaped '/' (`a\/b`) matches nothing: no single name holds a
+//    '/', and probing it as a path would cross a component unchecked.
+//  - Absolute patterns are the TypeScript layer's to rewrite; here they are a BadArgument.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "dir_reader.h"
+#include "glob_match.h"
 #include "ops.h"
 
 namespace pinnedfs::ops {
 
-Result<Value> glob(const Root&, const Request&) { return pending("glob"); }
+namespace {
+
+using glob::Compiled;
+using glob::State;
+using glob::Stepper;
+
+// open_child adds O_NOFOLLOW|O_CLOEXEC. O_NONBLOCK: O_DIRECTORY already refuses a FIFO before it
+// could block; this keeps that true even if a flag is ever dropped.
+constexpr int kListFlags = O_RDONLY | O_DIRECTORY | O_NONBLOCK;
+
+enum class Kind : unsigned char { File, Directory, Link, Unknown };
+
+Kind kind_of_dtype(unsigned char t) {
+  switch (t) {
+    case DT_DIR: return Kind::Directory;
+    case DT_LNK: return Kind::Link;
+    case DT_UNKNOWN: return Kind::Unknown;
+    default: return Kind::File;
+  }
+}
+
+Kind kind_of_mode(mode_t m) {
+  if (S_ISDIR(m)) return Kind::Directory;
+  if (S_ISLNK(m)) return Kind::Link;
+  return Kind::File;
+}
+
+// Effect's two error policies. "Missing" (NotFound, BadResource) is skipped everywhere; a denied
+// directory is skipped only where a wildcard reached it. A link met where a directory was typed a
+// moment ago (a race) contributes nothing, as a link does.
+bool missing(const Error& e) {
+  return (e.refusal == Refusal::None && (e.err == ENOENT || e.err == ENOTDIR || e.err == EISDIR)) ||
+         e.refusal == Refusal::Symlink;
+}
+bool skippable(const Error& e, bool named) {
+  if (missing(e)) return true;
+  return !named && e.refusal == Refusal::None && (e.err == EACCES || e.err == EPERM);
+}
+
+bool has_wildcard(const Compiled& c, const std::vector<State>& states) {
+  for (State s : states) {
+    glob::NodeKind k = c.nodes[s].kind;
+    if (k == glob::NodeKind::Globstar || k == glob::NodeKind::Wildcard) return true;
+  }
+  return false;
+}
+
+struct Entry {
+  std::uint32_t name_off, name_len;
+  std::uint32_t states_off, states_len;
+  std::uint32_t excluded_off, excluded_len;
+  bool accepted;
+  bool descend;
+};
+
+// One directory on the depth-first stack. Frames are reused by depth, so their buffers keep their
+// capacity and the walk allocates per directory at most, never per entry (the names it reports
+// aside).
+struct Frame {
+  DirRef dir;                  // the handle this frame opened, if it opened one
+  bool dir_unread = false;     // `dir` was opened for reading and is still at its start
+  // Which handle this directory is: a frame index (>= 0), or an ancestor of the glob root (-k is
+  // k levels above it). "." and ".." segments reuse handles instead of opening by name.
+  int phys = 0;
+  int phys_parent = -1;
+  bool named = false;          // reached from the glob root through literal segments only
+  bool listed = false;
+  std::string relative;
+  std::vector<State> states, excluded;
+  std::string names;           // entry names, end to end
+  std::vector<State> arena;    // entry states, end to end
+  std::vector<Entry> entries;
+  std::size_t next = 0;
+
+  void reset() {
+    dir = DirRef();
+    dir_unread = false;
+    relative.clear();
+    states.clear();
+    excluded.clear();
+    names.clear();
+    arena.clear();
+    entries.clear();
+    next = 0;
+  }
+};
+
+class Walker {
+ public:
+  Walker(const Root& root, const Compiled& pattern, const Compiled& exclude, LexedPath to)
+      : root_(root),
+        pattern_(pattern),
+        exclude_(exclude),
+        to_(std::move(to)),
+        to_shown_(to_.joined()),
+        step_(pattern),
+        step_excluded_(exclude),
+        exclude_needs_directory_(glob::any_directory_only(exclude)) {}
+
+  Result<Value> run();
+
+ private:
+  std::string shown(std::string_view relative) const {
+    if (to_shown_.empty()) return std::string(relative);
+    if (relative.empty()) return to_shown_;
+    return to_shown_ + "/" + std::string(relative);
+  }
+  int parent_ref(int ref) const { return ref >= 0 ? frames_[static_cast<std::size_t>(ref)].phys_parent : ref - 1; }
+  Result<int> handle(int ref);
+  Status enter(std::size_t index);
+  Status probe_and_visit(std::size_t index, std::string_view name);
+  Status visit(Frame& f, std::string_view name, Kind kind, int dirfd);
+  Status descend(std::size_t parent, const Entry& e, std::string relative, bool* entered);
+
+  const Root& root_;
+  const Compiled& pattern_;
+  const Compiled& exclude_;
+  LexedPath to_;
+  std::string to_shown_;
+  Stepper step_, step_excluded_;
+  bool exclude_needs_directory_;
+  std::vector<Frame> frames_;
+  std::vector<DirRef> ancestors_;  // [k-1]: k levels above the glob root, opened on demand
+  std::vector<char> buffer_;       // getdents buffer, one for the whole walk
+  std::vector<State> next_, next_excluded_;
+  std::vector<std::string> out_;
+};
+
+Result<int> Walker::handle(int ref) {
+  if (ref >= 0) return frames_[static_cast<std::size_t>(ref)].dir.get();
+  std::size_t up = static_cast<std::size_t>(-ref);
+  if (up > to_.parts.size()) {
+    return refusal(Refusal::Escape, "glob", to_shown_, "glob pattern climbs above the root", EXDEV);
+  }
+  if (ancestors_.size() < up) ancestors_.resize(up);
+  DirRef& a = ancestors_[up - 1];
+  if (a.get() < 0) {
+    auto d = open_dirs(root_, to_, to_.parts.size() - up);
+    if (!d.ok()) return d.take_error();
+    a = d.take();
+  }
+  return a.get();
+}
+
+Status Walker::visit(Frame& f, std::string_view name, Kind kind, int dirfd) {
+  step_.step(f.states.data(), f.states.size(), name, next_);
+  if (next_.empty()) return ok_status();
+  step_excluded_.step(f.excluded.data(), f.excluded.size(), name, next_excluded_);
+  bool more = glob::can_descend(pattern_, next_.data(), next_.size());
+  bool is_directory = false;
+  if (more || glob::needs_directory(pattern_, next_.data(), next_.size()) ||
+      exclude_needs_directory_) {
+    if (kind == Kind::Unknown) {
+      struct stat st;
+      std::string n(name);
+      if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        kind = kind_of_mode(st.st_mode);
+      } else {
+        Error e = sys_error(errno, "fstatat", shown(f.relative.empty() ? n : f.relative + "/" + n));
+        if (!skippable(e, false)) return e;
+      }
+    }
+    is_directory = kind == Kind::Directory;
+  }
+  bool accepted = glob::accepts(pattern_, next_.data(), next_.size(), is_directory);
+  if ((!accepted && (!is_directory || !more)) ||
+      glob::accepts(exclude_, next_excluded_.data(), next_excluded_.size(), is_directory)) {
+    return ok_status();  // neither reported nor read: an excluded directory is never opened
+  }
+  Entry e;
+  e.name_off = static_cast<std::uint32_t>(f.names.size());
+  e.name_len = static_cast<std::uint32_t>(name.size());
+  f.names.append(name);
+  e.states_off = static_cast<std::uint32_t>(f.arena.size());
+  e.states_len = static_cast<std::uint32_t>(next_.size());
+  f.arena.insert(f.arena.end(), next_.begin(), next_.end());
+  e.excluded_off = static_cast<std::uint32_t>(f.arena.size());
+  e.excluded_len = static_cast<std::uint32_t>(next_excluded_.size());
+  f.arena.insert(f.arena.end(), next_excluded_.begin(), next_excluded_.end());
+  e.accepted = accepted;
+  e.descend = is_directory && more;
+  f.entries.push_back(e);
+  return ok_status();
+}
+
+// A literal probed by name rather than found in a listing: the literals of a directory reached
+// through literals only (its parent need not be readable, as in Effect), and "." and "..", which
+// no listing holds.
+Status Walker::probe_and_visit(std::size_t index, std::string_view name) {
+  Frame& f = frames_[index];
+  if (name == "." || name == "..") {
+    auto fd = handle(f.phys);
+    if (!fd.ok()) return fd.take_error();
+    return visit(f, name, Kind::Directory, fd.value());
+  }
+  if (name.find('/') != std::string_view::npos || name.size() > kNameMax) return ok_status();
+  auto fd = handle(f.phys);
+  if (!fd.ok()) return fd.take_error();
+  std::string n(name);
+  struct stat st;
+  if (::fstatat(fd.value(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    Error e = sys_error(errno, "fstatat", shown(f.relative.empty() ? n : f.relative + "/" + n));
+    return skippable(e, f.named) ? ok_status() : Status(std::move(e));
+  }
+  return visit(f, name, kind_of_mode(st.st_mode), fd.value());
+}
+
+Status Walker::enter(std::size_t index) {
+  Frame& f = frames_[index];
+  f.listed = !f.named || has_wildcard(pattern_, f.states);
+  if (f.listed) {
+    Fd fresh;
+    int fd = -1;
+    if (f.dir_unread) {
+      fd = f.dir.get();
+      f.dir_unread = false;
+    } else {
+      // A handle another frame holds (".", "..", an ancestor) or an O_PATH one: list a fresh open
+      // description of it, never a shared offset.
+      auto h = handle(f.phys);
+      if (!h.ok()) return h.take_error();
+      auto opened = open_child(root_, h.value(), ".", kListFlags, 0, shown(f.relative));
+      if (!opened.ok()) {
+        if (!skippable(opened.error(), f.named)) return opened.take_error();
+      } else {
+        fresh = opened.take();
+        fd = fresh.get();
+      }
+    }
+    if (fd >= 0) {
+      DirectoryReader reader(fd, buffer_);
+      std::string_view name;
+      unsigned char type = DT_UNKNOWN;
+      while (reader.next(&name, &type)) {
+        if (!glob::valid_utf8(name)) continue;
+        auto v = visit(frames_[index], name, kind_of_dtype(type), fd);
+        if (!v.ok()) return v;
+      }
+      if (reader.error() != 0) {
+        Error e = sys_error(reader.error(), "getdents64", shown(f.relative));
+        if (!skippable(e, f.named)) return e;
+        // Effect sees a listing fail whole: nothing read from it counts.
+        f.entries.clear();
+        f.names.clear();
+        f.arena.clear();
+      }
+    }
+  }
+  // Probed literals: all of them where the directory is not listed, else only "." and "..".
+  for (std::size_t i = 0; i < f.states.size(); ++i) {
+    const glob::Node& node = pattern_.nodes[f.states[i]];
+    if (node.kind != glob::NodeKind::Literal) continue;
+    std::string_view lit = pattern_.literal(node);
+    if (f.listed && lit != "." && lit != "..") continue;
+    bool seen = false;
+    for (std::size_t j = 0; j < i && !seen; ++j) {
+      const glob::Node& other = pattern_.nodes[f.states[j]];
+      seen = other.kind == glob::NodeKind::Literal && pattern_.literal(other) == lit;
+    }
+    if (seen) continue;
+    auto v = probe_and_visit(index, lit);
+    if (!v.ok()) return v;
+  }
+  const std::string& names = f.names;
+  std::sort(f.entries.begin(), f.entries.end(), [&names](const Entry& a, const Entry& b) {
+    return glob::utf16_less(std::string_view(names).substr(a.name_off, a.name_len),
+                            std::string_view(names).substr(b.name_off, b.name_len));
+  });
+  return ok_status();
+}
+
+// Opens the directory of `e` (a child of frames_[parent]) into the next frame and reads it.
+Status Walker::descend(std::size_t parent, const Entry& e, std::string relative, bool* entered) {
+  *entered = false;
+  std::size_t index = parent + 1;
+  if (frames_.size() <= index) frames_.emplace_back();
+  Frame& f = frames_[parent];
+  Frame& c = frames_[index];
+  c.reset();
+  c.relative = std::move(relative);
+  c.states.assign(f.arena.begin() + e.states_off, f.arena.begin() + e.states_off + e.states_len);
+  c.excluded.assign(f.arena.begin() + e.excluded_off,
+                    f.arena.begin() + e.excluded_off + e.excluded_len);
+  c.named = f.named && !f.listed;
+  std::string_view name = std::string_view(f.names).substr(e.name_off, e.name_len);
+  if (name == ".") {
+    c.phys = f.phys;
+    c.phys_parent = f.phys_parent;
+  } else if (name == "..") {
+    c.phys = f.phys_parent;
+    c.phys_parent = parent_ref(f.phys_parent);
+    auto h = handle(c.phys);  // an escape is refused here, before anything is read
+    if (!h.ok()) return h.take_error();
+  } else {
+    auto h = handle(f.phys);
+    if (!h.ok()) return h.take_error();
+    bool will_list = !c.named || has_wildcard(pattern_, c.states);
+    auto opened = open_child(root_, h.value(), std::string(name),
+                             will_list ? kListFlags : kDirHandleFlags, 0, shown(c.relative));
+    if (!opened.ok()) {
+      return skippable(opened.error(), c.named) ? ok_status() : Status(opened.take_error());
+    }
+    c.dir = DirRef::own(opened.take());
+    c.dir_unread = will_list;
+    c.phys = static_cast<int>(index);
+    c.phys_parent = f.phys;
+  }
+  auto r = enter(index);
+  if (!r.ok()) return r;
+  *entered = true;
+  return ok_status();
+}
+
+Result<Value> Walker::run() {
+  if (pattern_.matches_nothing()) return Value(Names{});
+  frames_.emplace_back();
+  Frame& top = frames_[0];
+  top.named = true;
+  top.phys = 0;
+  top.phys_parent = -1;
+  top.states = pattern_.initial;
+  top.excluded = exclude_.initial;
+  bool will_list = has_wildcard(pattern_, top.states);
+  if (!will_list && to_.is_root()) {
+    top.dir = DirRef::borrow(root_.fd());
+  } else {
+    auto opened = open_beneath(root_, to_, will_list ? kListFlags : kDirHandleFlags);
+    if (!opened.ok()) {
+      // A missing glob root is an empty result; a link there is not "missing": it is refused.
+      const Error& e = opened.error();
+      if (e.refusal == Refusal::None && (e.err == ENOENT || e.err == ENOTDIR)) {
+        return Value(Names{});
+      }
+      return opened.take_error();
+    }
+    top.dir = DirRef::own(opened.take());
+    top.dir_unread = will_list;
+  }
+  auto first = enter(0);
+  if (!first.ok()) return first.take_error();
+  std::size_t depth = 1;
+  while (depth > 0) {
+    std::size_t index = depth - 1;
+    if (frames_[index].next == frames_[index].entries.size()) {
+      frames_[index].dir = DirRef();
+      --depth;
+      continue;
+    }
+    Frame& f = frames_[index];
+    Entry e = f.entries[f.next++];
+    std::string_view name = std::string_view(f.names).substr(e.name_off, e.name_len);
+    std::string relative;
+    relative.reserve(f.relative.size() + 1 + name.size());
+    if (!f.relative.empty()) {
+      relative = f.relative;
+      relative.push_back('/');
+    }
+    relative.append(name);
+    if (e.accepted) out_.push_back(relative);
+    if (!e.descend) continue;
+    bool entered = false;
+    auto d = descend(index, e, std::move(relative), &entered);
+    if (!d.ok()) return d.take_error();
+    if (entered) ++depth;
+  }
+  return Value(Names{std::move(out_)});
+}
+
+bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
+
+}  // namespace
+
+Result<Value> glob(const Root& root, const Request& request) {
+  if (has_nul(request.pattern)) return bad_argument("glob pattern contains a NUL byte");
+  for (const std::string& e : request.exclude) {
+    if (has_nul(e)) return bad_argument("glob exclude pattern contains a NUL byte");
+  }
+  auto to = lex_path(request.to);
+  if (!to.ok()) return to.take_error();
+  Compiled pattern = glob::compile({request.pattern}, request.dot);
+  // Effect matches exclude patterns with `dot` on: an exclude names what it names.
+  Compiled exclude = glob::compile(request.exclude, true);
+  if (pattern.matches_nothing()) return Value(Names{});
+  if (pattern.absolute) {
+    return bad_argument("absolute glob patterns must be made relative to the root first",
+                        request.pattern);
+  }
+  // ".." segments in the glob root resolve physically (prepare_path); then the pattern's own
+  // climb, known from its segments alone, must stay beneath the pinned root.
+  auto prepared = prepare_path(root, request.to);
+  if (!prepared.ok()) return prepared.take_error();
+  LexedPath base = prepared.take();
+  if (static_cast<long>(base.parts.size()) + pattern.min_depth < 0) {
+    return refusal(Refusal::Escape, "glob", request.pattern,
+                   "glob pattern climbs above the root with '..'", EXDEV);
+  }
+  base.must_be_dir = false;
+  Walker walker(root, pattern, exclude, std::move(base));
+  return walker.run();
+}
 
 }  // namespace pinnedfs::ops
