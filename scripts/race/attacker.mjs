@@ -7,12 +7,12 @@ import { fileURLToPath } from "node:url"
 const repo = path.resolve(fileURLToPath(new URL("../..", import.meta.url)))
 
 /**
- * Compiles the attacker once (cached in build/test-bin, rebuilt when the source is newer) and
- * returns its path. Needs a C compiler as `cc`.
+ * Compiles a C helper of the tests once (cached in build-test-bin/ (node-gyp rebuild wipes build/), rebuilt when the source is
+ * newer) and returns its path. Needs a C compiler as `cc`.
  */
-export const buildAttacker = () => {
-  const src = path.join(repo, "test/race/attacker.c")
-  const bin = path.join(repo, "build/test-bin/attacker")
+export const buildHelper = (source, name) => {
+  const src = path.join(repo, source)
+  const bin = path.join(repo, "build-test-bin", name)
   const fresh = fs.existsSync(bin) && fs.statSync(bin).mtimeMs >= fs.statSync(src).mtimeMs
   if (!fresh) {
     fs.mkdirSync(path.dirname(bin), { recursive: true })
@@ -23,6 +23,9 @@ export const buildAttacker = () => {
   }
   return bin
 }
+
+/** The race attacker (test/race/attacker.c), built once. */
+export const buildAttacker = () => buildHelper("test/race/attacker.c", "attacker")
 
 /**
  * @typedef {{ park: () => Promise<{ swaps: number, failures: number, home: boolean }>,

@@ -36,6 +36,8 @@ export interface CellResult {
 export declare const raceOps: ReadonlyArray<RaceOp>
 export declare const attacks: Record<AttackName, (arena: Arena) => Array<[string, string]>>
 export declare const buildAttacker: () => string
+/** Compiles a C helper of the tests (repo-relative source) once into build-test-bin/<name>. */
+export declare const buildHelper: (source: string, name: string) => string
 export declare const makeArena: (parent?: string) => Arena
 export declare const leaks: (arena: Arena, value: unknown) => boolean
 export declare const openNaive: (root: string) => unknown

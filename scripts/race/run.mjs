@@ -5,9 +5,9 @@
 // canary inode) or a change to the canary tree (content, modes, owners, entries). The canary is
 // checked after every try of an operation that writes, and at the end of every cell.
 import { attacks, leaks, makeArena } from "./arena.mjs"
-import { buildAttacker, startAttacker } from "./attacker.mjs"
+import { buildAttacker, buildHelper, startAttacker } from "./attacker.mjs"
 
-export { attacks, buildAttacker, leaks, makeArena }
+export { attacks, buildAttacker, buildHelper, leaks, makeArena }
 export { raceOps } from "./ops.mjs"
 export { openNaive } from "./naive.mjs"
 
