@@ -27,7 +27,7 @@ namespace {
 Napi::Value error_to_js(Napi::Env env, const Error& e) {
   static const char* const kRefusals[] = {"",           "symlink",    "escape",
                                           "hardlink",   "notregular", "badargument",
-                                          "identity",   "toolarge"};
+                                          "identity",   "toolarge",   "writezero"};
   Napi::Object o = Napi::Object::New(env);
   o.Set("code", e.err ? errno_name(e.err) : "EINVAL");
   o.Set("errno", -e.err);

@@ -19,6 +19,7 @@ enum class Refusal : unsigned char {
   BadArgument,       // malformed input, caught before any syscall       -> BadArgument
   IdentityChanged,   // the root path no longer names the pinned handle  -> Busy
   TooLarge,          // an answer or payload over a configured limit     -> BadArgument
+  WriteZero,         // write(2) accepted no byte of a non-empty buffer  -> WriteZero
 };
 
 struct Error {

@@ -71,26 +71,20 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
     case EXDEV:
       return refusal(Refusal::Escape, "openat2", shown_path, "path escapes the root", EXDEV);
     case ENOTDIR: {
-      // O_DIRECTORY|O_NOFOLLOW on a trailing link reports ENOTDIR; say it was a link. A single
-      // name is asked directly; for "a/b/link" the trailing component is reopened, still confined,
-      // as itself (O_PATH without O_DIRECTORY): an fstat path by path could follow the
-      // intermediate components. An intermediate link gives ELOOP above.
+      // O_DIRECTORY|O_NOFOLLOW on a trailing link reports ENOTDIR; say it was a link. An
+      // intermediate link gives ELOOP above.
       std::size_t slash = relative.rfind('/');
       if (slash == std::string::npos) {
         return explain_open_failure(dirfd, relative, err, "openat2", shown_path);
       }
-      if (flags & O_DIRECTORY) {
-        long probe = raw_openat2(dirfd, relative.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
-        if (probe >= 0) {
-          Fd held(static_cast<int>(probe));
-          struct stat st;
-          if (::fstat(held.get(), &st) == 0 && S_ISLNK(st.st_mode)) {
-            return refusal(Refusal::Symlink, "openat2", shown_path,
-                           "path component '" + relative.substr(slash + 1) +
-                               "' is a symbolic link",
-                           ELOOP);
-          }
-        }
+      // A deeper leaf ("a/link" as a parent directory): ask it from its own parent, itself opened
+      // confined. Error path only, so the common case keeps its single syscall.
+      long parent = raw_openat2(dirfd, relative.substr(0, slash).c_str(),
+                                O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+      if (parent >= 0) {
+        Fd held(static_cast<int>(parent));
+        return explain_open_failure(held.get(), relative.substr(slash + 1), err, "openat2",
+                                    shown_path);
       }
       return sys_error(err, "openat2", shown_path);
     }

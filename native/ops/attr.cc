@@ -1,9 +1,55 @@
-// PENDING: stubs until the real implementation lands (see ops.h for what this file holds).
+// chmod, chown: resolve to a handle, check that handle, change that handle (never the path again).
+#include "attr_fd.h"
+
+#include <sys/stat.h>
+
 #include "ops.h"
 
 namespace pinnedfs::ops {
 
-Result<Value> chmod(const Root&, const Request&) { return pending("chmod"); }
-Result<Value> chown(const Root&, const Request&) { return pending("chown"); }
+namespace {
+
+// The handle every attribute change acts on, checked: not a link (Linux O_PATH opens a trailing
+// link as itself), not a hard-linked regular file (its other name may lie outside the root).
+Result<Fd> checked_handle(const Root& root, const Request& request, const char* syscall) {
+  const std::string& shown = request.path;
+  auto path = prepare_path(root, request.path);
+  if (!path.ok()) return path.take_error();
+  auto fd = attr::open_for_change(root, path.value(), shown);
+  if (!fd.ok()) return fd.take_error();
+  struct stat st;
+  auto got = fstat_fd(fd.value().get(), &st, "fstat", shown);
+  if (!got.ok()) return got.take_error();
+  if (S_ISLNK(st.st_mode)) {
+    return refusal(Refusal::Symlink, syscall, shown,
+                   "path component '" + (path.value().is_root() ? std::string(".") : path.value().leaf()) +
+                       "' is a symbolic link",
+                   ELOOP);
+  }
+  auto hard = refuse_hard_link(st, shown, syscall);
+  if (!hard.ok()) return hard.take_error();
+  return fd;
+}
+
+}  // namespace
+
+Result<Value> chmod(const Root& root, const Request& request) {
+  if (!request.has_mode) return bad_argument("chmod needs a mode", request.path);
+  auto fd = checked_handle(root, request, "chmod");
+  if (!fd.ok()) return fd.take_error();
+  auto done = attr::change_mode(fd.value().get(), static_cast<mode_t>(request.mode), request.path);
+  if (!done.ok()) return done.take_error();
+  return Value(std::monostate{});
+}
+
+Result<Value> chown(const Root& root, const Request& request) {
+  auto fd = checked_handle(root, request, "chown");
+  if (!fd.ok()) return fd.take_error();
+  // -1 (all ones once converted) leaves that id unchanged, as chown(2) defines.
+  auto done = attr::change_owner(fd.value().get(), static_cast<uid_t>(request.uid),
+                                 static_cast<gid_t>(request.gid), request.path);
+  if (!done.ok()) return done.take_error();
+  return Value(std::monostate{});
+}
 
 }  // namespace pinnedfs::ops

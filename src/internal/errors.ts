@@ -53,6 +53,8 @@ export const reasonOf = (code: string, refusal: Refusal = ""): ReasonTag => {
       return "BadArgument"
     case "identity":
       return "Busy"
+    case "writezero":
+      return "WriteZero"
     case "":
       break
   }

@@ -15,7 +15,7 @@ export interface NativeErrorInfo {
   readonly errno: number
   readonly syscall: string
   readonly path: string
-  readonly refusal: "" | "symlink" | "escape" | "hardlink" | "notregular" | "badargument" | "identity" | "toolarge"
+  readonly refusal: "" | "symlink" | "escape" | "hardlink" | "notregular" | "badargument" | "identity" | "toolarge" | "writezero"
   readonly description: string
 }
 

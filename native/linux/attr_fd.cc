@@ -1,0 +1,104 @@
+// Linux: mode and owner changes on an O_PATH descriptor.
+//
+// O_PATH never runs a driver's open and needs no read or write permission on the object, so the
+// handle is the object itself whatever it is; fstat on it is the check (ops/attr.cc) and the change
+// acts on it. chmod: fchmodat2(fd, "", mode, AT_EMPTY_PATH) (Linux 6.6), else chmod of the
+// /proc/self/fd/N magic link, as glibc 2.32-2.38 and Go do. Never glibc's fchmodat with
+// AT_SYMLINK_NOFOLLOW: before 2.32 it always fails ENOTSUP, and from 2.39 it falls back only on
+// ENOSYS, so a Docker < 26 seccomp profile (EPERM) breaks it (platform-notes §1).
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+
+#include "../ops/attr_fd.h"
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+
+namespace pinnedfs::attr {
+
+namespace {
+
+constexpr long kProcSuperMagic = 0x9fa0;
+
+// Whether fchmodat2 is worth trying: cleared once the kernel (ENOSYS) or a seccomp filter (EPERM
+// that the /proc route then does not share) has said no, so later calls skip the failing syscall.
+std::atomic<bool> g_fchmodat2{true};
+
+// 1 procfs, 0 not (or not mounted), -1 not yet checked. Checked once: chmod through a /proc that
+// is not procfs would follow whatever someone mounted or linked there.
+std::atomic<int> g_procfs{-1};
+
+bool proc_is_procfs() {
+  int known = g_procfs.load();
+  if (known >= 0) return known == 1;
+  int ok = 0;
+  int fd = ::open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    struct statfs sfs;
+    if (::fstatfs(fd, &sfs) == 0 && static_cast<long>(sfs.f_type) == kProcSuperMagic) ok = 1;
+    ::close(fd);
+  }
+  g_procfs.store(ok);
+  return ok == 1;
+}
+
+}  // namespace
+
+Result<Fd> open_for_change(const Root& root, const LexedPath& path, const std::string&) {
+  return open_beneath(root, path, kObjectHandleFlags);
+}
+
+Status change_mode_via_proc(int fd, mode_t mode, const std::string& shown) {
+  if (!proc_is_procfs()) {
+    Error e = sys_error(ENOSYS, "chmod", shown);
+    e.description = "no fchmodat2 on this kernel and /proc is not procfs: cannot chmod by handle";
+    return e;
+  }
+  char proc[48];
+  std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  int rc;
+  do rc = ::chmod(proc, mode);
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0) return sys_error(errno, "chmod", shown);
+  return ok_status();
+}
+
+Status change_mode(int fd, mode_t mode, const std::string& shown) {
+  if (g_fchmodat2.load(std::memory_order_relaxed)) {
+    long rc;
+    do rc = ::syscall(SYS_fchmodat2, fd, "", mode, AT_EMPTY_PATH);
+    while (rc != 0 && errno == EINTR);
+    if (rc == 0) return ok_status();
+    int err = errno;
+    if (err == ENOSYS) {
+      g_fchmodat2.store(false, std::memory_order_relaxed);
+    } else if (err == EPERM) {
+      // A real permission failure, or a seccomp profile that answers EPERM for syscalls it does not
+      // know. The /proc route checks the same permissions, so it tells the two apart.
+      auto viaproc = change_mode_via_proc(fd, mode, shown);
+      if (viaproc.ok()) g_fchmodat2.store(false, std::memory_order_relaxed);
+      return viaproc;
+    } else {
+      return sys_error(err, "fchmodat2", shown);
+    }
+  }
+  return change_mode_via_proc(fd, mode, shown);
+}
+
+Status change_owner(int fd, uid_t uid, gid_t gid, const std::string& shown) {
+  int rc;
+  do rc = ::fchownat(fd, "", uid, gid, AT_EMPTY_PATH);
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0) return sys_error(errno, "fchownat", shown);
+  return ok_status();
+}
+
+}  // namespace pinnedfs::attr

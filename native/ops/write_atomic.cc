@@ -1,0 +1,285 @@
+// writeFile({ atomic: true }): readers see the old content or the new, never a half-written file,
+// and a crash leaves one or the other on disk (platform-notes pitfall 12).
+//
+// The temporary file lives in the target's own directory (rename cannot cross mounts), opened
+// beneath the root through the same resolution as everything else. Preferred: an anonymous
+// O_TMPFILE, which no one can see or open before it is complete and which vanishes by itself on
+// any error; then linkat publishes it. Where the file system has no O_TMPFILE (EOPNOTSUPP, or
+// EISDIR from kernels that predate it) or the platform has none (macOS): a random name created
+// with O_CREAT|O_EXCL|O_NOFOLLOW, unlinked on every error path.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+
+#include "write.h"
+
+namespace pinnedfs::ops {
+
+namespace {
+
+constexpr int kNameAttempts = 16;
+
+// The directory we create in, rename in and fsync. fsync needs a real (not O_PATH/O_SEARCH)
+// descriptor, so the parent is opened O_RDONLY; a parent we may search but not read (mode 0311)
+// still gets its atomic rename, only without the directory fsync.
+struct SyncDir {
+  DirRef dir;
+  bool can_sync = true;
+};
+
+Result<SyncDir> open_sync_dir(const Root& root, const LexedPath& path) {
+  // The pinned root itself is opened O_RDONLY|O_DIRECTORY (root.cc): borrow it, no open/close.
+  if (path.parts.size() == 1) return SyncDir{DirRef::borrow(root.fd()), true};
+  LexedPath parent = path;
+  parent.parts.pop_back();
+  parent.must_be_dir = false;
+  auto fd = open_beneath(root, parent, O_RDONLY | O_DIRECTORY);
+  if (fd.ok()) return SyncDir{DirRef::own(fd.take()), true};
+  if (fd.error().refusal != Refusal::None || fd.error().err != EACCES) return fd.take_error();
+  auto searchable = open_parent(root, path);
+  if (!searchable.ok()) return searchable.take_error();
+  return SyncDir{std::move(searchable.value().dir), false};
+}
+
+// splitmix64 over the clock (vDSO: no syscall), a counter and a stack address: names only need to
+// be unlikely to collide, since O_EXCL makes a collision (or an attacker's squatting) a retry,
+// never a hazard.
+std::string random_name() {
+  static std::atomic<std::uint64_t> counter{0};
+  struct timespec ts;
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  int local = 0;
+  std::uint64_t z = static_cast<std::uint64_t>(ts.tv_nsec) ^
+                    (static_cast<std::uint64_t>(ts.tv_sec) << 30) ^
+                    reinterpret_cast<std::uintptr_t>(&local) ^
+                    (counter.fetch_add(1) * 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  char buf[40];
+  std::snprintf(buf, sizeof buf, ".pinnedfs-%016llx.tmp", static_cast<unsigned long long>(z));
+  return buf;
+}
+
+// The temporary file. While `name` is set and not published, the destructor unlinks it: every early
+// return below cleans up by leaving scope.
+class Temp {
+ public:
+  explicit Temp(int dirfd) : dirfd_(dirfd) {}
+  Temp(const Temp&) = delete;
+  Temp& operator=(const Temp&) = delete;
+  ~Temp() {
+    if (!name_.empty() && !published_) ::unlinkat(dirfd_, name_.c_str(), 0);
+  }
+  Fd fd;
+  const std::string& name() const { return name_; }
+  void named(std::string n) { name_ = std::move(n); }
+  void published() { published_ = true; }
+
+ private:
+  int dirfd_;
+  std::string name_;
+  bool published_ = false;
+};
+
+Status create_named(Temp& tmp, int dirfd, mode_t mode, const std::string& shown) {
+  for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
+    std::string name = random_name();
+    int fd;
+    do fd = ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    while (fd < 0 && errno == EINTR);
+    if (fd >= 0) {
+      tmp.fd = Fd(fd);
+      tmp.named(std::move(name));
+      return ok_status();
+    }
+    if (errno != EEXIST) return sys_error(errno, "openat", shown);
+  }
+  return sys_error(EEXIST, "openat", shown);
+}
+
+#if defined(O_TMPFILE)
+// Gives the anonymous file a name in `dirfd`. linkat(AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH
+// before Linux 6.10 (ENOENT otherwise); the /proc magic link does the same for anyone.
+int link_tmpfile(int fd, int dirfd, const std::string& name) {
+  if (::linkat(fd, "", dirfd, name.c_str(), AT_EMPTY_PATH) == 0) return 0;
+  int err = errno;
+  if (err != ENOENT) return err;
+  char proc[48];
+  std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  if (::linkat(AT_FDCWD, proc, dirfd, name.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
+  return err;  // the first answer is the meaningful one
+}
+#endif
+
+Status sync_file(int fd, const std::string& shown) {
+#if defined(__APPLE__)
+  // fsync on macOS only reaches the drive's cache; F_FULLFSYNC flushes it (falls back where the
+  // file system has no such command).
+  if (::fcntl(fd, F_FULLFSYNC) == 0) return ok_status();
+#endif
+  int rc;
+  do rc = ::fsync(fd);
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0) return sys_error(errno, "fsync", shown);
+  return ok_status();
+}
+
+// The existing target, checked before anything is written: what may be replaced and which bits
+// the replacement keeps. The check is by name, and renameat later acts by name: a target swapped
+// in between is replaced as an entry (rename never follows or writes through it), so the window
+// cannot carry a write outside the root.
+Status check_target(int dirfd, const std::string& leaf, const std::string& shown, bool* exists,
+                    struct stat* st) {
+  if (::fstatat(dirfd, leaf.c_str(), st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) {
+      *exists = false;
+      return ok_status();
+    }
+    return sys_error(errno, "fstatat", shown);
+  }
+  *exists = true;
+  if (S_ISLNK(st->st_mode)) {
+    return refusal(Refusal::Symlink, "open", shown, "path component '" + leaf + "' is a symbolic link",
+                   ELOOP);
+  }
+  if (S_ISDIR(st->st_mode)) return sys_error(EISDIR, "open", shown);
+  if (!S_ISREG(st->st_mode)) {
+    return refusal(Refusal::NotRegular, "open", shown,
+                   "not a regular file (FIFO, socket or device): refused, never replaced", EINVAL);
+  }
+  // Replacing a hard-linked name would not write the other name, so nothing outside would change.
+  // We refuse all the same: the contract promises a hard-linked file is never written, a plain
+  // write refuses it, and silently splitting the link (a pnpm store, a backup) loses the sharing
+  // the user set up. One rule for both paths.
+  return refuse_hard_link(*st, shown, "open");
+}
+
+Status create_temp(Temp& tmp, int dirfd, mode_t mode, bool allow_tmpfile, const std::string& shown) {
+#if defined(O_TMPFILE)
+  if (allow_tmpfile) {
+    int fd;
+    do fd = ::openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+    while (fd < 0 && errno == EINTR);
+    if (fd >= 0) {
+      tmp.fd = Fd(fd);
+      return ok_status();
+    }
+    if (errno != EOPNOTSUPP && errno != EISDIR) return sys_error(errno, "openat", shown);
+  }
+#else
+  (void)allow_tmpfile;
+#endif
+  return create_named(tmp, dirfd, mode, shown);
+}
+
+// Publishes the complete temp file as `leaf`: renameat over it, or for an anonymous file linkat.
+Status publish(Temp& tmp, int dirfd, const std::string& leaf, bool target_existed,
+               const std::string& shown) {
+#if defined(O_TMPFILE)
+  if (tmp.name().empty()) {
+    // Nothing stood there: link straight to the name, atomically create-only. If something
+    // appeared since the check (EEXIST), fall through to a random name and replace it.
+    if (!target_existed) {
+      int err = link_tmpfile(tmp.fd.get(), dirfd, leaf);
+      if (err == 0) {
+        tmp.published();
+        return ok_status();
+      }
+      if (err != EEXIST) return sys_error(err, "linkat", shown);
+    }
+    for (int attempt = 0;; ++attempt) {
+      std::string name = random_name();
+      int err = link_tmpfile(tmp.fd.get(), dirfd, name);
+      if (err == 0) {
+        tmp.named(std::move(name));
+        break;
+      }
+      if (err != EEXIST || attempt + 1 == kNameAttempts) return sys_error(err, "linkat", shown);
+    }
+  }
+#else
+  (void)target_existed;
+#endif
+  if (::renameat(dirfd, tmp.name().c_str(), dirfd, leaf.c_str()) != 0) {
+    return sys_error(errno, "rename", shown);
+  }
+  tmp.published();
+  return ok_status();
+}
+
+}  // namespace
+
+Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const Request& request,
+                                bool allow_tmpfile) {
+  const std::string& shown = request.path;
+  if (path.is_root()) return sys_error(EISDIR, "open", shown);
+  auto parent = open_sync_dir(root, path);
+  if (!parent.ok()) return parent.take_error();
+  int dirfd = parent.value().dir.get();
+  const std::string& leaf = path.leaf();
+
+  bool exists = false;
+  struct stat target;
+  auto checked = check_target(dirfd, leaf, shown, &exists, &target);
+  if (!checked.ok()) return checked.take_error();
+
+  // A new file gets Node's mode (umask applies); a replacement keeps the old file's bits exactly,
+  // so a formatter rewriting a 0755 script leaves it executable.
+  mode_t keep = exists ? (target.st_mode & 07777) : 0;
+  mode_t create_mode = exists ? (keep & 0777) : request.has_mode ? static_cast<mode_t>(request.mode)
+                                                                 : kDefaultFileMode;
+  Temp tmp(dirfd);
+  auto created = create_temp(tmp, dirfd, create_mode, allow_tmpfile, shown);
+  if (!created.ok()) return created.take_error();
+  int fd = tmp.fd.get();
+  if (exists) {
+    // One fstat of the temp tells what creation gave it (our ids, or a setgid directory's group;
+    // create_mode less the umask), so the usual case needs no fchown and no fchmod.
+    struct stat made;
+    auto got = fstat_fd(fd, &made, "fstat", shown);
+    if (!got.ok()) return got.take_error();
+    bool owner_set = false;
+    if (made.st_uid != target.st_uid || made.st_gid != target.st_gid) {
+      // Root rewriting someone's file should not hand it to root. An unprivileged caller cannot
+      // give a file away (EPERM): the replacement is then simply ours, as with any editor.
+      uid_t uid = made.st_uid != target.st_uid ? target.st_uid : static_cast<uid_t>(-1);
+      gid_t gid = made.st_gid != target.st_gid ? target.st_gid : static_cast<gid_t>(-1);
+      if (::fchown(fd, uid, gid) == 0) {
+        owner_set = true;
+      } else if (errno != EPERM) {
+        return sys_error(errno, "fchown", shown);
+      }
+    }
+    // Exact bits, since the umask narrowed create_mode; again after fchown, which clears set-id.
+    if (owner_set || (made.st_mode & 07777) != keep) {
+      if (::fchmod(fd, keep) != 0) return sys_error(errno, "fchmod", shown);
+    }
+  }
+  auto wrote = write_all(fd, request.data, shown);
+  if (!wrote.ok()) return wrote.take_error();
+  auto synced = sync_file(fd, shown);
+  if (!synced.ok()) return synced.take_error();
+  auto published = publish(tmp, dirfd, leaf, exists, shown);
+  if (!published.ok()) return published.take_error();
+  if (parent.value().can_sync) {
+    // The new name is in place; this makes it survive a crash. A file system that cannot fsync a
+    // directory (EINVAL) has nothing more to give.
+    int rc;
+    do rc = ::fsync(dirfd);
+    while (rc != 0 && errno == EINTR);
+    if (rc != 0 && errno != EINVAL) return sys_error(errno, "fsync", shown);
+  }
+  return Value(std::monostate{});
+}
+
+Result<Value> write_atomic(const Root& root, const LexedPath& path, const Request& request) {
+  return write_atomic_with(root, path, request, true);
+}
+
+}  // namespace pinnedfs::ops
