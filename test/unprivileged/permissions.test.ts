@@ -19,7 +19,7 @@ const NOBODY = 65534
 const asRoot = process.getuid?.() === 0
 
 // Operations whose native implementation is on this branch; a case joins when its operation lands.
-const landed = new Set(["readFile", "stat", "readDirectory"])
+const landed = new Set(["readFile", "stat", "readDirectory", "writeFile", "chmod", "chown"])
 
 interface Answer {
   readonly ok: boolean
