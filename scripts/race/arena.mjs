@@ -189,8 +189,13 @@ export const leaks = (arena, value) => {
     if (typeof v !== "object" || seen.has(v)) return false
     seen.add(v)
     if ("ino" in v && "dev" in v) {
-      const id = `${BigInt(v.dev)}:${BigInt(v.ino)}`
-      if (arena.identities.has(id)) return true
+      // bigint (PinnedRoot), number (node:fs), or an Option of a number (Effect's File.Info).
+      const plain = (x) => (x !== null && typeof x === "object" && "value" in x ? x.value : x)
+      try {
+        if (arena.identities.has(`${BigInt(plain(v.dev))}:${BigInt(plain(v.ino))}`)) return true
+      } catch {
+        // not an identity after all
+      }
     }
     const values = Array.isArray(v) ? v : Object.values(v)
     return values.some(scan)

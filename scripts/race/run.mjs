@@ -17,6 +17,9 @@ const outcomeOf = (e) => {
     if (typeof e.refusal === "string" && e.refusal !== "") return e.refusal
     if (typeof e.code === "string" && e.code !== "") return e.code
     if (typeof e.reason === "string") return e.reason
+    // Effect's PlatformError: the reason is a tagged SystemError or BadArgument.
+    if (typeof e.reason?._tag === "string") return e.reason.description?.includes("symbolic link") ? "symlink" : e.reason._tag
+    if (typeof e._tag === "string") return e._tag
   }
   return "thrown"
 }
