@@ -28,7 +28,7 @@ export const buildHelper = (source, name) => {
 export const buildAttacker = () => buildHelper("test/race/attacker.c", "attacker")
 
 /**
- * @typedef {{ park: () => Promise<{ swaps: number, failures: number, home: boolean }>,
+ * @typedef {{ started: Promise<unknown>, park: () => Promise<{ swaps: number, failures: number, home: boolean }>,
  *   resume: () => void, stop: () => Promise<{ swaps: number, failures: number }> }} Attacker
  */
 
@@ -52,6 +52,11 @@ export const startAttacker = (bin, pairs) => {
     }
   })
   const exited = new Promise((resolve) => child.on("exit", resolve))
+  // Resolves at the attacker's first swap ("S ..."), so no operation runs before the attack is live.
+  const started = new Promise((resolve, reject) => {
+    waiting.push(resolve)
+    exited.then(() => reject(new Error("attacker exited before its first swap")))
+  })
   const ask = (command) =>
     new Promise((resolve, reject) => {
       waiting.push(resolve)
@@ -63,6 +68,7 @@ export const startAttacker = (bin, pairs) => {
     return { tag, swaps: Number(swaps), failures: Number(failures) }
   }
   return {
+    started,
     park: async () => {
       const r = parse(await ask("p"))
       return { swaps: r.swaps, failures: r.failures, home: r.tag === "P" }

@@ -40,20 +40,25 @@ export const runCell = async ({ attackerBin, open, attack, op, iterations, secon
   }
   const target = await open(arena.root)
   const attacker = startAttacker(attackerBin, attacks[attack](arena))
-  const deadline = Date.now() + seconds * 1000
   const leak = op.leak ?? leaks
   // Rebuilt (with the attacker parked) before every try of a shape-changing operation, and now and
   // then for the others so appends and the like stay small on long runs.
-  let rebuild = false
   try {
+    let timer
+    await Promise.race([
+      attacker.started,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the ${attack} attacker made no swap in 10 s`)), 10_000)
+      })
+    ]).finally(() => clearTimeout(timer))
+    const deadline = Date.now() + seconds * 1000
     for (let i = 0; i < iterations && Date.now() < deadline && !(untilEscape && result.escapes > 0); i++) {
       let ctx
-      if (op.mutates || rebuild || (i > 0 && i % 256 === 0)) {
+      if (op.mutates || (i > 0 && i % 256 === 0)) {
         await attacker.park()
         arena.restore()
         ctx = op.prepare?.(arena)
         attacker.resume()
-        rebuild = false
       } else if (i === 0) {
         ctx = op.prepare?.(arena)
       }

@@ -5,7 +5,8 @@
  *
  *   attacker A1 B1 [A2 B2 ...]
  *
- * Control on stdin, one byte per command, answered on stdout:
+ * Says "S 1 0\n" on stdout after its first swap, so the harness starts operations only once the
+ * attack is live. Control on stdin, one byte per command, answered on stdout:
  *   p  park: stop with every pair back in its original place, answer "P <swaps> <failures>\n"
  *      (or "X ..." when a pair could not be put back, e.g. an operation removed one side)
  *   r  resume swapping
@@ -96,7 +97,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < pairs; i++) {
       if (exchange(names[2 * i], names[2 * i + 1]) == 0) {
         odd[i] ^= 1;
-        swaps++;
+        if (swaps++ == 0) answer('S');
       } else {
         failures++;
       }
