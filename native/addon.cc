@@ -290,6 +290,10 @@ bool read_request(Napi::Value value, Request* r, std::string* problem) {
         if (m.problem.empty()) {
           if (colon == std::string::npos || colon == 0 || colon + 1 == id.size()) {
             m.fail("identity must be \"dev:ino\"");
+          } else if (id.find_first_not_of("0123456789:") != std::string::npos ||
+                     id.find(':', colon + 1) != std::string::npos) {
+            // strtoull alone would accept " 1:2", "+1:2" and wrap "-1:2".
+            m.fail("identity must be \"dev:ino\" in decimal");
           } else {
             errno = 0;
             entry.identity.dev = std::strtoull(id.substr(0, colon).c_str(), &end, 10);
@@ -303,6 +307,32 @@ bool read_request(Napi::Value value, Request* r, std::string* problem) {
         }
         if (!m.problem.empty()) in.fail("owned member: " + m.problem);
         r->owned.push_back(std::move(entry));
+      }
+    }
+  }
+  if (r->op == Op::Mkdirs && !in.has("plan")) in.fail("missing operand 'plan'");
+  if (r->op == Op::Rmdirs && !in.has("owned")) in.fail("missing operand 'owned'");
+  if (r->op == Op::Mkdirs && in.has("testAfterPlan")) {
+    // Test hook (see HookStep): deterministic "something changed after planning".
+    Napi::Value p = in.obj.Get("testAfterPlan");
+    if (!p.IsArray() || p.As<Napi::Array>().Length() > 64) {
+      in.fail("operand 'testAfterPlan' must be an array of { kind, path, to }");
+    } else {
+      Napi::Array a = p.As<Napi::Array>();
+      for (uint32_t i = 0; i < a.Length() && in.problem.empty(); ++i) {
+        Napi::Value e = a.Get(i);
+        if (!e.IsObject()) { in.fail("testAfterPlan member must be an object"); break; }
+        Reader m{e.As<Napi::Object>(), {}};
+        HookStep step;
+        std::string kind = m.str("kind", true);
+        step.path = m.str("path", true);
+        if (kind == "mkdir") step.kind = HookStep::Kind::Mkdir;
+        else if (kind == "file") step.kind = HookStep::Kind::File;
+        else if (kind == "rmdir") step.kind = HookStep::Kind::Rmdir;
+        else if (kind == "rename") { step.kind = HookStep::Kind::Rename; step.to = m.str("to", true); }
+        else m.fail("testAfterPlan kind must be mkdir, file, rmdir or rename");
+        if (!m.problem.empty()) in.fail("testAfterPlan member: " + m.problem);
+        r->after_plan.push_back(std::move(step));
       }
     }
   }

@@ -37,6 +37,17 @@ struct MkdirsEntry {
   std::uint32_t mode = 0777;
 };
 
+// Test hook for the mkdirs program: file-system steps run inside the same trip, after planning and
+// before the first creation, so a test can make "something appeared after planning" happen
+// deterministically. Every step is confined beneath the root exactly as the public operations are
+// (mkdir, an empty file, rmdir, rename of one entry): nothing a caller could not already do.
+struct HookStep {
+  enum class Kind : unsigned char { Mkdir, File, Rmdir, Rename };
+  Kind kind = Kind::Mkdir;
+  std::string path;
+  std::string to;  // rename only
+};
+
 struct OwnedDir {
   std::string path;
   Identity identity;
@@ -62,6 +73,7 @@ struct Request {
   std::uint64_t max_bytes = 0;         // readFile: refuse a file larger than this (0 = no limit)
   std::vector<MkdirsEntry> plan;       // mkdirs
   std::vector<OwnedDir> owned;         // rmdirs
+  std::vector<HookStep> after_plan;    // mkdirs: test hook, see HookStep
 };
 
 }  // namespace pinnedfs

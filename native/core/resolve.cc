@@ -44,15 +44,25 @@ Result<LexedPath> prepare_path(const Root& root, std::string_view relative) {
   auto lexed = lex_path(relative);
   if (!lexed.ok() || !lexed.value().has_dotdot) return lexed;
   LexedPath in = lexed.take();
-  // Walk with a stack of handles so ".." returns to the handle we came from. Only components that
-  // a later ".." pops need opening; but the simplest faithful rule is to open every directory
-  // component before the last, which is what a physical resolution does anyway.
+  // Walk with a stack of handles so ".." returns to the handle we came from: every component
+  // before the last ".." is opened as a real directory (a link there is refused).
   std::vector<Fd> stack;
   std::vector<std::string> names;
   auto top = [&]() { return stack.empty() ? root.fd() : stack.back().get(); };
   std::string shown(relative);
+  // Components after the last ".." are never popped, so they need no handle here: the final
+  // resolution opens them (and refuses a link there). Opening them would also make "a/../new/x"
+  // fail for a "new" that mkdir -p is about to create.
+  std::size_t last_dotdot = 0;
+  for (std::size_t i = 0; i < in.parts.size(); ++i) {
+    if (in.parts[i] == "..") last_dotdot = i;
+  }
   for (std::size_t i = 0; i < in.parts.size(); ++i) {
     const std::string& part = in.parts[i];
+    if (i > last_dotdot) {
+      names.push_back(part);
+      continue;
+    }
     if (part == "..") {
       // The lexer guarantees the depth never goes negative.
       if (!stack.empty()) stack.pop_back();

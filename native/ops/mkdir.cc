@@ -1,9 +1,74 @@
-// PENDING: stubs until the real implementation lands (see ops.h for what this file holds).
-#include "ops.h"
+// makeDirectory and mkdirs. The program both use (plan, then create through pinned parents) is in
+// mkdirs.cc.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "mkdirs.h"
 
 namespace pinnedfs::ops {
 
-Result<Value> make_directory(const Root&, const Request&) { return pending("makeDirectory"); }
-Result<Value> mkdirs(const Root&, const Request&) { return pending("mkdirs"); }
+namespace {
+// Node's default for fs.mkdir, which Effect's makeDirectory passes through; the umask applies.
+constexpr mode_t kDefaultMode = 0777;
+}  // namespace
+
+Result<Value> make_directory(const Root& root, const Request& request) {
+  mode_t mode = request.has_mode ? static_cast<mode_t>(request.mode) : kDefaultMode;
+  auto path = prepare_path(root, request.path);
+  if (!path.ok()) return path.take_error();
+
+  if (!request.recursive) {
+    if (path.value().is_root()) return sys_error(EEXIST, "mkdir", request.path);
+    auto parent = open_parent(root, path.value());
+    if (!parent.ok()) return parent.take_error();
+    int rc;
+    do rc = ::mkdirat(parent.value().dir.get(), parent.value().leaf.c_str(), mode);
+    while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      int err = errno;
+      if (err == EEXIST && path.value().must_be_dir) {
+        // "ln/" names what the link points at: a link met on the way (contract), not a taken name.
+        struct stat st;
+        if (::fstatat(parent.value().dir.get(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(st.st_mode)) {
+          return refusal(Refusal::Symlink, "mkdir", request.path,
+                         "path component '" + parent.value().leaf + "' is a symbolic link", ELOOP);
+        }
+      }
+      return sys_error(err, "mkdir", request.path);
+    }
+    return Value(std::monostate{});
+  }
+
+  // mkdir -p. The usual case is a tree that already exists: one no-follow open of the whole path
+  // settles it. Anything else (missing, a file, a link) goes through the program, which finds the
+  // precise answer component by component.
+  auto whole = open_beneath(root, path.value(), kDirHandleFlags);
+  if (whole.ok()) return Value(std::monostate{});
+  if (whole.error().refusal != Refusal::None) return whole.take_error();
+
+  // Node applies the same mode, with the umask, to every directory mkdir -p creates; so do we.
+  // Exact modes stay a mkdirs feature: makeDirectory must behave as Effect's Node file system does.
+  std::vector<MkdirsEntry> plan{MkdirsEntry{path.value().joined(), static_cast<std::uint32_t>(mode)}};
+  ProgramOptions options;
+  options.exact_modes = false;
+  options.tolerate_existing = true;
+  auto outcome = run_mkdirs_program(root, plan, options);
+  if (!outcome.ok()) return outcome.take_error();
+  if (outcome.value().failed) {
+    Error e = std::move(outcome.value().error);
+    e.path = request.path;
+    return e;
+  }
+  return Value(std::monostate{});
+}
+
+Result<Value> mkdirs(const Root& root, const Request& request) {
+  ProgramOptions options;
+  options.after_plan = &request.after_plan;
+  auto outcome = run_mkdirs_program(root, request.plan, options);
+  if (!outcome.ok()) return outcome.take_error();
+  return Value(outcome.take());
+}
 
 }  // namespace pinnedfs::ops

@@ -1,9 +1,95 @@
-// PENDING: stubs until the real implementation lands (see ops.h for what this file holds).
-#include "ops.h"
+// remove (Node's fs.rm, which Effect's NodeFileSystem.remove calls) and rmdirs (rmdirs.cc).
+//
+// Node semantics kept: a directory without `recursive` is refused (EISDIR, even when empty, even
+// with `force`); `force` makes a missing path (or missing parent) a success, but not a path through
+// a file (ENOTDIR); a link is removed as the entry, never followed. Ours on top: the root itself is
+// never removed (BadArgument), a link on the way is refused, and the tree is removed by handle.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "remove_tree.h"
 
 namespace pinnedfs::ops {
 
-Result<Value> remove(const Root&, const Request&) { return pending("remove"); }
-Result<Value> rmdirs(const Root&, const Request&) { return pending("rmdirs"); }
+namespace {
+
+Error is_a_directory(const std::string& shown) {
+  // Node answers ERR_FS_EISDIR ("Path is a directory"), which Effect maps to Unknown; the errno
+  // behind it, EISDIR, maps to BadResource, which says more to a caller. Deliberate.
+  Error e = sys_error(EISDIR, "rm", shown);
+  e.description = "Path is a directory: pass recursive to remove it";
+  return e;
+}
+
+bool unlink_says_directory(int err, int parent, const std::string& leaf) {
+  if (err == EISDIR) return true;
+#if defined(__APPLE__)
+  if (err == EPERM) {
+    struct stat st;
+    return ::fstatat(parent, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+  }
+#else
+  (void)parent;
+  (void)leaf;
+#endif
+  return false;
+}
+
+}  // namespace
+
+Result<Value> remove(const Root& root, const Request& request) {
+  const std::string& shown = request.path;
+  auto path = prepare_path(root, request.path);
+  if (!path.ok()) return path.take_error();
+  if (path.value().is_root()) {
+    return bad_argument("refusing to remove the pinned root itself", shown);
+  }
+  auto gone = [&](Error e) -> Result<Value> {
+    // force: a missing path is what the caller wanted. Only a plain ENOENT qualifies; a link on the
+    // way is still refused and ENOTDIR (a file on the way) still fails, as in Node.
+    if (request.force && e.refusal == Refusal::None && e.err == ENOENT) return Value(std::monostate{});
+    return e;
+  };
+  auto parent = open_parent(root, path.value());
+  if (!parent.ok()) return gone(parent.take_error());
+  int dir = parent.value().dir.get();
+  const std::string& leaf = parent.value().leaf;
+
+  if (path.value().must_be_dir) {
+    // "x/" may only name a directory: never unlink a file or link by that spelling (a trailing
+    // slash after a link is a link met on the way).
+    struct stat st;
+    if (::fstatat(dir, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return gone(sys_error(errno, "lstat", shown));
+    }
+    if (S_ISLNK(st.st_mode)) {
+      return refusal(Refusal::Symlink, "rm", shown, "path component '" + leaf + "' is a symbolic link",
+                     ELOOP);
+    }
+    if (!S_ISDIR(st.st_mode)) return sys_error(ENOTDIR, "rm", shown);
+    if (!request.recursive) return is_a_directory(shown);
+    auto removed = remove_tree(root, dir, leaf, path.value().joined());
+    if (!removed.ok()) return removed.take_error();
+    return Value(std::monostate{});
+  }
+
+  int rc;
+  do rc = ::unlinkat(dir, leaf.c_str(), 0);
+  while (rc != 0 && errno == EINTR);
+  if (rc == 0) return Value(std::monostate{});
+  int err = errno;
+  if (!unlink_says_directory(err, dir, leaf)) return gone(sys_error(err, "unlink", shown));
+  if (!request.recursive) return is_a_directory(shown);
+  // An empty directory goes in one call; only a full one needs the walk.
+  do rc = ::unlinkat(dir, leaf.c_str(), AT_REMOVEDIR);
+  while (rc != 0 && errno == EINTR);
+  if (rc == 0 || errno == ENOENT) return Value(std::monostate{});
+  err = errno;
+  if (err != ENOTEMPTY && err != EEXIST) return sys_error(err, "rmdir", shown);
+  auto removed = remove_tree(root, dir, leaf, path.value().joined());
+  if (!removed.ok()) return removed.take_error();
+  return Value(std::monostate{});
+}
 
 }  // namespace pinnedfs::ops

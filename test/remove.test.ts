@@ -1,0 +1,206 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "vitest"
+import { PinnedFsError, PinnedRoot } from "../src/index.ts"
+import { native } from "../src/internal/native.ts"
+import { snapshot, startSwapper } from "./support/attacker.ts"
+import { strategies } from "./support/strategies.ts"
+import { mkfifo, scratch } from "./support/tree.ts"
+
+const refusal = async (p: Promise<unknown>) => {
+  const e = await p.then(() => undefined, (e: unknown) => e)
+  expect(e).toBeInstanceOf(PinnedFsError)
+  return e as PinnedFsError
+}
+
+describe.each(strategies)("remove (%s)", (strategy) => {
+  const setup = async () => {
+    const s = scratch()
+    s.make({ "a/b/file.txt": "hello", "a/f": "f", "top.txt": "top", "empty/": "" })
+    fs.mkdirSync(path.join(s.outside, "dir/sub"), { recursive: true })
+    fs.writeFileSync(path.join(s.outside, "dir/sub/keep.txt"), "keep")
+    fs.symlinkSync(s.outside, s.abs("ln"))
+    fs.symlinkSync(path.join(s.outside, "dir"), s.abs("a/ln"))
+    fs.symlinkSync("b", s.abs("a/inner"))
+    const root = await PinnedRoot.open(s.root, { strategy })
+    expect(root.strategy).toBe(strategy)
+    return { s, root, outsideBefore: snapshot(s.outside) }
+  }
+
+  it("removes a file at the root and at depth, in one trip each", async () => {
+    const { s, root } = await setup()
+    const t0 = native.trips()
+    await root.remove("top.txt")
+    expect(native.trips() - t0).toBe(1)
+    await root.remove("a/b/file.txt")
+    expect(fs.existsSync(s.abs("top.txt"))).toBe(false)
+    expect(fs.existsSync(s.abs("a/b/file.txt"))).toBe(false)
+  })
+
+  it("refuses a directory without recursive, even empty, even with force (as Node)", async () => {
+    const { s, root } = await setup()
+    for (const p of ["empty", "a", "a/b/"]) {
+      for (const force of [false, true]) {
+        const e = await refusal(root.remove(p, { force }))
+        expect(e.code).toBe("EISDIR")
+        expect(e.reason).toBe("BadResource")
+      }
+    }
+    expect(fs.existsSync(s.abs("empty"))).toBe(true)
+  })
+
+  it("removes an empty directory and a whole tree with recursive", async () => {
+    const { s, root, outsideBefore } = await setup()
+    await root.remove("empty", { recursive: true })
+    expect(fs.existsSync(s.abs("empty"))).toBe(false)
+    // A tree holding every kind of entry: links to outside (dir, file, dangling), a FIFO, a hard
+    // link to a file outside, many files (several listing buffers), nesting.
+    s.make({ "t/x/y/z/deep.txt": "d", "t/x/file": "f", "t/e/": "" })
+    for (let i = 0; i < 300; i++) fs.writeFileSync(s.abs(`t/many-${"n".repeat(100)}-${i}`), "")
+    fs.symlinkSync(path.join(s.outside, "dir"), s.abs("t/x/to-dir"))
+    fs.symlinkSync(s.secret, s.abs("t/to-secret"))
+    fs.symlinkSync("nowhere", s.abs("t/x/y/dangling"))
+    mkfifo(s.abs("t/x/pipe"))
+    fs.linkSync(s.secret, s.abs("t/x/hard"))
+    await root.remove("t", { recursive: true })
+    expect(fs.existsSync(s.abs("t"))).toBe(false)
+    expect(fs.statSync(s.secret).nlink).toBe(1)
+    expect(fs.readFileSync(s.secret, "utf8")).toBe("TOP SECRET")
+    expect(snapshot(s.outside)).toEqual(outsideBefore)
+  })
+
+  it("removes a link as the entry, never what it names", async () => {
+    const { s, root, outsideBefore } = await setup()
+    await root.remove("ln")
+    await root.remove("a/ln", { recursive: true })
+    expect(fs.existsSync(s.abs("ln"))).toBe(false)
+    expect(fs.existsSync(s.abs("a/ln"))).toBe(false)
+    expect(snapshot(s.outside)).toEqual(outsideBefore)
+  })
+
+  it("removes our name of a hard-linked file and leaves the other name", async () => {
+    const { s, root } = await setup()
+    fs.linkSync(s.secret, s.abs("hard"))
+    await root.remove("hard")
+    expect(fs.existsSync(s.abs("hard"))).toBe(false)
+    expect(fs.readFileSync(s.secret, "utf8")).toBe("TOP SECRET")
+  })
+
+  it("answers a missing path NotFound, or nothing with force; a file on the way is not missing", async () => {
+    const { root } = await setup()
+    expect((await refusal(root.remove("nope"))).reason).toBe("NotFound")
+    expect((await refusal(root.remove("no/such/parent"))).reason).toBe("NotFound")
+    await root.remove("nope", { force: true })
+    await root.remove("no/such/parent", { force: true, recursive: true })
+    for (const force of [false, true]) {
+      const e = await refusal(root.remove("a/f/x", { force }))
+      expect(e.code).toBe("ENOTDIR")
+      expect(e.reason).toBe("BadResource")
+    }
+  })
+
+  it("refuses a symlink first or in the middle, and a trailing slash after one, even with force", async () => {
+    const { s, root, outsideBefore } = await setup()
+    for (const force of [false, true]) {
+      for (const p of ["ln/secret.txt", "a/ln/sub", "a/ln/sub/keep.txt", "a/inner/file.txt", "ln/", "a/ln/"]) {
+        const e = await refusal(root.remove(p, { force, recursive: true }))
+        expect(e.reason).toBe("PermissionDenied")
+        expect(e.refusal).toBe("symlink")
+      }
+    }
+    expect(snapshot(s.outside)).toEqual(outsideBefore)
+    expect(fs.existsSync(s.abs("a/b/file.txt"))).toBe(true)
+  })
+
+  it("resolves .. physically and never above the root", async () => {
+    const { s, root, outsideBefore } = await setup()
+    await root.remove("a/b/../f")
+    expect(fs.existsSync(s.abs("a/f"))).toBe(false)
+    expect((await refusal(root.remove("a/inner/../b/file.txt"))).refusal).toBe("symlink")
+    const name = path.basename(s.root)
+    for (const p of ["../outside/secret.txt", `../${name}/top.txt`, "a/../../outside", "../outside"]) {
+      const e = await refusal(root.remove(p, { recursive: true, force: true }))
+      expect(e.reason).toBe("PermissionDenied")
+      expect(e.refusal).toBe("escape")
+    }
+    expect(snapshot(s.outside)).toEqual(outsideBefore)
+    expect(fs.existsSync(s.abs("top.txt"))).toBe(true)
+  })
+
+  it("never removes the root itself", async () => {
+    const { s, root } = await setup()
+    for (const p of ["", ".", "./", "a/..", "a/b/../.."]) {
+      const e = await refusal(root.remove(p, { recursive: true, force: true }))
+      expect(e.reason).toBe("BadArgument")
+    }
+    expect(fs.existsSync(s.abs("a/b/file.txt"))).toBe(true)
+  })
+
+  it("rejects absolute paths and malformed input with BadArgument", async () => {
+    const { s, root, outsideBefore } = await setup()
+    for (const p of [s.abs("top.txt"), s.secret, s.outside, undefined, null, 1, ["a"], "a\0b", "x".repeat(5000)]) {
+      const e = await refusal((async () => root.remove(p as string, { recursive: true, force: true }))())
+      expect(e.reason).toBe("BadArgument")
+    }
+    expect(snapshot(s.outside)).toEqual(outsideBefore)
+    expect(fs.existsSync(s.abs("top.txt"))).toBe(true)
+  })
+
+  it("bounds the depth it descends, failing visibly", async () => {
+    const { s, root } = await setup()
+    const deep = Array.from({ length: 300 }, () => "d").join("/")
+    fs.mkdirSync(s.abs(`deep/${deep}`), { recursive: true })
+    const e = await refusal(root.remove("deep", { recursive: true }))
+    expect(e.code).toBe("ENAMETOOLONG")
+    expect(e.description).toMatch(/deeper than/)
+    expect(fs.existsSync(s.abs("deep"))).toBe(true)
+  })
+})
+
+describe.each(strategies)("recursive remove under an attacker swapping a subdirectory (%s)", (strategy) => {
+  it("never removes anything outside the root", async () => {
+    const s = scratch()
+    const target = path.join(s.outside, "target")
+    // Mirrors the tree's names, so a remove that followed the link would empty it.
+    for (const d of ["d0", "d0/x"]) fs.mkdirSync(path.join(target, d), { recursive: true })
+    for (const f of ["d0/x/f0", "d0/x/f1", "g0", "g1"]) fs.writeFileSync(path.join(target, f), "outside")
+    const before = snapshot(s.outside)
+    const root = await PinnedRoot.open(s.root, { strategy })
+    const build = () => {
+      // Many siblings around d0 widen the window between listing t (d0 a directory) and opening d0.
+      const siblings = Array.from({ length: 64 }, (_, i) => `t/s${i}`)
+      for (const f of ["t/d0/d0/x/f0", "t/d0/d0/x/f1", "t/d0/g0", "t/d0/g1", "t/d1/g0", ...siblings]) {
+        try {
+          fs.mkdirSync(path.dirname(s.abs(f)), { recursive: true })
+          fs.writeFileSync(s.abs(f), "inside")
+        } catch {
+          // the attacker moved a directory away meanwhile: fine
+        }
+      }
+      try {
+        fs.symlinkSync(target, s.abs("lnk"))
+      } catch {
+        // still there
+      }
+    }
+    build()
+    const attack = startSwapper([
+      [s.abs("t/d0"), s.abs("d0.aside")],
+      [s.abs("lnk"), s.abs("t/d0")],
+      [s.abs("t/d0"), s.abs("lnk")],
+      [s.abs("d0.aside"), s.abs("t/d0")]
+    ])
+    let rounds = 0
+    while (!attack.done() && rounds < 5000) {
+      rounds++
+      build()
+      await root.remove("t", { recursive: true }).catch((e: unknown) => {
+        expect(e).toBeInstanceOf(PinnedFsError)
+      })
+    }
+    await attack.finished
+    expect(rounds).toBeGreaterThan(0)
+    expect(snapshot(s.outside)).toEqual(before)
+    expect(fs.readFileSync(s.secret, "utf8")).toBe("TOP SECRET")
+  })
+})
