@@ -11,10 +11,6 @@ import { PinnedRoot } from "../../src/index.ts"
 import { buildAttacker, openNaive, raceOps, runCell, type RaceOp } from "../../scripts/race/run.mjs"
 import { strategies } from "../support/strategies.ts"
 
-// Operations whose native implementation is on this branch. The others answer ENOSYS, which races
-// nothing; each joins this list when it lands (the cell then asserts it never answers ENOSYS).
-const landed = new Set(["exists", "stat", "readFile", "writeFile", "append", "chmod", "chown", "rename", "readDirectory", "glob", "batch"])
-
 // About a third of a second per cell at most, so the whole file stays well under a minute on two cores.
 const budget = (op: RaceOp) => (op.mutates ? { iterations: 60, seconds: 0.3 } : { iterations: 200, seconds: 0.3 })
 
@@ -23,9 +19,7 @@ beforeAll(() => {
   attackerBin = buildAttacker()
 })
 
-const cells = raceOps
-  .filter((op) => landed.has(op.name))
-  .flatMap((op) => op.attacks.map((attack) => [`${op.name} under the ${attack} attack`, op, attack] as const))
+const cells = raceOps.flatMap((op) => op.attacks.map((attack) => [`${op.name} under the ${attack} attack`, op, attack] as const))
 
 describe.each(strategies)("race attacks (%s)", (strategy) => {
   it.each(cells)("%s", async (_name, op, attack) => {
