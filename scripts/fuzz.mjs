@@ -49,7 +49,7 @@ if (targets.length === 0) {
 log(`== building ${targets.join(", ")} (clang, ASan, UBSan, libFuzzer) into build-fuzz/`)
 execFileSync(
   "cmake",
-  ["-S", repo, "-B", build, "-DPINNEDFS_FUZZ=ON", "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DCMAKE_C_COMPILER=clang", "-DCMAKE_CXX_COMPILER=clang++"],
+  ["-S", repo, "-B", build, "-DPINNEDFS_FUZZ=ON", "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DCMAKE_CXX_COMPILER=clang++"],
   { stdio: ["ignore", "ignore", "inherit"] }
 )
 execFileSync("cmake", ["--build", build, "-j", String(Math.max(1, Math.min(2, os.cpus().length))), "--target", ...targets], {
