@@ -76,6 +76,15 @@ inline Request grammar_request(const World& w, FuzzedDataProvider& in) {
   if (r.op == Op::Mkdirs) {
     int n = in.ConsumeIntegralInRange<int>(0, 3);
     for (int i = 0; i < n; ++i) r.plan.push_back({grammar_path(in), in.ConsumeIntegralInRange<std::uint32_t>(0, 07777)});
+    // The program's test hook: something changes between planning and creating.
+    n = in.ConsumeIntegralInRange<int>(0, 2);
+    for (int i = 0; i < n; ++i) {
+      HookStep step;
+      step.kind = static_cast<HookStep::Kind>(in.ConsumeIntegralInRange<int>(0, 3));
+      step.path = grammar_path(in);
+      step.to = grammar_path(in);
+      r.after_plan.push_back(std::move(step));
+    }
   }
   if (r.op == Op::Rmdirs) {
     int n = in.ConsumeIntegralInRange<int>(0, 3);
