@@ -7,7 +7,7 @@
 //   base/root/.hl      == base/outside/canary/secret.txt (hard link) partner of file.txt
 //   base/outside/canary/...                           checksummed; same shape as D, plus
 //                                                     canary-only names and a random token
-//   base/outside/planted/sub/{g.txt == canary/sub/g.txt, planted.txt, deep -> canary/sub/deep,
+//   base/outside/planted/sub/{g.txt == canary/sub/h.txt, planted.txt, deep -> canary/sub/deep,
 //                             empty -> canary/sub/empty}   dirswap partner of d (not checksummed:
 //                                                     while it sits in the root it is fair game)
 import { createHash, randomBytes } from "node:crypto"
@@ -67,6 +67,9 @@ const buildCanary = (arena) => {
   }
   file("secret.txt", "secret")
   file("sub/g.txt", "g")
+  // The planted directory's hard link points here, not at sub/g.txt: a canary file reached through
+  // the symlink must have one link, or every checker that refuses hard links would refuse it anyway.
+  file("sub/h.txt", "h")
   file("sub/canary-only.txt", "only")
   file("sub/deep/canary-deep.txt", "deep")
   const ids = new Set()
@@ -97,7 +100,7 @@ const insideSpec = (arena) => ({
   },
   [arena.planted]: {
     sub: {
-      "g.txt": { hard: path.join(arena.canary, "sub/g.txt") },
+      "g.txt": { hard: path.join(arena.canary, "sub/h.txt") },
       "planted.txt": { file: "planted\n" },
       deep: { link: path.join(arena.canary, "sub/deep") },
       empty: { link: path.join(arena.canary, "sub/empty") }
