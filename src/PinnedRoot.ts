@@ -247,7 +247,25 @@ export class PinnedRoot {
     return this.run({ op: ops.resolve, path: relativePath(path) }, path)
   }
 
-  /** Effect 4.1 `FileSystem.glob` semantics, except that no link is ever traversed. */
+  /**
+   * Finds paths under `root` (relative to this root; default the root itself) matching `pattern`,
+   * with Effect 4.1 `FileSystem.glob` semantics: brace expansion, `*`, `?`, `[...]` classes with
+   * POSIX names, `**`, dot names skipped by wildcards unless `dot`, `dir/**` including `dir`, a
+   * trailing `/` for directories only, `exclude` patterns whose directories are never read, results
+   * `/`-separated and relative to `root`, depth first, each directory's entries sorted by name.
+   * A missing `root` gives `[]`. The whole walk is one native call.
+   *
+   * **Differences from Effect**, all because no link is ever followed:
+   * - a link matches like any other entry but is never a directory: no segment enters it, not
+   *   `**` (as in Effect) and not a literal or wildcard segment (Effect follows those), and a
+   *   directory-only pattern (`link/`) does not match it;
+   * - `root` itself must not be or pass through a link (`PermissionDenied`);
+   * - `..` in the pattern returns to the directory the walk came from; a pattern whose `..` could
+   *   climb above the pinned root is refused (`PermissionDenied`, an escape) before anything is read;
+   * - names that are not valid UTF-8 are skipped; a literal segment with an escaped `/` matches
+   *   nothing;
+   * - absolute patterns are refused (`BadArgument`), like every absolute path here.
+   */
   async glob(
     pattern: string,
     options?: {

@@ -1,12 +1,13 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, FileSystem } from "effect"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
 import { strategies } from "./support/strategies.ts"
-import { mkfifo, scratch } from "./support/tree.ts"
+import { mkfifo, openDescriptorCount, scratch } from "./support/tree.ts"
 
 interface GlobOptions {
   readonly root?: string
@@ -145,6 +146,9 @@ const cases: ReadonlyArray<Case> = [
     "src//*.ts",
     "src/./lib/*",
     "src/../a/*.js",
+    "src/..",
+    "src/../*",
+    "src/lib/../../b/*",
     "*/../b/*.js",
     "**/..",
     ".",
@@ -180,6 +184,8 @@ const cases: ReadonlyArray<Case> = [
   { pattern: "**", options: { exclude: ["**/.*"], dot: true } },
   { pattern: "**", options: { exclude: ["*"] } },
   { pattern: "**/*", options: { exclude: ["b/**"] } },
+  { pattern: ".*", options: { exclude: ["*"] } },
+  { pattern: "**", options: { exclude: ["**/[a-c]"] } },
   { pattern: "src/**", options: { exclude: ["src"] } },
   { pattern: "*", options: { root: "src" } },
   { pattern: "**/*.ts", options: { root: "src" } },
@@ -286,6 +292,68 @@ describe.each(strategies)("glob (%s)", (strategy) => {
     }
     expect(nonEmpty).toBeGreaterThan(60)
     expect(escapes).toBeLessThan(60)
+  })
+
+  it("differs from Effect where a literal holds an escaped '/': no single name can match it", async () => {
+    const { s, root } = await setup()
+    expect(await effectGlob("a\\/x.js", { root: s.root })).toEqual(["a/x.js"])
+    expect(await root.glob("a\\/x.js")).toEqual([])
+  })
+
+  it("leaves no descriptor open and handles a deep chain", async () => {
+    const { s, root } = await setup()
+    let deep = "deep"
+    for (let i = 0; i < 150; i++) deep += "/d"
+    s.make({ [deep + "/leaf.ts"]: "" })
+    const before = openDescriptorCount()
+    expect(await root.glob("deep/**/leaf.ts")).toEqual([deep + "/leaf.ts"])
+    expect((await root.glob("**", { exclude: ["src", ".git"] })).length).toBeGreaterThan(150)
+    await refusal(root.glob("*", { root: "../x" }))
+    expect(openDescriptorCount()).toBe(before)
+  })
+
+  it("agrees with NodeFileSystem.glob on seeded random character-level patterns", async () => {
+    const names = ["a", "b", "ab", ".d", "x.ts", "A", "1", "a.b", "é", "[a]", "{a,b}", "a*", "-", "!", "p\uE000", "p😀", "..a", "c d"]
+    const chars = ["a", "b", "*", "?", "[", "]", "!", "^", "-", "{", "}", ",", "\\", "/", ".", "x", "é", ":", "[:alpha:]", "**", "😀", "A", "1", "d"]
+    let compared = 0
+    for (let seed = 100; seed < 103; seed++) {
+      const random = rng(seed)
+      const spec: Record<string, string> = {}
+      const grow = (prefix: string, depth: number) => {
+        for (let i = 0; i < 4; i++) {
+          const at = prefix + names[Math.floor(random() * names.length)]
+          if (spec[at] !== undefined || spec[at + "/"] !== undefined) continue
+          if (depth < 3 && random() < 0.4) {
+            spec[at + "/"] = ""
+            grow(at + "/", depth + 1)
+          } else {
+            spec[at] = ""
+          }
+        }
+      }
+      grow("", 0)
+      const { s, root } = await setup(spec)
+      for (let i = 0; i < 120; i++) {
+        let pattern = ""
+        for (let k = 1 + Math.floor(random() * 10); k > 0; k--) pattern += chars[Math.floor(random() * chars.length)]
+        const options: GlobOptions = {
+          dot: random() < 0.3,
+          ...(random() < 0.2 ? { exclude: [chars[Math.floor(random() * chars.length)] + "*"] } : {})
+        }
+        const reference = await effectGlob(pattern, { ...options, root: s.root })
+        const ours = await root.glob(pattern, options).catch((e: unknown) => e)
+        if (ours instanceof PinnedFsError) {
+          // The two refusals we choose: absolute (or drive) patterns, and climbs above the root.
+          if (ours.reason === "BadArgument") expect(pattern).toMatch(/(^|[{,])([A-Za-z]:)?\//)
+          else expect(ours.refusal).toBe("escape")
+          for (const p of reference) expect(p.startsWith("/") || p.startsWith("..") || /^[A-Za-z]:/.test(p)).toBe(true)
+          continue
+        }
+        expect({ seed, pattern, options, result: ours }).toEqual({ seed, pattern, options, result: reference })
+        compared++
+      }
+    }
+    expect(compared).toBeGreaterThan(250)
   })
 
   it("answers in one trip", async () => {
@@ -419,5 +487,80 @@ describe.each(strategies)("glob (%s)", (strategy) => {
     await bad(root.glob("/etc/*"))
     await bad(root.glob("{/etc/passwd,x}"))
     await bad(root.glob("*", { root: 7 as unknown as string }))
+  })
+})
+
+// Permission semantics need an unprivileged process (root reads anything): a child running as
+// `nobody` runs our glob and Effect's over the same tree and reports both.
+const childScript = `
+const [pkg, effectUrl, nfsUrl, rootDir, strategy, casesJson] = process.argv.slice(1)
+const native = require(require.resolve("node-gyp-build", { paths: [pkg] }))(pkg)
+;(async () => {
+  const { Effect, FileSystem } = await import(effectUrl)
+  const NodeFileSystem = await import(nfsUrl)
+  const handle = await native.pin(rootDir, strategy)
+  const out = []
+  for (const c of JSON.parse(casesJson)) {
+    const ours = await handle
+      .execute({ op: native.ops.glob, path: "", to: c.root ?? "", pattern: c.pattern, exclude: c.exclude ?? [], dot: false })
+      .then((ok) => ({ ok }), (e) => ({ err: e.code }))
+    const reference = await Effect.runPromise(
+      Effect.gen(function*() {
+        const fileSystem = yield* FileSystem.FileSystem
+        return yield* fileSystem.glob(c.pattern, { root: c.root ? rootDir + "/" + c.root : rootDir, exclude: c.exclude })
+      }).pipe(Effect.provide(NodeFileSystem.layer))
+    ).then((ok) => ({ ok }), (e) => ({ err: e?.reason?._tag ?? String(e) }))
+    out.push({ ...c, ours, reference })
+  }
+  handle.close()
+  process.stdout.write(JSON.stringify(out))
+})().catch((e) => { console.error(e); process.exit(1) })
+`
+
+describe.each(strategies)("glob as an unprivileged user (%s)", (strategy) => {
+  it("propagates denied named directories, skips denied wildcard-reached ones, never reads excluded ones", () => {
+    const s = scratch()
+    s.make({ "locked/known.ts": "", "sealed/x.ts": "", "open/ok.ts": "" })
+    fs.chmodSync(path.dirname(s.root), 0o755)
+    fs.chmodSync(s.abs("locked"), 0o111) // searchable, not listable
+    fs.chmodSync(s.abs("sealed"), 0o000)
+    const cases = [
+      { pattern: "locked/*", expect: { err: "PermissionDenied" } },
+      { pattern: "locked/known.ts", expect: { ok: ["locked/known.ts"] } },
+      { pattern: "*/known.ts", expect: { ok: [] } },
+      { pattern: "**", expect: { ok: ["locked", "open", "open/ok.ts", "sealed"] } },
+      { pattern: "sealed/x.ts", expect: { err: "PermissionDenied" } },
+      // Excluded directories are never read: without the exclude these would fail.
+      { pattern: "locked/*", exclude: ["locked"], expect: { ok: [] } },
+      { pattern: "sealed/**", exclude: ["sealed/"], expect: { ok: [] } },
+      { pattern: "*", root: "locked", expect: { err: "PermissionDenied" } },
+      { pattern: "known.ts", root: "locked", expect: { ok: ["known.ts"] } },
+      { pattern: "*", root: "sealed", expect: { err: "PermissionDenied" } },
+      { pattern: "x.ts", root: "sealed", expect: { err: "PermissionDenied" } }
+    ]
+    const pkg = path.resolve(__dirname, "..")
+    const resolveUrl = (p: string) => new URL(`file://${fs.realpathSync(path.join(pkg, "node_modules", p))}`).href
+    const result = spawnSync(
+      process.execPath,
+      [
+        "-e",
+        childScript,
+        pkg,
+        resolveUrl("effect/dist/index.js"),
+        resolveUrl("@effect/platform-node/dist/NodeFileSystem.js"),
+        s.root,
+        strategy,
+        JSON.stringify(cases.map(({ expect: _, ...c }) => c))
+      ],
+      { uid: 65534, gid: 65534, encoding: "utf8", timeout: 60_000 }
+    )
+    expect(result.stderr).toBe("")
+    const rows = JSON.parse(result.stdout) as Array<{ pattern: string; ours: { ok?: Array<string>; err?: string }; reference: unknown }>
+    expect(rows.length).toBe(cases.length)
+    const errno: Record<string, string> = { EACCES: "PermissionDenied", EPERM: "PermissionDenied" }
+    rows.forEach((row, i) => {
+      const ours = row.ours.err === undefined ? row.ours : { err: errno[row.ours.err] ?? row.ours.err }
+      expect({ i, ...row, ours }).toEqual({ i, ...row, ours: cases[i].expect, reference: cases[i].expect })
+    })
   })
 })

@@ -1,5 +1,7 @@
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { native, type NativeRequest } from "../src/internal/native.ts"
@@ -404,6 +406,77 @@ describe.each(strategies)("directory programs under an attacker swapping an ance
     expect(rounds).toBeGreaterThan(0)
     expect(snapshot(s.outside)).toEqual(before)
     expect(fs.readFileSync(s.secret, "utf8")).toBe("TOP SECRET")
-    expect(fs.lstatSync(s.abs("w")).isDirectory()).toBe(true)
+    // (Where "w" ends up is the race's business: a program that found it missing mid-swap created
+    // a fresh "w" inside the root, which is allowed. Only the outside matters.)
+  })
+})
+
+/**
+ * Runs native requests in a child process as `nobody` (when the tests run as root, which proves
+ * nothing about permissions) and answers each one's value or error code.
+ */
+const asNobody = (root: string, strategy: string, requests: ReadonlyArray<Record<string, unknown>>) => {
+  const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+  const script = `
+    const native = require(${JSON.stringify(path.join(packageRoot, "node_modules", "node-gyp-build"))})(${JSON.stringify(packageRoot)})
+    ;(async () => {
+      const root = await native.pin(${JSON.stringify(root)}, ${JSON.stringify(strategy)})
+      const out = []
+      for (const r of ${JSON.stringify(requests)}) {
+        out.push(await root.execute({ ...r, op: native.ops[r.op] }).then(
+          (value) => ({ ok: true, value }),
+          (e) => ({ ok: false, code: e.code })))
+      }
+      process.stdout.write(JSON.stringify(out))
+    })()`
+  const ids = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}
+  const run = spawnSync(process.execPath, ["-e", script], { ...ids, encoding: "utf8" })
+  expect(run.stderr).toBe("")
+  return JSON.parse(run.stdout) as Array<{
+    ok: boolean
+    code?: string
+    value?: {
+      created: Array<{ path: string }>
+      error: { code: string } | null
+      members: Array<{ status: string; error: { code: string } | null }>
+      stopped: boolean
+    }
+  }>
+}
+
+describe.each(strategies)("directory operations without privileges (%s)", (strategy) => {
+  it("answer PermissionDenied where the caller may not write, keeping what was created", async () => {
+    const s = scratch()
+    for (let d = s.root; d !== path.dirname(path.dirname(s.root)); d = path.dirname(d)) fs.chmodSync(d, 0o755)
+    s.make({ "ro/kept/": "", "ro/tree/sub/file": "x" })
+    if (process.getuid?.() === 0) {
+      // The child runs as nobody: give it the tree, so only the 0555 modes stand in its way.
+      for (const p of ["", "ro", "ro/kept", "ro/tree", "ro/tree/sub", "ro/tree/sub/file"]) fs.chownSync(s.abs(p), 65534, 65534)
+    }
+    fs.chmodSync(s.abs("ro/tree/sub"), 0o555)
+    fs.chmodSync(s.abs("ro"), 0o555)
+    const kept = identityOf(s.abs("ro/kept"))
+    const [made, mk, rm, gone, removed] = asNobody(s.root, strategy, [
+      { op: "mkdirs", plan: [{ path: "a", mode: 0o700 }, { path: "ro/x", mode: 0o700 }, { path: "ro/x/y", mode: 0o700 }] },
+      { op: "makeDirectory", path: "ro/y" },
+      { op: "remove", path: "ro/tree", recursive: true },
+      { op: "rmdirs", owned: [{ path: "ro/kept", identity: kept }] },
+      { op: "remove", path: "ro/kept", recursive: true }
+    ])
+    expect(made?.ok).toBe(true)
+    expect(made?.value?.created.map((c) => c.path)).toEqual(["a"])
+    expect(made?.value?.error?.code).toBe("EACCES")
+    expect(fs.existsSync(s.abs("a"))).toBe(true)
+    expect(fs.existsSync(s.abs("ro/x"))).toBe(false)
+    expect(mk?.code).toBe("EACCES")
+    expect(rm?.code).toBe("EACCES")
+    expect(fs.existsSync(s.abs("ro/tree/sub/file"))).toBe(true)
+    expect(gone?.value?.stopped).toBe(true)
+    expect(gone?.value?.members[0]?.status).toBe("refused")
+    expect(gone?.value?.members[0]?.error?.code).toBe("EACCES")
+    expect(removed?.code).toBe("EACCES")
+    expect(fs.existsSync(s.abs("ro/kept"))).toBe(true)
+    fs.chmodSync(s.abs("ro"), 0o755)
+    fs.chmodSync(s.abs("ro/tree/sub"), 0o755)
   })
 })

@@ -82,8 +82,8 @@ describe.each(strategies)("exists, stat, readFile (%s)", (strategy) => {
   it("refuses a hard-linked file for read and stat", async () => {
     const { s, root } = await setup()
     fs.linkSync(s.secret, s.abs("hard.txt"))
-    for (const op of [root.readFile("hard.txt"), root.stat("hard.txt")]) {
-      const e = await refusal(op)
+    for (const op of [() => root.readFile("hard.txt"), () => root.stat("hard.txt")]) {
+      const e = await refusal(op())
       expect(e.reason).toBe("PermissionDenied")
       expect(e.refusal).toBe("hardlink")
     }

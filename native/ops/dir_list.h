@@ -25,8 +25,8 @@ struct DirEntry {
 };
 
 // Lists a directory opened O_RDONLY|O_DIRECTORY. The descriptor stays open and owned by the caller
-// (a recursive listing opens the children through it); its offset is consumed, so each descriptor is
-// listed once. One lister is reused across a recursive listing so its buffer is allocated once.
+// (a recursive listing opens the children through it); its offset is consumed, so each descriptor
+// is listed once. One lister is reused across a recursive listing so its buffer is allocated once.
 struct DirLister {
   Status list(int dirfd, const std::string& shown_path, std::vector<DirEntry>& out);
   // Linux: the getdents64 buffer. Public so the readdir build, which needs none, has no unused
@@ -45,8 +45,8 @@ inline EntryKind entry_kind(unsigned char d_type) {
 
 #if defined(__linux__)
 // Appends the entries of one getdents64 answer (`len` bytes of linux_dirent64 records) to `out`,
-// skipping "." and "..". Pure, so the native tests can feed it crafted records. Returns false when a
-// record is malformed (a zero or overrunning d_reclen): the caller reports EIO rather than loop.
+// skipping "." and "..". Pure, so the native tests can feed it crafted records. Returns false when
+// a record is malformed (a zero or overrunning d_reclen): the caller reports EIO rather than loop.
 bool parse_dirents64(const char* buf, std::size_t len, std::vector<DirEntry>& out);
 #endif
 

@@ -19,7 +19,10 @@
 //  - Names that are not valid UTF-8 are skipped: no JavaScript string can name them faithfully.
 //  - A literal segment holding an escaped '/' (`a\/b`) matches nothing: no single name holds a
 //    '/', and probing it as a path would cross a component unchecked.
-//  - Absolute patterns are the TypeScript layer's to rewrite; here they are a BadArgument.
+//  - Absolute patterns ("/x", and "C:/x", which Effect reads as a drive root on every platform)
+//    are the TypeScript layer's to rewrite relative to the root; here they are a BadArgument.
+//  - A literal segment longer than NAME_MAX names nothing and is skipped (Effect's stat of it
+//    would fail with ENAMETOOLONG).
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -389,8 +392,11 @@ Result<Value> Walker::run() {
       relative.push_back('/');
     }
     relative.append(name);
+    if (!e.descend) {
+      if (e.accepted) out_.push_back(std::move(relative));
+      continue;
+    }
     if (e.accepted) out_.push_back(relative);
-    if (!e.descend) continue;
     bool entered = false;
     auto d = descend(index, e, std::move(relative), &entered);
     if (!d.ok()) return d.take_error();

@@ -1,15 +1,12 @@
 // readLink, realPath, resolve: the operations that talk about links without following them.
-//
-// Spelling: on Linux a name that resolves is spelled on disk as it was requested, except in a
-// casefold directory (ext4/f2fs +F), where only a listing could tell the stored spelling; that case
-// is not handled and the requested spelling is answered. macOS (case-insensitive APFS) would need
-// getattrlistat(ATTR_CMN_NAME) per component; not done yet either.
+// realPath and resolve answer existing components in their on-disk spelling (see spelling.h).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "link_text.h"
 #include "ops.h"
+#include "spelling.h"
 
 namespace pinnedfs::ops {
 
@@ -22,6 +19,27 @@ Resolution reached(std::string path) { return Resolution{std::move(path), false,
 Resolution link_at(std::string path, std::string target) {
   return Resolution{std::move(path), true, std::move(target)};
 }
+
+// A root-relative path built one existing component at a time, each in its on-disk spelling.
+struct Spelled {
+  std::string path;
+  Status add(int dirfd, const std::string& name, const std::string& shown_path) {
+    auto stored = on_disk_name(dirfd, name, shown_path);
+    if (!stored.ok()) return stored.take_error();
+    if (!path.empty()) path.push_back('/');
+    path += stored.value();
+    return ok_status();
+  }
+  // This prefix, then the components from `from` on as requested (a missing one stays as asked).
+  std::string with_rest(const LexedPath& lexed, std::size_t from) const {
+    std::string out = path;
+    for (std::size_t i = from; i < lexed.parts.size(); ++i) {
+      if (!out.empty()) out.push_back('/');
+      out += lexed.parts[i];
+    }
+    return out;
+  }
+};
 }  // namespace
 
 Result<std::string> read_link_at(int dirfd, const std::string& name, const std::string& shown_path,
@@ -87,7 +105,20 @@ Result<Value> real_path(const Root& root, const Request& request) {
     return refusal(Refusal::Symlink, "realpath", request.path,
                    "path component '" + path.leaf() + "' is a symbolic link", ELOOP);
   }
-  return Value(Text{path.joined()});
+  if (!kSpellingMayDiffer) return Value(Text{path.joined()});
+  // Where names fold (macOS), ask each component's stored name, walking again by handle.
+  Spelled spelled;
+  DirRef cur = DirRef::borrow(root.fd());
+  for (std::size_t i = 0; i < path.parts.size(); ++i) {
+    std::string here = path.joined(i + 1);
+    auto name = spelled.add(cur.get(), path.parts[i], here);
+    if (!name.ok()) return name.take_error();
+    if (i + 1 == path.parts.size()) break;
+    auto next = open_child(root, cur.get(), path.parts[i], kDirHandleFlags, 0, here);
+    if (!next.ok()) return next.take_error();
+    cur = DirRef::own(next.take());
+  }
+  return Value(Text{spelled.path});
 }
 
 namespace {
@@ -97,37 +128,52 @@ namespace {
 // answers a link's text or says it is none, without opening anything.
 Result<Value> resolve_by_walk(const Root& root, const LexedPath& path) {
   DirRef cur = DirRef::borrow(root.fd());
+  Spelled spelled;
+  // The first link, at `name` in `cur`: its text (read, never opened) and its own name spelled.
+  auto link_answer = [&](const std::string& name, const std::string& here,
+                         Result<std::string> text) -> Result<Value> {
+    if (!text.ok()) return text.take_error();
+    auto stored = spelled.add(cur.get(), name, here);
+    if (!stored.ok()) return stored.take_error();
+    return Value(link_at(spelled.path, text.take()));
+  };
   for (std::size_t i = 0; i < path.parts.size(); ++i) {
     const std::string& name = path.parts[i];
     std::string here = path.joined(i + 1);
     bool last = i + 1 == path.parts.size();
     if (last && !path.must_be_dir) {
       auto text = read_link_at(cur.get(), name, here);
-      if (text.ok()) return Value(link_at(std::move(here), text.take()));
+      if (text.ok()) return link_answer(name, here, std::move(text));
       int err = text.error().err;
-      // EINVAL: it exists and is not a link. ENOENT: a missing leaf, answered as requested.
-      if (err == EINVAL || err == ENOENT) return Value(reached(path.joined()));
-      return text.take_error();
+      // A missing leaf is answered as requested.
+      if (err == ENOENT) return Value(reached(spelled.with_rest(path, i)));
+      // EINVAL: it exists and is not a link.
+      if (err != EINVAL) return text.take_error();
+      auto stored = spelled.add(cur.get(), name, here);
+      if (!stored.ok()) return stored.take_error();
+      return Value(reached(spelled.path));
     }
     auto next = open_child(root, cur.get(), name, kDirHandleFlags, 0, here);
     if (next.ok()) {
+      auto stored = spelled.add(cur.get(), name, here);
+      if (!stored.ok()) return stored.take_error();
       cur = DirRef::own(next.take());
       continue;
     }
     const Error& e = next.error();
+    // If it stopped being a link since the open, readlinkat fails (EINVAL) and that failure is
+    // the answer: the caller asks again.
     if (e.refusal == Refusal::Symlink) {
-      // The first link: its text is the answer. If it stopped being a link since the open, the
-      // readlinkat fails (EINVAL) and that failure is the answer: the caller asks again.
-      auto text = read_link_at(cur.get(), name, here);
-      if (!text.ok()) return text.take_error();
-      return Value(link_at(std::move(here), text.take()));
+      return link_answer(name, here, read_link_at(cur.get(), name, here));
     }
     // A missing component: it and what follows are answered as requested.
-    if (e.refusal == Refusal::None && e.err == ENOENT) return Value(reached(path.joined()));
+    if (e.refusal == Refusal::None && e.err == ENOENT) {
+      return Value(reached(spelled.with_rest(path, i)));
+    }
     // ENOTDIR (a file on the way), permissions, anything else: an error.
     return next.take_error();
   }
-  return Value(reached(path.joined()));  // every component a directory ("a/b/" ended here)
+  return Value(reached(spelled.path));  // every component a directory ("a/b/" ended here)
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include "handle_mode.h"
+#include "attr_fd.h"
 
 namespace pinnedfs::ops {
 
@@ -263,7 +263,7 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
       n.state = State::Created;
       n.identity = identity_of(st);
       out.created.push_back(CreatedDir{n.shown, n.identity});
-      auto moded = chmod_handle(made.value().get(), n.mode & 07777, n.shown);
+      auto moded = attr::change_mode(made.value().get(), n.mode & 07777, n.shown);
       if (!moded.ok()) return stop(moded.take_error());
     } else {
       struct stat st;

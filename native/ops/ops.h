@@ -6,7 +6,7 @@
 //   dir.cc       readDirectory
 //   glob.cc      glob (matcher in glob_match.cc)
 //   write.cc     writeFile (flags, atomic)
-//   mkdir.cc     makeDirectory, mkdirs (the program: mkdirs.cc; chmod by handle: handle_mode.cc)
+//   mkdir.cc     makeDirectory, mkdirs (the program: mkdirs.cc)
 //   remove.cc    remove (tree by handle: remove_tree.cc); rmdirs.cc: rmdirs
 //   rename.cc    rename
 //   attr.cc      chmod, chown

@@ -76,15 +76,21 @@ Result<Value> exists(const Root& root, const Request& request) {
 
 #if defined(__linux__) && defined(STATX_BTIME)
 namespace {
+timespec timespec_of(const struct statx_timestamp& t) {
+  return timespec{static_cast<time_t>(t.tv_sec), static_cast<long>(t.tv_nsec)};
+}
+
 // statx(fd, "", AT_EMPTY_PATH) on the descriptor we opened: the same check-and-use handle as fstat,
-// plus the birth time fstat cannot give. Answers false (and leaves `out` alone) where statx itself
+// plus the birth time fstat cannot give. Answers false (and leaves `st` unset) where statx itself
 // is missing (kernel < 4.11 ENOSYS; a seccomp profile that predates it answers ENOSYS or EPERM), so
 // the caller falls back to fstat; any other failure is the answer. `birthtime_ms` stays -1 where
 // the file system records no birth time (the answer's mask says).
-Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st, double& birthtime_ms) {
+Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st,
+                      double& birthtime_ms) {
   struct statx sx;
   int rc;
-  do rc = ::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &sx);
+  do rc = ::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME,
+                  &sx);
   while (rc != 0 && errno == EINTR);
   if (rc != 0) {
     if (errno == ENOSYS || errno == EPERM) return false;
@@ -103,9 +109,9 @@ Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st, do
   st.st_size = static_cast<off_t>(sx.stx_size);
   st.st_blocks = static_cast<blkcnt_t>(sx.stx_blocks);
   st.st_blksize = static_cast<blksize_t>(sx.stx_blksize);
-  st.st_atim = timespec{static_cast<time_t>(sx.stx_atime.tv_sec), static_cast<long>(sx.stx_atime.tv_nsec)};
-  st.st_mtim = timespec{static_cast<time_t>(sx.stx_mtime.tv_sec), static_cast<long>(sx.stx_mtime.tv_nsec)};
-  st.st_ctim = timespec{static_cast<time_t>(sx.stx_ctime.tv_sec), static_cast<long>(sx.stx_ctime.tv_nsec)};
+  st.st_atim = timespec_of(sx.stx_atime);
+  st.st_mtim = timespec_of(sx.stx_mtime);
+  st.st_ctim = timespec_of(sx.stx_ctime);
   if (sx.stx_mask & STATX_BTIME) {
     birthtime_ms = static_cast<double>(sx.stx_btime.tv_sec) * 1e3 +
                    static_cast<double>(sx.stx_btime.tv_nsec) / 1e6;

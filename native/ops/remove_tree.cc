@@ -5,13 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdint>
-#include <functional>
 #include <vector>
 
-#if defined(__linux__)
-#include <sys/syscall.h>
-#endif
+#include "dir_list.h"
 
 namespace pinnedfs::ops {
 
@@ -20,77 +16,6 @@ namespace {
 // A directory that keeps gaining entries while we empty it is someone racing us; give up visibly
 // rather than loop for ever.
 constexpr int kMaxPasses = 64;
-
-using EntryFn = std::function<Status(const std::string& name, unsigned char type)>;
-
-// Lists `dirfd` (freshly opened, so from its start), calling `fn` per entry other than "." and "..". This is a minimal
-// private lister for removal only (readDirectory has its own in dir.cc). The type is d_type, a
-// hint: every decision it steers is enforced by the no-follow open or unlinkat that follows.
-#if defined(__linux__)
-struct LinuxDirent64 {
-  std::uint64_t d_ino;
-  std::int64_t d_off;
-  unsigned short d_reclen;
-  unsigned char d_type;
-  char d_name[1];
-};
-
-Status list_entries(int dirfd, const std::string& shown, const EntryFn& fn) {
-  // 32 KiB, as platform-notes suggests; the buffer is read whole before any entry is acted on.
-  alignas(8) static thread_local char buf[32 * 1024];
-  for (;;) {
-    long n;
-    do n = ::syscall(SYS_getdents64, dirfd, buf, sizeof buf);
-    while (n < 0 && errno == EINTR);
-    if (n < 0) return sys_error(errno, "getdents64", shown);
-    if (n == 0) return ok_status();
-    // Copy the names out first: fn recurses, and the recursion reuses this thread's buffer.
-    std::vector<std::pair<std::string, unsigned char>> batch;
-    for (long off = 0; off < n;) {
-      auto* d = reinterpret_cast<LinuxDirent64*>(buf + off);
-      off += d->d_reclen;
-      const char* name = d->d_name;
-      if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
-      batch.emplace_back(name, d->d_type);
-    }
-    for (auto& [name, type] : batch) {
-      auto st = fn(name, type);
-      if (!st.ok()) return st;
-    }
-  }
-}
-#else
-Status list_entries(int dirfd, const std::string& shown, const EntryFn& fn) {
-  // A fresh description each pass (pitfall 9), handed to fdopendir, which takes it over.
-  int fresh;
-  do fresh = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  while (fresh < 0 && errno == EINTR);
-  if (fresh < 0) return sys_error(errno, "openat", shown);
-  DIR* dir = ::fdopendir(fresh);
-  if (!dir) {
-    int err = errno;
-    ::close(fresh);
-    return sys_error(err, "fdopendir", shown);
-  }
-  std::vector<std::pair<std::string, unsigned char>> names;
-  for (;;) {
-    errno = 0;
-    struct dirent* d = ::readdir(dir);
-    if (!d) break;
-    const char* name = d->d_name;
-    if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
-    names.emplace_back(name, d->d_type);
-  }
-  int err = errno;
-  ::closedir(dir);
-  if (err != 0) return sys_error(err, "readdir", shown);
-  for (auto& [name, type] : names) {
-    auto st = fn(name, type);
-    if (!st.ok()) return st;
-  }
-  return ok_status();
-}
-#endif
 
 bool is_directory_errno(int err, int dirfd, const std::string& name) {
   if (err == EISDIR) return true;
@@ -109,13 +34,16 @@ bool is_directory_errno(int err, int dirfd, const std::string& name) {
 
 std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : a + "/" + b; }
 
-Status remove_dir(const Root& root, int parent, const std::string& name, const std::string& shown,
-                  const dev_t* dev, int depth);
+Status remove_dir(DirLister& lister, const Root& root, int parent, const std::string& name,
+                  const std::string& shown, const dev_t* dev, int depth);
 
 // One entry of a directory being emptied: unlinked as an entry unless it is a directory.
-Status remove_entry(const Root& root, int dirfd, const std::string& name, unsigned char type,
+Status remove_entry(DirLister& lister, const Root& root, int dirfd, const DirEntry& entry,
                     const std::string& shown, dev_t dev, int depth) {
-  if (type != DT_DIR) {
+  const std::string& name = entry.name;
+  // d_type is a hint: a "directory" that is a link by now fails the no-follow open in remove_dir
+  // and is unlinked as an entry there.
+  if (entry.kind != EntryKind::Directory) {
     int rc;
     do rc = ::unlinkat(dirfd, name.c_str(), 0);
     while (rc != 0 && errno == EINTR);
@@ -123,11 +51,11 @@ Status remove_entry(const Root& root, int dirfd, const std::string& name, unsign
     int err = errno;
     if (!is_directory_errno(err, dirfd, name)) return sys_error(err, "unlink", shown);
   }
-  return remove_dir(root, dirfd, name, shown, &dev, depth + 1);
+  return remove_dir(lister, root, dirfd, name, shown, &dev, depth + 1);
 }
 
-Status remove_dir(const Root& root, int parent, const std::string& name, const std::string& shown,
-                  const dev_t* dev, int depth) {
+Status remove_dir(DirLister& lister, const Root& root, int parent, const std::string& name,
+                  const std::string& shown, const dev_t* dev, int depth) {
   if (depth > kMaxRemoveDepth) {
     Error e = sys_error(ENAMETOOLONG, "rm", shown);
     e.description = "directory tree deeper than " + std::to_string(kMaxRemoveDepth) + " levels";
@@ -162,10 +90,15 @@ Status remove_dir(const Root& root, int parent, const std::string& name, const s
     // One listing pass, then rmdir: the kernel's ENOTEMPTY is the authoritative "a fresh listing
     // is not empty" (entries skipped by deleting while iterating, or added meanwhile), and sends
     // us round again, boundedly. An empty directory costs no second listing.
-    auto listed = list_entries(fd, shown, [&](const std::string& entry, unsigned char type) {
-      return remove_entry(root, fd, entry, type, join(shown, entry), st.st_dev, depth);
-    });
+    // The whole listing is taken before any entry is removed, so the lister's buffer is free for
+    // the levels below.
+    std::vector<DirEntry> entries;
+    auto listed = lister.list(fd, shown, entries);
     if (!listed.ok()) return listed;
+    for (const DirEntry& entry : entries) {
+      auto removed = remove_entry(lister, root, fd, entry, join(shown, entry.name), st.st_dev, depth);
+      if (!removed.ok()) return removed;
+    }
     opened.value().reset();
     int rc;
     do rc = ::unlinkat(parent, name.c_str(), AT_REMOVEDIR);
@@ -184,7 +117,8 @@ Status remove_dir(const Root& root, int parent, const std::string& name, const s
 }  // namespace
 
 Status remove_tree(const Root& root, int parent, const std::string& name, const std::string& shown) {
-  return remove_dir(root, parent, name, shown, nullptr, 0);
+  DirLister lister;
+  return remove_dir(lister, root, parent, name, shown, nullptr, 0);
 }
 
 }  // namespace pinnedfs::ops

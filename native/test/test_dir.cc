@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "core/execute.h"
 #include "core/fd.h"
 #include "harness.h"
 #include "ops/dir_list.h"
@@ -120,4 +121,63 @@ TEST(dir_lister_reports_a_descriptor_it_cannot_list) {
   CHECK(!r.ok());
   CHECK(r.error().err == EBADF);
 #endif
+}
+
+namespace {
+std::set<std::string> listing(const Root& root, const std::string& path, bool recursive, int* err) {
+  Request r;
+  r.op = Op::ReadDirectory;
+  r.path = path;
+  r.recursive = recursive;
+  auto v = execute(root, r, false);
+  *err = v.ok() ? 0 : v.error().err;
+  std::set<std::string> out;
+  if (v.ok()) {
+    for (auto& n : std::get<Names>(v.value()).names) out.insert(n);
+  }
+  return out;
+}
+}  // namespace
+
+TEST(read_directory_recursive_descends_by_handle_and_never_into_links) {
+  std::string dir = test::scratch_dir();
+  std::string outside = test::scratch_dir();
+  test::write_file(outside + "/secret", "s");
+  CHECK(::mkdir((dir + "/a").c_str(), 0700) == 0);
+  CHECK(::mkdir((dir + "/a/b").c_str(), 0700) == 0);
+  test::write_file(dir + "/a/b/f", "x");
+  CHECK(::symlink(outside.c_str(), (dir + "/a/out").c_str()) == 0);
+  for (Strategy s : {Strategy::Kernel, Strategy::Walk}) {
+    auto pinned = Root::pin(dir, s);
+    CHECK(pinned.ok());
+    const Root& root = *pinned.value();
+    int err = 0;
+    CHECK((listing(root, "", true, &err) == std::set<std::string>{"a", "a/b", "a/b/f", "a/out"}));
+    CHECK(err == 0);
+    CHECK((listing(root, "a", false, &err) == std::set<std::string>{"b", "out"}));
+    listing(root, "a/out", true, &err);
+    CHECK(err == ELOOP);
+    listing(root, "a/b/f", false, &err);
+    CHECK(err == ENOTDIR);
+  }
+}
+
+TEST(read_directory_depth_limit_is_an_error_not_a_crash) {
+  std::string dir = test::scratch_dir();
+  std::string p = dir;
+  for (int i = 0; i < 300; ++i) {
+    p += "/d";
+    CHECK(::mkdir(p.c_str(), 0700) == 0);
+  }
+  for (Strategy s : {Strategy::Kernel, Strategy::Walk}) {
+    auto pinned = Root::pin(dir, s);
+    CHECK(pinned.ok());
+    Request r;
+    r.op = Op::ReadDirectory;
+    r.recursive = true;
+    auto v = execute(*pinned.value(), r, false);
+    CHECK(!v.ok());
+    CHECK(v.error().refusal == Refusal::TooLarge);
+    CHECK(v.error().description.find("256") != std::string::npos);
+  }
 }
