@@ -58,11 +58,14 @@ const probe = `
   })()`
 
 // The operation suites: every test/*.test.ts at the top level (the race, restricted and
-// unprivileged suites are about other things and would recurse or only repeat themselves).
-const suites = () =>
+// unprivileged suites are about other things and would recurse or only repeat themselves). Under
+// EPERM a representative few: after pinning, ENOSYS and EPERM leave the same walk in force, and the
+// probe above already covers how each is told apart at pin time.
+const suites = (blocked: string) =>
   fs
     .readdirSync(path.join(repo, "test"))
     .filter((f) => f.endsWith(".test.ts"))
+    .filter((f) => blocked === "ENOSYS" || ["read.test.ts", "write.test.ts", "dir.test.ts"].includes(f))
     .map((f) => `test/${f}`)
 
 describe.each(["ENOSYS", "EPERM"])("openat2 answered %s by seccomp", (blocked) => {
@@ -81,9 +84,9 @@ describe.each(["ENOSYS", "EPERM"])("openat2 answered %s by seccomp", (blocked) =
     expect(out.openat2.description).toContain(blocked)
   })
 
-  it("passes the operation suites with openat2 blocked", () => {
-    const files = suites()
-    expect(files.length).toBeGreaterThan(0)
+  it("passes the operation suites with openat2 blocked (all under ENOSYS, a few under EPERM)", () => {
+    const files = suites(blocked)
+    expect(files.length).toBeGreaterThanOrEqual(blocked === "ENOSYS" ? 3 : 2)
     const run = spawnSync(
       launcher,
       [blocked, process.execPath, path.join(repo, "node_modules/vitest/vitest.mjs"), "run", ...files],
