@@ -284,14 +284,11 @@ const resolve = async (root: Root, request: Fields): Promise<Resolution> => {
 export const operations = {
   exists: async (root: Root, request: Fields): Promise<boolean> => {
     const lexed = lex(root, request.path)
-    const walked = await walk(root, lexed).catch((e: unknown) => {
-      // "file/" or "file/x": not there as asked, which is what `exists` answers, not a failure.
-      if (e instanceof Object && "refusal" in e && e.refusal === "" && (e as { code?: string }).code === "ENOTDIR") {
-        return undefined
-      }
-      throw e
-    })
-    return walked?.kind === "found"
+    const walked = await walk(root, lexed)
+    if (walked.kind === "found") return true
+    // As Effect's exists: only "not there" is false; "file/x" (ENOTDIR) is an error.
+    if (walked.code === "ENOENT") return false
+    throw sysError(walked.code, "lstat", lexed.shown)
   },
   stat: async (root: Root, request: Fields) => {
     const { lexed, walked } = await located(root, request)

@@ -14,13 +14,17 @@ describe.each(spellings)("fallback reads (%s root)", (spelling) => {
     return h
   }
 
-  it("exists: files, directories, the root, a trailing link; false for missing names", async () => {
+  it("exists: files, directories, the root, a trailing link; false only for missing names", async () => {
     const h = await setup()
     for (const p of ["a/b/file.txt", "a/b", "", "link", "a/b/"]) {
       expect(await h.run({ operation: "exists", path: h.at(p) })).toBe(true)
     }
-    for (const p of ["nope", "a/nope/deeper", "top.txt/x", "top.txt/"]) {
+    for (const p of ["nope", "a/nope/deeper"]) {
       expect(await h.run({ operation: "exists", path: h.at(p) })).toBe(false)
+    }
+    // As Effect's exists (and the native executor): a file used as a directory is an error.
+    for (const p of ["top.txt/x", "top.txt/"]) {
+      expectReason(await h.fail({ operation: "exists", path: `${h.base}/${p}` }), "BadResource")
     }
   })
 
