@@ -1,11 +1,18 @@
 // Contenders by name, so the parent and the strace child build the same thing.
 import { nodeFs, nodeFsSync, pinnedRoot } from "./contenders.mjs"
+import { fallbackExtension, kernelOver, nativeExtension } from "./contenders-effect.mjs"
 
 export const contenderNames = [
   ["node:fs/promises", "-"],
   ["node:fs (sync)", "-"],
+  ["PathAtomicFileSystem", "-"],
   ["PinnedRoot", "openat2"],
-  ["PinnedRoot", "walk"]
+  ["PinnedRoot", "walk"],
+  ["NodeAtomicFileSystem", "openat2"],
+  ["NodeAtomicFileSystem", "walk"],
+  ["kernel over PathAtomicFileSystem", "-"],
+  ["kernel over NodeAtomicFileSystem", "openat2"],
+  ["kernel over NodeAtomicFileSystem", "walk"]
 ]
 
 export const makeContender = async (name, root, strategy) => {
@@ -16,6 +23,14 @@ export const makeContender = async (name, root, strategy) => {
       return nodeFsSync(root)
     case "PinnedRoot":
       return pinnedRoot(root, strategy)
+    case "NodeAtomicFileSystem":
+      return nativeExtension(root, strategy)
+    case "PathAtomicFileSystem":
+      return fallbackExtension(root)
+    case "kernel over NodeAtomicFileSystem":
+      return kernelOver(root, "pinnedfs", strategy)
+    case "kernel over PathAtomicFileSystem":
+      return kernelOver(root, "fallback")
     default:
       throw new Error(`unknown contender ${name}`)
   }
