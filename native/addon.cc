@@ -369,12 +369,13 @@ bool read_path_only(int op, Napi::Value path, bool recursive, Request* r, std::s
   return true;
 }
 
-// Scratch buffers for compact batches, reused across batches of one environment: taken and given
-// back on the JavaScript thread, filled on the worker. A fresh buffer per batch costs a page fault
-// per 4 KiB of answer each time (glibc trims the freed heap), which cost more than the reads.
+// Buffers reused across operations of one environment: taken and given back on the JavaScript
+// thread, filled on the worker. A fresh buffer per operation, allocated on a worker and freed on the
+// JavaScript thread, grows and trims the worker's heap over and over: a page fault per 4 KiB of
+// answer each time, which cost more than the reads themselves (measured).
 struct ScratchPool {
-  static constexpr std::size_t kKeep = 4;                // buffers kept
-  static constexpr std::size_t kKeepBytes = 16u << 20;  // larger ones are freed, not kept
+  std::size_t keep;        // buffers kept
+  std::size_t keep_bytes;  // larger ones are freed, not kept
   std::vector<std::string> free;
 
   std::string take() {
@@ -384,7 +385,7 @@ struct ScratchPool {
     return s;
   }
   void give(std::string&& s) {
-    if (free.size() >= kKeep || s.capacity() > kKeepBytes) return;
+    if (free.size() >= keep || s.capacity() > keep_bytes) return;
     s.clear();
     free.push_back(std::move(s));
   }
@@ -525,7 +526,8 @@ struct AddonData {
   // Trips off the JavaScript thread this environment has made: tests count them to prove a batch
   // or a directory program is one trip.
   double trips = 0;
-  ScratchPool scratch;
+  ScratchPool scratch{4, 16u << 20, {}};            // compact batches
+  ScratchPool reads{256, kCopyThreshold + 1, {}};  // single reads (contents copied at settle)
 };
 
 template <class R>
@@ -604,6 +606,27 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
       return rejected(env, bad_argument(problem));
     }
     std::shared_ptr<Root> root = root_;
+    if (request->op == Op::ReadFile) {
+      auto buffer = std::make_shared<std::string>();
+      if (AddonData* data = env.GetInstanceData<AddonData>()) *buffer = data->reads.take();
+      return PromiseJob<Result<pinnedfs::Value>>::start(
+          env,
+          [root, request, buffer]() {
+            return pinnedfs::execute_read(*root, *request, std::move(*buffer));
+          },
+          [](Napi::Env e, Napi::Promise::Deferred& d, Result<pinnedfs::Value>& r) {
+            if (!r.ok()) {
+              d.Reject(error_to_js(e, r.error()));
+              return;
+            }
+            Napi::Value v = value_to_js(e, r.value());
+            // A small content was copied into the Buffer: its storage goes back to the pool.
+            Bytes* b = std::get_if<Bytes>(&r.value());
+            AddonData* data = e.GetInstanceData<AddonData>();
+            if (b && data && b->data.size() <= kCopyThreshold) data->reads.give(std::move(b->data));
+            d.Resolve(v);
+          });
+    }
     return PromiseJob<Result<pinnedfs::Value>>::start(
         env, [root, request]() { return pinnedfs::execute(*root, *request, false); },
         [](Napi::Env e, Napi::Promise::Deferred& d, Result<pinnedfs::Value>& r) {

@@ -51,6 +51,13 @@ Result<Value> execute(const Root& root, const Request& request, bool verify_root
   return bad_argument("unknown operation");
 }
 
+Result<Value> execute_read(const Root& root, const Request& request, std::string&& buffer) {
+  if (request.op != Op::ReadFile) return execute(root, request, false);
+  auto valid = validate(request);
+  if (!valid.ok()) return valid.take_error();
+  return ops::read_file_into(root, request, std::move(buffer));
+}
+
 namespace {
 std::uint64_t content_bytes(const Value& v) {
   if (auto* b = std::get_if<Bytes>(&v)) return b->data.size();

@@ -18,6 +18,9 @@ Status validate(const Request& request);
 // (the extension's per-request guard against a root renamed away and replaced).
 Result<Value> execute(const Root& root, const Request& request, bool verify_root);
 
+// execute() for a readFile whose content goes into `buffer`'s storage (see ops::read_file_into).
+Result<Value> execute_read(const Root& root, const Request& request, std::string&& buffer);
+
 struct BatchLimits {
   std::size_t size = 256;               // most members
   std::uint64_t response = 64u << 20;   // most bytes of file content in one answer
