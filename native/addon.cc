@@ -374,19 +374,22 @@ bool read_path_only(int op, Napi::Value path, bool recursive, Request* r, std::s
 // JavaScript thread, grows and trims the worker's heap over and over: a page fault per 4 KiB of
 // answer each time, which cost more than the reads themselves (measured).
 struct ScratchPool {
-  std::size_t keep;        // buffers kept
-  std::size_t keep_bytes;  // larger ones are freed, not kept
+  std::size_t keep_bytes;   // a larger buffer is freed, not kept
+  std::size_t total_bytes;  // most capacity kept in all: what the pool may hold on to when idle
   std::vector<std::string> free;
+  std::size_t held = 0;
 
   std::string take() {
     if (free.empty()) return {};
     std::string s = std::move(free.back());
     free.pop_back();
+    held -= s.capacity();
     return s;
   }
   void give(std::string&& s) {
-    if (free.size() >= keep || s.capacity() > keep_bytes) return;
+    if (s.capacity() == 0 || s.capacity() > keep_bytes || held + s.capacity() > total_bytes) return;
     s.clear();
+    held += s.capacity();
     free.push_back(std::move(s));
   }
 };
@@ -526,8 +529,8 @@ struct AddonData {
   // Trips off the JavaScript thread this environment has made: tests count them to prove a batch
   // or a directory program is one trip.
   double trips = 0;
-  ScratchPool scratch{4, 16u << 20, {}};            // compact batches
-  ScratchPool reads{256, kCopyThreshold + 1, {}};  // single reads (contents copied at settle)
+  ScratchPool scratch{8u << 20, 16u << 20, {}, 0};         // compact batches
+  ScratchPool reads{kCopyThreshold + 1, 4u << 20, {}, 0}; // single reads (contents copied at settle)
 };
 
 template <class R>
