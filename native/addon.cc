@@ -401,7 +401,8 @@ struct CompactBatch {
   static constexpr std::size_t kNotPacked = static_cast<std::size_t>(-1);
   std::vector<Request> requests;
   std::vector<uint32_t> where;     // requests[k] answers member where[k]
-  std::vector<uint8_t> refused;    // members the caller refused before sending
+  std::vector<uint8_t> refused;    // members refused before the run (by the caller, or malformed)
+  std::vector<std::pair<uint32_t, std::string>> problems;  // why a malformed member was refused
   std::vector<Result<pinnedfs::Value>> results;  // per member, once run
   std::vector<std::size_t> at;     // per member: offset of its content in scratch, or kNotPacked
   std::vector<std::size_t> length; // per member: length of its packed content
@@ -427,6 +428,7 @@ struct CompactBatch {
       results.emplace_back(refused[i] ? bad_argument("refused before the batch was sent") : Error{});
     }
     for (std::size_t k = 0; k < where.size(); ++k) results[where[k]] = std::move(ran[k]);
+    for (auto& p : problems) results[p.first] = Result<pinnedfs::Value>(bad_argument(std::move(p.second)));
   }
 
   // One small Buffer per member (measured: cheaper than one Buffer for the whole batch sliced in
@@ -689,7 +691,10 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
       Request r;
       std::string problem;
       if (!read_path_only(codes[i], paths.Get(i), rec[i] != 0, &r, &problem)) {
-        return rejected(env, bad_argument("batch member " + std::to_string(i) + ": " + problem));
+        // A malformed member fails alone, as in batch().
+        job->refused[i] = 1;
+        job->problems.emplace_back(i, std::move(problem));
+        continue;
       }
       job->requests.push_back(std::move(r));
       job->where.push_back(i);
