@@ -29,6 +29,8 @@ describe.each(strategies)("exists, stat, readFile (%s)", (strategy) => {
     expect(await root.readFileString("top.txt")).toBe("top")
     expect(await root.exists("a/b/file.txt")).toBe(true)
     expect(await root.exists("a/b/nope")).toBe(false)
+    // As Effect's exists: only NotFound is false; a file used as a directory is an error.
+    expect((await refusal(root.exists("top.txt/x"))).reason).toBe("BadResource")
     const info = await root.stat("a/b/file.txt")
     expect(info.type).toBe("File")
     expect(info.size).toBe(5n)

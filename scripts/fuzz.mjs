@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+// npm run fuzz [-- --seconds N] [-- --targets fuzz_path_lex,fuzz_request] [-- --jobs J]
+//
+// Builds the libFuzzer targets (native/fuzz/fuzz_*.cc) with clang, ASan and UBSan into build-fuzz/
+// and runs each for N seconds (default 60). Installs nothing: clang (with its libFuzzer runtime)
+// must already be there. Each target reads its committed corpus, native/fuzz/corpus/<target>/
+// (seeds and past crashers, which are replayed first), and grows a working corpus in
+// build-fuzz/corpus/<target>/. A crasher is copied into native/fuzz/corpus/<target>/ as
+// regression-<sha1> (commit it with the fix) and the run exits 1.
+import { execFileSync, spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const argv = process.argv.slice(2)
+const option = (name, fallback) => {
+  const at = argv.indexOf(`--${name}`)
+  return at >= 0 && argv[at + 1] !== undefined ? argv[at + 1] : fallback
+}
+const seconds = Number(option("seconds", "60"))
+if (!Number.isFinite(seconds) || seconds <= 0) {
+  console.error("--seconds must be a positive number")
+  process.exit(2)
+}
+const repo = path.resolve(fileURLToPath(new URL("..", import.meta.url)))
+const build = path.join(repo, "build-fuzz")
+const log = (...a) => process.stderr.write(`${a.join(" ")}\n`)
+
+const found = (cmd) => spawnSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" }).status === 0
+if (!found("clang") || !found("clang++")) {
+  console.error("clang is missing. On Debian/Ubuntu: apt-get install -y clang (libFuzzer comes with it).")
+  process.exit(1)
+}
+
+const all = fs
+  .readdirSync(path.join(repo, "native/fuzz"))
+  .filter((f) => /^fuzz_.*\.cc$/.test(f))
+  .map((f) => f.replace(/\.cc$/, ""))
+  .sort()
+const wanted = option("targets", "")?.split(",").filter(Boolean) ?? []
+const targets = wanted.length ? all.filter((t) => wanted.includes(t)) : all
+if (targets.length === 0) {
+  console.error(`no fuzz targets matched; have: ${all.join(", ")}`)
+  process.exit(2)
+}
+
+log(`== building ${targets.join(", ")} (clang, ASan, UBSan, libFuzzer) into build-fuzz/`)
+execFileSync(
+  "cmake",
+  ["-S", repo, "-B", build, "-DPINNEDFS_FUZZ=ON", "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DCMAKE_CXX_COMPILER=clang++"],
+  { stdio: ["ignore", "ignore", "inherit"] }
+)
+execFileSync("cmake", ["--build", build, "-j", String(Math.max(1, Math.min(2, os.cpus().length))), "--target", ...targets], {
+  stdio: ["ignore", "ignore", "inherit"]
+})
+
+// The scratch trees the executing targets build, on tmpfs when there is one; removed afterwards.
+const shm = fs.existsSync("/dev/shm") ? "/dev/shm" : os.tmpdir()
+const scratch = fs.mkdtempSync(path.join(shm, "pinnedfs-fuzzrun-"))
+const env = {
+  ...process.env,
+  PINNEDFS_FUZZ_DIR: scratch,
+  ASAN_OPTIONS: "detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1",
+  UBSAN_OPTIONS: "halt_on_error=1:print_stacktrace=1"
+}
+
+const summary = []
+let failed = false
+try {
+  for (const target of targets) {
+    const committed = path.join(repo, "native/fuzz/corpus", target)
+    const working = path.join(build, "corpus", target)
+    const artifacts = path.join(build, "artifacts", target)
+    for (const d of [committed, working, artifacts]) fs.mkdirSync(d, { recursive: true })
+    log(`== ${target}: ${seconds} s`)
+    const run = spawnSync(
+      path.join(build, target),
+      [
+        `-max_total_time=${seconds}`,
+        "-timeout=10",
+        "-rss_limit_mb=2048",
+        "-print_final_stats=1",
+        `-artifact_prefix=${artifacts}/`,
+        working,
+        committed
+      ],
+      { env, encoding: "utf8", stdio: ["ignore", "inherit", "pipe"], maxBuffer: 256 << 20 }
+    )
+    const stderr = run.stderr ?? ""
+    const tail = stderr.split("\n").filter((l) => /DONE|ERROR|invariant|SUMMARY|Test unit written|stat::number_of_executed_units/.test(l))
+    for (const line of tail.slice(-8)) log(`   ${line}`)
+    const execs = /stat::number_of_executed_units:\s*(\d+)/.exec(stderr)?.[1] ?? "?"
+    const crashers = fs.readdirSync(artifacts).filter((f) => /^(crash|leak|timeout|oom|slow-unit)-/.test(f))
+    const kept = []
+    for (const c of crashers) {
+      const bytes = fs.readFileSync(path.join(artifacts, c))
+      const name = `regression-${createHash("sha1").update(bytes).digest("hex")}`
+      fs.writeFileSync(path.join(committed, name), bytes)
+      fs.rmSync(path.join(artifacts, c))
+      kept.push(`${c.split("-")[0]} -> native/fuzz/corpus/${target}/${name}`)
+    }
+    const ok = run.status === 0 && kept.length === 0
+    if (!ok) {
+      failed = true
+      if (kept.length === 0) log(stderr.split("\n").slice(-60).join("\n"))
+    }
+    summary.push({ target, seconds, execs, status: ok ? "ok" : `FAILED (exit ${run.status})`, kept })
+  }
+} finally {
+  fs.rmSync(scratch, { recursive: true, force: true })
+}
+
+console.log("\n| target | seconds | executions | result |")
+console.log("|---|---:|---:|---|")
+for (const s of summary) console.log(`| ${s.target} | ${s.seconds} | ${s.execs} | ${s.status}${s.kept.length ? `: ${s.kept.join(", ")}` : ""} |`)
+process.exit(failed ? 1 : 0)

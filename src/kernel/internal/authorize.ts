@@ -1,0 +1,134 @@
+/**
+ * The authorization step every guarded operation shares: resolve the path to the resource it
+ * names through the executor, ask the grant store, resolve again, and refuse when the path no
+ * longer names what was authorized.
+ *
+ * @internal
+ */
+import { Effect, type Path, PlatformError } from "effect"
+import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../effect/wire.ts"
+import type { GrantStore } from "../GrantStore.ts"
+import { type Action, PermissionDenied, toPlatformError } from "../Permission.ts"
+import { globPrefix, isInside, logicalOf, type PinnedRoot } from "./paths.ts"
+import { type Refusal, resourceOf } from "./resolve.ts"
+
+/**
+ * How a path names its resource. `follow`: the whole path, links followed lexically (the
+ * operation acts on what the path leads to). `leaf`: the parent followed, the last name kept (the
+ * operation acts on the entry itself: `lstat`, `readLink`, `remove`, `rename`). `glob`: the
+ * pattern's literal prefix followed, the pattern segments kept as written.
+ *
+ * @internal
+ */
+export type Mode = "follow" | "leaf" | "glob"
+
+/** The authorization toolkit one guarded file system is built from. @internal */
+export interface Authorizer {
+  readonly root: PinnedRoot
+  readonly path: Path.Path
+  readonly atomic: AtomicFileSystem
+  /** Absolute, normalized, read against the workspace root. */
+  readonly normalize: (value: string, base?: string) => string
+  /** Runs one request stamped with the pinned root. */
+  readonly run: <R extends AtomicRequest>(request: R) => Effect.Effect<AtomicResult<R>, PlatformError.PlatformError>
+  /** The resource `value` names, refused when it is outside the workspace or uninspectable. */
+  readonly resource: (action: Action, method: string, value: string, mode: Mode) => Effect.Effect<string, PlatformError.PlatformError>
+  /** Resolve, decide, resolve again: the authorized resource. */
+  readonly guard: (action: Action, method: string, value: string, mode: Mode) => Effect.Effect<string, PlatformError.PlatformError>
+  /** Asks the grant store alone, about a resource already resolved. */
+  readonly check: (action: Action, method: string, resource: string) => Effect.Effect<void, PlatformError.PlatformError>
+  readonly deny: (
+    action: Action,
+    method: string,
+    resource: string,
+    reason: string,
+    cause?: unknown
+  ) => PlatformError.PlatformError
+}
+
+const describeCause = (cause: unknown): string | undefined =>
+  PlatformError.isPlatformError(cause)
+    ? (cause.reason as { readonly description?: string | undefined }).description ?? cause.message
+    : undefined
+
+/** @internal */
+export const makeAuthorizer = (options: {
+  readonly path: Path.Path
+  readonly root: PinnedRoot
+  readonly atomic: AtomicFileSystem
+  /** Absent for a confined view: paths are confined by the executor alone, nothing is asked. */
+  readonly grants: GrantStore["Service"] | undefined
+}): Authorizer => {
+  const { atomic, grants, path, root } = options
+  const run = <R extends AtomicRequest>(request: R) =>
+    atomic.execute<R>({
+      ...request,
+      boundaryRoot: root.boundaryRoot,
+      logicalRoot: root.logicalRoot,
+      rootIdentity: root.rootIdentity
+    })
+  const normalize = (value: string, base: string = root.logicalRoot) =>
+    path.normalize(path.isAbsolute(value) ? value : path.resolve(base, value))
+  const deny = (action: Action, method: string, resource: string, reason: string, cause?: unknown) => {
+    const detail = describeCause(cause)
+    return toPlatformError({
+      method,
+      error: new PermissionDenied({
+        capability: { action, resource },
+        reason: detail === undefined ? reason : `${reason}: ${detail}`,
+        cause
+      })
+    })
+  }
+  const resolveOne = (boundaryPath: string) => run({ operation: "resolve", path: boundaryPath })
+  const refused = (action: Action, method: string) => (refusal: Refusal) =>
+    deny(action, method, refusal.resource, refusal.reason, refusal.cause)
+  const inside = (action: Action, method: string) => (resource: string) =>
+    isInside(path, root.logicalRoot, resource)
+      ? Effect.succeed(resource)
+      : Effect.fail(deny(action, method, resource, "path is outside the workspace"))
+
+  const resource = (action: Action, method: string, value: string, mode: Mode) => {
+    const normalized = normalize(value)
+    const follow = (target: string) =>
+      resourceOf(path, root, resolveOne, target).pipe(Effect.mapError(refused(action, method)))
+    let named: Effect.Effect<string, PlatformError.PlatformError>
+    if (mode === "glob") {
+      const { prefix, rest } = globPrefix(path, root.logicalRoot, value)
+      named = Effect.map(follow(prefix), (resolved) => rest.length === 0 ? resolved : `${resolved}/${rest.join("/")}`)
+    } else if (mode === "leaf" && normalized !== path.dirname(normalized)) {
+      const parent = path.dirname(normalized)
+      const leaf = path.basename(normalized)
+      // The root itself has no entry of its own to act on: it is resolved whole.
+      named = normalized === root.logicalRoot || normalized === root.boundaryRoot
+        ? follow(normalized)
+        : Effect.map(follow(parent), (resolved) => path.join(resolved, leaf))
+    } else {
+      named = follow(normalized)
+    }
+    return Effect.flatMap(named, inside(action, method))
+  }
+
+  const check = (action: Action, method: string, resource: string) =>
+    grants === undefined ? Effect.void : grants.check({ action, resource }).pipe(
+      Effect.mapError((error) => toPlatformError({ method, error }))
+    )
+
+  const guard = (action: Action, method: string, value: string, mode: Mode) =>
+    grants === undefined ? inside(action, method)(logicalOf(path, root, normalize(value))) : Effect.gen(function*() {
+      const before = yield* resource(action, method, value, mode)
+      yield* check(action, method, before)
+      // The decision may have waited on a person or a journal. What was granted is the resource
+      // the path named when asked; if the path names another one now (a directory swapped for a
+      // link, a rename), the grant does not carry over.
+      const after = yield* resource(action, method, value, mode)
+      if (after !== before) {
+        return yield* Effect.fail(
+          deny(action, method, before, "path no longer names the resource that was authorized")
+        )
+      }
+      return before
+    })
+
+  return { root, path, atomic, normalize, run, resource, guard, check, deny }
+}

@@ -1,0 +1,78 @@
+/**
+ * Path arithmetic between the two spellings of the pinned root: `logicalRoot` (the workspace as
+ * the program spells it, maybe through a symlink) and `boundaryRoot` (its canonical path, where
+ * the executor pins its handle). Pure string work: nothing here touches the disk.
+ *
+ * @internal
+ */
+import type { Path } from "effect"
+
+/** The pinned root every request is stamped with. @internal */
+export interface PinnedRoot {
+  readonly boundaryRoot: string
+  readonly logicalRoot: string
+  readonly rootIdentity: string
+}
+
+/** Whether `candidate` is `root` or below it (both absolute and normalized). @internal */
+export const isInside = (path: Path.Path, root: string, candidate: string): boolean => {
+  const relative = path.relative(root, candidate)
+  return relative === "" ||
+    (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
+}
+
+/** Components of `value` below `root` (`value` inside `root`). @internal */
+export const segmentsBelow = (path: Path.Path, root: string, value: string): Array<string> =>
+  path.relative(root, value).split(path.sep).filter((segment) => segment !== "")
+
+/** `value` respelled below the boundary root, or `undefined` when it is inside neither root. @internal */
+export const toBoundary = (path: Path.Path, root: PinnedRoot, value: string): string | undefined => {
+  // The logical spelling is tried first: when one root contains the other (a workspace link placed
+  // inside its own target), the caller's spelling is the one grants are written against.
+  const base = isInside(path, root.logicalRoot, value)
+    ? root.logicalRoot
+    : isInside(path, root.boundaryRoot, value)
+    ? root.boundaryRoot
+    : undefined
+  return base === undefined ? undefined : path.join(root.boundaryRoot, path.relative(base, value))
+}
+
+/** A canonical path below the boundary root respelled below the logical root. @internal */
+export const toLogical = (path: Path.Path, root: PinnedRoot, canonical: string): string =>
+  path.normalize(path.join(root.logicalRoot, path.relative(root.boundaryRoot, canonical)))
+
+/**
+ * Any path inside either root in logical spelling; a path outside both is returned unchanged, for
+ * the caller to deny as outside.
+ *
+ * @internal
+ */
+export const logicalOf = (path: Path.Path, root: PinnedRoot, value: string): string => {
+  const boundary = toBoundary(path, root, value)
+  return boundary === undefined ? path.normalize(value) : toLogical(path, root, boundary)
+}
+
+// Glob syntax Effect's matcher understands: wildcards, classes, braces, extglobs, escapes.
+const patternSyntax = /[*?[\]{}\\]|[@+!]\(/
+
+/**
+ * Splits a glob into its literal prefix (the directory authorization may name as a file) and the
+ * pattern segments that follow. Pattern syntax is never looked up as a file name.
+ *
+ * @internal
+ */
+export const globPrefix = (
+  path: Path.Path,
+  base: string,
+  pattern: string
+): { readonly prefix: string; readonly rest: ReadonlyArray<string> } => {
+  const absolute = path.isAbsolute(pattern)
+  const segments = pattern.split("/")
+  const first = segments.findIndex((segment) => patternSyntax.test(segment))
+  if (first < 0) return { prefix: path.resolve(base, pattern), rest: [] }
+  const literal = segments.slice(0, first).join("/")
+  const prefix = absolute
+    ? path.resolve(literal === "" ? "/" : literal)
+    : path.resolve(base, literal === "" ? "." : literal)
+  return { prefix, rest: segments.slice(first) }
+}

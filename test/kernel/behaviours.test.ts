@@ -1,0 +1,410 @@
+/**
+ * The behaviours the kernel promises beyond delegation, each proven over every host.
+ */
+import * as NFS from "node:fs"
+import * as OS from "node:os"
+import * as NPath from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, FileSystem, Layer, Option, PlatformError, Stream } from "effect"
+import { FileSystemBatch, FileSystemFault, GrantStore, KernelFileSystem } from "../../src/kernel/index.ts"
+import { mkfifo, scratch } from "../support/tree.ts"
+import { hosts } from "./support/hosts.ts"
+import { allowAll, kernelCause, kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
+
+const deferredKernel = (host: (typeof hosts)[number], root: string) =>
+  Effect.map(GrantStore.deferred, (grants) => {
+    const made = host.make()
+    return { grants, trips: made.trips, layer: kernelLayer(made.layer, root, Layer.succeed(GrantStore.GrantStore, grants.store)) }
+  })
+
+describe.each(hosts)("kernel behaviours ($name)", (host) => {
+  describe("a decision that suspends", () => {
+    it.effect("refuses a read whose directory became a link while the grant was pending", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        s.make({ "dir/file.txt": "inside", "other/file.txt": "other" })
+        NFS.writeFileSync(NPath.join(s.outside, "file.txt"), "OUTSIDE")
+        const { grants, layer, trips } = yield* deferredKernel(host, s.root)
+        const error = yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          const fiber = yield* Effect.forkChild(Effect.flip(fs.readFileString("dir/file.txt")))
+          const pending = yield* grants.next
+          expect(pending.capability).toEqual({ action: "fs:read", resource: s.abs("dir/file.txt") })
+          NFS.renameSync(s.abs("dir"), s.abs("dir-old"))
+          NFS.symlinkSync(s.outside, s.abs("dir"))
+          yield* pending.allow
+          return yield* Fiber.join(fiber)
+        }).pipe(Effect.provide(layer))
+        expect(reasonTag(error)).toBe("PermissionDenied")
+        expect(kernelCause(error)?._tag).toBe("PermissionDenied")
+        // Nothing was read: no read request ever reached the executor.
+        if (trips) expect(trips.log.some((r) => r.operation === "readFile" || r.operation === "readFileString")).toBe(false)
+      }))
+
+    it.effect("refuses a write whose path names another resource when the grant arrives, and writes nothing", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        s.make({ "dir/keep.txt": "keep", "other/keep.txt": "other" })
+        const { grants, layer, trips } = yield* deferredKernel(host, s.root)
+        const error = yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          const fiber = yield* Effect.forkChild(Effect.flip(fs.writeFileString("dir/new.txt", "written")))
+          const pending = yield* grants.next
+          expect(pending.capability).toEqual({ action: "fs:write", resource: s.abs("dir/new.txt") })
+          NFS.renameSync(s.abs("dir"), s.abs("dir-old"))
+          NFS.symlinkSync("other", s.abs("dir")) // inside the workspace, but another resource
+          const before = snapshotTree(s.root, s.outside)
+          yield* pending.allow
+          const error = yield* Fiber.join(fiber)
+          expect(snapshotTree(s.root, s.outside)).toEqual(before)
+          return error
+        }).pipe(Effect.provide(layer))
+        expect(reasonTag(error)).toBe("PermissionDenied")
+        const cause = kernelCause(error)
+        expect(cause?._tag).toBe("PermissionDenied")
+        expect(cause?._tag === "PermissionDenied" && cause.reason).toMatch(/no longer names/)
+        expect(NFS.existsSync(s.abs("other/new.txt"))).toBe(false)
+        if (trips) expect(trips.log.some((r) => r.operation === "writeFileString")).toBe(false)
+      }))
+  })
+
+  describe("link text met during resolution", () => {
+    it.effect("is followed lexically and asked again: the resource is the link's target", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        s.make({ "b/file.txt": "target" })
+        NFS.symlinkSync("b", s.abs("a"))
+        const { grants, layer } = yield* deferredKernel(host, s.root)
+        const text = yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          const fiber = yield* Effect.forkChild(fs.readFileString("a/file.txt"))
+          const pending = yield* grants.next
+          expect(pending.capability.resource).toBe(s.abs("b/file.txt"))
+          yield* pending.allow
+          return yield* Fiber.join(fiber)
+        }).pipe(Effect.provide(layer))
+        expect(text).toBe("target")
+      }))
+
+    it.effect("follows at most 40 links: 40 resolve, 41 are refused", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        s.make({ "end.txt": "end" })
+        const chain = (name: string, length: number) => {
+          for (let i = 0; i < length; i++) {
+            NFS.symlinkSync(i === length - 1 ? "end.txt" : `${name}${i + 1}`, s.abs(`${name}${i}`))
+          }
+        }
+        chain("forty", 40)
+        chain("fortyone", 41)
+        const made = host.make()
+        const layer = kernelLayer(made.layer, s.root, allowAll(s.root))
+        const [ok, error] = yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          return [yield* fs.readFileString("forty0"), yield* Effect.flip(fs.readFileString("fortyone0"))] as const
+        }).pipe(Effect.provide(layer))
+        expect(ok).toBe("end")
+        const cause = kernelCause(error)
+        expect(cause?._tag === "PermissionDenied" && cause.reason).toMatch(/too many levels/)
+      }))
+
+    it.effect("denies a target outside the workspace as outside", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        NFS.symlinkSync(s.outside, s.abs("out"))
+        NFS.symlinkSync("../outside/secret.txt", s.abs("relative-out"))
+        const before = snapshotTree(s.root, s.outside)
+        const layer = kernelLayer(host.make().layer, s.root, allowAll(s.root))
+        const errors = yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          return [
+            yield* Effect.flip(fs.readFileString("out/secret.txt")),
+            yield* Effect.flip(fs.readFileString("relative-out")),
+            yield* Effect.flip(fs.writeFileString("out/new.txt", "x"))
+          ]
+        }).pipe(Effect.provide(layer))
+        for (const error of errors) {
+          const cause = kernelCause(error)
+          expect(cause?._tag === "PermissionDenied" && cause.reason).toBe("path is outside the workspace")
+          expect(cause?.capability.resource.startsWith(s.outside)).toBe(true)
+        }
+        expect(snapshotTree(s.root, s.outside)).toEqual(before)
+      }))
+  })
+
+  describe("glob", () => {
+    it.effect("authorizes the literal prefix and never looks pattern syntax up as a name", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        s.make({ "a.txt": "a", "src/b.txt": "b" })
+        // A link literally named `*`, pointing outside: looked up as a name, it would be denied.
+        NFS.symlinkSync(s.outside, s.abs("*"))
+        const { grants, layer } = yield* deferredKernel(host, s.root)
+        const found = yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          const fiber = yield* Effect.forkChild(fs.glob("*.txt"))
+          const pending = yield* grants.next
+          expect(pending.capability).toEqual({ action: "fs:read", resource: `${s.root}/*.txt` })
+          yield* pending.allow
+          const result = yield* grants.next // the result a.txt is itself checked
+          expect(result.capability).toEqual({ action: "fs:read", resource: s.abs("a.txt") })
+          yield* result.allow
+          return yield* Fiber.join(fiber)
+        }).pipe(Effect.provide(layer))
+        expect(found).toEqual(["a.txt"])
+      }))
+
+    it.effect("drops every result the read grants deny (the client's kernel lists them)", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        s.make({ "src/a.txt": "a", "secret/key.txt": "k", "secret/deep/more.txt": "m", "top.txt": "t" })
+        const grants = GrantStore.layerRules({
+          root: s.root,
+          allow: [{ action: "fs:read", glob: "**" }],
+          deny: [{ action: "fs:read", glob: "secret/**" }]
+        })
+        const found = yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          return yield* fs.glob("**/*.txt")
+        }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, grants)))
+        expect([...found].sort()).toEqual(["src/a.txt", "top.txt"])
+      }))
+  })
+
+  describe("open file handles", () => {
+    it.effect("bind the dev:ino seen at open and refuse once the path names another file", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        s.make({ "a.txt": "first", "w.txt": "keep" })
+        const layer = kernelLayer(host.make().layer, s.root, allowAll(s.root))
+        yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          const file = yield* fs.open("a.txt")
+          const first = yield* file.readAlloc(5)
+          expect(Option.map(first, (b) => Buffer.from(b).toString())).toEqual(Option.some("first"))
+          NFS.renameSync(s.abs("a.txt"), s.abs("a.old"))
+          NFS.writeFileSync(s.abs("a.txt"), "second")
+          const error = yield* Effect.flip(file.readAlloc(5, { position: 0n }))
+          const cause = kernelCause(error)
+          expect(cause?._tag === "PermissionDenied" && cause.reason).toMatch(/descriptor no longer names/)
+
+          const out = yield* fs.open("w.txt", { flag: "r+" })
+          NFS.renameSync(s.abs("w.txt"), s.abs("w.old"))
+          NFS.writeFileSync(s.abs("w.txt"), "replacement")
+          expect(reasonTag(yield* Effect.flip(out.writeAll(new TextEncoder().encode("XX"))))).toBe("PermissionDenied")
+          expect(NFS.readFileSync(s.abs("w.txt"), "utf8")).toBe("replacement")
+          expect(NFS.readFileSync(s.abs("w.old"), "utf8")).toBe("keep")
+        }).pipe(Effect.scoped, Effect.provide(layer))
+      }))
+  })
+
+  describe("open refuses what it cannot bind", () => {
+    it.effect("a FIFO (without blocking), a hard-linked file, a link, and creates nothing when refused", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        s.make({ "one.txt": "one" })
+        mkfifo(s.abs("fifo"))
+        NFS.linkSync(s.abs("one.txt"), s.abs("two.txt"))
+        NFS.symlinkSync(s.secret, s.abs("secret-link"))
+        const before = snapshotTree(s.root, s.outside)
+        const layer = kernelLayer(host.make().layer, s.root, allowAll(s.root))
+        const errors = yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          return [
+            yield* Effect.flip(Effect.scoped(fs.open("fifo"))),
+            yield* Effect.flip(Effect.scoped(fs.open("fifo", { flag: "r+" }))),
+            yield* Effect.flip(Effect.scoped(fs.open("two.txt", { flag: "w" }))),
+            yield* Effect.flip(Effect.scoped(fs.open("secret-link", { flag: "a" })))
+          ]
+        }).pipe(Effect.provide(layer))
+        expect(errors.map(reasonTag)).toEqual(["BadResource", "BadResource", "PermissionDenied", "PermissionDenied"])
+        expect(snapshotTree(s.root, s.outside)).toEqual(before)
+      }))
+  })
+
+  describe("the workspace root", () => {
+    it.effect("renamed away and replaced makes a batch fail as Busy with workspace_identity_changed", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        s.make({ "a.txt": "a" })
+        const layer = kernelLayer(host.make().layer, s.root, allowAll(s.root))
+        const error = yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          const batch = FileSystemBatch.fromFileSystem(fs)!
+          NFS.renameSync(s.root, `${s.root}-old`)
+          NFS.mkdirSync(s.root)
+          NFS.writeFileSync(s.abs("a.txt"), "impostor")
+          return yield* Effect.flip(batch.execute([{ operation: "readFileString", path: "a.txt" }]))
+        }).pipe(Effect.provide(layer))
+        expect(reasonTag(error)).toBe("Busy")
+        const cause = PlatformError.isPlatformError(error) ? (error.reason as { cause?: unknown }).cause : undefined
+        expect(cause).toBeInstanceOf(FileSystemFault)
+        expect((cause as FileSystemFault).code).toBe("workspace_identity_changed")
+      }))
+
+    it.effect("replaced while a batch's grant is pending fails the batch as Busy", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        s.make({ "a.txt": "a" })
+        const { grants, layer } = yield* deferredKernel(host, s.root)
+        const error = yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          const batch = FileSystemBatch.fromFileSystem(fs)!
+          const fiber = yield* Effect.forkChild(Effect.flip(batch.execute([{ operation: "readFileString", path: "a.txt" }])))
+          const pending = yield* grants.next
+          NFS.renameSync(s.root, `${s.root}-old`)
+          NFS.mkdirSync(s.root)
+          NFS.writeFileSync(s.abs("a.txt"), "impostor")
+          yield* pending.allow
+          return yield* Fiber.join(fiber)
+        }).pipe(Effect.provide(layer))
+        expect(reasonTag(error)).toBe("Busy")
+        const cause = PlatformError.isPlatformError(error) ? (error.reason as { cause?: unknown }).cause : undefined
+        expect((cause as FileSystemFault).code).toBe("workspace_identity_changed")
+      }))
+  })
+
+  it.effect("snapshots options before any asynchronous check", () =>
+    Effect.gen(function*() {
+      const s = scratch()
+      const { grants, layer } = yield* deferredKernel(host, s.root)
+      yield* Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const options: { recursive: boolean; mode: number } = { recursive: true, mode: 0o700 }
+        const fiber = yield* Effect.forkChild(fs.makeDirectory("x/y/z", options))
+        const pending = yield* grants.next
+        options.recursive = false // would fail: x does not exist
+        options.mode = 0o777
+        yield* pending.allow
+        yield* Fiber.join(fiber)
+      }).pipe(Effect.provide(layer))
+      expect(NFS.statSync(s.abs("x/y/z")).isDirectory()).toBe(true)
+      expect(NFS.statSync(s.abs("x/y/z")).mode & 0o777).toBe(0o700)
+    }))
+
+  it.effect("snapshots stream options too: offset and length are read at the call", () =>
+    Effect.gen(function*() {
+      const s = scratch()
+      s.make({ "data.txt": "0123456789" })
+      const { grants, layer } = yield* deferredKernel(host, s.root)
+      const got = yield* Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const options: { offset: number; bytesToRead: number } = { offset: 2, bytesToRead: 3 }
+        const fiber = yield* Effect.forkChild(
+          Stream.runCollect(fs.stream("data.txt", options)).pipe(
+            Effect.map((chunks) => Buffer.concat([...chunks]).toString())
+          )
+        )
+        const pending = yield* grants.next
+        options.offset = 0
+        options.bytesToRead = 10
+        yield* pending.allow
+        // Every later read re-authorizes the path: allow those checks as they come.
+        const allowRest = Effect.forever(Effect.flatMap(grants.next, (p) => p.allow))
+        const helper = yield* Effect.forkChild(allowRest)
+        const text = yield* Fiber.join(fiber)
+        yield* Fiber.interrupt(helper)
+        return text
+      }).pipe(Effect.provide(layer))
+      expect(got).toBe("234")
+    }))
+
+  describe("temporary files", () => {
+    it.effect("without a directory are a write to <system-temp> beside the workspace, never inside", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        const { grants, layer } = yield* deferredKernel(host, s.root)
+        const made = yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          const fiber = yield* Effect.forkChild(fs.makeTempFileScoped({ prefix: "kernel-" }))
+          const pending = yield* grants.next
+          expect(pending.capability).toEqual({
+            action: "fs:write",
+            resource: NPath.join(NPath.dirname(s.root), KernelFileSystem.systemTemporaryDirectoryName)
+          })
+          yield* pending.allow
+          const file = yield* Fiber.join(fiber)
+          expect(NFS.existsSync(file)).toBe(true)
+          return file
+        }).pipe(Effect.scoped, Effect.provide(layer))
+        expect(made.startsWith(s.root)).toBe(false)
+        expect(made.startsWith(NPath.resolve(OS.tmpdir()))).toBe(true)
+        expect(NFS.existsSync(made)).toBe(false) // the scope removed it
+        expect(NFS.readdirSync(s.root)).toEqual([])
+      }))
+
+    it.effect("are refused when only the workspace is granted", () =>
+      Effect.gen(function*() {
+        const s = scratch()
+        const error = yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          return yield* Effect.flip(fs.makeTempDirectory())
+        }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, allowAll(s.root))))
+        expect(kernelCause(error)?._tag).toBe("PermissionRequired")
+        expect(kernelCause(error)?.capability.resource).toBe(NPath.join(NPath.dirname(s.root), "<system-temp>"))
+      }))
+  })
+
+  it.effect("refuses a writeFile payload over contentLimit as BadArgument before anything else", () =>
+    Effect.gen(function*() {
+      const s = scratch()
+      const made = host.make({ contentLimit: 16 })
+      const layer = kernelLayer(made.layer, s.root, allowAll(s.root))
+      const [error, fine] = yield* Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        return [
+          yield* Effect.flip(fs.writeFile("big.bin", new Uint8Array(17))),
+          yield* fs.writeFile("small.bin", new Uint8Array(16))
+        ] as const
+      }).pipe(Effect.provide(layer))
+      expect(PlatformError.isPlatformError(error) && error.reason._tag).toBe("BadArgument")
+      expect(fine).toBeUndefined()
+      expect(NFS.existsSync(s.abs("big.bin"))).toBe(false)
+      if (made.trips) expect(made.trips.log.filter((r) => "path" in r && r.path.endsWith("big.bin"))).toEqual([])
+    }))
+})
+
+describe.each(hosts)("operations on a link itself ($name)", (host) => {
+  it.effect("lstat, readLink, rename and remove act on a link to outside without touching its target", () =>
+    Effect.gen(function*() {
+      const s = scratch()
+      NFS.symlinkSync(s.outside, s.abs("out"))
+      const outside = snapshotTree(s.outside)
+      const layer = kernelLayer(host.make().layer, s.root, allowAll(s.root))
+      const got = yield* Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const type = (yield* fs.lstat("out")).type
+        const text = yield* fs.readLink("out")
+        const follow = reasonTag(yield* Effect.flip(fs.stat("out")))
+        yield* fs.rename("out", "moved")
+        yield* fs.remove("moved")
+        return { type, text, follow }
+      }).pipe(Effect.provide(layer))
+      expect(got).toEqual({ type: "SymbolicLink", text: s.outside, follow: "PermissionDenied" })
+      expect(NFS.readdirSync(s.root)).toEqual([])
+      expect(snapshotTree(s.outside)).toEqual(outside)
+    }))
+})
+
+describe("requests reaching the executor (test double)", () => {
+  it.effect("are stamped with the root pinned at composition", () =>
+    Effect.gen(function*() {
+      const s = scratch()
+      s.make({ "a.txt": "a" })
+      const made = hosts.find((h) => h.name === "test double")!.make()
+      yield* Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        yield* fs.readFileString("a.txt")
+        yield* fs.writeFileString("b.txt", "b")
+        yield* fs.glob("*.txt")
+      }).pipe(Effect.provide(kernelLayer(made.layer, s.root, allowAll(s.root))))
+      const identity = (() => {
+        const st = NFS.statSync(s.root, { bigint: true })
+        return `${st.dev}:${st.ino}`
+      })()
+      expect(made.trips!.log.length).toBeGreaterThan(0)
+      for (const request of made.trips!.log) {
+        expect([request.boundaryRoot, request.logicalRoot, request.rootIdentity]).toEqual([NFS.realpathSync(s.root), s.root, identity])
+      }
+    }))
+})

@@ -1,0 +1,62 @@
+/// <reference types="vite/client" />
+/**
+ * The hosts every kernel suite runs over: `NodeAtomicFileSystem` under each resolve strategy, the
+ * path-based `PathAtomicFileSystem`, and the test double (which also counts executor trips).
+ *
+ * The two real extensions were written alongside the kernel; they are picked up here by file, so
+ * this suite runs over them from the commit they land in. The test below makes their absence loud
+ * once their files exist: a host can never silently drop out of the list.
+ */
+import * as NFS from "node:fs"
+import type { FileSystem, Layer } from "effect"
+import { expect, it } from "vitest"
+import { strategies } from "../../support/strategies.ts"
+import { layerFakeAtomic, makeFakeAtomic, type Trips } from "./fakeAtomic.ts"
+
+export interface Host {
+  readonly name: string
+  /** A fresh host layer; `trips` when the host counts executor requests. */
+  readonly make: (options?: { readonly contentLimit?: number }) => {
+    readonly layer: Layer.Layer<FileSystem.FileSystem>
+    readonly trips?: Trips | undefined
+  }
+}
+
+type LayerWith = (options?: { readonly contentLimit?: number | undefined; readonly strategy?: string }) => Layer.Layer<FileSystem.FileSystem>
+
+const effect = import.meta.glob<{ readonly NodeAtomicFileSystem: { readonly layerWith: LayerWith } }>(
+  "../../../src/effect/index.ts",
+  { eager: true }
+)["../../../src/effect/index.ts"]
+const fallback = import.meta.glob<{ readonly PathAtomicFileSystem: { readonly layerWith: LayerWith } }>(
+  "../../../src/fallback/index.ts",
+  { eager: true }
+)["../../../src/fallback/index.ts"]
+
+export const testDouble: Host = {
+  name: "test double",
+  make: (options) => {
+    const { atomic, trips } = makeFakeAtomic(options)
+    return { layer: layerFakeAtomic(atomic), trips }
+  }
+}
+
+const native: ReadonlyArray<Host> = effect === undefined ? [] : strategies.map((strategy) => ({
+  name: `NodeAtomicFileSystem (${strategy})`,
+  make: (options) => ({ layer: effect.NodeAtomicFileSystem.layerWith({ strategy, contentLimit: options?.contentLimit }) })
+}))
+
+const pathBased: ReadonlyArray<Host> = fallback === undefined ? [] : [{
+  name: "PathAtomicFileSystem",
+  make: (options) => ({ layer: fallback.PathAtomicFileSystem.layerWith({ contentLimit: options?.contentLimit }) })
+}]
+
+export const hosts: ReadonlyArray<Host> = [...native, ...pathBased, testDouble]
+
+/** Registered by every suite that imports the host list. */
+it("runs over every extension present in the tree", () => {
+  const here = new URL("../../../src/", import.meta.url)
+  const present = (file: string) => NFS.existsSync(new URL(file, here))
+  expect(hosts.some((h) => h.name.startsWith("NodeAtomicFileSystem"))).toBe(present("effect/NodeAtomicFileSystem.ts"))
+  expect(hosts.some((h) => h.name === "PathAtomicFileSystem")).toBe(present("fallback/PathAtomicFileSystem.ts"))
+})
