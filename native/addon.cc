@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <memory>
@@ -340,6 +341,120 @@ bool read_request(Napi::Value value, Request* r, std::string* problem) {
   return in.problem.empty();
 }
 
+// The ops a path and a recursive flag fully describe: what call() and readMany() carry.
+constexpr uint8_t kRefusedMember = 255;
+
+bool path_only(Op op) {
+  switch (op) {
+    case Op::Exists: case Op::Stat: case Op::ReadFile: case Op::ReadDirectory: case Op::ReadLink:
+    case Op::RealPath: case Op::Resolve:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool read_path_only(int op, Napi::Value path, bool recursive, Request* r, std::string* problem) {
+  if (op < 0 || op >= static_cast<int>(Op::Count) || !path_only(static_cast<Op>(op))) {
+    *problem = "operation must be a path-only read";
+    return false;
+  }
+  if (!path.IsString()) {
+    *problem = "operand 'path' must be a string";
+    return false;
+  }
+  r->op = static_cast<Op>(op);
+  r->path = path.As<Napi::String>().Utf8Value();
+  r->recursive = recursive;
+  return true;
+}
+
+// Buffers reused across operations of one environment: taken and given back on the JavaScript
+// thread, filled on the worker. A fresh buffer per operation, allocated on a worker and freed on the
+// JavaScript thread, grows and trims the worker's heap over and over: a page fault per 4 KiB of
+// answer each time, which cost more than the reads themselves (measured).
+struct ScratchPool {
+  std::size_t keep_bytes;   // a larger buffer is freed, not kept
+  std::size_t total_bytes;  // most capacity kept in all: what the pool may hold on to when idle
+  std::vector<std::string> free;
+  std::size_t held = 0;
+
+  std::string take() {
+    if (free.empty()) return {};
+    std::string s = std::move(free.back());
+    free.pop_back();
+    held -= s.capacity();
+    return s;
+  }
+  void give(std::string&& s) {
+    if (s.capacity() == 0 || s.capacity() > keep_bytes || held + s.capacity() > total_bytes) return;
+    s.clear();
+    held += s.capacity();
+    free.push_back(std::move(s));
+  }
+};
+
+// A compact batch in flight: the requests that run, where each answer goes, and, once run, every
+// small content packed into one scratch buffer as it is read (the member's own string is freed on
+// the worker right away, so the worker's heap holds one content at a time).
+struct CompactBatch {
+  static constexpr std::size_t kNotPacked = static_cast<std::size_t>(-1);
+  std::vector<Request> requests;
+  std::vector<uint32_t> where;     // requests[k] answers member where[k]
+  std::vector<uint8_t> refused;    // members refused before the run (by the caller, or malformed)
+  std::vector<std::pair<uint32_t, std::string>> problems;  // why a malformed member was refused
+  std::vector<Result<pinnedfs::Value>> results;  // per member, once run
+  std::vector<std::size_t> at;     // per member: offset of its content in scratch, or kNotPacked
+  std::vector<std::size_t> length; // per member: length of its packed content
+  std::string scratch;
+
+  // On the worker thread.
+  void run(const Root& root, const BatchLimits& limits, bool verify) {
+    std::size_t n = refused.size();
+    at.assign(n, kNotPacked);
+    length.assign(n, 0);
+    auto ran = execute_batch(root, requests, limits, verify,
+                             [this](std::size_t k, Result<pinnedfs::Value>& r) {
+                               if (!r.ok()) return;
+                               Bytes* b = std::get_if<Bytes>(&r.value());
+                               if (!b || b->data.size() > kCopyThreshold) return;
+                               at[where[k]] = scratch.size();
+                               length[where[k]] = b->data.size();
+                               scratch.append(b->data);
+                               r = Result<pinnedfs::Value>(pinnedfs::Value{});
+                             });
+    results.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      results.emplace_back(refused[i] ? bad_argument("refused before the batch was sent") : Error{});
+    }
+    for (std::size_t k = 0; k < where.size(); ++k) results[where[k]] = std::move(ran[k]);
+    for (auto& p : problems) results[p.first] = Result<pinnedfs::Value>(bad_argument(std::move(p.second)));
+  }
+
+  // One small Buffer per member (measured: cheaper than one Buffer for the whole batch sliced in
+  // JavaScript, whose large allocation is fresh pages every time the collector frees it).
+  Napi::Value to_js(Napi::Env env) {
+    std::size_t n = results.size();
+    Napi::Uint8Array failed = Napi::Uint8Array::New(env, n);
+    Napi::Array values = Napi::Array::New(env, n);
+    for (std::size_t i = 0; i < n; ++i) {
+      auto index = static_cast<uint32_t>(i);
+      if (!results[i].ok()) {
+        failed[i] = 1;
+        values.Set(index, error_to_js(env, results[i].error()));
+      } else if (at[i] != kNotPacked) {
+        values.Set(index, Napi::Buffer<char>::Copy(env, scratch.data() + at[i], length[i]));
+      } else {
+        values.Set(index, value_to_js(env, results[i].value()));
+      }
+    }
+    Napi::Array out = Napi::Array::New(env, 2);
+    out.Set(0u, failed);
+    out.Set(1u, values);
+    return out;
+  }
+};
+
 Strategy parse_strategy(Napi::Value v, bool* ok) {
   *ok = true;
   if (v.IsUndefined()) return Strategy::Auto;
@@ -416,6 +531,8 @@ struct AddonData {
   // Trips off the JavaScript thread this environment has made: tests count them to prove a batch
   // or a directory program is one trip.
   double trips = 0;
+  ScratchPool scratch{8u << 20, 16u << 20, {}, 0};         // compact batches
+  ScratchPool reads{kCopyThreshold + 1, 4u << 20, {}, 0}; // single reads (contents copied at settle)
 };
 
 template <class R>
@@ -429,7 +546,9 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
   static Napi::Function define(Napi::Env env) {
     return DefineClass(env, "RootHandle",
                        {InstanceMethod<&RootHandle::execute>("execute"),
+                        InstanceMethod<&RootHandle::call>("call"),
                         InstanceMethod<&RootHandle::batch>("batch"),
+                        InstanceMethod<&RootHandle::readMany>("readMany"),
                         InstanceMethod<&RootHandle::close>("close")});
   }
 
@@ -471,6 +590,128 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
         [](Napi::Env e, Napi::Promise::Deferred& d, Result<pinnedfs::Value>& r) {
           if (r.ok()) d.Resolve(value_to_js(e, r.value()));
           else d.Reject(error_to_js(e, r.error()));
+        });
+  }
+
+  // call(op, path, recursive) -> Promise<value>: the hot path for the path-only reads. Same core
+  // call as execute(), without reading a dozen named properties off a request object.
+  Napi::Value call(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!root_) return closed(env);
+    auto request = std::make_shared<Request>();
+    std::string problem;
+    double op = info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : -1;
+    // Range first: casting NaN or a huge double to int is undefined.
+    if (!(op >= 0 && op < 256) || op != static_cast<double>(static_cast<int>(op))) op = -1;
+    if (!info[2].IsUndefined() && !info[2].IsBoolean()) {
+      return rejected(env, bad_argument("operand 'recursive' must be a boolean"));
+    }
+    bool recursive = info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
+    if (!read_path_only(static_cast<int>(op), info[1], recursive, request.get(), &problem)) {
+      return rejected(env, bad_argument(problem));
+    }
+    std::shared_ptr<Root> root = root_;
+    if (request->op == Op::ReadFile) {
+      auto buffer = std::make_shared<std::string>();
+      if (AddonData* data = env.GetInstanceData<AddonData>()) *buffer = data->reads.take();
+      return PromiseJob<Result<pinnedfs::Value>>::start(
+          env,
+          [root, request, buffer]() {
+            return pinnedfs::execute_read(*root, *request, std::move(*buffer));
+          },
+          [](Napi::Env e, Napi::Promise::Deferred& d, Result<pinnedfs::Value>& r) {
+            if (!r.ok()) {
+              d.Reject(error_to_js(e, r.error()));
+              return;
+            }
+            Napi::Value v = value_to_js(e, r.value());
+            // A small content was copied into the Buffer: its storage goes back to the pool.
+            Bytes* b = std::get_if<Bytes>(&r.value());
+            AddonData* data = e.GetInstanceData<AddonData>();
+            if (b && data && b->data.size() <= kCopyThreshold) data->reads.give(std::move(b->data));
+            d.Resolve(v);
+          });
+    }
+    return PromiseJob<Result<pinnedfs::Value>>::start(
+        env, [root, request]() { return pinnedfs::execute(*root, *request, false); },
+        [](Napi::Env e, Napi::Promise::Deferred& d, Result<pinnedfs::Value>& r) {
+          if (r.ok()) d.Resolve(value_to_js(e, r.value()));
+          else d.Reject(error_to_js(e, r.error()));
+        });
+  }
+
+  // readMany(ops: Uint8Array, paths: string[], recursive: Uint8Array, size, response, verifyRoot)
+  //   -> Promise<[failed: Uint8Array, values: Array]>
+  // A batch of path-only reads in a compact encoding (no request objects to read property by
+  // property), answered compactly: values[i] is member i's value, or its error when failed[i] is 1.
+  // Op 255 marks a member the caller already refused: it is not run.
+  Napi::Value readMany(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!root_) return closed(env);
+    if (!info[0].IsTypedArray() ||
+        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || !info[1].IsArray() ||
+        !info[2].IsTypedArray() ||
+        info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+      return rejected(env, bad_argument("readMany(ops: Uint8Array, paths: string[], recursive: Uint8Array, ...)"));
+    }
+    Napi::Uint8Array op_codes = info[0].As<Napi::Uint8Array>();
+    Napi::Array paths = info[1].As<Napi::Array>();
+    Napi::Uint8Array recursive = info[2].As<Napi::Uint8Array>();
+    std::size_t n = op_codes.ElementLength();
+    if (paths.Length() != n || recursive.ElementLength() != n) {
+      return rejected(env, bad_argument("readMany: ops, paths and recursive differ in length"));
+    }
+    BatchLimits limits;
+    bool ok_size = true;
+    bool ok_response = true;
+    double size = info[3].IsNumber() ? info[3].As<Napi::Number>().DoubleValue() : -1;
+    double response = info[4].IsNumber() ? info[4].As<Napi::Number>().DoubleValue() : -1;
+    ok_size = size >= 0 && size <= (1 << 20) && size == static_cast<double>(static_cast<int64_t>(size));
+    ok_response = response >= 0 && response <= static_cast<double>(1ll << 53) &&
+                  response == static_cast<double>(static_cast<int64_t>(response));
+    if (!ok_size || !ok_response) return rejected(env, bad_argument("batch limits: size and response must be integers in range"));
+    limits.size = static_cast<std::size_t>(size);
+    limits.response = static_cast<uint64_t>(response);
+    if (n > limits.size) {
+      return rejected(env, bad_argument("batch of " + std::to_string(n) +
+                                        " members exceeds the limit of " +
+                                        std::to_string(limits.size)));
+    }
+    auto job = std::make_shared<CompactBatch>();
+    job->requests.reserve(n);
+    job->where.reserve(n);
+    job->refused.assign(n, 0);
+    const uint8_t* codes = op_codes.Data();
+    const uint8_t* rec = recursive.Data();
+    for (uint32_t i = 0; i < n; ++i) {
+      if (codes[i] == kRefusedMember) {
+        job->refused[i] = 1;
+        continue;
+      }
+      Request r;
+      std::string problem;
+      if (!read_path_only(codes[i], paths.Get(i), rec[i] != 0, &r, &problem)) {
+        // A malformed member fails alone, as in batch().
+        job->refused[i] = 1;
+        job->problems.emplace_back(i, std::move(problem));
+        continue;
+      }
+      job->requests.push_back(std::move(r));
+      job->where.push_back(i);
+    }
+    bool verify = info.Length() > 5 && info[5].IsBoolean() && info[5].As<Napi::Boolean>();
+    std::shared_ptr<Root> root = root_;
+    if (AddonData* data = env.GetInstanceData<AddonData>()) job->scratch = data->scratch.take();
+    return PromiseJob<std::shared_ptr<CompactBatch>>::start(
+        env,
+        [root, job, limits, verify]() {
+          job->run(*root, limits, verify);
+          return job;
+        },
+        [](Napi::Env e, Napi::Promise::Deferred& d, std::shared_ptr<CompactBatch>& j) {
+          Napi::Value answer = j->to_js(e);
+          if (AddonData* data = e.GetInstanceData<AddonData>()) data->scratch.give(std::move(j->scratch));
+          d.Resolve(answer);
         });
   }
 

@@ -72,19 +72,20 @@ const main = async () => {
       const before = typeof u === "function" ? undefined : u.before
       log(`  ${s.id} / ${c.name} (${c.strategy})`)
       let opsPerSec
+      let cpuUsPerOp
       try {
-        opsPerSec = await measure(unit, {
+        ;({ opsPerSec, cpuUsPerOp } = await measure(unit, {
           opsPerUnit: s.ops ?? 1,
           rounds: quick ? 3 : (s.rounds ?? 5),
           minMs: quick ? 100 : (s.minMs ?? 200),
           warmupMs: s.warmupMs ?? (quick ? 50 : 100),
           before
-        })
+        }))
       } catch (e) {
         notes.push(`${s.id} / ${c.name} (${c.strategy}) failed: ${e.message}`)
         continue
       }
-      rows.push({ scenario: s.id, title: s.title, contender: c.name, strategy: c.strategy, opsPerSec })
+      rows.push({ scenario: s.id, title: s.title, contender: c.name, strategy: c.strategy, opsPerSec, cpuUsPerOp })
     }
   }
 
@@ -161,10 +162,10 @@ const report = ({ loop, memory }) => {
   const out = []
   out.push(`pinnedfs benchmark (${quick ? "quick" : "full"}), node ${process.version}, ${process.platform}-${process.arch}, ${new Date().toISOString()}`)
   out.push("")
-  out.push("| scenario | contender | strategy | ops/s | vs node:fs | vs fallback | fs syscalls/op |")
-  out.push("|---|---|---|---:|---:|---:|---:|")
+  out.push("| scenario | contender | strategy | ops/s | vs node:fs | vs fallback | CPU µs/op | fs syscalls/op |")
+  out.push("|---|---|---|---:|---:|---:|---:|---:|")
   for (const r of rows) {
-    out.push(`| ${r.title} | ${r.contender} | ${r.strategy} | ${fmtOps(r.opsPerSec)} | ${fmt(r.ratioVsNode)}× | ${r.ratioVsFallback === null ? "n/a" : `${fmt(r.ratioVsFallback)}×`} | ${r.syscallsPerOp ?? ""} |`)
+    out.push(`| ${r.title} | ${r.contender} | ${r.strategy} | ${fmtOps(r.opsPerSec)} | ${fmt(r.ratioVsNode)}× | ${r.ratioVsFallback === null ? "n/a" : `${fmt(r.ratioVsFallback)}×`} | ${r.cpuUsPerOp === undefined ? "" : fmt(r.cpuUsPerOp, 1)} | ${r.syscallsPerOp ?? ""} |`)
   }
   out.push("")
   out.push(`Event-loop delay during a ${quick ? "2,000" : "10,000"}-read flood (256 in flight):`)
@@ -187,6 +188,7 @@ const report = ({ loop, memory }) => {
       contender: r.contender,
       strategy: r.strategy,
       opsPerSec: r.opsPerSec,
+      cpuUsPerOp: r.cpuUsPerOp ?? null,
       ratioVsNode: r.ratioVsNode,
       ratioVsFallback: r.ratioVsFallback,
       syscallsPerOp: r.syscallsPerOp ?? null

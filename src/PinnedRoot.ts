@@ -209,18 +209,28 @@ export class PinnedRoot {
     }
   }
 
+  /** @internal The hot path for the path-only reads: operands as arguments, no request object. */
+  async call<A>(op: number, path: string, recursive?: boolean): Promise<A> {
+    const rel = relativePath(path)
+    try {
+      return (await this.handle.call(op, rel, recursive)) as A
+    } catch (u) {
+      throw fromNative(u, path)
+    }
+  }
+
   /** Whether `path` names anything; a trailing link counts, a link on the way is refused. */
   async exists(path: string): Promise<boolean> {
-    return this.run({ op: ops.exists, path: relativePath(path) }, path)
+    return this.call(ops.exists, path)
   }
 
   /** lstat semantics; a hard-linked regular file is refused. */
   async stat(path: string): Promise<FileInfo> {
-    return this.run({ op: ops.stat, path: relativePath(path) }, path)
+    return this.call(ops.stat, path)
   }
 
   async readFile(path: string): Promise<Buffer> {
-    return this.run({ op: ops.readFile, path: relativePath(path) }, path)
+    return this.call(ops.readFile, path)
   }
 
   /** Decodes with `TextDecoder`, as Effect's `readFileString` does (invalid bytes become U+FFFD). */
@@ -230,21 +240,21 @@ export class PinnedRoot {
   }
 
   async readDirectory(path: string, options?: { readonly recursive?: boolean | undefined }): Promise<Array<string>> {
-    return this.run({ op: ops.readDirectory, path: relativePath(path), recursive: options?.recursive === true }, path)
+    return this.call(ops.readDirectory, path, options?.recursive === true)
   }
 
   async readLink(path: string): Promise<string> {
-    return this.run({ op: ops.readLink, path: relativePath(path) }, path)
+    return this.call(ops.readLink, path)
   }
 
   /** The root-relative canonical path (on-disk spelling); a link anywhere is refused. */
   async realPath(path: string): Promise<string> {
-    return this.run({ op: ops.realPath, path: relativePath(path) }, path)
+    return this.call(ops.realPath, path)
   }
 
   /** Walks from the root without following anything; stops at the first link. */
   async resolve(path: string): Promise<Resolution> {
-    return this.run({ op: ops.resolve, path: relativePath(path) }, path)
+    return this.call(ops.resolve, path)
   }
 
   /**
@@ -403,36 +413,46 @@ export class PinnedRoot {
     const size = limits.size ?? 256
     const response = limits.response ?? 64 * 1024 * 1024
     if (requests.length > size) throw badArgument(`batch of ${requests.length} members exceeds the limit of ${size}`)
-    const decoders: Array<TextDecoder | undefined> = []
-    const shown: Array<string> = []
-    const wire: Array<NativeRequest> = []
-    const early: Array<PinnedFsError | undefined> = []
-    requests.forEach((r, i) => {
+    // Compact wire form: one op byte, one path and one recursive byte per member (see
+    // NativeRootHandle.readMany); a member refused here travels as op 255 and is not run.
+    const n = requests.length
+    const opCodes = new Uint8Array(n)
+    const recursive = new Uint8Array(n)
+    const paths: Array<string> = new Array(n)
+    let decoders: Array<TextDecoder | undefined> | undefined
+    let early: Array<PinnedFsError | undefined> | undefined
+    for (let i = 0; i < n; i++) {
+      const r = requests[i]!
       try {
         const op = batchOp(r)
-        const path = relativePath((r as { path?: unknown }).path)
-        decoders[i] = r.operation === "readFileString" ? decoder(r.encoding) : undefined
-        shown[i] = path
-        wire.push({ op, path, recursive: r.operation === "readDirectory" && r.recursive === true })
+        paths[i] = relativePath((r as { path?: unknown }).path)
+        opCodes[i] = op
+        if (r.operation === "readFileString") (decoders ??= [])[i] = decoder(r.encoding)
+        else if (r.operation === "readDirectory" && r.recursive === true) recursive[i] = 1
       } catch (e) {
-        early[i] = e instanceof PinnedFsError ? e : badArgument(String(e))
-        shown[i] = ""
-        wire.push({ op: -1 })
+        ;(early ??= [])[i] = e instanceof PinnedFsError ? e : badArgument(String(e))
+        opCodes[i] = refusedMember
+        paths[i] = ""
       }
-    })
+    }
     let raw
     try {
-      raw = await this.handle.batch(wire, { size, response })
+      raw = await this.handle.readMany(opCodes, paths, recursive, size, response)
     } catch (u) {
       throw fromNative(u, "batch")
     }
-    return raw.map((entry, i): BatchResult => {
-      const failed = early[i]
-      if (failed) return { ok: false, error: failed }
-      if (!entry.ok) return { ok: false, error: fromNative(entry.error, shown[i]) }
-      const d = decoders[i]
-      return { ok: true, value: d ? d.decode(entry.value as Uint8Array) : entry.value }
-    })
+    const [failed, values] = raw
+    const out: Array<BatchResult> = new Array(n)
+    for (let i = 0; i < n; i++) {
+      const refused = early?.[i]
+      if (refused) out[i] = { ok: false, error: refused }
+      else if (failed[i] === 1) out[i] = { ok: false, error: fromNative(values[i], paths[i]) }
+      else {
+        const d = decoders?.[i]
+        out[i] = { ok: true, value: d ? d.decode(values[i] as Uint8Array) : values[i] }
+      }
+    }
+    return out
   }
 
   /** Drops this handle's reference; the descriptor closes once operations in flight finish. */
@@ -440,6 +460,8 @@ export class PinnedRoot {
     this.handle.close()
   }
 }
+
+const refusedMember = 255
 
 const batchOp = (r: unknown): number => {
   if (typeof r !== "object" || r === null) throw badArgument("batch member must be an object")

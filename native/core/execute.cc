@@ -51,6 +51,13 @@ Result<Value> execute(const Root& root, const Request& request, bool verify_root
   return bad_argument("unknown operation");
 }
 
+Result<Value> execute_read(const Root& root, const Request& request, std::string&& buffer) {
+  if (request.op != Op::ReadFile) return execute(root, request, false);
+  auto valid = validate(request);
+  if (!valid.ok()) return valid.take_error();
+  return ops::read_file_into(root, request, std::move(buffer));
+}
+
 namespace {
 std::uint64_t content_bytes(const Value& v) {
   if (auto* b = std::get_if<Bytes>(&v)) return b->data.size();
@@ -58,8 +65,9 @@ std::uint64_t content_bytes(const Value& v) {
 }
 }  // namespace
 
-std::vector<Result<Value>> execute_batch(const Root& root, const std::vector<Request>& requests,
-                                         const BatchLimits& limits, bool verify_root) {
+std::vector<Result<Value>> execute_batch(
+    const Root& root, const std::vector<Request>& requests, const BatchLimits& limits,
+    bool verify_root, const std::function<void(std::size_t, Result<Value>&)>& each) {
   std::vector<Result<Value>> out;
   out.reserve(requests.size());
   if (verify_root) {
@@ -70,20 +78,24 @@ std::vector<Result<Value>> execute_batch(const Root& root, const std::vector<Req
     }
   }
   std::uint64_t budget = limits.response;
+  Request bounded;  // reused: a read member's copy carries its share of the budget
   for (const Request& member : requests) {
-    Request bounded = member;
-    if (bounded.op == Op::ReadFile) {
+    const Request* run = &member;
+    if (member.op == Op::ReadFile) {
       // A member larger than what is left of the answer fails alone, before it is read.
+      bounded = member;
       bounded.max_bytes = budget == 0 ? 1 : budget;
       if (member.max_bytes != 0 && member.max_bytes < bounded.max_bytes) {
         bounded.max_bytes = member.max_bytes;
       }
+      run = &bounded;
     }
-    auto result = execute(root, bounded, false);
+    auto result = execute(root, *run, false);
     if (result.ok()) {
       std::uint64_t used = content_bytes(result.value());
       budget = used > budget ? 0 : budget - used;
     }
+    if (each) each(out.size(), result);
     out.push_back(std::move(result));
   }
   if (verify_root) {

@@ -1,6 +1,7 @@
 // The core's entry points: one request, or a batch of them, against a pinned root. Both run on a
 // worker thread; nothing here touches JavaScript.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "request.h"
@@ -17,6 +18,9 @@ Status validate(const Request& request);
 // (the extension's per-request guard against a root renamed away and replaced).
 Result<Value> execute(const Root& root, const Request& request, bool verify_root);
 
+// execute() for a readFile whose content goes into `buffer`'s storage (see ops::read_file_into).
+Result<Value> execute_read(const Root& root, const Request& request, std::string&& buffer);
+
 struct BatchLimits {
   std::size_t size = 256;               // most members
   std::uint64_t response = 64u << 20;   // most bytes of file content in one answer
@@ -26,7 +30,12 @@ struct BatchLimits {
 // past limits.response fails alone (TooLarge). The root identity is checked before and after: a
 // change detected after the run fails every member with IdentityChanged, since their answers may
 // describe another directory.
-std::vector<Result<Value>> execute_batch(const Root& root, const std::vector<Request>& requests,
-                                         const BatchLimits& limits, bool verify_root);
+//
+// `each`, when given, sees member k's result on the worker thread right after it ran and before the
+// next member starts, so a caller can move the content out at once: a batch then holds one content
+// at a time instead of growing the heap by the whole answer.
+std::vector<Result<Value>> execute_batch(
+    const Root& root, const std::vector<Request>& requests, const BatchLimits& limits,
+    bool verify_root, const std::function<void(std::size_t, Result<Value>&)>& each = {});
 
 }  // namespace pinnedfs

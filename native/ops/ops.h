@@ -20,6 +20,9 @@ namespace pinnedfs::ops {
 Result<Value> exists(const Root& root, const Request& request);
 Result<Value> stat(const Root& root, const Request& request);
 Result<Value> read_file(const Root& root, const Request& request);
+// read_file into `buffer`'s storage (its capacity reused: the binding recycles buffers so a read
+// allocates nothing on the worker's heap).
+Result<Value> read_file_into(const Root& root, const Request& request, std::string&& buffer);
 Result<Value> read_link(const Root& root, const Request& request);
 Result<Value> real_path(const Root& root, const Request& request);
 Result<Value> resolve(const Root& root, const Request& request);

@@ -156,6 +156,10 @@ Result<Value> stat(const Root& root, const Request& request) {
 }
 
 Result<Value> read_file(const Root& root, const Request& request) {
+  return read_file_into(root, request, std::string());
+}
+
+Result<Value> read_file_into(const Root& root, const Request& request, std::string&& buffer) {
   auto path = prepare_path(root, request.path);
   if (!path.ok()) return path.take_error();
   // O_NONBLOCK: a FIFO is opened without waiting for a writer, then refused below; it is never
@@ -179,6 +183,8 @@ Result<Value> read_file(const Root& root, const Request& request) {
                    EFBIG);
   }
   Bytes out;
+  out.data = std::move(buffer);
+  out.data.clear();
   // size+1 so a file that did not grow is read in one call and the next read sees EOF at once.
   std::size_t cap = static_cast<std::size_t>(size) + 1;
   out.data.resize(cap);

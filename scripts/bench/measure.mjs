@@ -10,25 +10,36 @@ const median = (xs) => {
 
 /**
  * Runs `unit` (an async function doing `opsPerUnit` operations) repeatedly: a warm-up, then
- * `rounds` rounds each at least `minMs` long, and answers the median ops/s.
+ * `rounds` rounds each at least `minMs` long, and answers the median ops/s and the median CPU time
+ * per operation in microseconds (process.cpuUsage: every thread of the process, the JS thread and
+ * libuv's pool alike; steadier than wall time on a shared machine).
  */
 export const measure = async (unit, { opsPerUnit = 1, rounds = 5, minMs = 200, warmupMs = 100, before } = {}) => {
   const runFor = async (ms) => {
     let units = 0
     let elapsed = 0
+    let cpu = 0
     while (elapsed < ms || units === 0) {
       if (before) await before()
+      const c0 = process.cpuUsage()
       const t0 = process.hrtime.bigint()
       await unit()
       elapsed += Number(process.hrtime.bigint() - t0) / 1e6
+      const c = process.cpuUsage(c0)
+      cpu += c.user + c.system
       units++
     }
-    return (units * opsPerUnit) / (elapsed / 1000)
+    return { rate: (units * opsPerUnit) / (elapsed / 1000), cpu: cpu / (units * opsPerUnit) }
   }
   await runFor(warmupMs)
   const rates = []
-  for (let r = 0; r < rounds; r++) rates.push(await runFor(minMs))
-  return median(rates)
+  const cpus = []
+  for (let r = 0; r < rounds; r++) {
+    const x = await runFor(minMs)
+    rates.push(x.rate)
+    cpus.push(x.cpu)
+  }
+  return { opsPerSec: median(rates), cpuUsPerOp: median(cpus) }
 }
 
 /** Event-loop delay (ms, p50 and p99) while `flood` runs. */

@@ -29,6 +29,24 @@ export interface NativeRootHandle {
     limits: { readonly size: number; readonly response: number },
     verifyRoot?: boolean
   ): Promise<Array<{ readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: NativeErrorInfo }>>
+  /**
+   * One path-only read (exists, stat, readFile, readDirectory, readLink, realPath, resolve): the
+   * same core call as `execute`, with its operands as arguments instead of a request object.
+   */
+  call(op: number, path: string, recursive?: boolean): Promise<unknown>
+  /**
+   * A batch of path-only reads, compactly: `ops[i]` (255: refused by the caller, not run), `paths[i]`,
+   * `recursive[i]`. Answers `[failed, values]`: `values[i]` is member i's value, or its error when
+   * `failed[i]` is 1.
+   */
+  readMany(
+    ops: Uint8Array,
+    paths: ReadonlyArray<string>,
+    recursive: Uint8Array,
+    size: number,
+    response: number,
+    verifyRoot?: boolean
+  ): Promise<[Uint8Array, Array<unknown>]>
   close(): void
 }
 
