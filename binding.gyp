@@ -21,10 +21,8 @@
         }]
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
-      # NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS: a promise settled while a worker thread is being
-      # terminated cannot throw; without it node-addon-api aborts the whole process
-      # (test/lifetime/workers.test.ts).
-      "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
+      "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED",
+                  "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++20"],
       "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-Werror", "-fno-exceptions", "-fvisibility=hidden"]

@@ -19,44 +19,69 @@ constexpr std::size_t kBufferSize = 32 * 1024;
 constexpr std::size_t kReclenOffset = 16;
 constexpr std::size_t kTypeOffset = 18;
 constexpr std::size_t kNameOffset = 19;
+
+bool dot_or_dotdot(std::string_view n) { return n == "." || n == ".."; }
 }  // namespace
+
+bool dirent64_at(const char* buf, std::size_t len, std::size_t pos, std::string_view* name,
+                 unsigned char* type, std::size_t* reclen) {
+  if (pos >= len || len - pos < kNameOffset + 1) return false;
+  std::uint16_t rl;
+  std::memcpy(&rl, buf + pos + kReclenOffset, sizeof rl);
+  if (rl < kNameOffset + 1 || rl > len - pos) return false;
+  const char* start = buf + pos + kNameOffset;
+  const void* nul = std::memchr(start, '\0', rl - kNameOffset);
+  if (!nul) return false;
+  *name = std::string_view(start, static_cast<const char*>(nul) - start);
+  *type = static_cast<unsigned char>(buf[pos + kTypeOffset]);
+  *reclen = rl;
+  return true;
+}
 
 bool parse_dirents64(const char* buf, std::size_t len, std::vector<DirEntry>& out) {
   std::size_t pos = 0;
   while (pos < len) {
-    if (len - pos < kNameOffset + 1) return false;
-    std::uint16_t reclen;
-    std::memcpy(&reclen, buf + pos + kReclenOffset, sizeof reclen);
-    if (reclen < kNameOffset + 1 || reclen > len - pos) return false;
-    const char* name = buf + pos + kNameOffset;
-    std::size_t max = reclen - kNameOffset;
-    const void* nul = std::memchr(name, '\0', max);
-    if (!nul) return false;
-    std::size_t n = static_cast<const char*>(nul) - name;
-    bool dot = (n == 1 && name[0] == '.') || (n == 2 && name[0] == '.' && name[1] == '.');
-    if (!dot && n > 0) {
-      out.push_back(DirEntry{std::string(name, n),
-                             entry_kind(static_cast<unsigned char>(buf[pos + kTypeOffset]))});
-    }
+    std::string_view name;
+    unsigned char type = 0;
+    std::size_t reclen = 0;
+    if (!dirent64_at(buf, len, pos, &name, &type, &reclen)) return false;
+    if (!dot_or_dotdot(name) && !name.empty()) out.push_back(DirEntry{std::string(name), entry_kind(type)});
     pos += reclen;
   }
   return true;
 }
 
-Status DirLister::list(int dirfd, const std::string& shown_path, std::vector<DirEntry>& out) {
-  if (buffer.size() != kBufferSize) buffer.resize(kBufferSize);
+DirectoryReader::DirectoryReader(int fd, std::vector<char>& buffer) : fd_(fd), buffer_(buffer) {
+  if (buffer_.size() < kBufferSize) buffer_.resize(kBufferSize);
+}
+
+DirectoryReader::~DirectoryReader() = default;
+
+bool DirectoryReader::next(std::string_view* name, unsigned char* type) {
   for (;;) {
-    long n = ::syscall(SYS_getdents64, dirfd, buffer.data(), buffer.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return sys_error(errno, "getdents64", shown_path);
+    while (pos_ < len_) {
+      std::size_t reclen = 0;
+      if (!dirent64_at(buffer_.data(), len_, pos_, name, type, &reclen)) {
+        // A malformed record would otherwise loop forever or overrun: stop with EIO.
+        error_ = EIO;
+        done_ = true;
+        len_ = pos_ = 0;
+        return false;
+      }
+      pos_ += reclen;
+      if (!dot_or_dotdot(*name) && !name->empty()) return true;
     }
-    if (n == 0) return ok_status();
-    if (!parse_dirents64(buffer.data(), static_cast<std::size_t>(n), out)) {
-      Error e = sys_error(EIO, "getdents64", shown_path);
-      e.description = "the kernel returned a malformed directory record";
-      return e;
+    if (done_) return false;
+    long n;
+    do n = ::syscall(SYS_getdents64, fd_, buffer_.data(), buffer_.size());
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+      if (n < 0) error_ = errno;
+      done_ = true;
+      return false;
     }
+    pos_ = 0;
+    len_ = static_cast<std::size_t>(n);
   }
 }
 

@@ -1,4 +1,5 @@
-// Reading the entries of one open directory: the platform seam under readDirectory.
+// Reading the entries of one open directory: the platform seam under readDirectory, glob and the
+// recursive remove.
 //
 // Linux calls getdents64 directly (linux/getdents.cc); elsewhere portable readdir(3) runs on a dup
 // of the descriptor (posix/readdir.cc). Why not fdopendir on Linux (platform-notes §1): it costs an
@@ -9,6 +10,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "../core/error.h"
@@ -24,14 +26,36 @@ struct DirEntry {
   EntryKind kind = EntryKind::Unknown;
 };
 
-// Lists a directory opened O_RDONLY|O_DIRECTORY. The descriptor stays open and owned by the caller
-// (a recursive listing opens the children through it); its offset is consumed, so each descriptor
-// is listed once. One lister is reused across a recursive listing so its buffer is allocated once.
+// Streams the entries of a directory opened O_RDONLY|O_DIRECTORY, allocation-free per entry: each
+// name is a view into a buffer the caller owns and may reuse across directories (glob walks
+// thousands). The descriptor stays the caller's and its offset is consumed: list it once.
+class DirectoryReader {
+ public:
+  DirectoryReader(int fd, std::vector<char>& buffer);
+  ~DirectoryReader();
+  DirectoryReader(const DirectoryReader&) = delete;
+  DirectoryReader& operator=(const DirectoryReader&) = delete;
+
+  // The next entry other than "." and "..": true with `name` (valid until the next call) and
+  // `type` (a DT_* value; DT_UNKNOWN when the file system does not say), or false at the end or on
+  // error (`error()` then non-zero: an errno, EIO for a malformed kernel record).
+  bool next(std::string_view* name, unsigned char* type);
+  int error() const { return error_; }
+
+ private:
+  int fd_;
+  int error_ = 0;
+  bool done_ = false;
+  [[maybe_unused]] std::vector<char>& buffer_;
+  [[maybe_unused]] std::size_t pos_ = 0;  // Linux: the unread part of the last getdents64 answer
+  [[maybe_unused]] std::size_t len_ = 0;
+  [[maybe_unused]] void* dir_ = nullptr;  // elsewhere: the DIR* over a private dup
+};
+
+// Collects a whole directory into DirEntry values (names owned), for callers that list, then act.
 struct DirLister {
   Status list(int dirfd, const std::string& shown_path, std::vector<DirEntry>& out);
-  // Linux: the getdents64 buffer. Public so the readdir build, which needs none, has no unused
-  // private field to warn about.
-  std::vector<char> buffer;
+  std::vector<char> buffer;  // the reader's buffer, reused across the directories of one operation
 };
 
 inline EntryKind entry_kind(unsigned char d_type) {
@@ -46,8 +70,12 @@ inline EntryKind entry_kind(unsigned char d_type) {
 #if defined(__linux__)
 // Appends the entries of one getdents64 answer (`len` bytes of linux_dirent64 records) to `out`,
 // skipping "." and "..". Pure, so the native tests can feed it crafted records. Returns false when
-// a record is malformed (a zero or overrunning d_reclen): the caller reports EIO rather than loop.
+// a record is malformed (a zero or overrunning d_reclen).
 bool parse_dirents64(const char* buf, std::size_t len, std::vector<DirEntry>& out);
+
+// One record of a getdents64 answer at `pos`: its name, type and length, or false when malformed.
+bool dirent64_at(const char* buf, std::size_t len, std::size_t pos, std::string_view* name,
+                 unsigned char* type, std::size_t* reclen);
 #endif
 
 }  // namespace pinnedfs

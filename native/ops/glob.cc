@@ -28,7 +28,7 @@
 
 #include <algorithm>
 
-#include "dir_reader.h"
+#include "dir_list.h"
 #include "glob_match.h"
 #include "ops.h"
 

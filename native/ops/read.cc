@@ -5,6 +5,8 @@
 #include <sys/sysmacros.h>
 #endif
 
+#include <cmath>
+
 #include "ops.h"
 
 namespace pinnedfs::ops {
@@ -21,8 +23,16 @@ FileType type_of(mode_t mode) {
   return FileType::Unknown;
 }
 
+// Milliseconds since the epoch. JavaScript's Date truncates to whole milliseconds, as Node's bigint
+// stats do (nanoseconds / 10^6), so the whole millisecond must survive the conversion: near 2^40 ms a
+// double holds only ~1/4096 ms, and a fraction above .99988 would round up into the next millisecond.
 double ms(const struct timespec& ts) {
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+  long long whole = static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+  double v = static_cast<double>(whole) + static_cast<double>(ts.tv_nsec % 1000000) / 1e6;
+  double next = static_cast<double>(whole + 1);
+  // Before 1970 truncation goes toward zero, so rounding up is what truncation wants there.
+  if (whole >= 0 && v >= next) v = std::nextafter(next, 0.0);
+  return v;
 }
 }  // namespace
 
@@ -113,8 +123,8 @@ Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st,
   st.st_mtim = timespec_of(sx.stx_mtime);
   st.st_ctim = timespec_of(sx.stx_ctime);
   if (sx.stx_mask & STATX_BTIME) {
-    birthtime_ms = static_cast<double>(sx.stx_btime.tv_sec) * 1e3 +
-                   static_cast<double>(sx.stx_btime.tv_nsec) / 1e6;
+    birthtime_ms = ms(timespec{static_cast<time_t>(sx.stx_btime.tv_sec),
+                               static_cast<long>(sx.stx_btime.tv_nsec)});
   }
   return true;
 }

@@ -14,31 +14,47 @@
 
 namespace pinnedfs {
 
-Status DirLister::list(int dirfd, const std::string& shown_path, std::vector<DirEntry>& out) {
-  int copy;
-  do copy = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-  while (copy < 0 && errno == EINTR);
-  if (copy < 0) return sys_error(errno, "fcntl", shown_path);
-  Fd owned(copy);
-  DIR* dir = ::fdopendir(owned.get());
-  if (!dir) return sys_error(errno, "fdopendir", shown_path);
-  owned.release();  // closedir closes it from here on
-  int err = 0;
+DirectoryReader::DirectoryReader(int fd, std::vector<char>& buffer) : fd_(fd), buffer_(buffer) {}
+
+DirectoryReader::~DirectoryReader() {
+  if (dir_) ::closedir(static_cast<DIR*>(dir_));
+}
+
+bool DirectoryReader::next(std::string_view* name, unsigned char* type) {
+  if (done_) return false;
+  if (!dir_) {
+    int copy;
+    do copy = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+    while (copy < 0 && errno == EINTR);
+    if (copy < 0) {
+      error_ = errno;
+      done_ = true;
+      return false;
+    }
+    Fd owned(copy);
+    DIR* dir = ::fdopendir(owned.get());
+    if (!dir) {
+      error_ = errno;
+      done_ = true;
+      return false;
+    }
+    owned.release();  // closedir closes it from here on
+    dir_ = dir;
+  }
   for (;;) {
     errno = 0;
-    struct dirent* e = ::readdir(dir);
+    struct dirent* e = ::readdir(static_cast<DIR*>(dir_));
     if (!e) {
-      err = errno;
-      if (err == EINTR) continue;
-      break;
+      if (errno == EINTR) continue;
+      error_ = errno;
+      done_ = true;
+      return false;
     }
-    const char* name = e->d_name;
-    if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
-    out.push_back(DirEntry{std::string(name), entry_kind(e->d_type)});
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    *name = std::string_view(e->d_name);
+    *type = e->d_type;
+    return true;
   }
-  ::closedir(dir);
-  if (err != 0) return sys_error(err, "readdir", shown_path);
-  return ok_status();
 }
 
 }  // namespace pinnedfs

@@ -1,0 +1,19 @@
+// DirLister over the platform's DirectoryReader: one listing code path for every platform.
+#include "dir_list.h"
+
+namespace pinnedfs {
+
+Status DirLister::list(int dirfd, const std::string& shown_path, std::vector<DirEntry>& out) {
+  DirectoryReader reader(dirfd, buffer);
+  std::string_view name;
+  unsigned char type = 0;
+  while (reader.next(&name, &type)) out.push_back(DirEntry{std::string(name), entry_kind(type)});
+  if (reader.error() != 0) {
+    Error e = sys_error(reader.error(), "getdents64", shown_path);
+    if (reader.error() == EIO) e.description = "the kernel returned a malformed directory record";
+    return e;
+  }
+  return ok_status();
+}
+
+}  // namespace pinnedfs

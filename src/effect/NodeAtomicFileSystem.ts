@@ -1,0 +1,249 @@
+/**
+ * The atomic host extension over the native addon: what a permission kernel finds on its
+ * `FileSystem.FileSystem` service under `Symbol.for("@smthrs/kernel/AtomicFileSystem")` and sends
+ * every file operation through, one serializable request at a time.
+ *
+ * Each request names its pinned root (`boundaryRoot`, `logicalRoot`, `rootIdentity`). The root is
+ * pinned once at `boundaryRoot` (cached, see `rootCache.ts`), its handle's identity must be
+ * `rootIdentity`, and every request re-checks in the worker that the root path still names that
+ * handle, so a workspace renamed away and replaced answers `Busy` (`workspace_identity_changed`)
+ * instead of working on the stranger. Paths are resolved beneath the handle with no symbolic link
+ * followed, no `..` above the root, and no hard-linked file touched.
+ *
+ * @since 0.1.0
+ */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { Effect, FileSystem, Layer, type PlatformError, Result } from "effect"
+import type { Strategy } from "../PinnedRoot.ts"
+import { native, type NativeRootHandle } from "../internal/native.ts"
+import { badArgument, fromNativeError, identityChanged, isRootChanged } from "./errors.ts"
+import type { PinnedAtomicFileSystem, PinnedRequest, PinnedResult } from "./extensions.ts"
+import { decodeRequest, type Decoded, type Limits, type Member, type Planned } from "./requests.ts"
+import { type Lease, RootCache } from "./rootCache.ts"
+import type { Roots } from "./roots.ts"
+import { type AtomicBatchResponse, type AtomicHostFileSystem, withAtomicFileSystem } from "./wire.ts"
+
+/**
+ * How the extension is built.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * How paths are resolved beneath a root: `"auto"` (default) uses the kernel's confined lookup
+   * where it exists (Linux `openat2`) and the portable walk elsewhere; tests force each.
+   */
+  readonly strategy?: Strategy | undefined
+  /** Most members in one batch (default 256) and most bytes of file content one answer carries (default 64 MiB). */
+  readonly batchLimits?: { readonly size?: number | undefined; readonly response?: number | undefined } | undefined
+  /** Most bytes of one `writeFile` payload (default 64 MiB). */
+  readonly contentLimit?: number | undefined
+  /** Most roots kept pinned at once (default 32); the least recently used is closed first. */
+  readonly rootCacheSize?: number | undefined
+}
+
+/**
+ * Defaults: 256 members and 64 MiB of content a batch, 64 MiB a `writeFile`, 32 pinned roots.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaults = {
+  batchSize: 256,
+  batchResponse: 64 * 1024 * 1024,
+  contentLimit: 64 * 1024 * 1024,
+  rootCacheSize: 32
+} as const
+
+const positive = (name: string, value: number | undefined, fallback: number, max: number): number => {
+  if (value === undefined) return fallback
+  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new RangeError(`pinnedfs: ${name} must be an integer between 1 and ${max}, got ${String(value)}`)
+  }
+  return value
+}
+
+/** A request that only re-checks the root (a batch with nothing runnable still vouches for it). */
+const verification = (roots: Roots): Planned => ({
+  operation: "batch",
+  path: roots.boundaryRoot,
+  native: { op: native.ops.exists, path: "" },
+  finish: () => undefined
+})
+
+/** What the addon answers for one batch member. */
+type NativeEntry = Awaited<ReturnType<NativeRootHandle["batch"]>>[number]
+
+/**
+ * Builds the extension. Options are checked here, synchronously: a bad option is a programming
+ * error (`RangeError`), not a request failure.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options?: Options): PinnedAtomicFileSystem => {
+  const strategy = options?.strategy ?? "auto"
+  if (strategy !== "auto" && strategy !== "openat2" && strategy !== "walk") {
+    throw new RangeError(`pinnedfs: strategy must be 'auto', 'openat2' or 'walk', got '${String(strategy)}'`)
+  }
+  const batchLimits = {
+    // The addon refuses more than 2^20 members and more than 2^53 bytes whatever we ask.
+    size: positive("batchLimits.size", options?.batchLimits?.size, defaults.batchSize, 1 << 20),
+    response: positive("batchLimits.response", options?.batchLimits?.response, defaults.batchResponse, 2 ** 53)
+  }
+  const contentLimit = positive("contentLimit", options?.contentLimit, defaults.contentLimit, 2 ** 31)
+  const limits: Limits = { batchSize: batchLimits.size, contentLimit }
+  const cacheSize = positive("rootCacheSize", options?.rootCacheSize, defaults.rootCacheSize, 4096)
+  const cache = new RootCache(cacheSize, strategy)
+
+  /** The pinned handle of a lease, checked against the identity the caller authorized. */
+  const pinned = (
+    lease: Lease,
+    roots: Roots,
+    method: string
+  ): Effect.Effect<NativeRootHandle, PlatformError.PlatformError> =>
+    Effect.tryPromise({ try: () => lease.pinned, catch: (u) => u }).pipe(
+      Effect.mapError((u) => {
+        cache.evict(lease)
+        // The trusted root path no longer names a directory: the workspace is gone or replaced.
+        const code = typeof u === "object" && u !== null ? (u as { code?: unknown }).code : undefined
+        return code === "ENOENT" || code === "ENOTDIR"
+          ? identityChanged(method, roots.boundaryRoot, "the root path no longer names a directory", u)
+          : fromNativeError(u, method, roots.boundaryRoot)
+      }),
+      Effect.flatMap((handle) => {
+        if (handle.identity === roots.rootIdentity) return Effect.succeed(handle)
+        cache.evict(lease)
+        return Effect.fail(identityChanged(
+          method,
+          roots.boundaryRoot,
+          `the root path names ${handle.identity}, not the authorized ${roots.rootIdentity}`
+        ))
+      })
+    )
+
+  /** Runs `use` on the root a request names, leased for exactly as long as it runs. */
+  const withRoot = <A>(
+    roots: Roots,
+    method: string,
+    use: (handle: NativeRootHandle, lease: Lease) => Effect.Effect<A, PlatformError.PlatformError>
+  ): Effect.Effect<A, PlatformError.PlatformError> =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => cache.acquire(roots.boundaryRoot, roots.rootIdentity)),
+      (lease) => Effect.flatMap(pinned(lease, roots, method), (handle) => use(handle, lease)),
+      (lease) => Effect.sync(() => cache.release(lease))
+    )
+
+  /**
+   * A native rejection as a PlatformError. The root found changed also drops the cached root, and
+   * names the root, not the path the request was about.
+   */
+  const failure = (lease: Lease, roots: Roots, planned: Pick<Planned, "operation" | "path">) => (u: unknown) => {
+    if (!isRootChanged(u, roots.boundaryRoot)) return fromNativeError(u, planned.operation, planned.path)
+    cache.evict(lease)
+    return fromNativeError(u, planned.operation, roots.boundaryRoot)
+  }
+
+  const single = (handle: NativeRootHandle, lease: Lease, roots: Roots, planned: Planned) =>
+    Effect.tryPromise({ try: () => handle.execute(planned.native, true), catch: failure(lease, roots, planned) }).pipe(
+      Effect.map(planned.finish)
+    )
+
+  const batch = (
+    handle: NativeRootHandle,
+    lease: Lease,
+    roots: Roots,
+    members: ReadonlyArray<Member>
+  ): Effect.Effect<AtomicBatchResponse, PlatformError.PlatformError> => {
+    const runnable = members.flatMap((m) => (m.ok ? [m.planned] : []))
+    const run: Effect.Effect<ReadonlyArray<NativeEntry>, PlatformError.PlatformError> = runnable.length === 0
+      // Nothing to run, but the answer still vouches for the root: check it the same way.
+      ? Effect.as(single(handle, lease, roots, verification(roots)), [])
+      : Effect.tryPromise({
+        try: () => handle.batch(runnable.map((p) => p.native), batchLimits, true),
+        catch: failure(lease, roots, { operation: "batch", path: roots.boundaryRoot })
+      })
+    return Effect.flatMap(run, (answers) => {
+      // A root that changed before or during the run fails every member the same way: that is the
+      // batch's failure, not N member failures (their answers may describe another directory).
+      const changed = answers.find((a) => !a.ok && isRootChanged(a.error, roots.boundaryRoot))
+      if (changed !== undefined && !changed.ok) {
+        cache.evict(lease)
+        return Effect.fail(fromNativeError(changed.error, "batch", roots.boundaryRoot))
+      }
+      let next = 0
+      const entries = members.map((member, index) => {
+        if (!member.ok) return { index, path: member.path, result: Result.fail(member.error) }
+        const planned = member.planned
+        const answer = answers[next++]!
+        return {
+          index,
+          path: planned.path,
+          result: answer.ok
+            ? Result.succeed(planned.finish(answer.value))
+            : Result.fail(fromNativeError(answer.error, planned.operation, planned.path))
+        }
+      })
+      return Effect.succeed({ rootIdentity: roots.rootIdentity, entries } as AtomicBatchResponse)
+    })
+  }
+
+  const run = (decoded: Decoded): Effect.Effect<unknown, PlatformError.PlatformError> =>
+    decoded._tag === "Single"
+      ? withRoot(decoded.roots, decoded.planned.operation, (handle, lease) =>
+        single(handle, lease, decoded.roots, decoded.planned))
+      : withRoot(decoded.roots, "batch", (handle, lease) => batch(handle, lease, decoded.roots, decoded.members))
+
+  const execute = <R extends PinnedRequest>(request: R): Effect.Effect<PinnedResult<R>, PlatformError.PlatformError> =>
+    Effect.suspend(() => {
+      const decoded = decodeRequest(request, limits)
+      return Result.isFailure(decoded) ? Effect.fail(decoded.failure) : run(decoded.success)
+    }) as Effect.Effect<PinnedResult<R>, PlatformError.PlatformError>
+
+  const identifyRoot = (path: string): Effect.Effect<string, PlatformError.PlatformError> =>
+    Effect.suspend(() => {
+      if (typeof path !== "string" || path.includes("\0") || !path.startsWith("/")) {
+        return Effect.fail(badArgument("identifyRoot", "root path must be an absolute string without NUL bytes"))
+      }
+      return Effect.tryPromise({
+        try: () => native.identify(path),
+        catch: (u) => fromNativeError(u, "identifyRoot", path)
+      })
+    })
+
+  return {
+    noFollowAuthorization: true,
+    identifyRoot,
+    execute,
+    batchLimits,
+    contentLimit,
+    close: () => cache.close()
+  }
+}
+
+/**
+ * `FileSystem.FileSystem`: `@effect/platform-node`'s Node file system with the extension attached,
+ * built from `options`. The extension's pinned roots are closed when the layer's scope closes.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWith = (options?: Options): Layer.Layer<FileSystem.FileSystem> =>
+  Layer.effect(FileSystem.FileSystem)(
+    Effect.gen(function*() {
+      const fileSystem = yield* FileSystem.FileSystem
+      const atomic = yield* Effect.acquireRelease(Effect.sync(() => make(options)), (a) => Effect.sync(() => a.close()))
+      // A copy: the Node service object is not ours to decorate.
+      const host: AtomicHostFileSystem = withAtomicFileSystem({ ...fileSystem }, atomic)
+      return host
+    })
+  ).pipe(Layer.provide(NodeFileSystem.layer))
+
+/**
+ * `FileSystem.FileSystem` with the extension attached, default options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<FileSystem.FileSystem> = layerWith()

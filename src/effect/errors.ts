@@ -1,0 +1,104 @@
+/**
+ * Every failure of the atomic host extension is an Effect `PlatformError`, made here: malformed
+ * requests are `BadArgument`, native failures keep their errno's `syscall` and the path as the
+ * caller spelled it, and the reason tag comes from the one mapping pinnedfs has (`reasonOf`, the
+ * errno table of `@effect/platform-node-shared`'s `handleErrnoException` with our own refusals
+ * mapped first).
+ *
+ * @since 0.1.0
+ */
+import { PlatformError } from "effect"
+import { fromNative, isNativeErrorInfo } from "../internal/errors.ts"
+
+const module = "FileSystem"
+
+/**
+ * A request the extension refuses to run because of its shape: unknown operation, missing or
+ * mistyped operand, NUL byte, relative path, oversized payload.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const badArgument = (method: string, description: string, cause?: unknown): PlatformError.PlatformError =>
+  PlatformError.badArgument({ module, method, description, ...(cause === undefined ? {} : { cause }) })
+
+/**
+ * A path outside both the logical and the boundary root: the contract answers `PermissionDenied`,
+ * not `BadArgument`, because the request is well formed and simply not allowed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const outsideRoots = (method: string, path: string): PlatformError.PlatformError =>
+  PlatformError.systemError({
+    _tag: "PermissionDenied",
+    module,
+    method,
+    pathOrDescriptor: path,
+    syscall: "validate",
+    description: "path is outside the pinned root (neither under logicalRoot nor under boundaryRoot)"
+  })
+
+/**
+ * The root pinned for a request is not the directory the caller authorized (`rootIdentity`):
+ * `Busy`, which the kernel reads as `workspace_identity_changed`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const identityChanged = (
+  method: string,
+  root: string,
+  description: string,
+  cause?: unknown
+): PlatformError.PlatformError =>
+  PlatformError.systemError({
+    _tag: "Busy",
+    module,
+    method,
+    pathOrDescriptor: root,
+    syscall: "stat",
+    description: `workspace_identity_changed: ${description}`,
+    ...(cause === undefined ? {} : { cause })
+  })
+
+/**
+ * Whether a native rejection is the refusal of the root itself: its path renamed away, replaced,
+ * or gone since it was pinned (the addon names the root path it re-checked). A directory program's
+ * member refused for a changed identity is not this: it names that member.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const isRootChanged = (u: unknown, rootPath: string): boolean =>
+  isNativeErrorInfo(u) && u.refusal === "identity" && u.path === rootPath
+
+/**
+ * Turns whatever the addon rejected with into a `PlatformError` for `method`, naming `path` as the
+ * request spelled it (absolute), never the root-relative path the addon saw. The `cause` is a
+ * `PinnedFsError`: Node's error fields (`code`, `errno`, `syscall`, `path`) plus our refusal.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const fromNativeError = (u: unknown, method: string, path: string): PlatformError.PlatformError => {
+  const cause = fromNative(u, path)
+  const reason = cause.reason
+  if (reason === "BadArgument") {
+    return PlatformError.badArgument({
+      module,
+      method,
+      description: cause.description || cause.message,
+      cause
+    })
+  }
+  return PlatformError.systemError({
+    _tag: reason,
+    module,
+    method,
+    pathOrDescriptor: path,
+    syscall: cause.syscall,
+    ...(cause.description === "" ? {} : { description: cause.description }),
+    cause
+  })
+}

@@ -1,0 +1,496 @@
+/**
+ * Requests arrive from a serialized boundary, so nothing about their shape is trusted: this module
+ * checks every field at runtime and turns a well-formed wire request into the addon's request
+ * (numeric operation, root-relative paths) plus the function that turns the addon's answer back
+ * into the wire result. Anything malformed is a `BadArgument` here, before a root is pinned; a path
+ * outside both roots is `PermissionDenied`.
+ *
+ * @since 0.1.0
+ */
+import { TextDecoder } from "node:util"
+import { type PlatformError, Result } from "effect"
+import type { FileInfo, Resolution as NativeResolution } from "../PinnedRoot.ts"
+import { native, type NativeRequest } from "../internal/native.ts"
+import { badArgument, fromNativeError, outsideRoots } from "./errors.ts"
+import type { MkdirsResult, RmdirsResult } from "./extensions.ts"
+import { toFileInfo } from "./fileInfo.ts"
+import { checkExclude, finishGlob, planGlob } from "./glob.ts"
+import { join, locate, rootOf, type Roots } from "./roots.ts"
+
+/**
+ * The limits a request is checked against.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Limits {
+  readonly batchSize: number
+  readonly contentLimit: number
+}
+
+/**
+ * One operation ready to run: the addon's request, the path to name in errors (as the caller
+ * spelled it) and the conversion of the addon's answer into the wire result.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Planned {
+  readonly operation: string
+  readonly path: string
+  readonly native: NativeRequest
+  readonly finish: (value: unknown) => unknown
+}
+
+/**
+ * A batch member: planned, or already failed (malformed members fail alone).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Member =
+  | { readonly ok: true; readonly planned: Planned }
+  | { readonly ok: false; readonly path: string; readonly error: PlatformError.PlatformError }
+
+/**
+ * A decoded request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Decoded =
+  | { readonly _tag: "Single"; readonly roots: Roots; readonly planned: Planned }
+  | { readonly _tag: "Batch"; readonly roots: Roots; readonly members: ReadonlyArray<Member> }
+
+type Fields = Readonly<Record<string, unknown>>
+type Check<A> = Result.Result<A, PlatformError.PlatformError>
+
+const ok = Result.succeed
+const fail = Result.fail
+
+const isObject = (u: unknown): u is Fields => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const kind = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ? "array" : typeof u)
+
+const identityPattern = /^[0-9]+:[0-9]+$/
+
+/** An absolute path operand: a string, no NUL byte, starting with `/`. */
+const absolute = (method: string, name: string, u: unknown): Check<string> => {
+  if (typeof u !== "string") return fail(badArgument(method, `${name} must be a string, got ${kind(u)}`))
+  if (u.includes("\0")) return fail(badArgument(method, `${name} contains a NUL byte`))
+  if (!u.startsWith("/")) return fail(badArgument(method, `${name} must be absolute, got '${u.slice(0, 200)}'`))
+  return ok(u)
+}
+
+/**
+ * Validates the root triple.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const decodeRoots = (method: string, request: Fields): Check<Roots> =>
+  Result.gen(function*() {
+    const boundaryRoot = yield* absolute(method, "boundaryRoot", request.boundaryRoot)
+    const logicalRoot = yield* absolute(method, "logicalRoot", request.logicalRoot)
+    const rootIdentity = request.rootIdentity
+    if (typeof rootIdentity !== "string" || !identityPattern.test(rootIdentity)) {
+      return yield* fail(badArgument(method, "rootIdentity must be a \"dev:ino\" string of decimal digits"))
+    }
+    return { boundaryRoot, logicalRoot, rootIdentity }
+  })
+
+/** An absolute path inside the roots: the addon's root-relative spelling of it, and the root it used. */
+interface Inside {
+  readonly abs: string
+  readonly rel: string
+  readonly root: string
+}
+
+const inside = (roots: Roots, method: string, name: string, u: unknown): Check<Inside> =>
+  Result.flatMap(absolute(method, name, u), (abs) => {
+    const located = locate(roots, abs)
+    return located === undefined
+      ? fail(outsideRoots(method, abs))
+      : ok({ abs, rel: located.relative, root: rootOf(roots, located.spelling) })
+  })
+
+const optionsOf = (method: string, u: unknown, required = false): Check<Fields> => {
+  if (u === undefined || u === null) {
+    return required ? fail(badArgument(method, "options are required")) : ok({})
+  }
+  return isObject(u) ? ok(u) : fail(badArgument(method, `options must be an object, got ${kind(u)}`))
+}
+
+const flagOf = (method: string, options: Fields, name: string): Check<boolean> => {
+  const u = options[name]
+  if (u === undefined || u === null) return ok(false)
+  return typeof u === "boolean" ? ok(u) : fail(badArgument(method, `${name} must be a boolean, got ${kind(u)}`))
+}
+
+const modeOf = (method: string, u: unknown, required = false): Check<number | undefined> => {
+  if (u === undefined || u === null) {
+    return required ? fail(badArgument(method, "mode is required")) : ok(undefined)
+  }
+  return typeof u === "number" && Number.isInteger(u) && u >= 0 && u <= 0o7777
+    ? ok(u)
+    : fail(badArgument(method, "mode must be an integer permission mode between 0 and 0o7777"))
+}
+
+const idOf = (method: string, name: string, u: unknown): Check<number> =>
+  typeof u === "number" && Number.isInteger(u) && u >= -1 && u <= 0xfffffffe
+    ? ok(u)
+    : fail(badArgument(method, `${name} must be an integer between -1 and 4294967294`))
+
+const decoderOf = (method: string, u: unknown): Check<TextDecoder> => {
+  if (u !== undefined && u !== null && typeof u !== "string") {
+    return fail(badArgument(method, `encoding must be a string, got ${kind(u)}`))
+  }
+  // As Effect's FileSystem.make: `new TextDecoder(encoding)`, so invalid bytes become U+FFFD.
+  try {
+    return ok(new TextDecoder(u ?? undefined))
+  } catch (cause) {
+    return fail(badArgument(method, `invalid encoding '${String(u)}'`, cause))
+  }
+}
+
+const openFlags = native.flags as Readonly<Record<string, number>>
+
+const writeOptionsOf = (method: string, u: unknown): Check<{ flag: number; mode: number | undefined }> =>
+  Result.gen(function*() {
+    const options = yield* optionsOf(method, u)
+    const name = options.flag ?? "w"
+    if (typeof name !== "string" || !Object.hasOwn(openFlags, name)) {
+      return yield* fail(badArgument(method, `unknown open flag '${String(name)}'`))
+    }
+    const mode = yield* modeOf(method, options.mode)
+    return { flag: openFlags[name]!, mode }
+  })
+
+const base64Shape = /^[A-Za-z0-9+/]*={0,2}$/
+
+/**
+ * Strict standard base64 (RFC 4648, padded), the kernel's encoding. Node's decoder silently skips
+ * what it does not understand, so the shape is checked first. The size is checked before
+ * decoding so an oversized payload never allocates.
+ */
+const base64Of = (method: string, u: unknown, limit: number): Check<Uint8Array> => {
+  if (typeof u !== "string") return fail(badArgument(method, `data must be a base64 string, got ${kind(u)}`))
+  if (u.length % 4 !== 0 || !base64Shape.test(u)) return fail(badArgument(method, "data is not valid base64"))
+  const padding = u.endsWith("==") ? 2 : u.endsWith("=") ? 1 : 0
+  const size = (u.length / 4) * 3 - padding
+  if (size > limit) {
+    return fail(badArgument(method, `writeFile payload of ${size} bytes exceeds the ${limit} byte content limit`))
+  }
+  return ok(Buffer.from(u, "base64"))
+}
+
+const encoder = new TextEncoder()
+
+const ops = native.ops
+
+const same = (value: unknown): unknown => value
+const nothing = (): undefined => undefined
+
+/** Builds a planned operation. */
+const planned = (
+  operation: string,
+  path: string,
+  request: NativeRequest,
+  finish: (value: unknown) => unknown = same
+): Planned => ({ operation, path, native: request, finish })
+
+type Read = "exists" | "stat" | "readFile" | "readFileString" | "readDirectory" | "readLink" | "realPath" | "resolve"
+
+const reads: ReadonlySet<string> = new Set<Read>([
+  "exists",
+  "stat",
+  "readFile",
+  "readFileString",
+  "readDirectory",
+  "readLink",
+  "realPath",
+  "resolve"
+])
+
+/** The operations that read one path: the ones a batch may carry. */
+const decodeRead = (roots: Roots, operation: Read, request: Fields): Check<Planned> =>
+  Result.gen(function*() {
+    const { abs, rel } = yield* inside(roots, operation, "path", request.path)
+    switch (operation) {
+      case "exists":
+      case "readFile":
+      case "readLink":
+        return planned(operation, abs, { op: ops[operation], path: rel })
+      case "stat":
+        return planned(operation, abs, { op: ops.stat, path: rel }, (v) => toFileInfo(v as FileInfo))
+      case "realPath":
+        // Node's realpath answers the canonical path: the boundary spelling.
+        return planned(operation, abs, { op: ops.realPath, path: rel }, (v) => join(roots.boundaryRoot, v as string))
+      case "resolve":
+        // The kernel checks `isInside(boundaryRoot, resolution.path)`: answer in boundary spelling.
+        return planned(operation, abs, { op: ops.resolve, path: rel }, (v) => {
+          const r = v as NativeResolution
+          return { path: join(roots.boundaryRoot, r.path), target: r.target }
+        })
+      case "readFileString": {
+        const decoder = yield* decoderOf(operation, request.encoding)
+        return planned(operation, abs, { op: ops.readFile, path: rel }, (v) => decoder.decode(v as Uint8Array))
+      }
+      case "readDirectory": {
+        const options = yield* optionsOf(operation, request.options)
+        const recursive = yield* flagOf(operation, options, "recursive")
+        return planned(operation, abs, { op: ops.readDirectory, path: rel, recursive })
+      }
+    }
+  })
+
+/** `glob`, given its pattern (the wire's `pattern`, or `path` in a batch member). */
+const decodeGlob = (roots: Roots, pattern: unknown, request: Fields): Check<Planned> =>
+  Result.gen(function*() {
+    const method = "glob"
+    const p = yield* absolute(method, "pattern", pattern)
+    const r = request.root
+    if (typeof r !== "string" || r.includes("\0")) {
+      return yield* fail(badArgument(method, `root must be a string without NUL bytes, got ${kind(r)}`))
+    }
+    const exclude = yield* checkExclude(method, request.options)
+    const g = yield* planGlob(roots, method, p, r, exclude)
+    if (g.pattern === "") {
+      // The pattern names the pinned root itself: Effect answers it, a literal that exists.
+      return planned(method, p, { op: ops.exists, path: "" }, (v) => (v === true ? [p] : []))
+    }
+    return planned(
+      method,
+      p,
+      { op: ops.glob, path: "", to: g.to, pattern: g.pattern, exclude: g.exclude, dot: false },
+      (v) => finishGlob(g, v as ReadonlyArray<string>)
+    )
+  })
+
+/**
+ * `mkdirs` / `rmdirs` answers name directories root-relative: give each back as requested, and an
+ * ancestor the program added itself in the spelling of the first member.
+ */
+class Spellings {
+  private readonly requested = new Map<string, string>()
+  private root: string | undefined
+
+  constructor(private readonly fallback: string) {}
+
+  add(path: Inside): void {
+    this.requested.set(path.rel, path.abs)
+    this.root ??= path.root
+  }
+
+  /** The first member's absolute path: what a failure of the whole program names. */
+  get first(): string {
+    return this.requested.values().next().value ?? this.fallback
+  }
+
+  of(rel: string): string {
+    return this.requested.get(rel) ?? join(this.root ?? this.fallback, rel)
+  }
+}
+
+const errorPath = (u: unknown): string | undefined =>
+  typeof u === "object" && u !== null && typeof (u as { path?: unknown }).path === "string"
+    ? (u as { path: string }).path
+    : undefined
+
+type RmdirStatus = RmdirsResult["members"][number]["status"]
+
+const decodeMkdirs = (roots: Roots, request: Fields): Check<Planned> =>
+  Result.gen(function*() {
+    const method = "mkdirs"
+    if (!Array.isArray(request.plan)) return yield* fail(badArgument(method, "plan must be an array"))
+    const plan: Array<{ path: string; mode?: number }> = []
+    const spellings = new Spellings(roots.logicalRoot)
+    for (const member of request.plan as ReadonlyArray<unknown>) {
+      if (!isObject(member)) return yield* fail(badArgument(method, "plan member must be an object"))
+      const path = yield* inside(roots, method, "plan member path", member.path)
+      const mode = yield* modeOf(method, member.mode)
+      spellings.add(path)
+      plan.push({ path: path.rel, ...(mode === undefined ? {} : { mode }) })
+    }
+    return planned(method, spellings.first, { op: ops.mkdirs, plan }, (v): MkdirsResult => {
+      const out = v as { created: ReadonlyArray<{ path: string; identity: string }>; error: unknown }
+      const failed = errorPath(out.error)
+      const where = failed === undefined || failed === "" ? spellings.first : spellings.of(failed)
+      return {
+        created: out.created.map((c) => ({ path: spellings.of(c.path), identity: c.identity })),
+        error: out.error === null ? null : fromNativeError(out.error, method, where)
+      }
+    })
+  })
+
+const decodeRmdirs = (roots: Roots, request: Fields): Check<Planned> =>
+  Result.gen(function*() {
+    const method = "rmdirs"
+    if (!Array.isArray(request.owned)) return yield* fail(badArgument(method, "owned must be an array"))
+    const owned: Array<{ path: string; identity: string; optional: boolean }> = []
+    const spellings = new Spellings(roots.logicalRoot)
+    for (const member of request.owned as ReadonlyArray<unknown>) {
+      if (!isObject(member)) return yield* fail(badArgument(method, "owned member must be an object"))
+      const path = yield* inside(roots, method, "owned member path", member.path)
+      if (typeof member.identity !== "string" || !identityPattern.test(member.identity)) {
+        return yield* fail(badArgument(method, "owned member identity must be a \"dev:ino\" string of decimal digits"))
+      }
+      const optional = yield* flagOf(method, member, "optional")
+      spellings.add(path)
+      owned.push({ path: path.rel, identity: member.identity, optional })
+    }
+    return planned(method, spellings.first, { op: ops.rmdirs, owned }, (v): RmdirsResult => {
+      const out = v as {
+        members: ReadonlyArray<{ path: string; status: RmdirStatus; error: unknown }>
+        stopped: boolean
+      }
+      return {
+        stopped: out.stopped,
+        members: out.members.map((m) => {
+          const path = spellings.of(m.path)
+          return { path, status: m.status, error: m.error === null ? null : fromNativeError(m.error, method, path) }
+        })
+      }
+    })
+  })
+
+const decodeOne = (roots: Roots, operation: string, request: Fields, limits: Limits): Check<Planned> =>
+  Result.gen(function*() {
+    if (reads.has(operation)) return yield* decodeRead(roots, operation as Read, request)
+    switch (operation) {
+      case "glob":
+        return yield* decodeGlob(roots, request.pattern, request)
+      case "makeDirectory": {
+        const { abs, rel } = yield* inside(roots, operation, "path", request.path)
+        const options = yield* optionsOf(operation, request.options)
+        const recursive = yield* flagOf(operation, options, "recursive")
+        const mode = yield* modeOf(operation, options.mode)
+        return planned(operation, abs, {
+          op: ops.makeDirectory,
+          path: rel,
+          recursive,
+          ...(mode === undefined ? {} : { mode })
+        }, nothing)
+      }
+      case "remove": {
+        const { abs, rel } = yield* inside(roots, operation, "path", request.path)
+        const options = yield* optionsOf(operation, request.options)
+        const recursive = yield* flagOf(operation, options, "recursive")
+        const force = yield* flagOf(operation, options, "force")
+        return planned(operation, abs, { op: ops.remove, path: rel, recursive, force }, nothing)
+      }
+      case "rename": {
+        const from = yield* inside(roots, operation, "from", request.from)
+        const to = yield* inside(roots, operation, "to", request.to)
+        return planned(operation, from.abs, { op: ops.rename, path: from.rel, to: to.rel }, nothing)
+      }
+      case "chmod": {
+        const { abs, rel } = yield* inside(roots, operation, "path", request.path)
+        const options = yield* optionsOf(operation, request.options, true)
+        const mode = (yield* modeOf(operation, options.mode, true))!
+        return planned(operation, abs, { op: ops.chmod, path: rel, mode }, nothing)
+      }
+      case "chown": {
+        const { abs, rel } = yield* inside(roots, operation, "path", request.path)
+        const options = yield* optionsOf(operation, request.options, true)
+        const uid = yield* idOf(operation, "uid", options.uid)
+        const gid = yield* idOf(operation, "gid", options.gid)
+        return planned(operation, abs, { op: ops.chown, path: rel, uid, gid }, nothing)
+      }
+      case "writeFile":
+      case "writeFileString": {
+        const { abs, rel } = yield* inside(roots, operation, "path", request.path)
+        const { flag, mode } = yield* writeOptionsOf(operation, request.options)
+        let data: Uint8Array
+        if (operation === "writeFile") {
+          data = yield* base64Of(operation, request.data, limits.contentLimit)
+        } else if (typeof request.data === "string") {
+          // Effect's writeFileString encodes with TextEncoder (lone surrogates become U+FFFD).
+          data = encoder.encode(request.data)
+        } else {
+          return yield* fail(badArgument(operation, `data must be a string, got ${kind(request.data)}`))
+        }
+        return planned(operation, abs, {
+          op: ops.writeFile,
+          path: rel,
+          data,
+          flag,
+          ...(mode === undefined ? {} : { mode })
+        }, nothing)
+      }
+      case "mkdirs":
+        return yield* decodeMkdirs(roots, request)
+      case "rmdirs":
+        return yield* decodeRmdirs(roots, request)
+      default:
+        return yield* fail(badArgument("execute", `unknown operation '${operation.slice(0, 100)}'`))
+    }
+  })
+
+const knownOperations: ReadonlySet<string> = new Set([
+  ...reads,
+  "glob",
+  "makeDirectory",
+  "remove",
+  "rename",
+  "chmod",
+  "chown",
+  "writeFile",
+  "writeFileString",
+  "batch",
+  "mkdirs",
+  "rmdirs"
+])
+
+/** A batch member: a read, `resolve`, or a glob (pinnedfs extension, see `extensions.ts`). */
+const decodeMember = (roots: Roots, u: unknown): Member => {
+  const path = isObject(u) && typeof u.path === "string" ? u.path : ""
+  if (!isObject(u)) {
+    return { ok: false, path, error: badArgument("batch", `batch member must be an object, got ${kind(u)}`) }
+  }
+  const operation = u.operation
+  const one = operation === "glob"
+    ? decodeGlob(roots, u.path, u)
+    : typeof operation === "string" && reads.has(operation)
+    ? decodeRead(roots, operation as Read, u)
+    : fail(badArgument("batch", `batch member operation '${String(operation).slice(0, 100)}' is not a read`))
+  if (Result.isFailure(one)) return { ok: false, path, error: one.failure }
+  const p = one.success
+  const finish = operation === "resolve"
+    ? (v: unknown) => ({ operation, resolution: p.finish(v) })
+    : (v: unknown) => ({ operation, value: p.finish(v) })
+  return { ok: true, planned: { ...p, finish } }
+}
+
+/**
+ * Decodes a wire request (or a pinnedfs extension request).
+ *
+ * Batches: a batch that is not an array, or has more members than `batchSize`, fails as a whole
+ * with `BadArgument`; a malformed member (not an object, not a read, bad path, bad encoding) fails
+ * alone with `BadArgument`, and a member outside both roots alone with `PermissionDenied`, as one
+ * missing file fails alone.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeRequest = (u: unknown, limits: Limits): Check<Decoded> => {
+  if (!isObject(u)) return fail(badArgument("execute", `request must be an object, got ${kind(u)}`))
+  const operation = u.operation
+  if (typeof operation !== "string") {
+    return fail(badArgument("execute", `request operation must be a string, got ${kind(operation)}`))
+  }
+  return Result.gen(function*() {
+    const roots = yield* decodeRoots(knownOperations.has(operation) ? operation : "execute", u)
+    if (operation !== "batch") {
+      return { _tag: "Single", roots, planned: yield* decodeOne(roots, operation, u, limits) } as const
+    }
+    const requests = u.requests
+    if (!Array.isArray(requests)) return yield* fail(badArgument("batch", "batch requests must be an array"))
+    if (requests.length > limits.batchSize) {
+      return yield* fail(
+        badArgument("batch", `batch of ${requests.length} members exceeds the limit of ${limits.batchSize}`)
+      )
+    }
+    return { _tag: "Batch", roots, members: requests.map((m: unknown) => decodeMember(roots, m)) } as const
+  })
+}

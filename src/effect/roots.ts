@@ -1,0 +1,85 @@
+/**
+ * The pinned-root triple every request carries, and the one way an absolute request path becomes
+ * root-relative: a literal prefix check against `logicalRoot`, then `boundaryRoot`. The text is never
+ * cleaned first: a `..` stays in the remainder for the native lexer, which resolves it physically
+ * and refuses any climb above the root (`/ws/../ws/x` is an escape, not `/ws/x`).
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * A request's root, validated.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Roots {
+  /** Canonical path of the workspace: the root is pinned here. */
+  readonly boundaryRoot: string
+  /** The workspace as the caller spells it (may pass through links). */
+  readonly logicalRoot: string
+  /** `"dev:ino"` the pinned handle must have. */
+  readonly rootIdentity: string
+}
+
+/**
+ * Which root a path was found under; answers that name paths again use the same spelling.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Spelling = "logical" | "boundary"
+
+/**
+ * An absolute request path located beneath the roots.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Located {
+  /** Root-relative remainder, `..` and all; `""` is the root itself. */
+  readonly relative: string
+  readonly spelling: Spelling
+}
+
+const under = (root: string, path: string): string | undefined => {
+  if (path === root) return ""
+  const prefix = root.endsWith("/") ? root : `${root}/`
+  if (!path.startsWith(prefix)) return undefined
+  // Extra slashes after the root name nothing: "/ws//a" is "/ws/a". Everything else is kept.
+  let i = prefix.length
+  while (path[i] === "/") i++
+  return path.slice(i)
+}
+
+/**
+ * Locates `path` beneath `logicalRoot`, else `boundaryRoot`; `undefined` outside both.
+ *
+ * @since 0.1.0
+ * @category paths
+ */
+export const locate = (roots: Roots, path: string): Located | undefined => {
+  const logical = under(roots.logicalRoot, path)
+  if (logical !== undefined) return { relative: logical, spelling: "logical" }
+  const boundary = under(roots.boundaryRoot, path)
+  if (boundary !== undefined) return { relative: boundary, spelling: "boundary" }
+  return undefined
+}
+
+/**
+ * Joins a root-relative path onto a root: `""` is the root itself.
+ *
+ * @since 0.1.0
+ * @category paths
+ */
+export const join = (root: string, relative: string): string =>
+  relative === "" ? root : root.endsWith("/") ? root + relative : `${root}/${relative}`
+
+/**
+ * The root a spelling names.
+ *
+ * @since 0.1.0
+ * @category paths
+ */
+export const rootOf = (roots: Roots, spelling: Spelling): string =>
+  spelling === "logical" ? roots.logicalRoot : roots.boundaryRoot

@@ -1,0 +1,726 @@
+/**
+ * The conformance suite of an atomic host extension: every operation's happy path and every
+ * refusal the contract demands, driven through `execute` with real wire requests (absolute paths,
+ * the root triple, both root spellings).
+ *
+ * Run it over any extension:
+ *
+ * ```ts
+ * runConformance("native (walk)", (options) => NodeAtomicFileSystem.make({ ...options, strategy: "walk" }))
+ * runConformance("path fallback", (options) => PathAtomicFileSystem.make(options), { directoryPrograms: false })
+ * ```
+ *
+ * `makeExtension` is called once or more per test with the limits that test needs (most tests pass
+ * `{}`); an extension with a `close()` method is closed after the test. The suite makes its own
+ * scratch trees (see `support.ts`): a workspace pinned at its canonical path, a logical alias that
+ * is a symlink to it, and an `outside` directory with a secret no operation may read or change.
+ */
+import { Option, type PlatformError, Result } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import type { AtomicFileSystem } from "../../src/effect/wire.ts"
+import {
+  base64,
+  failure,
+  host,
+  type Host,
+  identityOf,
+  ok,
+  refused,
+  run,
+  tagOf,
+  valueOf,
+  type Workspace,
+  workspace
+} from "./support.ts"
+
+/**
+ * Limits a test may ask the extension for.
+ */
+export interface ConformanceOptions {
+  readonly batchLimits?: { readonly size?: number; readonly response?: number }
+  readonly contentLimit?: number
+}
+
+/**
+ * What the extension under test claims beyond the client's wire contract.
+ */
+export interface ConformanceFeatures {
+  /** It runs the `mkdirs` / `rmdirs` directory programs (default `true`). */
+  readonly directoryPrograms?: boolean
+  /** It takes `glob` members in a batch (default `true`). */
+  readonly globInBatch?: boolean
+}
+
+/** The tree every test starts from (plus links made in `setup`). */
+const tree = {
+  "a/b/file.txt": "hello",
+  "a/b/other.md": "other",
+  "top.txt": "top",
+  "empty/": ""
+}
+
+/**
+ * Registers the suite under `describe(name)`.
+ */
+export const runConformance = (
+  name: string,
+  makeExtension: (options: ConformanceOptions) => AtomicFileSystem,
+  features: ConformanceFeatures = {}
+): void => {
+  const made: Array<AtomicFileSystem> = []
+  afterEach(() => {
+    for (const extension of made.splice(0)) (extension as { close?: () => void }).close?.()
+  })
+  const extension = (options: ConformanceOptions = {}): Host => {
+    const e = makeExtension(options)
+    made.push(e)
+    return host(e)
+  }
+
+  const setup = (options: ConformanceOptions = {}): { w: Workspace; h: Host } => {
+    const w = workspace(tree)
+    fs.symlinkSync(w.s.outside, w.s.abs("linkdir")) // a link first on the way, leading out
+    fs.symlinkSync("b", w.s.abs("a/inner")) // a link in the middle, staying inside: still refused
+    fs.symlinkSync(w.s.secret, w.s.abs("a/linkfile")) // a link last, leading out
+    fs.linkSync(w.s.secret, w.s.abs("hard.txt")) // a hard link to the secret
+    return { w, h: extension(options) }
+  }
+
+  /** The three link placements, as root-relative paths. */
+  const throughLinks = ["linkdir/secret.txt", "a/inner/file.txt", "a/linkfile"]
+  const rootName = (w: Workspace) => path.basename(w.boundaryRoot)
+
+  const secretIntact = (w: Workspace) => {
+    expect(fs.readFileSync(w.s.secret, "utf8")).toBe("TOP SECRET")
+    expect(fs.statSync(w.s.secret).mode & 0o777).toBe(0o644)
+  }
+
+  describe(name, () => {
+    describe("identifyRoot", () => {
+      it("answers the exact dev:ino of the directory, through a link to it", async () => {
+        const { w, h } = setup()
+        expect(h.identifyRoot).toBeDefined()
+        const exit = await run(h.identifyRoot!(w.boundaryRoot))
+        expect(exit).toMatchObject({ _tag: "Success", value: w.rootIdentity })
+        expect(await run(h.identifyRoot!(w.logicalRoot))).toMatchObject({ _tag: "Success", value: w.rootIdentity })
+        expect(w.rootIdentity).toMatch(/^[0-9]+:[0-9]+$/)
+      })
+
+      it("fails typed for a missing path", async () => {
+        const { w, h } = setup()
+        const exit = await run(h.identifyRoot!(w.b("missing")))
+        expect(exit._tag).toBe("Failure")
+      })
+    })
+
+    describe("exists", () => {
+      it("answers for both spellings, a trailing link counts", async () => {
+        const { w, h } = setup()
+        expect(await ok(h, w.req("exists", { path: w.b("a/b/file.txt") }))).toBe(true)
+        expect(await ok(h, w.req("exists", { path: w.l("a/b/file.txt") }))).toBe(true)
+        expect(await ok(h, w.req("exists", { path: w.l("a/b/nope") }))).toBe(false)
+        expect(await ok(h, w.req("exists", { path: w.l("a/linkfile") }))).toBe(true)
+        expect(await ok(h, w.req("exists", { path: w.logicalRoot }))).toBe(true)
+      })
+
+      it("refuses a link on the way", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("exists", { path: w.l("linkdir/secret.txt") }), "PermissionDenied")
+        await refused(h, w.req("exists", { path: w.l("a/inner/file.txt") }), "PermissionDenied")
+      })
+    })
+
+    describe("stat", () => {
+      it("answers a File.Info with lstat semantics", async () => {
+        const { w, h } = setup()
+        const info = await ok(h, w.req("stat", { path: w.l("a/b/file.txt") }))
+        const expected = fs.lstatSync(w.s.abs("a/b/file.txt"), { bigint: true })
+        expect(info.type).toBe("File")
+        expect(info.size).toBe(5n)
+        expect(info.dev).toBe(BigInt.asUintN(64, expected.dev))
+        expect(info.ino).toEqual(Option.some(expected.ino))
+        expect(info.mode).toBe(Number(expected.mode))
+        expect(info.nlink).toEqual(Option.some(1n))
+        expect(Option.getOrThrow(info.mtime)).toBeInstanceOf(Date)
+        expect((await ok(h, w.req("stat", { path: w.b("a") }))).type).toBe("Directory")
+        expect((await ok(h, w.req("stat", { path: w.boundaryRoot }))).type).toBe("Directory")
+        expect((await ok(h, w.req("stat", { path: w.l("a/linkfile") }))).type).toBe("SymbolicLink")
+      })
+
+      it("refuses links on the way, a hard link, an escape", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("stat", { path: w.l("linkdir/secret.txt") }), "PermissionDenied")
+        await refused(h, w.req("stat", { path: w.l("a/inner/file.txt") }), "PermissionDenied")
+        await refused(h, w.req("stat", { path: w.l("hard.txt") }), "PermissionDenied")
+        await refused(h, w.req("stat", { path: w.l("../outside/secret.txt") }), "PermissionDenied")
+        await refused(h, w.req("stat", { path: w.l("missing") }), "NotFound")
+      })
+    })
+
+    describe("readFile and readFileString", () => {
+      it("reads through either spelling, and .. that stays inside", async () => {
+        const { w, h } = setup()
+        const bytes = await ok(h, w.req("readFile", { path: w.l("a/b/file.txt") }))
+        expect(bytes).toBeInstanceOf(Uint8Array)
+        expect(Buffer.from(bytes).toString()).toBe("hello")
+        expect(await ok(h, w.req("readFileString", { path: w.b("top.txt") }))).toBe("top")
+        expect(await ok(h, w.req("readFileString", { path: w.l("a/b/../b/file.txt") }))).toBe("hello")
+      })
+
+      it("decodes with the requested encoding, as TextDecoder does", async () => {
+        const { w, h } = setup()
+        fs.writeFileSync(w.s.abs("utf16.txt"), Buffer.from("héllo", "utf16le"))
+        fs.writeFileSync(w.s.abs("bad.txt"), Buffer.from([0x68, 0xff, 0x69]))
+        expect(await ok(h, w.req("readFileString", { path: w.l("utf16.txt"), encoding: "utf-16le" }))).toBe("héllo")
+        expect(await ok(h, w.req("readFileString", { path: w.l("bad.txt") }))).toBe("h\uFFFDi")
+        await refused(h, w.req("readFileString", { path: w.l("top.txt"), encoding: "klingon" }), "BadArgument")
+      })
+
+      it("refuses a symlink first, in the middle and last", async () => {
+        const { w, h } = setup()
+        for (const p of throughLinks) {
+          for (const operation of ["readFile", "readFileString"]) {
+            const e = await refused(h, w.req(operation, { path: w.l(p) }), "PermissionDenied")
+            expect(e.reason).toMatchObject({ pathOrDescriptor: w.l(p), method: operation })
+          }
+        }
+      })
+
+      it("refuses a hard-linked file", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("readFile", { path: w.b("hard.txt") }), "PermissionDenied")
+      })
+
+      it("refuses .. above the root, even to come back", async () => {
+        const { w, h } = setup()
+        for (const p of ["../outside/secret.txt", `../${rootName(w)}/top.txt`, "a/../../outside/secret.txt"]) {
+          await refused(h, w.req("readFile", { path: w.b(p) }), "PermissionDenied")
+        }
+      })
+
+      it("refuses a path outside both roots", async () => {
+        const { w, h } = setup()
+        const e = await refused(h, w.req("readFile", { path: w.s.secret }), "PermissionDenied")
+        expect(e.reason).toMatchObject({ pathOrDescriptor: w.s.secret })
+        // A sibling whose name only starts like the root is outside too.
+        fs.mkdirSync(`${w.boundaryRoot}2`)
+        fs.writeFileSync(`${w.boundaryRoot}2/x`, "x")
+        await refused(h, w.req("readFile", { path: `${w.boundaryRoot}2/x` }), "PermissionDenied")
+      })
+
+      it("names the operation, the path as requested and the syscall in its errors", async () => {
+        const { w, h } = setup()
+        const missing = await refused(h, w.req("readFile", { path: w.l("a/missing") }), "NotFound")
+        expect(missing.reason).toMatchObject({ module: "FileSystem", method: "readFile", pathOrDescriptor: w.l("a/missing") })
+        expect(missing.reason._tag === "BadArgument" ? undefined : missing.reason.syscall).toBeTruthy()
+        const link = await refused(h, w.req("stat", { path: w.b("linkdir/secret.txt") }), "PermissionDenied")
+        expect(link.reason).toMatchObject({ method: "stat", pathOrDescriptor: w.b("linkdir/secret.txt") })
+        expect(link.reason.description).toMatch(/link/i)
+        const hard = await refused(h, w.req("readFile", { path: w.l("hard.txt") }), "PermissionDenied")
+        expect(hard.reason.description).toMatch(/hard|link/i)
+        const bad = await refused(h, w.req("readFile", { path: "relative.txt" }), "BadArgument")
+        expect(bad.reason).toMatchObject({ module: "FileSystem", method: "readFile" })
+      })
+
+      it("maps plain errno failures", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("readFile", { path: w.l("missing") }), "NotFound")
+        await refused(h, w.req("readFile", { path: w.l("a") }), "BadResource")
+        await refused(h, w.req("readFile", { path: w.l("top.txt/x") }), "BadResource")
+      })
+    })
+
+    describe("readDirectory", () => {
+      it("lists names, recursively on request", async () => {
+        const { w, h } = setup()
+        expect((await ok(h, w.req("readDirectory", { path: w.l("a/b") }))).sort()).toEqual(["file.txt", "other.md"])
+        expect((await ok(h, w.req("readDirectory", { path: w.b("empty") })))).toEqual([])
+        const all = (await ok(h, w.req("readDirectory", { path: w.l("a"), options: { recursive: true } }))).sort()
+        expect(all).toEqual(["b", "b/file.txt", "b/other.md", "inner", "linkfile"])
+      })
+
+      it("refuses to list through or at a link", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("readDirectory", { path: w.l("linkdir") }), "PermissionDenied")
+        await refused(h, w.req("readDirectory", { path: w.l("a/inner") }), "PermissionDenied")
+        await refused(h, w.req("readDirectory", { path: w.l("../outside") }), "PermissionDenied")
+        await refused(h, w.req("readDirectory", { path: w.l("top.txt") }), "BadResource")
+      })
+    })
+
+    describe("readLink", () => {
+      it("reads the link's text without following it", async () => {
+        const { w, h } = setup()
+        expect(await ok(h, w.req("readLink", { path: w.l("a/linkfile") }))).toBe(w.s.secret)
+        expect(await ok(h, w.req("readLink", { path: w.b("a/inner") }))).toBe("b")
+      })
+
+      it("refuses a link on the way, and fails for a non-link", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("readLink", { path: w.l("linkdir/secret.txt") }), "PermissionDenied")
+        await failure(h, w.req("readLink", { path: w.l("top.txt") }))
+        await refused(h, w.req("readLink", { path: w.l("missing") }), "NotFound")
+      })
+    })
+
+    describe("realPath", () => {
+      it("answers the canonical path in the boundary spelling", async () => {
+        const { w, h } = setup()
+        expect(await ok(h, w.req("realPath", { path: w.l("a/b/file.txt") }))).toBe(w.b("a/b/file.txt"))
+        expect(await ok(h, w.req("realPath", { path: w.l("a/b/../b") }))).toBe(w.b("a/b"))
+        expect(await ok(h, w.req("realPath", { path: w.logicalRoot }))).toBe(w.boundaryRoot)
+      })
+
+      it("refuses links and escapes", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("realPath", { path: w.l("a/inner/file.txt") }), "PermissionDenied")
+        await refused(h, w.req("realPath", { path: w.l("../outside") }), "PermissionDenied")
+        await refused(h, w.req("realPath", { path: w.l("missing") }), "NotFound")
+      })
+    })
+
+    describe("resolve", () => {
+      it("answers the whole path when no link is met, missing components as requested", async () => {
+        const { w, h } = setup()
+        expect(await ok(h, w.req("resolve", { path: w.l("a/b/file.txt") }))).toEqual({
+          path: w.b("a/b/file.txt"),
+          target: null
+        })
+        expect(await ok(h, w.req("resolve", { path: w.l("a/b/new/deeper.txt") }))).toEqual({
+          path: w.b("a/b/new/deeper.txt"),
+          target: null
+        })
+      })
+
+      it("stops at the first link, answering its canonical path and text", async () => {
+        const { w, h } = setup()
+        expect(await ok(h, w.req("resolve", { path: w.l("a/inner/file.txt") }))).toEqual({
+          path: w.b("a/inner"),
+          target: "b"
+        })
+        expect(await ok(h, w.req("resolve", { path: w.l("linkdir/secret.txt") }))).toEqual({
+          path: w.b("linkdir"),
+          target: w.s.outside
+        })
+        expect(await ok(h, w.req("resolve", { path: w.b("a/linkfile") }))).toEqual({
+          path: w.b("a/linkfile"),
+          target: w.s.secret
+        })
+      })
+
+      it("refuses .. above the root", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("resolve", { path: w.l("../outside/secret.txt") }), "PermissionDenied")
+      })
+    })
+
+    describe("glob", () => {
+      it("answers absolute paths in the pattern's spelling, as Effect does for an absolute pattern", async () => {
+        const { w, h } = setup()
+        const got = await ok(h, w.req("glob", { pattern: w.l("a/b/*.txt"), root: w.logicalRoot }))
+        expect(got).toEqual([w.l("a/b/file.txt")])
+        const boundary = await ok(h, w.req("glob", { pattern: w.b("**/*.md"), root: w.boundaryRoot }))
+        expect(boundary).toEqual([w.b("a/b/other.md")])
+      })
+
+      it("applies absolute excludes", async () => {
+        const { w, h } = setup()
+        const got = await ok(h, w.req("glob", {
+          pattern: w.l("**/*.txt"),
+          root: w.logicalRoot,
+          options: { exclude: [w.l("a/**")] }
+        }))
+        expect(got).toEqual([w.l("hard.txt"), w.l("top.txt")])
+      })
+
+      it("lists links as entries and never reaches through one", async () => {
+        const { w, h } = setup()
+        expect(await ok(h, w.req("glob", { pattern: w.l("**"), root: w.logicalRoot }))).toEqual([
+          w.logicalRoot,
+          ...["a", "a/b", "a/b/file.txt", "a/b/other.md", "a/inner", "a/linkfile", "empty", "hard.txt", "linkdir", "top.txt"]
+            .map(w.l)
+        ])
+        expect(await ok(h, w.req("glob", { pattern: w.l("linkdir/*"), root: w.logicalRoot }))).toEqual([])
+        expect(await ok(h, w.req("glob", { pattern: w.l("a/inner/*"), root: w.logicalRoot }))).toEqual([])
+        expect(await ok(h, w.req("glob", { pattern: w.l("*/secret.txt"), root: w.logicalRoot }))).toEqual([])
+      })
+
+      it("decides by the pattern alone: any glob root, relative or elsewhere, answers the same", async () => {
+        const { w, h } = setup()
+        const expected = [w.l("a/b/file.txt")]
+        for (const root of [".", "relative/dir", w.s.outside, w.l("a/b"), w.b("a"), w.l("empty")]) {
+          expect(await ok(h, w.req("glob", { pattern: w.l("a/b/*.txt"), root }))).toEqual(expected)
+        }
+      })
+
+      it("refuses a pattern outside both roots", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("glob", { pattern: `${w.s.outside}/*`, root: w.logicalRoot }), "PermissionDenied")
+      })
+    })
+
+    describe("makeDirectory", () => {
+      it("creates, recursively on request, with a mode", async () => {
+        const { w, h } = setup()
+        expect(await ok(h, w.req("makeDirectory", { path: w.l("new") }))).toBeUndefined()
+        expect(fs.statSync(w.s.abs("new")).isDirectory()).toBe(true)
+        await ok(h, w.req("makeDirectory", { path: w.b("deep/er/est"), options: { recursive: true } }))
+        expect(fs.statSync(w.s.abs("deep/er/est")).isDirectory()).toBe(true)
+        await ok(h, w.req("makeDirectory", { path: w.b("deep/er/est"), options: { recursive: true } }))
+        await ok(h, w.req("makeDirectory", { path: w.l("moded"), options: { mode: 0o700 } }))
+        expect(fs.statSync(w.s.abs("moded")).mode & 0o777).toBe(0o700)
+      })
+
+      it("fails on an existing name, refuses links and escapes", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("makeDirectory", { path: w.l("a") }), "AlreadyExists")
+        await refused(h, w.req("makeDirectory", { path: w.l("linkdir/evil") }), "PermissionDenied")
+        await refused(
+          h,
+          w.req("makeDirectory", { path: w.l("a/inner/evil"), options: { recursive: true } }),
+          "PermissionDenied"
+        )
+        await refused(h, w.req("makeDirectory", { path: w.l("../outside/evil") }), "PermissionDenied")
+        expect(fs.existsSync(path.join(w.s.outside, "evil"))).toBe(false)
+        expect(fs.existsSync(w.s.abs("a/b/evil"))).toBe(false)
+      })
+    })
+
+    describe("remove", () => {
+      it("removes files and, recursively, directories", async () => {
+        const { w, h } = setup()
+        await ok(h, w.req("remove", { path: w.l("top.txt") }))
+        expect(fs.existsSync(w.s.abs("top.txt"))).toBe(false)
+        await ok(h, w.req("remove", { path: w.b("a/b"), options: { recursive: true } }))
+        expect(fs.existsSync(w.s.abs("a/b"))).toBe(false)
+        await refused(h, w.req("remove", { path: w.l("missing") }), "NotFound")
+        await ok(h, w.req("remove", { path: w.l("missing"), options: { force: true } }))
+      })
+
+      it("removes a trailing link itself, never what it names", async () => {
+        const { w, h } = setup()
+        await ok(h, w.req("remove", { path: w.l("linkdir") }))
+        expect(fs.existsSync(w.s.abs("linkdir"))).toBe(false)
+        await ok(h, w.req("remove", { path: w.l("a/linkfile") }))
+        secretIntact(w)
+        expect(fs.existsSync(w.s.outside)).toBe(true)
+      })
+
+      it("refuses a link on the way and an escape, leaving everything in place", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("remove", { path: w.l("linkdir/secret.txt") }), "PermissionDenied")
+        await refused(h, w.req("remove", { path: w.l("a/inner/file.txt") }), "PermissionDenied")
+        await refused(h, w.req("remove", { path: w.l("../outside"), options: { recursive: true } }), "PermissionDenied")
+        secretIntact(w)
+        expect(fs.readFileSync(w.s.abs("a/b/file.txt"), "utf8")).toBe("hello")
+      })
+
+      it("removes a tree holding links without following them", async () => {
+        const { w, h } = setup()
+        await ok(h, w.req("remove", { path: w.l("a"), options: { recursive: true } }))
+        expect(fs.existsSync(w.s.abs("a"))).toBe(false)
+        secretIntact(w)
+      })
+    })
+
+    describe("rename", () => {
+      it("renames within the root, across both spellings, and a link as itself", async () => {
+        const { w, h } = setup()
+        await ok(h, w.req("rename", { from: w.l("top.txt"), to: w.b("a/top2.txt") }))
+        expect(fs.readFileSync(w.s.abs("a/top2.txt"), "utf8")).toBe("top")
+        await ok(h, w.req("rename", { from: w.l("a/linkfile"), to: w.l("moved-link") }))
+        expect(fs.readlinkSync(w.s.abs("moved-link"))).toBe(w.s.secret)
+        secretIntact(w)
+      })
+
+      it("refuses links on the way and escapes on either side", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("rename", { from: w.l("linkdir/secret.txt"), to: w.l("got.txt") }), "PermissionDenied")
+        await refused(h, w.req("rename", { from: w.l("top.txt"), to: w.l("linkdir/planted.txt") }), "PermissionDenied")
+        await refused(h, w.req("rename", { from: w.l("top.txt"), to: w.l("../outside/planted.txt") }), "PermissionDenied")
+        await refused(h, w.req("rename", { from: w.l("top.txt"), to: path.join(w.s.outside, "x") }), "PermissionDenied")
+        expect(fs.readdirSync(w.s.outside)).toEqual(["secret.txt"])
+        secretIntact(w)
+        await refused(h, w.req("rename", { from: w.l("missing"), to: w.l("x") }), "NotFound")
+      })
+    })
+
+    describe("chmod and chown", () => {
+      it("changes a file's mode and owner", async () => {
+        const { w, h } = setup()
+        await ok(h, w.req("chmod", { path: w.l("top.txt"), options: { mode: 0o600 } }))
+        expect(fs.statSync(w.s.abs("top.txt")).mode & 0o777).toBe(0o600)
+        await ok(h, w.req("chmod", { path: w.b("a"), options: { mode: 0o750 } }))
+        expect(fs.statSync(w.s.abs("a")).mode & 0o777).toBe(0o750)
+        const st = fs.statSync(w.s.abs("top.txt"))
+        await ok(h, w.req("chown", { path: w.l("top.txt"), options: { uid: st.uid, gid: st.gid } }))
+        await ok(h, w.req("chown", { path: w.l("top.txt"), options: { uid: -1, gid: -1 } }))
+      })
+
+      it("refuses links anywhere and hard links, leaving the secret alone", async () => {
+        const { w, h } = setup()
+        for (const p of [...throughLinks, "hard.txt"]) {
+          await refused(h, w.req("chmod", { path: w.l(p), options: { mode: 0o777 } }), "PermissionDenied")
+          await refused(h, w.req("chown", { path: w.l(p), options: { uid: -1, gid: -1 } }), "PermissionDenied")
+        }
+        await refused(h, w.req("chmod", { path: w.l("../outside/secret.txt"), options: { mode: 0o777 } }), "PermissionDenied")
+        secretIntact(w)
+      })
+    })
+
+    describe("writeFile and writeFileString", () => {
+      it("writes base64 bytes and strings, with flags and a mode", async () => {
+        const { w, h } = setup()
+        await ok(h, w.req("writeFile", { path: w.l("new.bin"), data: base64(new Uint8Array([0, 1, 2, 255])) }))
+        expect([...fs.readFileSync(w.s.abs("new.bin"))]).toEqual([0, 1, 2, 255])
+        await ok(h, w.req("writeFileString", { path: w.b("top.txt"), data: "replaced" }))
+        expect(fs.readFileSync(w.s.abs("top.txt"), "utf8")).toBe("replaced")
+        await ok(h, w.req("writeFileString", { path: w.b("top.txt"), data: "+more", options: { flag: "a" } }))
+        expect(fs.readFileSync(w.s.abs("top.txt"), "utf8")).toBe("replaced+more")
+        await refused(h, w.req("writeFileString", { path: w.l("top.txt"), data: "x", options: { flag: "wx" } }), "AlreadyExists")
+        await ok(h, w.req("writeFileString", { path: w.l("private.txt"), data: "p", options: { mode: 0o600 } }))
+        expect(fs.statSync(w.s.abs("private.txt")).mode & 0o777).toBe(0o600)
+        await ok(h, w.req("writeFile", { path: w.l("empty.bin"), data: "" }))
+        expect(fs.statSync(w.s.abs("empty.bin")).size).toBe(0)
+      })
+
+      it("refuses links anywhere, hard links and escapes, leaving the secret alone", async () => {
+        const { w, h } = setup()
+        for (const p of [...throughLinks, "hard.txt", "../outside/secret.txt"]) {
+          await refused(h, w.req("writeFileString", { path: w.l(p), data: "pwned" }), "PermissionDenied")
+          await refused(h, w.req("writeFile", { path: w.l(p), data: base64("pwned") }), "PermissionDenied")
+        }
+        await refused(h, w.req("writeFileString", { path: w.l("linkdir/new.txt"), data: "pwned" }), "PermissionDenied")
+        expect(fs.readdirSync(w.s.outside)).toEqual(["secret.txt"])
+        secretIntact(w)
+      })
+
+      it("refuses invalid base64 and payloads over the content limit", async () => {
+        const { w } = setup()
+        const h = extension({ contentLimit: 8 })
+        expect(h.contentLimit).toBe(8)
+        for (const data of ["%%%%", "abc", "YWJj\n", "=YWJ"]) {
+          await refused(h, w.req("writeFile", { path: w.l("x.bin"), data }), "BadArgument")
+        }
+        await refused(h, w.req("writeFile", { path: w.l("x.bin"), data: base64("123456789") }), "BadArgument")
+        await ok(h, w.req("writeFile", { path: w.l("x.bin"), data: base64("12345678") }))
+        expect(fs.readFileSync(w.s.abs("x.bin"), "utf8")).toBe("12345678")
+      })
+    })
+
+    describe("batch", () => {
+      it("answers every member, each with its own Result, failures alone", async () => {
+        const { w, h } = setup()
+        const requests = [
+          { operation: "readFileString", path: w.l("a/b/file.txt") },
+          { operation: "readFile", path: w.l("missing") },
+          { operation: "exists", path: w.b("top.txt") },
+          { operation: "stat", path: w.l("a") },
+          { operation: "readFile", path: w.l("linkdir/secret.txt") },
+          { operation: "resolve", path: w.l("a/inner/file.txt") },
+          { operation: "realPath", path: w.l("a/b") },
+          { operation: "readDirectory", path: w.l("a/b") },
+          { operation: "readLink", path: w.l("a/linkfile") }
+        ]
+        const answer = await ok(h, w.req("batch", { requests }))
+        expect(answer.rootIdentity).toBe(w.rootIdentity)
+        expect(answer.entries.map((e: { index: number }) => e.index)).toEqual(requests.map((_, i) => i))
+        expect(answer.entries.map((e: { path: string }) => e.path)).toEqual(requests.map((r) => r.path))
+        const [text, missing, exists, stat, link, resolution, real, listing, readLink] = answer.entries.map(
+          (e: { result: Result.Result<any, any> }) => e.result
+        )
+        expect(text).toEqual(Result.succeed({ operation: "readFileString", value: "hello" }))
+        expect(tagOf(missing)).toBe("NotFound")
+        expect(exists).toEqual(Result.succeed({ operation: "exists", value: true }))
+        expect(valueOf(stat).value.type).toBe("Directory")
+        expect(tagOf(link)).toBe("PermissionDenied")
+        expect(resolution).toEqual(Result.succeed({ operation: "resolve", resolution: { path: w.b("a/inner"), target: "b" } }))
+        expect(real).toEqual(Result.succeed({ operation: "realPath", value: w.b("a/b") }))
+        expect([...valueOf(listing).value].sort()).toEqual(["file.txt", "other.md"])
+        expect(readLink).toEqual(Result.succeed({ operation: "readLink", value: w.s.secret }))
+      })
+
+      if (features.globInBatch !== false) {
+        it("runs glob members (pinnedfs extension), answering absolute paths", async () => {
+          const { w, h } = setup()
+          const answer = await ok(h, w.req("batch", {
+            requests: [
+              { operation: "glob", path: w.l("a/b/*.md"), root: w.logicalRoot },
+              { operation: "glob", path: `${w.s.outside}/*`, root: w.logicalRoot },
+              { operation: "glob", path: w.l("**/*.txt"), root: w.logicalRoot, options: { exclude: [w.l("a/**")] } }
+            ]
+          }))
+          const [md, outside, txt] = answer.entries.map((e: { result: Result.Result<unknown, PlatformError.PlatformError> }) => e.result)
+          expect(md).toEqual(Result.succeed({ operation: "glob", value: [w.l("a/b/other.md")] }))
+          expect(tagOf(outside)).toBe("PermissionDenied")
+          expect(txt).toEqual(Result.succeed({ operation: "glob", value: [w.l("hard.txt"), w.l("top.txt")] }))
+        })
+      }
+
+      it("fails a batch over the size limit as a whole", async () => {
+        const { w } = setup()
+        const h = extension({ batchLimits: { size: 3, response: 1 << 20 } })
+        expect(h.batchLimits).toEqual({ size: 3, response: 1 << 20 })
+        const member = { operation: "exists", path: w.l("top.txt") }
+        expect((await ok(h, w.req("batch", { requests: [member, member, member] }))).entries).toHaveLength(3)
+        await refused(h, w.req("batch", { requests: [member, member, member, member] }), "BadArgument")
+      })
+
+      it("fails alone a member whose content would pass the response limit", async () => {
+        const { w } = setup()
+        fs.writeFileSync(w.s.abs("big.bin"), Buffer.alloc(100, 7))
+        const h = extension({ batchLimits: { size: 8, response: 120 } })
+        const answer = await ok(h, w.req("batch", {
+          requests: [
+            { operation: "readFile", path: w.l("big.bin") },
+            { operation: "readFile", path: w.l("big.bin") },
+            { operation: "readFileString", path: w.l("top.txt") }
+          ]
+        }))
+        const [first, second, third] = answer.entries.map((e: { result: Result.Result<any, any> }) => e.result)
+        expect(valueOf(first).value.length).toBe(100)
+        expect(tagOf(second)).toBe("BadArgument")
+        expect(third).toEqual(Result.succeed({ operation: "readFileString", value: "top" }))
+      })
+
+      it("fails a malformed or non-read member alone", async () => {
+        const { w, h } = setup()
+        const answer = await ok(h, w.req("batch", {
+          requests: [
+            { operation: "writeFile", path: w.l("x"), data: "" },
+            42,
+            { operation: "exists", path: "relative" },
+            { operation: "exists", path: w.s.secret },
+            { operation: "exists", path: w.l("top.txt") }
+          ]
+        }))
+        const tags = answer.entries.map((e: { result: Result.Result<unknown, PlatformError.PlatformError> }) => tagOf(e.result))
+        expect(tags).toEqual(["BadArgument", "BadArgument", "BadArgument", "PermissionDenied", "ok"])
+        expect(fs.existsSync(w.s.abs("x"))).toBe(false)
+      })
+    })
+
+    describe("root identity", () => {
+      it("answers Busy once the root is renamed away and another directory put at its path", async () => {
+        const { w, h } = setup()
+        expect(await ok(h, w.req("readFileString", { path: w.l("top.txt") }))).toBe("top")
+        const moved = `${w.boundaryRoot}-moved`
+        fs.renameSync(w.boundaryRoot, moved)
+        fs.mkdirSync(w.boundaryRoot)
+        fs.writeFileSync(path.join(w.boundaryRoot, "top.txt"), "impostor")
+        expect(identityOf(w.boundaryRoot)).not.toBe(w.rootIdentity)
+        for (const request of [
+          w.req("readFileString", { path: w.l("top.txt") }),
+          w.req("readFileString", { path: w.b("top.txt") }),
+          w.req("writeFileString", { path: w.b("top.txt"), data: "x" }),
+          w.req("batch", { requests: [{ operation: "exists", path: w.b("top.txt") }] })
+        ]) {
+          const e = await refused(h, request, "Busy")
+          expect(e.reason.description).toMatch(/workspace_identity_changed/)
+          expect(e.reason).toMatchObject({ pathOrDescriptor: w.boundaryRoot })
+        }
+        expect(fs.readFileSync(path.join(w.boundaryRoot, "top.txt"), "utf8")).toBe("impostor")
+        // A fresh extension pins the new directory and still refuses the old identity.
+        const fresh = extension()
+        const e = await refused(fresh, w.req("exists", { path: w.b("top.txt") }), "Busy")
+        expect(e.reason.description).toMatch(/workspace_identity_changed/)
+        // The new identity is served.
+        const current = { ...w.roots, rootIdentity: identityOf(w.boundaryRoot) }
+        expect(await ok(fresh, { ...current, operation: "readFileString", path: w.b("top.txt") })).toBe("impostor")
+      })
+
+      it("answers Busy when the root path is gone", async () => {
+        const { w, h } = setup()
+        fs.renameSync(w.boundaryRoot, `${w.boundaryRoot}-gone`)
+        await refused(h, w.req("exists", { path: w.b("top.txt") }), "Busy")
+        await refused(extension(), w.req("exists", { path: w.b("top.txt") }), "Busy")
+      })
+
+      it("refuses a request whose identity is not the root's", async () => {
+        const { w, h } = setup()
+        const other = identityOf(w.s.outside)
+        await refused(h, { ...w.req("exists", { path: w.b("top.txt") }), rootIdentity: other }, "Busy")
+      })
+    })
+
+    if (features.directoryPrograms !== false) {
+      describe("mkdirs and rmdirs (pinnedfs extensions)", () => {
+        it("creates a planned tree, parent before child, with exact modes and identities", async () => {
+          const { w, h } = setup()
+          const out = await ok(h, w.req("mkdirs", {
+            plan: [{ path: w.l("p"), mode: 0o755 }, { path: w.l("p/q"), mode: 0o700 }]
+          }))
+          expect(out.error).toBeNull()
+          expect(out.created).toEqual([
+            { path: w.l("p"), identity: identityOf(w.s.abs("p")) },
+            { path: w.l("p/q"), identity: identityOf(w.s.abs("p/q")) }
+          ])
+          expect(fs.statSync(w.s.abs("p/q")).mode & 0o777).toBe(0o700)
+          const removed = await ok(h, w.req("rmdirs", {
+            owned: [...out.created].reverse()
+          }))
+          expect(removed.stopped).toBe(false)
+          expect(removed.members.map((m: { status: string }) => m.status)).toEqual(["removed", "removed"])
+          expect(fs.existsSync(w.s.abs("p"))).toBe(false)
+        })
+
+        it("creates the ancestors a member implies, answered in the member's spelling", async () => {
+          const { w, h } = setup()
+          const out = await ok(h, w.req("mkdirs", { plan: [{ path: w.b("deep/er"), mode: 0o750 }] }))
+          expect(out.error).toBeNull()
+          expect(out.created.map((c: { path: string }) => c.path)).toEqual([w.b("deep"), w.b("deep/er")])
+          expect(fs.statSync(w.s.abs("deep/er")).mode & 0o777).toBe(0o750)
+        })
+
+        it("stops at a conflict, answering exactly what it created, and refuses links", async () => {
+          const { w, h } = setup()
+          const out = await ok(h, w.req("mkdirs", {
+            plan: [{ path: w.l("made") }, { path: w.l("top.txt") }, { path: w.l("after") }]
+          }))
+          expect(out.error?.reason._tag).toBe("AlreadyExists")
+          expect(out.error?.reason.pathOrDescriptor).toBe(w.l("top.txt"))
+          // Whatever ran before the conflict is reported, with the identity it has on disk.
+          for (const c of out.created) expect(c.identity).toBe(identityOf(c.path))
+          expect(out.created.map((c: { path: string }) => c.path)).not.toContain(w.l("after"))
+          expect(fs.existsSync(w.s.abs("after"))).toBe(false)
+          const link = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("linkdir/evil") }] }))
+          expect(link.created).toEqual([])
+          expect(link.error?.reason._tag).toBe("PermissionDenied")
+          expect(fs.existsSync(path.join(w.s.outside, "evil"))).toBe(false)
+        })
+
+        it("keeps a non-empty directory and refuses a changed one", async () => {
+          const { w, h } = setup()
+          const out = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("keep") }, { path: w.l("swap") }] }))
+          fs.writeFileSync(w.s.abs("keep/file"), "x")
+          // Moved aside rather than removed, so the new directory cannot reuse its inode number.
+          fs.renameSync(w.s.abs("swap"), w.s.abs("swapped-away"))
+          fs.mkdirSync(w.s.abs("swap"))
+          const removed = await ok(h, w.req("rmdirs", {
+            owned: out.created.map((c: { path: string; identity: string }) => ({ ...c, optional: true }))
+          }))
+          const status = Object.fromEntries(
+            removed.members.map((m: { path: string; status: string }) => [m.path, m.status])
+          )
+          expect(status).toEqual({ [w.l("keep")]: "kept", [w.l("swap")]: "refused" })
+          const refusedMember = removed.members.find((m: { status: string }) => m.status === "refused")
+          expect(refusedMember.error?.reason.pathOrDescriptor).toBe(w.l("swap"))
+          expect(fs.existsSync(w.s.abs("keep/file"))).toBe(true)
+          expect(fs.existsSync(w.s.abs("swap"))).toBe(true)
+        })
+
+        it("refuses malformed programs with BadArgument", async () => {
+          const { w, h } = setup()
+          await refused(h, w.req("mkdirs", {}), "BadArgument")
+          await refused(h, w.req("mkdirs", { plan: [{ path: 1 }] }), "BadArgument")
+          await refused(h, w.req("mkdirs", { plan: [{ path: w.l("x"), mode: "0755" }] }), "BadArgument")
+          await refused(h, w.req("rmdirs", { owned: [{ path: w.l("x"), identity: "nope" }] }), "BadArgument")
+          await refused(h, w.req("rmdirs", { owned: "x" }), "BadArgument")
+          await refused(h, w.req("mkdirs", { plan: [{ path: w.s.outside }] }), "PermissionDenied")
+        })
+      })
+    }
+  })
+}

@@ -1,0 +1,122 @@
+/**
+ * The addon from worker threads: each environment loads its own instance, pins its own roots,
+ * works, and exits; whatever it leaves open is closed by the environment's teardown. The process
+ * (whose descriptor table the threads share) must come back to the descriptors it had before.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import ts from "typescript"
+import { fileURLToPath } from "node:url"
+import { Worker } from "node:worker_threads"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { strategies } from "../support/strategies.ts"
+import { openDescriptorCount } from "../support/tree.ts"
+import { identityOf, workspace } from "./support.ts"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const packageRoot = path.resolve(here, "..", "..")
+const script = path.join(here, "fixtures", "worker.mjs")
+const effectScript = path.join(here, "fixtures", "effectWorker.mjs")
+
+/**
+ * The package's sources transpiled to JavaScript inside the package (so the addon's loader finds
+ * the package root two levels up, as it does from dist/), for workers that cannot load TypeScript.
+ */
+const transpiled = path.join(packageRoot, `.vitest-effect-${process.pid}`)
+const transpile = (): void => {
+  const src = path.join(packageRoot, "src")
+  for (const name of fs.readdirSync(src, { recursive: true, encoding: "utf8" })) {
+    if (!name.endsWith(".ts")) continue
+    const out = ts.transpileModule(fs.readFileSync(path.join(src, name), "utf8"), {
+      compilerOptions: {
+        module: ts.ModuleKind.ESNext,
+        target: ts.ScriptTarget.ES2022,
+        rewriteRelativeImportExtensions: true
+      }
+    })
+    const target = path.join(transpiled, name.replace(/\.ts$/, ".js"))
+    fs.mkdirSync(path.dirname(target), { recursive: true })
+    fs.writeFileSync(target, out.outputText)
+  }
+}
+
+interface Answer {
+  readonly identity: string
+  readonly strategy: string
+  readonly answers: ReadonlyArray<unknown>
+}
+
+/** Runs one worker to its exit, answering what it posted. */
+const runWorker = (data: Record<string, unknown>): Promise<Answer> =>
+  new Promise((resolve, reject) => {
+    const worker = new Worker(script, { workerData: { packageRoot, ...data } })
+    let answer: Answer | undefined
+    worker.on("message", (m: Answer) => {
+      answer = m
+    })
+    worker.on("error", reject)
+    worker.on("exit", (code) => {
+      if (code !== 0) reject(new Error(`worker exited with ${code}`))
+      else if (answer === undefined) reject(new Error("worker exited without answering"))
+      else resolve(answer)
+    })
+  })
+
+describe.each(strategies)("addon from worker threads (%s)", (strategy) => {
+  const expectedRound = ["top", true, "ENOENT", "escape", "true,true"]
+
+  it.each(["close", "leave", "hang"])("four workers at once, each pinning, working and exiting (%s)", async (mode) => {
+    const w = workspace({ "top.txt": "top", "a/b/file.txt": "hello" })
+    // Warm up what a first worker would otherwise open once for the whole process.
+    await runWorker({ root: w.boundaryRoot, strategy, rounds: 1, mode: "close" })
+    const baseline = openDescriptorCount()
+    const rounds = 25
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => runWorker({ root: w.boundaryRoot, strategy, rounds, mode }))
+    )
+    for (const a of answers) {
+      expect(a.identity).toBe(identityOf(w.boundaryRoot))
+      expect(a.strategy).toBe(strategy)
+      expect(a.answers).toEqual(Array.from({ length: rounds }, () => expectedRound).flat())
+    }
+    expect(openDescriptorCount()).toBe(baseline)
+    expect(fs.readFileSync(w.s.secret, "utf8")).toBe("TOP SECRET")
+  })
+})
+
+// Loading Effect in a worker is the slow part, and module state does not depend on the strategy:
+// one run, with the strategy this machine picks.
+describe("the Effect extension from worker threads", () => {
+  const strategy = "auto"
+  beforeAll(transpile)
+  afterAll(() => fs.rmSync(transpiled, { recursive: true, force: true }))
+
+  const runEffectWorker = (data: Record<string, unknown>): Promise<{ answers: Array<unknown> }> =>
+    new Promise((resolve, reject) => {
+      const worker = new Worker(effectScript, { workerData: data })
+      let answer: { answers: Array<unknown> } | undefined
+      worker.on("message", (m: { answers: Array<unknown> }) => {
+        answer = m
+      })
+      worker.on("error", reject)
+      worker.on("exit", (code) => {
+        if (code !== 0) reject(new Error(`worker exited with ${code}`))
+        else if (answer === undefined) reject(new Error("worker exited without answering"))
+        else resolve(answer)
+      })
+    })
+
+  it.each([true, false])("four workers, each with its own extension (close: %s)", async (close) => {
+    const w = workspace({ "top.txt": "top" })
+    // One level below the package root, as dist/ is.
+    const module = path.join(transpiled, "effect", "index.js")
+    const data = { module, strategy, roots: w.roots, rounds: 10, close }
+    await runEffectWorker({ ...data, rounds: 1 })
+    const baseline = openDescriptorCount()
+    const answers = await Promise.all(Array.from({ length: 4 }, () => runEffectWorker(data)))
+    for (const a of answers) {
+      expect(a.answers).toEqual(Array.from({ length: 10 }, () => ["top", "PermissionDenied", "Success,Success"]).flat())
+    }
+    expect(openDescriptorCount()).toBe(baseline)
+  }, 120_000) // five workers each loading Effect: seconds on a shared machine
+})
