@@ -25,7 +25,7 @@ if (how === "exit") {
 } else if (how === "natural") {
   flood()
 } else if (how === "worker") {
-  const w = new Worker(new URL("./worker.mjs", import.meta.url), { workerData: { root: tree.root, id: 0 } })
+  const w = new Worker(new URL("./worker.mjs", import.meta.url), { workerData: { root: tree.root, id: 0, endless: true } })
   w.on("message", () => {
     flood()
     process.exit(0)

@@ -1,12 +1,13 @@
 // One worker thread's life: load the addon, pin the root under both strategies, do some work
 // (successes and refusals), then leave operations in flight and tell the parent, which either
-// terminates this worker mid-flight or lets it end on its own with its roots still open. Either
+// terminates this worker mid-flight (`endless`: it keeps work in flight until then) or lets it end
+// on its own with its roots still open. Either
 // way the environment's teardown must drop every root (native/addon.cc `teardown`).
 import { parentPort, workerData } from "node:worker_threads"
 import { loadAddon } from "./addon.mjs"
 
 const native = loadAddon()
-const { root, id } = workerData
+const { root, id, endless } = workerData
 const { ops, flags } = native
 const handles = [await native.pin(root, "openat2"), await native.pin(root, "walk")]
 for (const h of handles) {
@@ -24,4 +25,10 @@ for (const h of handles) {
 }
 for (const p of inFlight) p.catch(() => undefined)
 parentPort.postMessage("busy")
+if (endless) {
+  // To be terminated: keep operations in flight until then, so terminate() always meets some.
+  for (;;) {
+    await Promise.all(handles.map((h) => h.batch(Array.from({ length: 64 }, () => ({ op: ops.stat, path: "file.txt" })), { size: 64, response: 1 << 20 })))
+  }
+}
 // Left to end on its own, the worker exits once its work settles, roots never closed by hand.

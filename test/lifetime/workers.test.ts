@@ -34,7 +34,7 @@ const tree = () => {
 /** Runs one worker to its end; resolves with its exit code. */
 const life = (root: string, id: number, terminate: boolean): Promise<number> =>
   new Promise((resolve, reject) => {
-    const w = new Worker(script, { workerData: { root, id } })
+    const w = new Worker(script, { workerData: { root, id, endless: terminate } })
     w.on("error", reject)
     w.on("exit", resolve)
     w.on("message", () => {
