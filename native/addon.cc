@@ -137,19 +137,36 @@ Napi::Value value_to_js(Napi::Env env, pinnedfs::Value& v) { return std::visit(V
 // JavaScript -> core. Every accessor type-checks first: a wrong type is a BadArgument Error, never
 // a pending exception or a crash.
 
+// A getter or Proxy trap that throws leaves a JavaScript exception pending; every N-API call after
+// it fails, and a promise created then is never settled properly. `checked` takes the exception
+// back, so hostile input is one more BadArgument problem and marshalling goes on safely.
+Napi::Value checked(Napi::Env env, Napi::Value v, const std::string& what, std::string* problem) {
+  if (!env.IsExceptionPending()) return v;
+  env.GetAndClearPendingException();
+  if (problem->empty()) *problem = "reading " + what + " threw";
+  return env.Undefined();
+}
+
+Napi::Value element(Napi::Array a, uint32_t i, const char* what, std::string* problem) {
+  return checked(a.Env(), a.Get(i), what, problem);
+}
+
 struct Reader {
   Napi::Object obj;
   std::string problem;  // first marshalling problem met, if any
 
-  bool has(const char* key) const {
-    Napi::Value v = obj.Get(key);
+  Napi::Value get(const char* key) {
+    return checked(obj.Env(), obj.Get(key), std::string("operand '") + key + "'", &problem);
+  }
+  bool has(const char* key) {
+    Napi::Value v = get(key);
     return !v.IsUndefined() && !v.IsNull();
   }
   void fail(const std::string& why) {
     if (problem.empty()) problem = why;
   }
   std::string str(const char* key, bool required) {
-    Napi::Value v = obj.Get(key);
+    Napi::Value v = get(key);
     if (v.IsUndefined() || v.IsNull()) {
       if (required) fail(std::string("missing string operand '") + key + "'");
       return {};
@@ -161,7 +178,7 @@ struct Reader {
     return v.As<Napi::String>().Utf8Value();
   }
   bool boolean(const char* key) {
-    Napi::Value v = obj.Get(key);
+    Napi::Value v = get(key);
     if (v.IsUndefined() || v.IsNull()) return false;
     if (!v.IsBoolean()) {
       fail(std::string("operand '") + key + "' must be a boolean");
@@ -171,7 +188,7 @@ struct Reader {
   }
   // An integer within [lo, hi]; `present` says whether it was given.
   int64_t integer(const char* key, int64_t lo, int64_t hi, bool* present) {
-    Napi::Value v = obj.Get(key);
+    Napi::Value v = get(key);
     *present = false;
     if (v.IsUndefined() || v.IsNull()) return 0;
     if (!v.IsNumber()) {
@@ -189,7 +206,7 @@ struct Reader {
   }
   std::vector<std::string> strings(const char* key) {
     std::vector<std::string> out;
-    Napi::Value v = obj.Get(key);
+    Napi::Value v = get(key);
     if (v.IsUndefined() || v.IsNull()) return out;
     if (!v.IsArray()) {
       fail(std::string("operand '") + key + "' must be an array of strings");
@@ -197,7 +214,7 @@ struct Reader {
     }
     Napi::Array a = v.As<Napi::Array>();
     for (uint32_t i = 0; i < a.Length(); ++i) {
-      Napi::Value e = a.Get(i);
+      Napi::Value e = element(a, i, "an array member", &problem);
       if (!e.IsString()) {
         fail(std::string("operand '") + key + "' must be an array of strings");
         return {};
@@ -242,7 +259,7 @@ bool read_request(Napi::Value value, Request* r, std::string* problem) {
       in.integer("flag", 0, static_cast<int64_t>(OpenFlag::AXPlus), &present));
   r->max_bytes = static_cast<uint64_t>(in.integer("maxBytes", 0, (1ll << 53), &present));
   if (in.has("data")) {
-    Napi::Value d = in.obj.Get("data");
+    Napi::Value d = in.get("data");
     if (d.IsTypedArray() && d.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
       Napi::Uint8Array a = d.As<Napi::Uint8Array>();
       r->data.assign(reinterpret_cast<const char*>(a.Data()), a.ByteLength());
@@ -253,13 +270,13 @@ bool read_request(Napi::Value value, Request* r, std::string* problem) {
     }
   }
   if (in.has("plan")) {
-    Napi::Value p = in.obj.Get("plan");
+    Napi::Value p = in.get("plan");
     if (!p.IsArray() || p.As<Napi::Array>().Length() > kMaxListMembers) {
       in.fail("operand 'plan' must be an array of { path, mode }");
     } else {
       Napi::Array a = p.As<Napi::Array>();
       for (uint32_t i = 0; i < a.Length() && in.problem.empty(); ++i) {
-        Napi::Value e = a.Get(i);
+        Napi::Value e = element(a, i, "a list member", &in.problem);
         if (!e.IsObject()) { in.fail("plan member must be an object"); break; }
         Reader m{e.As<Napi::Object>(), {}};
         MkdirsEntry entry;
@@ -273,13 +290,13 @@ bool read_request(Napi::Value value, Request* r, std::string* problem) {
     }
   }
   if (in.has("owned")) {
-    Napi::Value p = in.obj.Get("owned");
+    Napi::Value p = in.get("owned");
     if (!p.IsArray() || p.As<Napi::Array>().Length() > kMaxListMembers) {
       in.fail("operand 'owned' must be an array of { path, identity, optional }");
     } else {
       Napi::Array a = p.As<Napi::Array>();
       for (uint32_t i = 0; i < a.Length() && in.problem.empty(); ++i) {
-        Napi::Value e = a.Get(i);
+        Napi::Value e = element(a, i, "a list member", &in.problem);
         if (!e.IsObject()) { in.fail("owned member must be an object"); break; }
         Reader m{e.As<Napi::Object>(), {}};
         OwnedDir entry;
@@ -315,13 +332,13 @@ bool read_request(Napi::Value value, Request* r, std::string* problem) {
   if (r->op == Op::Rmdirs && !in.has("owned")) in.fail("missing operand 'owned'");
   if (r->op == Op::Mkdirs && in.has("testAfterPlan")) {
     // Test hook (see HookStep): deterministic "something changed after planning".
-    Napi::Value p = in.obj.Get("testAfterPlan");
+    Napi::Value p = in.get("testAfterPlan");
     if (!p.IsArray() || p.As<Napi::Array>().Length() > 64) {
       in.fail("operand 'testAfterPlan' must be an array of { kind, path, to }");
     } else {
       Napi::Array a = p.As<Napi::Array>();
       for (uint32_t i = 0; i < a.Length() && in.problem.empty(); ++i) {
-        Napi::Value e = a.Get(i);
+        Napi::Value e = element(a, i, "a list member", &in.problem);
         if (!e.IsObject()) { in.fail("testAfterPlan member must be an object"); break; }
         Reader m{e.As<Napi::Object>(), {}};
         HookStep step;
@@ -583,6 +600,8 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     if (!read_request(info[0], request.get(), &problem)) {
       return rejected(env, bad_argument(problem));
     }
+    // A getter run while marshalling may have closed this very handle.
+    if (!root_) return closed(env);
     bool verify = info.Length() > 1 && info[1].IsBoolean() && info[1].As<Napi::Boolean>();
     std::shared_ptr<Root> root = root_;
     return PromiseJob<Result<pinnedfs::Value>>::start(
@@ -739,9 +758,12 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     // Malformed members fail alone: they are recorded here and never reach the worker.
     auto requests = std::make_shared<std::vector<Request>>(in.Length());
     auto problems = std::make_shared<std::vector<std::string>>(in.Length());
-    for (uint32_t i = 0; i < in.Length(); ++i) {
-      read_request(in.Get(i), &(*requests)[i], &(*problems)[i]);
+    for (uint32_t i = 0; i < requests->size(); ++i) {
+      Napi::Value member = element(in, i, "a batch member", &(*problems)[i]);
+      if ((*problems)[i].empty()) read_request(member, &(*requests)[i], &(*problems)[i]);
     }
+    // A getter run while marshalling may have closed this very handle.
+    if (!root_) return closed(env);
     bool verify = info.Length() > 2 && info[2].IsBoolean() && info[2].As<Napi::Boolean>();
     std::shared_ptr<Root> root = root_;
     return PromiseJob<std::vector<Result<pinnedfs::Value>>>::start(

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/root.h"
+
 namespace pinnedfs::test {
 
 struct Case {
@@ -18,6 +20,10 @@ void fail(const char* file, int line, const std::string& what);
 // A scratch directory under $TMPDIR, removed at exit; each call gives a new one.
 std::string scratch_dir();
 void write_file(const std::string& path, const std::string& content);
+// The strategies a test runs under: kernel and walk, or only those named in
+// PINNEDFS_TEST_STRATEGIES ("walk"). scripts/valgrind.sh names only the walk: valgrind 3.19 does not
+// know openat2 (syscall 437) and answers ENOSYS, so a kernel pin cannot succeed under memcheck.
+const std::vector<Strategy>& strategies();
 
 struct Register {
   Register(const char* name, std::function<void()> fn) { registry().push_back({name, std::move(fn)}); }

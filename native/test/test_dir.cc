@@ -147,7 +147,7 @@ TEST(read_directory_recursive_descends_by_handle_and_never_into_links) {
   CHECK(::mkdir((dir + "/a/b").c_str(), 0700) == 0);
   test::write_file(dir + "/a/b/f", "x");
   CHECK(::symlink(outside.c_str(), (dir + "/a/out").c_str()) == 0);
-  for (Strategy s : {Strategy::Kernel, Strategy::Walk}) {
+  for (Strategy s : test::strategies()) {
     auto pinned = Root::pin(dir, s);
     CHECK(pinned.ok());
     const Root& root = *pinned.value();
@@ -169,7 +169,7 @@ TEST(read_directory_depth_limit_is_an_error_not_a_crash) {
     p += "/d";
     CHECK(::mkdir(p.c_str(), 0700) == 0);
   }
-  for (Strategy s : {Strategy::Kernel, Strategy::Walk}) {
+  for (Strategy s : test::strategies()) {
     auto pinned = Root::pin(dir, s);
     CHECK(pinned.ok());
     Request r;

@@ -10,7 +10,7 @@ using namespace pinnedfs;
 
 namespace {
 
-Strategy kStrategies[] = {Strategy::Kernel, Strategy::Walk};
+const std::vector<Strategy>& kStrategies = test::strategies();
 
 mode_t mode_of(const std::string& path) {
   struct stat st;

@@ -331,7 +331,7 @@ TEST(glob_walk_deep_tree_and_dotdot) {
   }
   CHECK(::mkdir((dir + "/e").c_str(), 0755) == 0);
   test::write_file(dir + "/e/x.js", "");
-  for (Strategy s : {Strategy::Kernel, Strategy::Walk}) {
+  for (Strategy s : test::strategies()) {
     auto root = Root::pin(dir, s);
     CHECK(root.ok());
     const Root& r = *root.value();

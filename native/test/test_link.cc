@@ -72,7 +72,7 @@ TEST(resolve_answers_the_first_link_or_the_whole_path_under_both_strategies) {
   test::write_file(dir + "/a/b/f", "x");
   CHECK(::symlink("b", (dir + "/a/ln").c_str()) == 0);
   CHECK(::symlink("/etc/passwd", (dir + "/a/b/last").c_str()) == 0);
-  for (Strategy s : {Strategy::Kernel, Strategy::Walk}) {
+  for (Strategy s : test::strategies()) {
     auto pinned = Root::pin(dir, s);
     CHECK(pinned.ok());
     const Root& root = *pinned.value();

@@ -42,6 +42,15 @@ void write_file(const std::string& path, const std::string& content) {
   out << content;
 }
 
+const std::vector<Strategy>& strategies() {
+  static const std::vector<Strategy> chosen = [] {
+    const char* only = std::getenv("PINNEDFS_TEST_STRATEGIES");
+    if (only && std::strcmp(only, "walk") == 0) return std::vector<Strategy>{Strategy::Walk};
+    return std::vector<Strategy>{Strategy::Kernel, Strategy::Walk};
+  }();
+  return chosen;
+}
+
 }  // namespace pinnedfs::test
 
 int main(int argc, char** argv) {

@@ -58,7 +58,7 @@ Result<Value> run_atomic(const Root& root, const Request& r, bool allow_tmpfile)
   return ops::write_atomic_with(root, path.value(), r, allow_tmpfile);
 }
 
-const Strategy kStrategies[] = {Strategy::Kernel, Strategy::Walk};
+const std::vector<Strategy>& kStrategies = test::strategies();
 
 }  // namespace
 
