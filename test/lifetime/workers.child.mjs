@@ -33,4 +33,4 @@ const fdAfter = fdCount()
 const secretIntact = tree.secretIntact()
 tree.dispose()
 console.log(JSON.stringify({ rounds, perRound, terminated: codes.filter((c) => c === 1).length,
-  ended: codes.filter((c) => c === 0).length, fdBefore, fdAfter, secretIntact }))
+  ended: codes.filter((c) => c === 0).length, codes: [...new Set(codes)], fdBefore, fdAfter, secretIntact }))
