@@ -15,7 +15,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, FileSystem, Layer, type PlatformError, Result } from "effect"
 import type { Strategy } from "../PinnedRoot.ts"
-import { native, type NativeRootHandle } from "../internal/native.ts"
+import { native, type NativeErrorInfo, type NativeRequest, type NativeRootHandle } from "../internal/native.ts"
 import { badArgument, fromNativeError, identityChanged, isRootChanged } from "./errors.ts"
 import type { PinnedAtomicFileSystem, PinnedRequest, PinnedResult } from "./extensions.ts"
 import { decodeRequest, type Decoded, type Limits, type Member, type Planned } from "./requests.ts"
@@ -75,6 +75,42 @@ const verification = (roots: Roots): Planned => ({
 /** What the addon answers for one batch member. */
 type NativeEntry = Awaited<ReturnType<NativeRootHandle["batch"]>>[number]
 
+/** Operations `readMany` carries: a path and, for readDirectory, `recursive`; nothing else. */
+const pathOnlyOps = new Set<number>([
+  native.ops.exists,
+  native.ops.stat,
+  native.ops.readFile,
+  native.ops.readDirectory,
+  native.ops.readLink,
+  native.ops.realPath,
+  native.ops.resolve
+])
+
+const isPathOnly = (request: NativeRequest): boolean =>
+  pathOnlyOps.has(request.op) && typeof request.path === "string" &&
+  Object.keys(request).every((k) => k === "op" || k === "path" || k === "recursive")
+
+/**
+ * A batch of path-only reads through the addon's compact form (one array of op codes, one of
+ * paths): the same core batch and the same one trip, without a request object per member.
+ */
+const readManyWith = (batchLimits: { readonly size: number; readonly response: number }) =>
+async (handle: NativeRootHandle, requests: ReadonlyArray<NativeRequest>): Promise<Array<NativeEntry>> => {
+  const ops = Uint8Array.from(requests, (r) => r.op)
+  const recursive = Uint8Array.from(requests, (r) => (r.recursive === true ? 1 : 0))
+  const [failed, values] = await handle.readMany(
+    ops,
+    requests.map((r) => r.path as string),
+    recursive,
+    batchLimits.size,
+    batchLimits.response,
+    true
+  )
+  return values.map((value, i) =>
+    failed[i] === 1 ? { ok: false as const, error: value as NativeErrorInfo } : { ok: true as const, value }
+  )
+}
+
 /**
  * Builds the extension. Options are checked here, synchronously: a bad option is a programming
  * error (`RangeError`), not a request failure.
@@ -96,6 +132,7 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
   const limits: Limits = { batchSize: batchLimits.size, contentLimit }
   const cacheSize = positive("rootCacheSize", options?.rootCacheSize, defaults.rootCacheSize, 4096)
   const cache = new RootCache(cacheSize, strategy)
+  const readMany = readManyWith(batchLimits)
 
   /** The pinned handle of a lease, checked against the identity the caller authorized. */
   const pinned = (
@@ -161,7 +198,10 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
       // Nothing to run, but the answer still vouches for the root: check it the same way.
       ? Effect.as(single(handle, lease, roots, verification(roots)), [])
       : Effect.tryPromise({
-        try: () => handle.batch(runnable.map((p) => p.native), batchLimits, true),
+        try: () =>
+          runnable.every((p) => isPathOnly(p.native))
+            ? readMany(handle, runnable.map((p) => p.native))
+            : handle.batch(runnable.map((p) => p.native), batchLimits, true),
         catch: failure(lease, roots, { operation: "batch", path: roots.boundaryRoot })
       })
     return Effect.flatMap(run, (answers) => {
