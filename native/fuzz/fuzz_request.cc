@@ -12,25 +12,17 @@ namespace {
 using namespace pinnedfs;
 using namespace pinnedfs::fuzz;
 
-World* g_world = nullptr;
-std::shared_ptr<Root> g_roots[2];
-std::set<std::pair<std::uint64_t, std::uint64_t>> g_canary;
+Harness* g = nullptr;
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  g_world = new World(World::make());
-  g_canary = canary_identities(*g_world);
-  for (int i = 0; i < 2; ++i) {
-    auto pinned = Root::pin(g_world->root, i == 0 ? Strategy::Kernel : Strategy::Walk);
-    must(pinned.ok(), "pin scratch root");
-    g_roots[i] = pinned.take();
-  }
+  g = Harness::make();
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider in(data, size);
-  const Root& root = *g_roots[in.ConsumeBool() ? 1 : 0];
+  const Root& root = *g->roots[in.ConsumeBool() ? 1 : 0];
   bool batch = in.ConsumeBool();
   Request r = raw_request(in);
   auto valid = validate(r);
@@ -41,17 +33,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     must(!again.ok() && again.error().refusal == Refusal::BadArgument, "execute ran what validate refused");
     return 0;
   }
-  g_world->reset();
+  g->world.reset();
   int fds_before = open_fd_count();
   if (batch) {
     BatchLimits limits;
     limits.size = 4;
     limits.response = 32;
-    for (const auto& res : execute_batch(root, {r, r}, limits, true)) check_answer(res, g_canary);
+    for (const auto& res : execute_batch(root, {r, r}, limits, true)) check_answer(res, g->canary);
   } else {
-    check_answer(execute(root, r, false), g_canary);
+    check_answer(execute(root, r, false), g->canary);
   }
   must(open_fd_count() == fds_before, "descriptor leaked");
-  g_world->check_canary();
+  g->world.check_canary();
   return 0;
 }

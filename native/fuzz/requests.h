@@ -7,6 +7,8 @@
 #pragma once
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <memory>
+
 #include <set>
 #include <string>
 #include <vector>
@@ -155,5 +157,25 @@ inline void check_answer(const Result<Value>& result,
     must(canary.count({s->dev, s->ino}) == 0, "stat answered a canary inode");
   }
 }
+
+// What every target over the scratch tree starts from, built once in LLVMFuzzerInitialize: the
+// world, the identities of its canary tree, and the root pinned under each strategy (index 0 the
+// kernel strategy, 1 the walk).
+struct Harness {
+  World world;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> canary;
+  std::shared_ptr<Root> roots[2];
+
+  static Harness* make() {
+    auto* h = new Harness{World::make(), {}, {}};
+    h->canary = canary_identities(h->world);
+    for (int i = 0; i < 2; ++i) {
+      auto pinned = Root::pin(h->world.root, i == 0 ? Strategy::Kernel : Strategy::Walk);
+      must(pinned.ok(), "pin scratch root", pinned.ok() ? "" : pinned.error().description);
+      h->roots[i] = pinned.take();
+    }
+    return h;
+  }
+};
 
 }  // namespace pinnedfs::fuzz
