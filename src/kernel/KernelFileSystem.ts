@@ -14,7 +14,6 @@
  * @since 0.1.0
  */
 import * as OS from "node:os"
-import * as Crypto from "node:crypto"
 import {
   Effect,
   FileSystem,
@@ -40,6 +39,7 @@ import { makeBatch } from "./internal/batch.ts"
 import { openVerified, withVerifiedHandle } from "./internal/openFile.ts"
 import { isInside, logicalOf, type PinnedRoot } from "./internal/paths.ts"
 import { snapshot } from "./internal/snapshot.ts"
+import { checkTempOptions, randomPart, tempDirectoryMode, type TempOptions } from "./internal/temp.ts"
 import { description, refusing, unconfined } from "./internal/unconfined.ts"
 import { Workspace } from "./Workspace.ts"
 
@@ -130,16 +130,25 @@ const assemble = (
 
   const systemTemp = path.resolve(logicalRoot, "..", systemTemporaryDirectoryName)
 
-  /** A fresh directory made through the executor (mkdir is exclusive: a name taken fails). */
+  /**
+   * A fresh directory made through the executor inside `directory`: the directory named is
+   * authorized as the client's kernel does, then the entry really created is asked for too. mkdir
+   * is exclusive: a name taken fails, it is never reused.
+   */
   const tempDirectoryIn = (method: string, directory: string, prefix: string | undefined) =>
     guarded("fs:write", method, directory, "follow", (parent) => {
-      const name = path.join(parent, `${prefix ?? ""}${Crypto.randomBytes(6).toString("hex")}`)
-      return Effect.as(run({ operation: "makeDirectory", path: name }), name)
+      const name = path.join(parent, `${prefix ?? ""}${randomPart()}`)
+      return auth.check("fs:write", method, name).pipe(
+        Effect.andThen(run({ operation: "makeDirectory", path: name, options: { mode: tempDirectoryMode } })),
+        // The umask may have narrowed the mode; it never widens it. Set it exactly.
+        Effect.andThen(run({ operation: "chmod", path: name, options: { mode: tempDirectoryMode } })),
+        Effect.as(name)
+      )
     })
 
   const makeTempDirectory = (
     method: string,
-    options: { readonly directory?: string | undefined; readonly prefix?: string | undefined } | undefined
+    options: TempOptions | undefined
   ): Effect.Effect<string, PlatformError.PlatformError> => {
     if (options?.directory !== undefined) return tempDirectoryIn(method, options.directory, options.prefix)
     // The host's temporary directory is outside the workspace: its own capability, then the host.
@@ -155,9 +164,7 @@ const assemble = (
 
   const makeTempFile = (
     method: string,
-    options:
-      | { readonly directory?: string | undefined; readonly prefix?: string | undefined; readonly suffix?: string | undefined }
-      | undefined
+    options: TempOptions | undefined
   ): Effect.Effect<string, PlatformError.PlatformError> =>
     Effect.gen(function*() {
       if (options?.directory === undefined) {
@@ -169,12 +176,16 @@ const assemble = (
         return yield* host.makeTempFile(options)
       }
       const directory = yield* tempDirectoryIn(method, options.directory, options.prefix)
-      const name = path.join(directory, `${Crypto.randomBytes(6).toString("hex")}${options.suffix ?? ""}`)
-      yield* run({ operation: "writeFile", path: name, data: "", options: { flag: "wx" } })
+      const name = path.join(directory, `${randomPart()}${options.suffix ?? ""}`)
+      yield* auth.check("fs:write", method, name).pipe(
+        Effect.andThen(run({ operation: "writeFile", path: name, data: "", options: { flag: "wx" } })),
+        // The directory is ours and empty: do not leave it behind when its file is refused.
+        Effect.tapError(() => Effect.ignore(run({ operation: "remove", path: directory, options: { recursive: true } })))
+      )
       return name
     })
 
-  /** Removes what a scoped temporary made, through the executor (our own bookkeeping). */
+  /** Removes exactly what a scoped temporary made: the directory it created, never its parent. */
   const cleanup = (made: string) =>
     isInside(path, logicalRoot, made)
       ? Effect.ignore(run({ operation: "remove", path: made, options: { recursive: true, force: true } }))
@@ -277,23 +288,27 @@ const assemble = (
     },
     makeTempDirectory: (options) => {
       const captured = snapshot(options)
-      return Effect.suspend(() => makeTempDirectory("makeTempDirectory", captured))
+      return Effect.flatMap(checkTempOptions("makeTempDirectory", captured), (checked) =>
+        makeTempDirectory("makeTempDirectory", checked))
     },
     makeTempDirectoryScoped: (options) => {
       const captured = snapshot(options)
       return Effect.acquireRelease(
-        Effect.suspend(() => makeTempDirectory("makeTempDirectoryScoped", captured)),
+        Effect.flatMap(checkTempOptions("makeTempDirectoryScoped", captured), (checked) =>
+          makeTempDirectory("makeTempDirectoryScoped", checked)),
         cleanup
       )
     },
     makeTempFile: (options) => {
       const captured = snapshot(options)
-      return Effect.suspend(() => makeTempFile("makeTempFile", captured))
+      return Effect.flatMap(checkTempOptions("makeTempFile", captured), (checked) => makeTempFile("makeTempFile", checked))
     },
     makeTempFileScoped: (options) => {
       const captured = snapshot(options)
       return Effect.acquireRelease(
-        Effect.suspend(() => makeTempFile("makeTempFileScoped", captured)),
+        Effect.flatMap(checkTempOptions("makeTempFileScoped", captured), (checked) =>
+          makeTempFile("makeTempFileScoped", checked)),
+        // The file's fragments were checked: its parent is the directory made for it, nothing else.
         (file) => cleanup(path.dirname(file))
       )
     },

@@ -1,0 +1,78 @@
+/**
+ * Temporary files and directories made through the executor, inside a directory the caller names.
+ *
+ * A `prefix` or `suffix` is a fragment of one new name. Node's `mkdtemp` callers pass a name
+ * fragment, and Node itself would happily treat `../x` or `a/b` as a path; here such a fragment is
+ * refused, so the name made is always one entry directly inside the authorized directory. Each
+ * thing really created (the directory, and for a file the file inside it) is asked for as its own
+ * write before it is made, and a scoped form removes exactly the directory it made.
+ *
+ * @internal
+ */
+import * as Crypto from "node:crypto"
+import { Effect, PlatformError } from "effect"
+
+/** The options the temporary-file methods take. @internal */
+export interface TempOptions {
+  readonly directory?: string | undefined
+  readonly prefix?: string | undefined
+  readonly suffix?: string | undefined
+}
+
+/**
+ * A name fragment is refused when it could make the name anything but one entry of its directory:
+ * a separator (`/`, and `\` for a tree that may travel to Windows), `..` anywhere (a fragment has
+ * no business spelling it, and refusing it whole leaves no edge to reason about), or NUL.
+ */
+const badFragment = (value: string): string | undefined =>
+  value.includes("/") || value.includes("\\")
+    ? "must not contain a path separator"
+    : value.includes("..")
+    ? "must not contain '..'"
+    : value.includes("\0")
+    ? "must not contain a NUL byte"
+    : undefined
+
+/**
+ * The options, checked: `BadArgument` when a fragment is not a string or could name anything but
+ * one new entry, or when `directory` is not a string.
+ *
+ * @internal
+ */
+export const checkTempOptions = (
+  method: string,
+  options: TempOptions | undefined
+): Effect.Effect<TempOptions | undefined, PlatformError.PlatformError> => {
+  if (options === undefined || options === null) return Effect.succeed(undefined)
+  if (typeof options !== "object") {
+    return Effect.fail(PlatformError.badArgument({ module: "FileSystem", method, description: "options must be an object" }))
+  }
+  for (const key of ["directory", "prefix", "suffix"] as const) {
+    const value = options[key]
+    if (value === undefined) continue
+    if (typeof value !== "string") {
+      return Effect.fail(PlatformError.badArgument({ module: "FileSystem", method, description: `${key} must be a string` }))
+    }
+    if (key === "directory") {
+      if (value.includes("\0")) {
+        return Effect.fail(PlatformError.badArgument({ module: "FileSystem", method, description: "directory must not contain a NUL byte" }))
+      }
+      continue
+    }
+    const bad = badFragment(value)
+    if (bad !== undefined) {
+      return Effect.fail(PlatformError.badArgument({
+        module: "FileSystem",
+        method,
+        description: `${key} is a fragment of a file name and ${bad}`
+      }))
+    }
+  }
+  return Effect.succeed(options)
+}
+
+/** A fresh random name part (12 hex digits: collisions are refused, never reused). @internal */
+export const randomPart = (): string => Crypto.randomBytes(6).toString("hex")
+
+/** Mode of every temporary directory made: nobody else may enter it, as `mkdtemp` gives. @internal */
+export const tempDirectoryMode = 0o700
