@@ -39,6 +39,7 @@ import { makeBatch } from "./internal/batch.ts"
 import { openVerified, withVerifiedHandle } from "./internal/openFile.ts"
 import { isInside, logicalOf, type PinnedRoot } from "./internal/paths.ts"
 import { snapshot } from "./internal/snapshot.ts"
+import { authorizeTree, entriesBelow } from "./internal/tree.ts"
 import { checkTempOptions, randomPart, tempDirectoryMode, type TempOptions } from "./internal/temp.ts"
 import { description, refusing, unconfined } from "./internal/unconfined.ts"
 import { Workspace } from "./Workspace.ts"
@@ -124,6 +125,9 @@ const assemble = (
     mode: "follow" | "leaf",
     use: (resource: string) => Effect.Effect<A, PlatformError.PlatformError>
   ) => Effect.flatMap(auth.guard(action, method, value, mode), use)
+
+  const treeCheck = (method: string) => (capability: { readonly action: Action; readonly resource: string }) =>
+    auth.check(capability.action, method, capability.resource)
 
   const refuse = (action: Action, method: string, value: string) =>
     Effect.fail(unconfined(action, method, auth.normalize(value)))
@@ -336,12 +340,40 @@ const assemble = (
     remove: (value, options) => {
       const captured = snapshot(options)
       return guarded("fs:write", "remove", value, "leaf", (resource) =>
-        run({ operation: "remove", path: resource, options: captured }))
+        Effect.gen(function*() {
+          if (captured?.recursive === true) {
+            // Everything below is removed too: everything below must be writable.
+            const entries = yield* entriesBelow(run, resource)
+            yield* authorizeTree({
+              path,
+              method: "remove",
+              entries,
+              questions: [{ action: "fs:write", top: resource }],
+              check: treeCheck("remove")
+            })
+          }
+          return yield* run({ operation: "remove", path: resource, options: captured })
+        }))
     },
     rename: (from, to) =>
       Effect.gen(function*() {
         const source = yield* auth.guard("fs:write", "rename", from, "leaf")
         const target = yield* auth.guard("fs:write", "rename", to, "leaf")
+        // A rename reads what it moves: content the caller may not read must not reappear under a
+        // name it may. The whole moved tree is written at both names and read at the old one.
+        yield* auth.check("fs:read", "rename", source)
+        const entries = yield* entriesBelow(run, source)
+        yield* authorizeTree({
+          path,
+          method: "rename",
+          entries,
+          questions: [
+            { action: "fs:write", top: source },
+            { action: "fs:read", top: source },
+            { action: "fs:write", top: target }
+          ],
+          check: treeCheck("rename")
+        })
         return yield* run({ operation: "rename", from: source, to: target })
       }),
     stat: (value) => guarded("fs:read", "stat", value, "follow", (resource) => run({ operation: "stat", path: resource })),
