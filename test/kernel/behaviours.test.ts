@@ -81,6 +81,10 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
           const pending = yield* grants.next
           expect(pending.capability.resource).toBe(s.abs("b/file.txt"))
           yield* pending.allow
+          // Then the path the caller named, which the read goes through (issue 9, defect 3).
+          const entry = yield* grants.next
+          expect(entry.capability.resource).toBe(s.abs("a/file.txt"))
+          yield* entry.allow
           return yield* Fiber.join(fiber)
         }).pipe(Effect.provide(layer))
         expect(text).toBe("target")

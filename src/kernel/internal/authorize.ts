@@ -114,19 +114,42 @@ export const makeAuthorizer = (options: {
       Effect.mapError((error) => toPlatformError({ method, error }))
     )
 
+  /** The caller's own path in logical spelling, links not followed (for a glob: its pattern). */
+  const lexicalOf = (value: string, mode: Mode) =>
+    logicalOf(path, root, mode === "glob" ? path.normalize(globPrefix(path, root.logicalRoot, value).full) : normalize(value))
+
+  /**
+   * A refusal must not tell the caller what is behind a path it is denied. Whenever the decision
+   * was not the grant store's answer about the caller's own path (a link was followed, or the
+   * resolution itself was refused), the store is asked about that path too; if it refuses it, that
+   * refusal is the answer, whatever the disk holds. A caller granted its own path gets the first
+   * refusal, details and all.
+   */
+  const concealing = (action: Action, method: string, lexical: string) =>
+  (failure: PlatformError.PlatformError): Effect.Effect<never, PlatformError.PlatformError> =>
+    isInside(path, root.logicalRoot, lexical)
+      ? Effect.flatMap(check(action, method, lexical), () => Effect.fail(failure))
+      : Effect.fail(failure)
+
   const guard = (action: Action, method: string, value: string, mode: Mode) =>
     grants === undefined ? inside(action, method)(logicalOf(path, root, normalize(value))) : Effect.gen(function*() {
-      const before = yield* resource(action, method, value, mode)
-      yield* check(action, method, before)
+      const lexical = lexicalOf(value, mode)
+      const conceal = concealing(action, method, lexical)
+      const before = yield* Effect.catch(resource(action, method, value, mode), conceal)
+      const own = before === lexical
+      yield* own ? check(action, method, before) : Effect.catch(check(action, method, before), conceal)
       // The decision may have waited on a person or a journal. What was granted is the resource
       // the path named when asked; if the path names another one now (a directory swapped for a
       // link, a rename), the grant does not carry over.
-      const after = yield* resource(action, method, value, mode)
+      // Once the store has answered about the caller's own path, there is nothing left to conceal.
+      const settle = own ? Effect.fail : conceal
+      const after = yield* Effect.catch(resource(action, method, value, mode), settle)
       if (after !== before) {
-        return yield* Effect.fail(
-          deny(action, method, before, "path no longer names the resource that was authorized")
-        )
+        return yield* settle(deny(action, method, before, "path no longer names the resource that was authorized"))
       }
+      // The path the caller named is what it acts through: when it differs from what it resolved
+      // to (a link on the way), it is asked about too.
+      if (!own && isInside(path, root.logicalRoot, lexical)) yield* check(action, method, lexical)
       return before
     })
 

@@ -65,14 +65,18 @@ export const globPrefix = (
   path: Path.Path,
   base: string,
   pattern: string
-): { readonly prefix: string; readonly rest: ReadonlyArray<string> } => {
+): { readonly prefix: string; readonly rest: ReadonlyArray<string>; readonly full: string } => {
   const absolute = path.isAbsolute(pattern)
   const segments = pattern.split("/")
   const first = segments.findIndex((segment) => patternSyntax.test(segment))
-  if (first < 0) return { prefix: path.resolve(base, pattern), rest: [] }
+  if (first < 0) {
+    const whole = path.resolve(base, pattern)
+    return { prefix: whole, rest: [], full: whole }
+  }
   const literal = segments.slice(0, first).join("/")
   const prefix = absolute
     ? path.resolve(literal === "" ? "/" : literal)
     : path.resolve(base, literal === "" ? "." : literal)
-  return { prefix, rest: segments.slice(first) }
+  const rest = segments.slice(first)
+  return { prefix, rest, full: `${prefix}/${rest.join("/")}` }
 }
