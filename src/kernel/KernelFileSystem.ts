@@ -23,6 +23,7 @@ import {
   PlatformError,
   Result,
   type Scope,
+  Sink,
   Stream
 } from "effect"
 import {
@@ -526,6 +527,33 @@ export const layer: Layer.Layer<
 > = Layer.effect(FileSystem.FileSystem, make)
 
 /**
+ * The methods a confined view refuses: none of them is one executor request against the pinned
+ * root (a descriptor handed out, a host path resolved again, a link made, the system temporary
+ * directory), and the view has no grant store to ask about anything wider.
+ */
+const confinedRefusals = (path: Path.Path, logicalRoot: string): Partial<FileSystem.FileSystem> => {
+  const at = (value: string) => path.resolve(logicalRoot, value)
+  const no = (action: Action, method: string, value: string) => Effect.fail(unconfined(action, method, at(value)))
+  return {
+    access: (value) => no("fs:read", "access", value),
+    copy: (from) => no("fs:read", "copy", from),
+    copyFile: (from) => no("fs:read", "copyFile", from),
+    link: (from) => no("fs:read", "link", from),
+    makeTempDirectory: () => no("fs:write", "makeTempDirectory", logicalRoot),
+    makeTempDirectoryScoped: () => no("fs:write", "makeTempDirectoryScoped", logicalRoot),
+    makeTempFile: () => no("fs:write", "makeTempFile", logicalRoot),
+    makeTempFileScoped: () => no("fs:write", "makeTempFileScoped", logicalRoot),
+    open: (value) => no("fs:read", "open", value),
+    symlink: (_, to) => no("fs:write", "symlink", to),
+    truncate: (value) => no("fs:write", "truncate", value),
+    utimes: (value) => no("fs:write", "utimes", value),
+    watch: (value) => Stream.fail(unconfined("fs:read", "watch", at(value))),
+    stream: (value) => Stream.fail(unconfined("fs:read", "stream", at(value))),
+    sink: (value) => Sink.fail(unconfined("fs:write", "sink", at(value)))
+  }
+}
+
+/**
  * A view of `fileSystem` confined to `root` without grant checks, for the kernel's own bookkeeping
  * (journals, caches): every path operation is still one executor request against a root pinned
  * here, so nothing it does leaves `root`. Refused over a host without the atomic extension.
@@ -547,5 +575,5 @@ export const confined = (
     }
     const pinned = yield* pin(fileSystem, atomic, logicalRoot)
     const view = assemble(fileSystem, makeAuthorizer({ path, root: pinned, atomic, grants: undefined }), undefined)
-    return Object.assign(view, { [ConfinedTypeId]: logicalRoot })
+    return Object.assign({ ...view, ...confinedRefusals(path, logicalRoot) }, { [ConfinedTypeId]: logicalRoot })
   })
