@@ -34,12 +34,13 @@ import {
 import { FileSystemFault } from "./Fault.ts"
 import { FileSystemBatchTypeId } from "./FileSystemBatch.ts"
 import { GrantStore } from "./GrantStore.ts"
-import { type Action, toPlatformError } from "./Permission.ts"
+import type { Action } from "./Permission.ts"
 import { type Authorizer, makeAuthorizer } from "./internal/authorize.ts"
 import { makeBatch } from "./internal/batch.ts"
 import { openVerified, withVerifiedHandle } from "./internal/openFile.ts"
 import { isInside, logicalOf, type PinnedRoot } from "./internal/paths.ts"
 import { snapshot } from "./internal/snapshot.ts"
+import { type Filter, readable } from "./internal/listing.ts"
 import { authorizeTree, entriesBelow } from "./internal/tree.ts"
 import { checkTempOptions, randomPart, tempDirectoryMode, type TempOptions } from "./internal/temp.ts"
 import { description, refusing, unconfined } from "./internal/unconfined.ts"
@@ -126,6 +127,14 @@ const assemble = (
     mode: "follow" | "leaf",
     use: (resource: string) => Effect.Effect<A, PlatformError.PlatformError>
   ) => Effect.flatMap(auth.guard(action, method, value, mode), use)
+
+  const listFilter = (method: string): Filter => ({
+    check: (action, resource) => auth.check(action, method, resource),
+    resourceOf: (entry) => {
+      const resource = logicalOf(path, root, path.resolve(logicalRoot, entry))
+      return isInside(path, logicalRoot, resource) ? resource : undefined
+    }
+  })
 
   const treeCheck = (method: string) => (capability: { readonly action: Action; readonly resource: string }) =>
     auth.check(capability.action, method, capability.resource)
@@ -420,23 +429,12 @@ const assemble = (
         root: base,
         options: captured?.exclude === undefined ? undefined : { exclude: captured.exclude }
       })
-      const kept: Array<string> = []
-      for (const entry of found) {
+      // Beyond the prefix: every path the glob found is itself a read, dropped when not granted.
+      const kept = yield* readable(listFilter("glob"), found)
+      return kept.map((entry) => {
         const resource = logicalOf(path, root, path.resolve(base, entry))
-        if (!isInside(path, logicalRoot, resource)) continue
-        if (grants !== undefined) {
-          // Beyond the prefix: every path the glob found is itself a read, dropped when not granted.
-          const decided = yield* Effect.result(grants.check({ action: "fs:read", resource }))
-          if (Result.isFailure(decided)) {
-            if (decided.failure._tag === "GrantStoreError") {
-              return yield* Effect.fail(toPlatformError({ method: "glob", error: decided.failure }))
-            }
-            continue
-          }
-        }
-        kept.push(absolute ? resource : path.relative(shownBase, resource).split(path.sep).join("/"))
-      }
-      return kept
+        return absolute ? resource : path.relative(shownBase, resource).split(path.sep).join("/")
+      })
     })
   }
 

@@ -5,10 +5,11 @@
  * @internal
  */
 import { Effect, PlatformError, Result } from "effect"
-import type { AtomicBatchRequest, AtomicBatchValue, BatchRequest, BatchValue } from "../../effect/wire.ts"
-import type { BatchEntry, FileSystemBatch } from "../FileSystemBatch.ts"
+import type { AtomicBatchRequest, AtomicBatchValue } from "../../effect/wire.ts"
+import type { BatchEntry, BatchRequest, BatchValue, FileSystemBatch } from "../FileSystemBatch.ts"
 import type { Authorizer } from "./authorize.ts"
-import { isInside, toBoundary } from "./paths.ts"
+import { readable } from "./listing.ts"
+import { globPrefix, isInside, logicalOf, toBoundary } from "./paths.ts"
 import { follow } from "./resolve.ts"
 import { snapshot } from "./snapshot.ts"
 
@@ -26,8 +27,15 @@ export const makeBatch = (
   const { path, root } = auth
   const resolveOne = (boundaryPath: string) => auth.run({ operation: "resolve", path: boundaryPath })
 
-  /** Where a member's resource is found: the whole path, or (readLink) its parent plus the leaf. */
-  const target = (request: BatchRequest) => {
+  /**
+   * Where a member's resource is found: the whole path; for `readLink` its parent, the leaf kept;
+   * for a glob its literal prefix, the pattern segments kept as written.
+   */
+  const target = (request: BatchRequest): { readonly walk: string; readonly leaf: string | undefined } => {
+    if (request.operation === "glob") {
+      const { prefix, rest } = globPrefix(path, root.logicalRoot, request.path)
+      return { walk: prefix, leaf: rest.length === 0 ? undefined : rest.join("/") }
+    }
     const whole = request.path === root.logicalRoot || request.operation !== "readLink"
     return whole
       ? { walk: request.path, leaf: undefined }
@@ -53,7 +61,7 @@ export const makeBatch = (
     }
     return follow(path, root, resolveOne, boundary, answer.success.resolution, 0).pipe(
       Effect.mapError((refusal) => auth.deny("fs:read", "batch", refusal.resource, refusal.reason, refusal.cause)),
-      Effect.map((resource) => leaf === undefined ? resource : path.join(resource, leaf)),
+      Effect.map((resource) => leaf === undefined ? resource : `${resource}/${leaf}`),
       Effect.flatMap((resource) =>
         isInside(path, root.logicalRoot, resource) ? Effect.succeed(resource) : deny(resource, "path is outside the workspace")
       )
@@ -89,15 +97,32 @@ export const makeBatch = (
       : Result.fail(auth.deny("fs:read", "batch", request.path, "executor answered another operation"))
   }
 
+  /** A glob member's paths, filtered by the read grants exactly as `glob` filters its own. */
+  const listedOnly = (result: Outcome<BatchValue>): Effect.Effect<Outcome<BatchValue>> => {
+    if (Result.isFailure(result) || result.success.operation !== "glob") return Effect.succeed(result)
+    const filter = {
+      check: (action: "fs:read" | "fs:write", resource: string) => auth.check(action, "batch", resource),
+      resourceOf: (entry: string) => {
+        const resource = logicalOf(path, root, path.resolve(root.logicalRoot, entry))
+        return isInside(path, root.logicalRoot, resource) ? resource : undefined
+      }
+    }
+    return Effect.result(
+      Effect.map(readable(filter, result.success.value), (value): BatchValue => ({ operation: "glob", value }))
+    )
+  }
+
   const execute: FileSystemBatch["Service"]["execute"] = (requests) => {
     if (!Array.isArray(requests) || requests.length === 0 || requests.length > limits.size) {
       return Effect.fail(badArgument(`a batch carries 1 to ${limits.size} reads`))
     }
     // Copied now, before any check can suspend: a caller mutating its array meanwhile changes nothing.
-    const captured: Array<BatchRequest> = snapshot(requests).map((request) => ({
-      ...request,
-      path: auth.normalize(request.path)
-    }))
+    // A glob's pattern is read against its own root, itself read against the workspace root.
+    const captured: Array<BatchRequest> = snapshot(requests).map((request) => {
+      if (request.operation !== "glob") return { ...request, path: auth.normalize(request.path) }
+      const base = auth.normalize(request.root)
+      return { ...request, root: base, path: auth.normalize(request.path, base) }
+    })
     return Effect.gen(function*() {
       yield* verifyRoot
       const resources = yield* resolveAll(captured)
@@ -135,15 +160,12 @@ export const makeBatch = (
         for (const [i, { index, resource }] of granted.entries()) {
           const request = captured[index]!
           const fresh = now[i]!
-          entries.push({
-            index,
-            path: request.path,
-            result: Result.isFailure(fresh)
-              ? Result.fail(fresh.failure)
-              : fresh.success !== resource
-              ? Result.fail(auth.deny("fs:read", "batch", resource, "path no longer names the resource that was authorized"))
-              : publicValue(request, answered[i])
-          })
+          const result = Result.isFailure(fresh)
+            ? Result.fail(fresh.failure)
+            : fresh.success !== resource
+            ? Result.fail(auth.deny("fs:read", "batch", resource, "path no longer names the resource that was authorized"))
+            : publicValue(request, answered[i])
+          entries.push({ index, path: request.path, result: yield* listedOnly(result) })
         }
       }
       yield* verifyRoot

@@ -18,6 +18,7 @@
 import { Effect, type Path, type PlatformError, Result } from "effect"
 import { type Action, GrantStoreError, PermissionDenied, toPlatformError } from "../Permission.ts"
 import type { AtomicRequest, AtomicResult } from "../../effect/wire.ts"
+import { isStoreFailure } from "./listing.ts"
 
 type Run = <R extends AtomicRequest>(request: R) => Effect.Effect<AtomicResult<R>, PlatformError.PlatformError>
 
@@ -94,9 +95,3 @@ export const authorizeTree = (options: {
       }
     }
   })
-
-/** Whether a failed check was the grant store failing rather than deciding. @internal */
-export const isStoreFailure = (error: PlatformError.PlatformError): boolean => {
-  const cause = (error.reason as { readonly cause?: unknown }).cause
-  return typeof cause === "object" && cause !== null && (cause as { readonly _tag?: unknown })._tag === "GrantStoreError"
-}

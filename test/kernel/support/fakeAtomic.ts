@@ -212,7 +212,9 @@ export const makeFakeAtomic = (options: { readonly contentLimit?: number } = {})
       case "batch": {
         locate(request, request.boundaryRoot!)
         const entries = request.requests.map((member: AtomicBatchRequest, index) => {
-          const one = { ...member, boundaryRoot: request.boundaryRoot, logicalRoot: request.logicalRoot, rootIdentity: request.rootIdentity } as AtomicRequest
+          // A glob member carries its pattern in `path`, as the batch frames it.
+          const shaped = member.operation === "glob" ? { ...member, pattern: member.path } : member
+          const one = { ...shaped, boundaryRoot: request.boundaryRoot, logicalRoot: request.logicalRoot, rootIdentity: request.rootIdentity } as AtomicRequest
           try {
             const value = run(one)
             const answer = (member.operation === "resolve"
