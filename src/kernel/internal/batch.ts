@@ -11,9 +11,14 @@ import type { Authorizer } from "./authorize.ts"
 import { readable } from "./listing.ts"
 import { globPrefix, isInside, logicalOf, toBoundary } from "./paths.ts"
 import { follow } from "./resolve.ts"
-import { snapshot } from "./snapshot.ts"
+import { checkMember } from "./batchInput.ts"
+import { copyData } from "./snapshot.ts"
 
 type Outcome<A> = Result.Result<A, PlatformError.PlatformError>
+
+/** Path order, then request order. */
+const sorted = (entries: Array<BatchEntry>): Array<BatchEntry> =>
+  entries.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.index - b.index)
 
 const badArgument = (description: string) =>
   PlatformError.badArgument({ module: "FileSystem", method: "batch", description })
@@ -117,16 +122,41 @@ export const makeBatch = (
       return Effect.fail(badArgument(`a batch carries 1 to ${limits.size} reads`))
     }
     // Copied now, before any check can suspend: a caller mutating its array meanwhile changes nothing.
-    // A glob's pattern is read against its own root, itself read against the workspace root.
-    const captured: Array<BatchRequest> = snapshot(requests).map((request) => {
-      if (request.operation !== "glob") return { ...request, path: auth.normalize(request.path) }
-      const base = auth.normalize(request.root)
-      return { ...request, root: base, path: auth.normalize(request.path, base) }
-    })
+    const members: Array<unknown> = []
+    for (let index = 0; index < requests.length; index++) {
+      const slot = Object.getOwnPropertyDescriptor(requests, index)
+      if (slot === undefined || !("value" in slot)) {
+        return Effect.fail(badArgument(`batch member ${index} is missing or an accessor`))
+      }
+      members.push(slot.value)
+    }
+    const entries: Array<BatchEntry> = []
+    const captured: Array<BatchRequest> = []
+    /** Position in `captured` → index in the caller's batch. */
+    const indexOf: Array<number> = []
+    for (const [index, member] of members.entries()) {
+      const copied = copyData(member)
+      const checked = Result.isFailure(copied)
+        ? Result.fail(badArgument(copied.failure))
+        : checkMember(copied.success)
+      if (Result.isFailure(checked)) {
+        const raw = (member as { readonly path?: unknown } | null)?.path
+        entries.push({ index, path: typeof raw === "string" ? raw : "", result: Result.fail(checked.failure) })
+        continue
+      }
+      // A glob's pattern is read against its own root, itself read against the workspace root.
+      const request = checked.success
+      if (request.operation !== "glob") captured.push({ ...request, path: auth.normalize(request.path) })
+      else {
+        const base = auth.normalize(request.root)
+        captured.push({ ...request, root: base, path: auth.normalize(request.path, base) })
+      }
+      indexOf.push(index)
+    }
+    if (captured.length === 0) return Effect.succeed({ rootIdentity: root.rootIdentity, entries: sorted(entries) })
     return Effect.gen(function*() {
       yield* verifyRoot
       const resources = yield* resolveAll(captured)
-      const entries: Array<BatchEntry> = []
       const granted: Array<{ readonly index: number; readonly resource: string }> = []
       // Request order, one at a time: quota and one-shot grants go to the earliest request.
       for (const [index, request] of captured.entries()) {
@@ -134,7 +164,9 @@ export const makeBatch = (
         const decided = Result.isFailure(resource)
           ? resource
           : yield* Effect.result(Effect.as(auth.check("fs:read", "batch", resource.success), resource.success))
-        if (Result.isFailure(decided)) entries.push({ index, path: request.path, result: Result.fail(decided.failure) })
+        if (Result.isFailure(decided)) {
+          entries.push({ index: indexOf[index]!, path: request.path, result: Result.fail(decided.failure) })
+        }
         else granted.push({ index, resource: decided.success })
       }
       // Decisions may have waited: the root must still be the pinned one before anything executes.
@@ -165,12 +197,11 @@ export const makeBatch = (
             : fresh.success !== resource
             ? Result.fail(auth.deny("fs:read", "batch", resource, "path no longer names the resource that was authorized"))
             : publicValue(request, answered[i])
-          entries.push({ index, path: request.path, result: yield* listedOnly(result) })
+          entries.push({ index: indexOf[index]!, path: request.path, result: yield* listedOnly(result) })
         }
       }
       yield* verifyRoot
-      entries.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.index - b.index)
-      return { rootIdentity: root.rootIdentity, entries }
+      return { rootIdentity: root.rootIdentity, entries: sorted(entries) }
     })
   }
 
