@@ -427,7 +427,12 @@ const assemble = (
         operation: "glob",
         pattern: full,
         root: base,
-        options: captured?.exclude === undefined ? undefined : { exclude: captured.exclude }
+        // Effect matches an exclude against the path as its walk spells it: relative for a relative
+        // pattern, absolute for an absolute one. The other kind can never match, so it is not sent
+        // (the executor reads a relative exclude against `root`, as the pattern was).
+        options: captured?.exclude === undefined
+          ? undefined
+          : { exclude: captured.exclude.filter((e) => e.startsWith("/") === absolute) }
       })
       // Beyond the prefix: every path the glob found is itself a read, dropped when not granted.
       const kept = yield* readable(listFilter("glob"), found)

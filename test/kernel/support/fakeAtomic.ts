@@ -18,6 +18,7 @@ import {
   type AtomicRequest,
   withAtomicFileSystem
 } from "../../../src/effect/wire.ts"
+import { anchorExcludes } from "../../../src/effect/glob.ts"
 import { fileInfo } from "../../../src/kernel/internal/fileInfo.ts"
 
 /** Every request the double received, for trip-counting tests. */
@@ -166,11 +167,19 @@ export const makeFakeAtomic = (options: { readonly contentLimit?: number } = {})
           ? NPath.relative(NPath.resolve(request.root), request.pattern)
           : request.pattern
         const glob = Glob.make(pattern)
-        const exclude = (request.options?.exclude ?? []).map((e) => Glob.make(e))
+        // As the executors read them: a relative exclude against the request's root.
+        const exclude = anchorExcludes(request.root, request.options?.exclude ?? []).map((e) => Glob.make(e, { dot: true }))
         const all: Array<{ rel: string; dir: boolean }> = []
         listAll(root, "", all)
+        const excluded = (rel: string) => {
+          const segments = rel.split("/")
+          return segments.some((_, i) => {
+            const at = NPath.join(NPath.resolve(request.root), ...segments.slice(0, i + 1))
+            return exclude.some((x) => Glob.match(x, at))
+          })
+        }
         return all
-          .filter((e) => Glob.match(glob, e.rel) && !exclude.some((x) => Glob.match(x, e.rel)))
+          .filter((e) => Glob.match(glob, e.rel) && !excluded(e.rel))
           .map((e) => NPath.isAbsolute(request.pattern) ? NPath.join(root, e.rel) : e.rel)
       }
       case "makeDirectory":
