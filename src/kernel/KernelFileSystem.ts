@@ -38,9 +38,9 @@ import type { Action } from "./Permission.ts"
 import { type Authorizer, makeAuthorizer } from "./internal/authorize.ts"
 import { makeBatch } from "./internal/batch.ts"
 import { openVerified, withVerifiedHandle } from "./internal/openFile.ts"
-import { isInside, logicalOf, type PinnedRoot } from "./internal/paths.ts"
+import { globPrefix, isInside, logicalOf, type PinnedRoot } from "./internal/paths.ts"
 import { snapshot } from "./internal/snapshot.ts"
-import { type Filter, readable } from "./internal/listing.ts"
+import { type Listed, readable } from "./internal/listing.ts"
 import { authorizeTree, entriesBelow } from "./internal/tree.ts"
 import { checkTempOptions, randomPart, tempDirectoryMode, type TempOptions } from "./internal/temp.ts"
 import { description, refusing, unconfined } from "./internal/unconfined.ts"
@@ -128,13 +128,19 @@ const assemble = (
     use: (resource: string) => Effect.Effect<A, PlatformError.PlatformError>
   ) => Effect.flatMap(auth.guard(action, method, value, mode), use)
 
-  const listFilter = (method: string): Filter => ({
-    check: (action, resource) => auth.check(action, method, resource),
-    resourceOf: (entry) => {
-      const resource = logicalOf(path, root, path.resolve(logicalRoot, entry))
-      return isInside(path, logicalRoot, resource) ? resource : undefined
-    }
-  })
+  /** The resource an absolute path names (logical spelling), or `undefined` outside the workspace. */
+  const inWorkspace = (absolutePath: string) => {
+    const resource = logicalOf(path, root, absolutePath)
+    return isInside(path, logicalRoot, resource) ? resource : undefined
+  }
+
+  /** What a listing may show: every name read-granted, with every directory holding it below `base`. */
+  const shown = <A>(method: string, base: string, listed: ReadonlyArray<Listed<A>>) =>
+    readable({ path, base, listed, check: (action, resource) => auth.check(action, method, resource) })
+
+  /** Names listed under `directory` (relative to it), filtered. */
+  const shownNames = (method: string, directory: string, names: ReadonlyArray<string>) =>
+    shown(method, directory, names.map((name) => ({ item: name, resource: inWorkspace(path.join(directory, name)) })))
 
   const treeCheck = (method: string) => (capability: { readonly action: Action; readonly resource: string }) =>
     auth.check(capability.action, method, capability.resource)
@@ -335,12 +341,15 @@ const assemble = (
     readDirectory: (value, options) => {
       const captured = snapshot(options)
       return guarded("fs:read", "readDirectory", value, "follow", (resource) =>
-        run({ operation: "readDirectory", path: resource, options: captured }))
+        Effect.flatMap(
+          run({ operation: "readDirectory", path: resource, options: captured }),
+          (names) => shownNames("readDirectory", resource, names)
+        ))
     },
     readDirectoryEntries: (value) =>
       guarded("fs:read", "readDirectoryEntries", value, "follow", (resource) =>
         Effect.gen(function*() {
-          const names = yield* run({ operation: "readDirectory", path: resource })
+          const names = yield* shownNames("readDirectoryEntries", resource, yield* run({ operation: "readDirectory", path: resource }))
           const types = yield* statEntries(resource, names)
           return names.map((name, i): FileSystem.DirectoryEntry => ({ name, type: types[i]! }))
         })),
@@ -421,7 +430,10 @@ const assemble = (
       const base = captured?.root === undefined ? logicalRoot : auth.normalize(captured.root)
       const shownBase = logicalOf(path, root, base)
       const absolute = path.isAbsolute(pattern)
-      const full = absolute ? pattern : `${base}${base.endsWith("/") ? "" : "/"}${pattern}`
+      // Normalized before anything is asked, as the client normalizes it: `a/*/../secret/*` is
+      // `a/secret/*`, authorized and walked as such (never a route around a denial, never one file
+      // answered once per sibling directory).
+      const full = auth.normalize(pattern, base)
       yield* auth.guard("fs:read", "glob", full, "glob")
       const found = yield* run({
         operation: "glob",
@@ -435,7 +447,8 @@ const assemble = (
           : { exclude: captured.exclude.filter((e) => e.startsWith("/") === absolute) }
       })
       // Beyond the prefix: every path the glob found is itself a read, dropped when not granted.
-      const kept = yield* readable(listFilter("glob"), found)
+      const listedFrom = logicalOf(path, root, globPrefix(path, logicalRoot, full).prefix)
+      const kept = yield* shown("glob", listedFrom, found.map((entry) => ({ item: entry, resource: inWorkspace(entry) })))
       return kept.map((entry) => {
         const resource = logicalOf(path, root, path.resolve(base, entry))
         return absolute ? resource : path.relative(shownBase, resource).split(path.sep).join("/")

@@ -102,19 +102,30 @@ export const makeBatch = (
       : Result.fail(auth.deny("fs:read", "batch", request.path, "executor answered another operation"))
   }
 
-  /** A glob member's paths, filtered by the read grants exactly as `glob` filters its own. */
-  const listedOnly = (result: Outcome<BatchValue>): Effect.Effect<Outcome<BatchValue>> => {
-    if (Result.isFailure(result) || result.success.operation !== "glob") return Effect.succeed(result)
-    const filter = {
-      check: (action: "fs:read" | "fs:write", resource: string) => auth.check(action, "batch", resource),
-      resourceOf: (entry: string) => {
-        const resource = logicalOf(path, root, path.resolve(root.logicalRoot, entry))
-        return isInside(path, root.logicalRoot, resource) ? resource : undefined
-      }
+  /**
+   * A listing member's names (a `readDirectory` or a glob), filtered by the read grants exactly as
+   * the single methods filter theirs. Another member is answered as it is.
+   */
+  const listedOnly = (request: BatchRequest, resource: string, result: Outcome<BatchValue>): Effect.Effect<Outcome<BatchValue>> => {
+    if (Result.isFailure(result)) return Effect.succeed(result)
+    const check = (action: "fs:read" | "fs:write", at: string) => auth.check(action, "batch", at)
+    const inWorkspace = (absolutePath: string) => {
+      const at = logicalOf(path, root, absolutePath)
+      return isInside(path, root.logicalRoot, at) ? at : undefined
     }
-    return Effect.result(
-      Effect.map(readable(filter, result.success.value), (value): BatchValue => ({ operation: "glob", value }))
-    )
+    const value = result.success
+    if (value.operation === "glob") {
+      const base = logicalOf(path, root, globPrefix(path, root.logicalRoot, request.path).prefix)
+      const listed = value.value.map((entry) => ({ item: entry, resource: inWorkspace(entry) }))
+      return Effect.result(Effect.map(readable({ path, base, listed, check }), (kept): BatchValue => ({ operation: "glob", value: kept })))
+    }
+    if (value.operation === "readDirectory") {
+      const listed = value.value.map((name) => ({ item: name, resource: inWorkspace(path.join(resource, name)) }))
+      return Effect.result(
+        Effect.map(readable({ path, base: resource, listed, check }), (kept): BatchValue => ({ operation: "readDirectory", value: kept }))
+      )
+    }
+    return Effect.succeed(result)
   }
 
   const execute: FileSystemBatch["Service"]["execute"] = (requests) => {
@@ -197,7 +208,7 @@ export const makeBatch = (
             : fresh.success !== resource
             ? Result.fail(auth.deny("fs:read", "batch", resource, "path no longer names the resource that was authorized"))
             : publicValue(request, answered[i])
-          entries.push({ index: indexOf[index]!, path: request.path, result: yield* listedOnly(result) })
+          entries.push({ index: indexOf[index]!, path: request.path, result: yield* listedOnly(request, resource, result) })
         }
       }
       yield* verifyRoot

@@ -2,21 +2,16 @@
  * Listings filtered by the read grants.
  *
  * The client's kernel authorizes a listing once (a directory, or a glob's literal prefix) and then
- * hands back every name the executor found, including names the grants deny. Here every name a
- * listing would return is itself a read: it is kept only when the store grants reading it.
+ * hands back every name the executor found, including names the grants deny and names inside
+ * directories the caller may not read. Here a listed name is a read of that name and of every
+ * directory that holds it below the listed one: it is kept only when the store grants all of them.
+ * Each directory is asked about once per listing, before the first name it holds; once one is
+ * refused, nothing below it is asked about.
  *
  * @internal
  */
-import { Effect, type PlatformError, Result } from "effect"
+import { Effect, type Path, type PlatformError, Result } from "effect"
 import type { Action } from "../Permission.ts"
-
-/** @internal */
-export interface Filter {
-  /** Asks the store about one resource (logical spelling). */
-  readonly check: (action: Action, resource: string) => Effect.Effect<void, PlatformError.PlatformError>
-  /** The resource a listed entry names, or `undefined` when it is outside the workspace. */
-  readonly resourceOf: (entry: string) => string | undefined
-}
 
 /** Whether a failed check was the grant store failing rather than deciding. @internal */
 export const isStoreFailure = (error: PlatformError.PlatformError): boolean => {
@@ -24,27 +19,52 @@ export const isStoreFailure = (error: PlatformError.PlatformError): boolean => {
   return typeof cause === "object" && cause !== null && (cause as { readonly _tag?: unknown })._tag === "GrantStoreError"
 }
 
+/** One listed item and the resource (logical spelling) it names; `undefined` when outside the workspace. @internal */
+export interface Listed<A> {
+  readonly item: A
+  readonly resource: string | undefined
+}
+
 /**
- * The entries of a listing the caller may read, in their order. A grant store that fails (rather
- * than deciding) fails the listing: a name is never shown, or hidden, on a guess.
+ * The items of a listing the caller may read, in their order. `base` is the directory that was
+ * listed (already authorized): the directories between it and an item are asked about as well. A
+ * grant store that fails (rather than deciding) fails the listing: a name is never shown, or
+ * hidden, on a guess.
  *
  * @internal
  */
-export const readable = (
-  filter: Filter,
-  entries: ReadonlyArray<string>
-): Effect.Effect<Array<string>, PlatformError.PlatformError> =>
+export const readable = <A>(options: {
+  readonly path: Path.Path
+  readonly base: string
+  readonly listed: ReadonlyArray<Listed<A>>
+  readonly check: (action: Action, resource: string) => Effect.Effect<void, PlatformError.PlatformError>
+}): Effect.Effect<Array<A>, PlatformError.PlatformError> =>
   Effect.gen(function*() {
-    const kept: Array<string> = []
-    for (const entry of entries) {
-      const resource = filter.resourceOf(entry)
+    const { base, check, path } = options
+    const decided = new Map<string, boolean>()
+    const decide = (resource: string): Effect.Effect<boolean, PlatformError.PlatformError> =>
+      Effect.gen(function*() {
+        const known = decided.get(resource)
+        if (known !== undefined) return known
+        const parent = path.dirname(resource)
+        // The directories that hold it, outermost first, down from the listed one.
+        const holder = parent === base || parent === resource || path.relative(base, parent).startsWith("..")
+          ? true
+          : yield* decide(parent)
+        let allowed = false
+        if (holder) {
+          const answer = yield* Effect.result(check("fs:read", resource))
+          if (Result.isFailure(answer) && isStoreFailure(answer.failure)) return yield* Effect.fail(answer.failure)
+          allowed = Result.isSuccess(answer)
+        }
+        decided.set(resource, allowed)
+        return allowed
+      })
+    const kept: Array<A> = []
+    for (const { item, resource } of options.listed) {
       if (resource === undefined) continue
-      const decided = yield* Effect.result(filter.check("fs:read", resource))
-      if (Result.isFailure(decided)) {
-        if (isStoreFailure(decided.failure)) return yield* Effect.fail(decided.failure)
-        continue
-      }
-      kept.push(entry)
+      // The listed directory itself (a glob such as `dir/**` answers it) was what was authorized.
+      if (resource === base || (yield* decide(resource))) kept.push(item)
     }
     return kept
   })
