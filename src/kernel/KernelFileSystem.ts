@@ -447,7 +447,7 @@ const assemble = (
           : { exclude: captured.exclude.filter((e) => e.startsWith("/") === absolute) }
       })
       // Beyond the prefix: every path the glob found is itself a read, dropped when not granted.
-      const listedFrom = logicalOf(path, root, globPrefix(path, logicalRoot, full).prefix)
+      const listedFrom = logicalOf(path, root, globPrefix(path, root, full).prefix)
       const kept = yield* shown("glob", listedFrom, found.map((entry) => ({ item: entry, resource: inWorkspace(entry) })))
       return kept.map((entry) => {
         const resource = logicalOf(path, root, path.resolve(base, entry))

@@ -94,7 +94,7 @@ export const makeAuthorizer = (options: {
       resourceOf(path, root, resolveOne, target).pipe(Effect.mapError(refused(action, method)))
     let named: Effect.Effect<string, PlatformError.PlatformError>
     if (mode === "glob") {
-      const { prefix, rest } = globPrefix(path, root.logicalRoot, value)
+      const { prefix, rest } = globPrefix(path, root, value)
       named = Effect.map(follow(prefix), (resolved) => rest.length === 0 ? resolved : `${resolved}/${rest.join("/")}`)
     } else if (mode === "leaf" && normalized !== path.dirname(normalized)) {
       const parent = path.dirname(normalized)
@@ -116,7 +116,7 @@ export const makeAuthorizer = (options: {
 
   /** The caller's own path in logical spelling, links not followed (for a glob: its pattern). */
   const lexicalOf = (value: string, mode: Mode) =>
-    logicalOf(path, root, mode === "glob" ? path.normalize(globPrefix(path, root.logicalRoot, value).full) : normalize(value))
+    logicalOf(path, root, mode === "glob" ? path.normalize(globPrefix(path, root, value).full) : normalize(value))
 
   /**
    * A refusal must not tell the caller what is behind a path it is denied. Whenever the decision

@@ -38,7 +38,7 @@ export const makeBatch = (
    */
   const target = (request: BatchRequest): { readonly walk: string; readonly leaf: string | undefined } => {
     if (request.operation === "glob") {
-      const { prefix, rest } = globPrefix(path, root.logicalRoot, request.path)
+      const { prefix, rest } = globPrefix(path, root, request.path)
       return { walk: prefix, leaf: rest.length === 0 ? undefined : rest.join("/") }
     }
     const whole = request.path === root.logicalRoot || request.operation !== "readLink"
@@ -115,7 +115,7 @@ export const makeBatch = (
     }
     const value = result.success
     if (value.operation === "glob") {
-      const base = logicalOf(path, root, globPrefix(path, root.logicalRoot, request.path).prefix)
+      const base = logicalOf(path, root, globPrefix(path, root, request.path).prefix)
       const listed = value.value.map((entry) => ({ item: entry, resource: inWorkspace(entry) }))
       return Effect.result(Effect.map(readable({ path, base, listed, check }), (kept): BatchValue => ({ operation: "glob", value: kept })))
     }
