@@ -71,14 +71,14 @@ const atomicOf = (fileSystem: FileSystem.FileSystem): AtomicFileSystem | undefin
   (fileSystem as Partial<AtomicHostFileSystem>)[AtomicFileSystemTypeId]
 
 /**
- * Whether the kernel can confine operations over this host: it carries an atomic extension that
- * authorizes through its own no-follow `resolve`.
+ * Whether `confined` can build a view over this file system: it carries the atomic host extension,
+ * or it is already a confined view or a guarded service. A plain path-based host answers `false`.
  *
  * @since 0.1.0
  * @category guards
  */
 export const isConfinable = (fileSystem: FileSystem.FileSystem): boolean =>
-  atomicOf(fileSystem)?.noFollowAuthorization === true
+  ConfinedTypeId in fileSystem || AtomicFileSystemTypeId in fileSystem
 
 const identify = (fileSystem: FileSystem.FileSystem, atomic: AtomicFileSystem, path: string) =>
   atomic.identifyRoot !== undefined
@@ -499,9 +499,9 @@ export const make: Effect.Effect<
   const grants = yield* GrantStore
   const logicalRoot = path.normalize(path.resolve(workspace.root))
   const atomic = atomicOf(host)
-  if (atomic === undefined || atomic.noFollowAuthorization !== true) return refusing(logicalRoot, path, path.resolve(logicalRoot, "..", systemTemporaryDirectoryName))
+  if (atomic === undefined) return refusing(logicalRoot, path, path.resolve(logicalRoot, "..", systemTemporaryDirectoryName))
   const root = yield* pin(host, atomic, logicalRoot)
-  const auth = makeAuthorizer({ path, root, atomic, grants })
+  const auth = makeAuthorizer({ path, root, atomic, grants, host })
   const guarded = assemble(host, auth, grants)
   Object.assign(guarded, { [ConfinedTypeId]: logicalRoot })
   if (atomic.batchLimits === undefined) return guarded
@@ -586,10 +586,8 @@ export const confined = (
     const logicalRoot = path.normalize(path.resolve(root === "" ? "." : root))
     if ((fileSystem as { readonly [ConfinedTypeId]?: string })[ConfinedTypeId] === logicalRoot) return fileSystem
     const atomic = atomicOf(fileSystem)
-    if (atomic === undefined || atomic.noFollowAuthorization !== true) {
-      return yield* Effect.fail(unconfined("fs:write", "confined", logicalRoot))
-    }
+    if (atomic === undefined) return yield* Effect.fail(unconfined("fs:write", "confined", logicalRoot))
     const pinned = yield* pin(fileSystem, atomic, logicalRoot)
-    const view = assemble(fileSystem, makeAuthorizer({ path, root: pinned, atomic, grants: undefined }), undefined)
+    const view = assemble(fileSystem, makeAuthorizer({ path, root: pinned, atomic, grants: undefined, host: fileSystem }), undefined)
     return Object.assign({ ...view, ...confinedRefusals(path, logicalRoot) }, { [ConfinedTypeId]: logicalRoot })
   })

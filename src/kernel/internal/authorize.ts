@@ -5,10 +5,11 @@
  *
  * @internal
  */
-import { Effect, type Path, PlatformError } from "effect"
+import { Effect, type FileSystem, type Path, PlatformError } from "effect"
 import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../effect/wire.ts"
 import type { GrantStore } from "../GrantStore.ts"
 import { type Action, PermissionDenied, toPlatformError } from "../Permission.ts"
+import { canonicalResource, hardLinked, hardLinkGuard } from "./canonical.ts"
 import { globPrefix, isInside, logicalOf, type PinnedRoot } from "./paths.ts"
 import { type Refusal, resourceOf } from "./resolve.ts"
 
@@ -58,6 +59,8 @@ export const makeAuthorizer = (options: {
   readonly atomic: AtomicFileSystem
   /** Absent for a confined view: paths are confined by the executor alone, nothing is asked. */
   readonly grants: GrantStore["Service"] | undefined
+  /** The host `FileSystem`: asked for `realPath` when the executor does not resolve without following. */
+  readonly host: FileSystem.FileSystem
 }): Authorizer => {
   const { atomic, grants, path, root } = options
   const run = <R extends AtomicRequest>(request: R) =>
@@ -88,10 +91,15 @@ export const makeAuthorizer = (options: {
       ? Effect.succeed(resource)
       : Effect.fail(deny(action, method, resource, "path is outside the workspace"))
 
+  const noFollow = atomic.noFollowAuthorization === true
   const resource = (action: Action, method: string, value: string, mode: Mode) => {
     const normalized = normalize(value)
+    // A no-follow executor answers `resolve` from its pinned root; any other host is asked for
+    // its own realPath, as the client's kernel asks it.
     const follow = (target: string) =>
-      resourceOf(path, root, resolveOne, target).pipe(Effect.mapError(refused(action, method)))
+      noFollow
+        ? resourceOf(path, root, resolveOne, target).pipe(Effect.mapError(refused(action, method)))
+        : canonicalResource(options.host, path, root.logicalRoot, target)
     let named: Effect.Effect<string, PlatformError.PlatformError>
     if (mode === "glob") {
       const { prefix, rest } = globPrefix(path, root, value)
@@ -105,6 +113,12 @@ export const makeAuthorizer = (options: {
         : Effect.map(follow(parent), (resolved) => path.join(resolved, leaf))
     } else {
       named = follow(normalized)
+    }
+    if (!noFollow) {
+      // Such an executor does not refuse a hard-linked file itself: the kernel does.
+      named = Effect.flatMap(named, (resolved) =>
+        Effect.flatMap(hardLinked(options.host, normalized), (linked) =>
+          linked ? Effect.fail(deny(action, method, resolved, hardLinkGuard)) : Effect.succeed(resolved)))
     }
     return Effect.flatMap(named, inside(action, method))
   }

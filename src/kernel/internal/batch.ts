@@ -79,8 +79,24 @@ export const makeBatch = (
   }
 
   /** One executor batch of `resolve` members; answers aligned with `requests`. */
-  const resolveAll = (requests: ReadonlyArray<BatchRequest>) =>
-    Effect.gen(function*() {
+  const noFollow = auth.atomic.noFollowAuthorization === true
+
+  const resolveAll = (requests: ReadonlyArray<BatchRequest>): Effect.Effect<Array<Outcome<string>>, PlatformError.PlatformError> =>
+    // Over a host that does not resolve without following, each member is resolved through the
+    // host's realPath, as a single operation is, a few at a time.
+    !noFollow
+      ? Effect.forEach(
+        requests,
+        (request) =>
+          Effect.result(auth.resource(
+            "fs:read",
+            "batch",
+            request.path,
+            request.operation === "glob" ? "glob" : request.operation === "readLink" ? "leaf" : "follow"
+          )),
+        { concurrency: 16 }
+      )
+      : Effect.gen(function*() {
       const members: Array<AtomicBatchRequest> = []
       const slot = requests.map((request) => {
         const member = resolveMember(request)
@@ -187,7 +203,7 @@ export const makeBatch = (
         const again = granted.map(({ index }) => captured[index]!)
         let now: Array<Outcome<string>>
         let answered: Array<Outcome<AtomicBatchValue> | undefined>
-        if (2 * granted.length <= limits.size && again.every((request) => resolveMember(request) !== undefined)) {
+        if (noFollow && 2 * granted.length <= limits.size && again.every((request) => resolveMember(request) !== undefined)) {
           // Each read travels right after a fresh resolution of its path, in one trip.
           const members = again.flatMap((request, i) => [resolveMember(request)!, reads[i]!])
           const out = yield* auth.run({ operation: "batch", requests: members })
