@@ -30,7 +30,7 @@ export type { BatchRequest, BatchValue }
  * @since 0.1.0
  * @category symbols
  */
-export const FileSystemBatchTypeId: unique symbol = Symbol.for("pinnedfs/kernel/FileSystemBatch") as never
+export const FileSystemBatchTypeId: unique symbol = Symbol.for("@smthrs/kernel/FileSystemBatch") as never
 
 /**
  * One member's answer. `index` is its position in the request; `path` its absolute path.

@@ -43,7 +43,7 @@ it.effect("the README program: a formatter that may read the tree and write src/
     // --- README example ends ---
 
     const { files, refused } = yield* program.pipe(Effect.provide(Kernel))
-    expect([...files].sort()).toEqual(["src/a.ts", "src/b.ts"])
+    expect([...files].sort()).toEqual([s.abs("src/a.ts"), s.abs("src/b.ts")])
     expect(NFS.readFileSync(s.abs("src/a.ts"), "utf8")).toBe("a\n")
     expect(NFS.readFileSync(s.abs("secrets/key.ts"), "utf8")).toBe("KEY")
     expect(Option.map(refused, (e) => [e._tag, e.capability.resource])).toEqual(Option.some(["PermissionDenied", s.abs(".env")]))

@@ -7,11 +7,16 @@
  */
 import type { Path } from "effect"
 
-/** The pinned root every request is stamped with. @internal */
+/**
+ * The pinned root every request is stamped with. `rootIdentity` is absent only when the host
+ * reports no inode identity for it (an isolated volume), as the client's kernel leaves it.
+ *
+ * @internal
+ */
 export interface PinnedRoot {
   readonly boundaryRoot: string
   readonly logicalRoot: string
-  readonly rootIdentity: string
+  readonly rootIdentity: string | undefined
 }
 
 /** Whether `candidate` is `root` or below it (both absolute and normalized). @internal */

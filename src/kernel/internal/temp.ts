@@ -76,3 +76,42 @@ export const randomPart = (): string => Crypto.randomBytes(6).toString("hex")
 
 /** Mode of every temporary directory made: nobody else may enter it, as `mkdtemp` gives. @internal */
 export const tempDirectoryMode = 0o700
+
+/** What making a temporary entry through the executor needs. @internal */
+export interface TempContext {
+  readonly path: import("effect").Path.Path
+  /** Authorizes the named directory (both phases) for writing. */
+  readonly authorizeDirectory: (directory: string) => Effect.Effect<void, PlatformError.PlatformError>
+  /** Asks the store about one entry about to be created (its logical spelling). */
+  readonly checkCreated: (entry: string) => Effect.Effect<void, PlatformError.PlatformError>
+  readonly makeDirectory: (at: string) => Effect.Effect<void, PlatformError.PlatformError>
+  readonly makeFile: (at: string) => Effect.Effect<void, PlatformError.PlatformError>
+  readonly remove: (at: string) => Effect.Effect<void, PlatformError.PlatformError>
+}
+
+/**
+ * A fresh directory inside `directory` (absolute, normalized): the directory is authorized as the
+ * client authorizes a write to it, then the entry about to be created is asked about as well, then
+ * it is made (exclusive: a name taken fails) with mode 0700. A file, when asked for, is made inside
+ * it the same way; if the file is refused, the empty directory made for it goes too.
+ *
+ * @internal
+ */
+export const makeTempIn = (
+  context: TempContext,
+  directory: string,
+  options: TempOptions | undefined,
+  file: boolean
+): Effect.Effect<string, PlatformError.PlatformError> =>
+  Effect.gen(function*() {
+    yield* context.authorizeDirectory(directory)
+    const made = context.path.join(directory, `${options?.prefix ?? ""}${randomPart()}`)
+    yield* context.checkCreated(made)
+    yield* context.makeDirectory(made)
+    if (!file) return made
+    const name = context.path.join(made, `${randomPart()}${options?.suffix ?? ""}`)
+    yield* Effect.andThen(context.checkCreated(name), context.makeFile(name)).pipe(
+      Effect.tapError(() => Effect.ignore(context.remove(made)))
+    )
+    return name
+  })

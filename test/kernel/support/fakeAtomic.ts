@@ -19,7 +19,7 @@ import {
   withAtomicFileSystem
 } from "../../../src/effect/wire.ts"
 import { anchorExcludes } from "../../../src/effect/glob.ts"
-import { fileInfo } from "../../../src/kernel/internal/fileInfo.ts"
+import { fileInfo } from "./fileInfo.ts"
 
 /** Every request the double received, for trip-counting tests. */
 export interface Trips {
@@ -180,7 +180,8 @@ export const makeFakeAtomic = (options: { readonly contentLimit?: number } = {})
         }
         return all
           .filter((e) => Glob.match(glob, e.rel) && !excluded(e.rel))
-          .map((e) => NPath.isAbsolute(request.pattern) ? NPath.join(root, e.rel) : e.rel)
+          // In the pattern's own spelling of the root, as the executors answer.
+          .map((e) => NPath.isAbsolute(request.pattern) ? NPath.join(NPath.resolve(request.root), e.rel) : e.rel)
       }
       case "makeDirectory":
         NFS.mkdirSync(walk(request, request.path, false), request.options)
