@@ -18,7 +18,14 @@
 import { Effect, type FileSystem, type Path, PlatformError } from "effect"
 import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../effect/wire.ts"
 import type { GrantStore } from "../GrantStore.ts"
-import { type Action, type Capability, PermissionDenied, type PermissionError, toPlatformError } from "../Permission.ts"
+import {
+  type Action,
+  type Capability,
+  GrantStoreError,
+  isPermissionError,
+  PermissionDenied,
+  toPlatformError
+} from "../Permission.ts"
 import { canonicalResource, hardLinked, hardLinkGuard } from "./canonical.ts"
 import { globPrefix, isInside, logicalOf, type PinnedRoot } from "./paths.ts"
 import { type Refusal, resourceOf } from "./resolve.ts"
@@ -115,10 +122,20 @@ export const makeAuthorizer = (options: {
     })
   }
 
-  const check = (action: Action, resource: string, method = methodOf(action)) =>
-    grants.check({ action, resource } satisfies Capability).pipe(
-      Effect.mapError((error: PermissionError) => toPlatformError({ method, error }))
+  const check = (action: Action, resource: string, method = methodOf(action)) => {
+    const capability: Capability = { action, resource }
+    return grants.check(capability).pipe(
+      Effect.mapError((error: unknown) =>
+        toPlatformError({
+          method,
+          // A store's own failure of another shape is still a failure to decide, never a grant.
+          error: isPermissionError(error)
+            ? error
+            : new GrantStoreError({ capability, message: "the grant store failed with an error of unknown shape", cause: error })
+        })
+      )
     )
+  }
 
   const insideWorkspace = (action: Action) => (resource: string) =>
     isInside(path, root.logicalRoot, resource)
