@@ -109,10 +109,13 @@ export const makeFakeAtomic = (options: { readonly contentLimit?: number } = {})
       let st: NFS.Stats
       try {
         st = NFS.lstatSync(next)
-      } catch {
-        return { path: NPath.join(at, ...parts.slice(i)), target: null }
+      } catch (e) {
+        // Missing: the rest kept as requested. Anything else (a component under a file) fails.
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") return { path: NPath.join(at, ...parts.slice(i)), target: null }
+        throw e
       }
       if (st.isSymbolicLink()) return { path: next, target: NFS.readlinkSync(next) }
+      if (!st.isDirectory() && i < parts.length - 1) throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" })
       at = next
     }
     return { path: at, target: null }
