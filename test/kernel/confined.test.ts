@@ -3,24 +3,17 @@
  * request against the pinned root is refused, as the client's confined view refuses it (its
  * `confined`, the refusals of `access` through `watch` and of every `makeTemp*`).
  */
-import * as NFS from "node:fs"
 import * as NPath from "node:path"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Layer, type PlatformError, type Scope, Stream } from "effect"
 import { KernelFileSystem } from "../../src/kernel/index.ts"
 import { scratch } from "../support/tree.ts"
 import { hosts } from "./support/hosts.ts"
 import { reasonTag, snapshotTree } from "./support/kernel.ts"
+import { scratchSystemTemp } from "./support/systemTemp.ts"
 
-let saved: string | undefined
-beforeEach(() => {
-  saved = process.env["TMPDIR"]
-})
-afterEach(() => {
-  if (saved === undefined) delete process.env["TMPDIR"]
-  else process.env["TMPDIR"] = saved
-})
+const systemTemp = scratchSystemTemp()
 
 type Call = readonly [string, (fs: FileSystem.FileSystem) => Effect.Effect<unknown, PlatformError.PlatformError, Scope.Scope>]
 
@@ -52,9 +45,7 @@ describe.each(hosts)("confined() refuses what is not one executor request ($name
         const s = scratch()
         s.make({ "a.txt": "alpha" })
         const base = NPath.dirname(s.root)
-        const systmp = NPath.join(base, "systmp")
-        NFS.mkdirSync(systmp)
-        process.env["TMPDIR"] = systmp
+        systemTemp(base)
         const before = snapshotTree(base)
         const error = yield* Effect.gen(function*() {
           const fs = yield* KernelFileSystem.confined(yield* FileSystem.FileSystem, s.root)

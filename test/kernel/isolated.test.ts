@@ -8,26 +8,20 @@ import * as NFS from "node:fs"
 import * as NPath from "node:path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber, FileSystem, Layer, Option, Stream } from "effect"
 import { FileSystemBatch, FileSystemFault, GrantStore, KernelFileSystem } from "../../src/kernel/index.ts"
 import { scratch } from "../support/tree.ts"
 import { testDouble } from "./support/hosts.ts"
 import { allowAll, kernelCause, kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
+import { scratchSystemTemp } from "./support/systemTemp.ts"
 
 const isolatedLayer = Layer.effect(
   FileSystem.FileSystem,
   Effect.map(Effect.service(FileSystem.FileSystem), (fs) => KernelFileSystem.withIsolatedFileSystem({ ...fs }))
 ).pipe(Layer.provide(NodeFileSystem.layer))
 
-let saved: string | undefined
-beforeEach(() => {
-  saved = process.env["TMPDIR"]
-})
-afterEach(() => {
-  if (saved === undefined) delete process.env["TMPDIR"]
-  else process.env["TMPDIR"] = saved
-})
+const systemTemp = scratchSystemTemp()
 
 describe("withIsolatedFileSystem", () => {
   it.effect("throws executor_already_present over a file system that already carries an executor", () =>
@@ -165,9 +159,7 @@ describe("the kernel over an isolated volume", () => {
   it.effect("makes a temporary entry without a directory on the volume, after a write to <system-temp>", () =>
     Effect.gen(function*() {
       const s = scratch()
-      const systmp = NPath.join(NPath.dirname(s.root), "systmp")
-      NFS.mkdirSync(systmp)
-      process.env["TMPDIR"] = systmp
+      const systmp = systemTemp(NPath.dirname(s.root))
       const grants = yield* GrantStore.deferred
       const made = yield* Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem

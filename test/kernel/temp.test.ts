@@ -8,36 +8,29 @@
  */
 import * as NFS from "node:fs"
 import * as NPath from "node:path"
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Glob, type PlatformError } from "effect"
 import { GrantStore, KernelFileSystem } from "../../src/kernel/index.ts"
 import { scratch, type Scratch } from "../support/tree.ts"
 import { hosts } from "./support/hosts.ts"
+import { scratchSystemTemp } from "./support/systemTemp.ts"
 import { kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
+
+const systemTemp = scratchSystemTemp()
 
 /**
  * A scratch tree whose "system temporary directory" is `<base>/systmp`, so that what an escape
  * from it reaches is the scratch tree's own `outside/`, never the machine's /tmp or /.
  */
-let saved: string | undefined
 const world = () => {
   const s = scratch()
   const base = NPath.dirname(s.root)
-  const systmp = NPath.join(base, "systmp")
-  NFS.mkdirSync(systmp)
-  process.env["TMPDIR"] = systmp
+  const systmp = systemTemp(base)
   NFS.writeFileSync(NPath.join(s.outside, "victim.txt"), "PRECIOUS")
   NFS.mkdirSync(NPath.join(s.outside, "victim-dir"))
   NFS.writeFileSync(NPath.join(s.outside, "victim-dir", "keep.txt"), "KEEP")
   return { s, base, systmp }
 }
-beforeEach(() => {
-  saved = process.env["TMPDIR"]
-})
-afterEach(() => {
-  if (saved === undefined) delete process.env["TMPDIR"]
-  else process.env["TMPDIR"] = saved
-})
 
 /** Only `<system-temp>` may be written (the grant a temp-file user is given). */
 const systemTempOnly = (s: Scratch) =>
