@@ -69,6 +69,8 @@ export interface Authorizer {
   readonly entry: (granted: Granted) => Effect.Effect<void, PlatformError.PlatformError>
   /** Phase 2 for a need whose phase 1 refused: the refusal to report. */
   readonly conceal: (need: Need, refusal: PhaseOneRefusal) => Effect.Effect<never, PlatformError.PlatformError>
+  /** The store's decision about a resource as a boolean; fails only when the store cannot decide. */
+  readonly decide: (action: Action, resource: string, method?: string) => Effect.Effect<boolean, PlatformError.PlatformError>
   /** Asks the grant store alone about a resource; a refusal is reported with `method`. */
   readonly check: (action: Action, resource: string, method?: string) => Effect.Effect<void, PlatformError.PlatformError>
   readonly deny: (action: Action, resource: string, reason: string, cause?: unknown, method?: string) => PlatformError.PlatformError
@@ -119,6 +121,26 @@ export const makeAuthorizer = (options: {
         reason: detail === undefined ? reason : `${reason}: ${detail}`,
         cause
       })
+    })
+  }
+
+  /**
+   * The store's decision as a boolean, for questions whose refusal is not reported (a listed name):
+   * a refusal is `false`, built into no error; a store that cannot decide still fails.
+   */
+  const decide = (action: Action, resource: string, method = methodOf(action)) => {
+    const capability: Capability = { action, resource }
+    return Effect.matchEffect(grants.check(capability), {
+      onSuccess: () => Effect.succeed(true),
+      onFailure: (error: unknown) =>
+        isPermissionError(error) && error._tag !== "GrantStoreError"
+          ? Effect.succeed(false)
+          : Effect.fail(toPlatformError({
+            method,
+            error: isPermissionError(error)
+              ? error
+              : new GrantStoreError({ capability, message: "the grant store failed with an error of unknown shape", cause: error })
+          }))
     })
   }
 
@@ -205,5 +227,5 @@ export const makeAuthorizer = (options: {
       return granted
     })
 
-  return { root, path, atomic, normalize, run, resolve, lexicalOf, authorize, phaseOne, entry, conceal, check, deny, methodOf }
+  return { root, path, atomic, normalize, run, resolve, lexicalOf, authorize, phaseOne, entry, conceal, check, decide, deny, methodOf }
 }

@@ -107,7 +107,7 @@ export const makeBatch = (
   /** A listing member's names, filtered as the single methods filter theirs. */
   const listedOnly = (request: BatchRequest, result: Outcome<BatchValue>): Effect.Effect<Outcome<BatchValue>> => {
     if (Result.isFailure(result)) return Effect.succeed(result)
-    const check = (action: "fs:read" | "fs:write", at: string) => auth.check(action, at)
+    const decide = (at: string) => auth.decide("fs:read", at)
     const inWorkspace = (absolutePath: string) => {
       const at = logicalOf(path, root, absolutePath)
       return isInside(path, root.logicalRoot, at) ? at : undefined
@@ -117,14 +117,14 @@ export const makeBatch = (
       const base = logicalOf(path, root, globPrefix(path, root, request.path).prefix)
       const listed = value.value.map((entry) => ({ item: entry, resource: inWorkspace(entry) }))
       return Effect.result(
-        Effect.map(readable({ path, base, listed, check }), (kept): BatchValue => ({ operation: "glob", value: kept }))
+        Effect.map(readable({ path, base, listed, decide }), (kept): BatchValue => ({ operation: "glob", value: kept }))
       )
     }
     if (value.operation === "readDirectory") {
       const base = logicalOf(path, root, request.path)
       const listed = value.value.map((name) => ({ item: name, resource: inWorkspace(path.join(request.path, name)) }))
       return Effect.result(
-        Effect.map(readable({ path, base, listed, check }), (kept): BatchValue => ({ operation: "readDirectory", value: kept }))
+        Effect.map(readable({ path, base, listed, decide }), (kept): BatchValue => ({ operation: "readDirectory", value: kept }))
       )
     }
     return Effect.succeed(result)

@@ -107,13 +107,12 @@ export const makeGuarded = (options: {
 
   /** What a listing may show (see `listing.ts`). */
   const shown = <A>(base: string, listed: ReadonlyArray<Listed<A>>) =>
-    readable({ path, base: logicalOf(path, root, base), listed, check: (action, resource) => auth.check(action, resource) })
+    readable({ path, base: logicalOf(path, root, base), listed, decide: (resource) => auth.decide("fs:read", resource) })
 
   const shownNames = (directory: string, names: ReadonlyArray<string>) =>
     shown(directory, names.map((name) => ({ item: name, resource: inWorkspace(path.join(directory, name)) })))
 
-  const treeCheck = (capability: { readonly action: Action; readonly resource: string }) =>
-    auth.check(capability.action, capability.resource)
+  const treeDecide = (action: Action, resource: string) => auth.decide(action, resource)
 
   // --- temporary entries -------------------------------------------------------------------
 
@@ -336,7 +335,7 @@ export const makeGuarded = (options: {
               // Everything below is removed too: everything below must be writable.
               const entries = yield* entriesBelow(run, p)
               const top = logicalOf(path, root, p)
-              yield* authorizeTree({ path, method: "write", entries, questions: [{ action: "fs:write", top }], check: treeCheck })
+              yield* authorizeTree({ path, method: "write", entries, questions: [{ action: "fs:write", top }], decide: treeDecide })
             }
             return yield* run({ operation: "remove", path: p, options: opts })
           })))
@@ -355,7 +354,7 @@ export const makeGuarded = (options: {
             method: "write",
             entries,
             questions: [{ action: "fs:write", top: old }, { action: "fs:read", top: old }, { action: "fs:write", top: next }],
-            check: treeCheck
+            decide: treeDecide
           })
           return yield* run({ operation: "rename", from: source, to: target })
         }))

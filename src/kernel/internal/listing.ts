@@ -10,14 +10,7 @@
  *
  * @internal
  */
-import { Effect, type Path, type PlatformError, Result } from "effect"
-import type { Action } from "../Permission.ts"
-
-/** Whether a failed check was the grant store failing rather than deciding. @internal */
-export const isStoreFailure = (error: PlatformError.PlatformError): boolean => {
-  const cause = (error.reason as { readonly cause?: unknown }).cause
-  return typeof cause === "object" && cause !== null && (cause as { readonly _tag?: unknown })._tag === "GrantStoreError"
-}
+import { Effect, type Path, type PlatformError } from "effect"
 
 /** One listed item and the resource (logical spelling) it names; `undefined` when outside the workspace. @internal */
 export interface Listed<A> {
@@ -37,34 +30,44 @@ export const readable = <A>(options: {
   readonly path: Path.Path
   readonly base: string
   readonly listed: ReadonlyArray<Listed<A>>
-  readonly check: (action: Action, resource: string) => Effect.Effect<void, PlatformError.PlatformError>
+  /** The store's decision about reading one resource; a store that cannot decide fails. */
+  readonly decide: (resource: string) => Effect.Effect<boolean, PlatformError.PlatformError>
 }): Effect.Effect<Array<A>, PlatformError.PlatformError> =>
   Effect.gen(function*() {
-    const { base, check, path } = options
+    const { base, decide, path } = options
     const decided = new Map<string, boolean>()
-    const decide = (resource: string): Effect.Effect<boolean, PlatformError.PlatformError> =>
-      Effect.gen(function*() {
-        const known = decided.get(resource)
-        if (known !== undefined) return known
-        const parent = path.dirname(resource)
-        // The directories that hold it, outermost first, down from the listed one.
-        const holder = parent === base || parent === resource || path.relative(base, parent).startsWith("..")
-          ? true
-          : yield* decide(parent)
-        let allowed = false
-        if (holder) {
-          const answer = yield* Effect.result(check("fs:read", resource))
-          if (Result.isFailure(answer) && isStoreFailure(answer.failure)) return yield* Effect.fail(answer.failure)
-          allowed = Result.isSuccess(answer)
-        }
-        decided.set(resource, allowed)
-        return allowed
-      })
     const kept: Array<A> = []
     for (const { item, resource } of options.listed) {
       if (resource === undefined) continue
       // The listed directory itself (a glob such as `dir/**` answers it) was what was authorized.
-      if (resource === base || (yield* decide(resource))) kept.push(item)
+      if (resource === base) {
+        kept.push(item)
+        continue
+      }
+      // The undecided directories holding it below the listed one, then itself: outermost first.
+      const chain: Array<string> = []
+      let allowed: boolean | undefined
+      for (let at = resource;;) {
+        const known = decided.get(at)
+        if (known !== undefined) {
+          allowed = known
+          break
+        }
+        chain.push(at)
+        const parent = path.dirname(at)
+        if (parent === base || parent === at || path.relative(base, parent).startsWith("..")) {
+          allowed = true
+          break
+        }
+        at = parent
+      }
+      for (let i = chain.length - 1; i >= 0; i--) {
+        const at = chain[i]!
+        // Nothing below a refused directory is asked about.
+        if (allowed) allowed = yield* decide(at)
+        decided.set(at, allowed)
+      }
+      if (allowed) kept.push(item)
     }
     return kept
   })

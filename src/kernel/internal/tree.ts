@@ -18,7 +18,6 @@
 import { Effect, type Path, type PlatformError, Result } from "effect"
 import { type Action, GrantStoreError, PermissionDenied, toPlatformError } from "../Permission.ts"
 import type { AtomicRequest, AtomicResult } from "../../effect/wire.ts"
-import { isStoreFailure } from "./listing.ts"
 
 type Run = <R extends AtomicRequest>(request: R) => Effect.Effect<AtomicResult<R>, PlatformError.PlatformError>
 
@@ -69,28 +68,21 @@ export const authorizeTree = (options: {
   readonly method: string
   readonly entries: ReadonlyArray<string>
   readonly questions: ReadonlyArray<TreeQuestion>
-  readonly check: (capability: { readonly action: Action; readonly resource: string }) => Effect.Effect<
-    void,
-    PlatformError.PlatformError
-  >
+  /** The store's decision; fails only when the store cannot decide. */
+  readonly decide: (action: Action, resource: string) => Effect.Effect<boolean, PlatformError.PlatformError>
 }): Effect.Effect<void, PlatformError.PlatformError> =>
   Effect.gen(function*() {
     const { entries, method, path, questions } = options
     for (const entry of entries) {
       for (const question of questions) {
-        const decided = yield* Effect.result(
-          options.check({ action: question.action, resource: path.join(question.top, entry) })
-        )
-        if (Result.isSuccess(decided)) continue
         const capability = { action: question.action, resource: question.top }
+        const decided = yield* Effect.result(options.decide(question.action, path.join(question.top, entry)))
+        if (Result.isSuccess(decided) && decided.success) continue
         return yield* Effect.fail(toPlatformError({
           method,
-          error: isStoreFailure(decided.failure)
+          error: Result.isFailure(decided)
             ? new GrantStoreError({ capability, message: "the grant store failed while deciding the entries below this path" })
-            : new PermissionDenied({
-              capability,
-              reason: `${question.action} is not granted for every entry below this path`
-            })
+            : new PermissionDenied({ capability, reason: `${question.action} is not granted for every entry below this path` })
         }))
       }
     }
