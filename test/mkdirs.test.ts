@@ -1,11 +1,10 @@
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { native, type NativeRequest } from "../src/internal/native.ts"
 import { snapshot, startSwapper } from "./support/attacker.ts"
+import { asRoot, NOBODY, requestsAsNobody } from "./support/nobody.ts"
 import { strategies } from "./support/strategies.ts"
 import { scratch } from "./support/tree.ts"
 
@@ -411,30 +410,12 @@ describe.each(strategies)("directory programs under an attacker swapping an ance
   })
 })
 
-/**
- * Runs native requests in a child process as `nobody` (when the tests run as root, which proves
- * nothing about permissions) and answers each one's value or error code.
- */
-const asNobody = (root: string, strategy: string, requests: ReadonlyArray<Record<string, unknown>>) => {
-  const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-  const script = `
-    const native = require(${JSON.stringify(path.join(packageRoot, "node_modules", "node-gyp-build"))})(${JSON.stringify(packageRoot)})
-    ;(async () => {
-      const root = await native.pin(${JSON.stringify(root)}, ${JSON.stringify(strategy)})
-      const out = []
-      for (const r of ${JSON.stringify(requests)}) {
-        out.push(await root.execute({ ...r, op: native.ops[r.op] }).then(
-          (value) => ({ ok: true, value }),
-          (e) => ({ ok: false, code: e.code })))
-      }
-      process.stdout.write(JSON.stringify(out))
-    })()`
-  const ids = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}
-  const run = spawnSync(process.execPath, ["-e", script], { ...ids, encoding: "utf8" })
-  expect(run.stderr).toBe("")
-  return JSON.parse(run.stdout) as Array<{
+/** Native requests run in a child as `nobody`: a test as root proves nothing about permissions. */
+const asNobody = (root: string, strategy: string, requests: ReadonlyArray<Record<string, unknown>>) =>
+  requestsAsNobody(root, strategy, requests) as Array<{
     ok: boolean
     code?: string
+    uid: number
     value?: {
       created: Array<{ path: string }>
       error: { code: string } | null
@@ -442,16 +423,15 @@ const asNobody = (root: string, strategy: string, requests: ReadonlyArray<Record
       stopped: boolean
     }
   }>
-}
 
 describe.each(strategies)("directory operations without privileges (%s)", (strategy) => {
   it("answer PermissionDenied where the caller may not write, keeping what was created", async () => {
     const s = scratch()
     for (let d = s.root; d !== path.dirname(path.dirname(s.root)); d = path.dirname(d)) fs.chmodSync(d, 0o755)
     s.make({ "ro/kept/": "", "ro/tree/sub/file": "x" })
-    if (process.getuid?.() === 0) {
+    if (asRoot) {
       // The child runs as nobody: give it the tree, so only the 0555 modes stand in its way.
-      for (const p of ["", "ro", "ro/kept", "ro/tree", "ro/tree/sub", "ro/tree/sub/file"]) fs.chownSync(s.abs(p), 65534, 65534)
+      for (const p of ["", "ro", "ro/kept", "ro/tree", "ro/tree/sub", "ro/tree/sub/file"]) fs.chownSync(s.abs(p), NOBODY, NOBODY)
     }
     fs.chmodSync(s.abs("ro/tree/sub"), 0o555)
     fs.chmodSync(s.abs("ro"), 0o555)
@@ -464,6 +444,7 @@ describe.each(strategies)("directory operations without privileges (%s)", (strat
       { op: "remove", path: "ro/kept", recursive: true }
     ])
     expect(made?.ok).toBe(true)
+    if (asRoot) expect(made?.uid).toBe(NOBODY)
     expect(made?.value?.created.map((c) => c.path)).toEqual(["a"])
     expect(made?.value?.error?.code).toBe("EACCES")
     expect(fs.existsSync(s.abs("a"))).toBe(true)
