@@ -29,7 +29,11 @@ export const buildAttacker = () => buildHelper("test/race/attacker.c", "attacker
 
 /**
  * @typedef {{ started: Promise<unknown>, park: () => Promise<{ swaps: number, failures: number, home: boolean }>,
- *   resume: () => void, stop: () => Promise<{ swaps: number, failures: number }> }} Attacker
+ *   resume: () => void, exchange: () => Promise<boolean>,
+ *   stop: () => Promise<{ swaps: number, failures: number }> }} Attacker
+ * swaps: exchanges of the running attack the kernel did (not the ones park or exchange make);
+ * failures: exchanges of the running attack the kernel refused. exchange (parked only): every pair
+ * exchanged once, the attacker still parked; true when each exchange was done.
  */
 
 /**
@@ -76,6 +80,7 @@ export const startAttacker = (bin, pairs) => {
     resume: () => {
       child.stdin.write("r")
     },
+    exchange: async () => parse(await ask("x")).tag === "x",
     stop: async () => {
       const r = parse(await ask("q"))
       await exited

@@ -9,6 +9,7 @@ export interface Arena {
   readonly token: string
   readonly identities: ReadonlySet<string>
   restore(): void
+  truth(): { identities: Record<string, string> }
   canaryChanged(): boolean
   resetCanary(): void
   dispose(): void
@@ -23,14 +24,37 @@ export interface RaceOp {
   readonly writes?: boolean
 }
 
-export interface CellResult {
+/** One phase of a cell: one executor's tries under the running attacker. */
+export interface PhaseResult {
   tried: number
+  /** Exchanges of the running attack the kernel did during this phase (not park's, not failed ones). */
   swaps: number
+  /** Exchanges of the running attack the kernel refused during this phase. */
+  failures: number
   escapes: number
   leaked: number
   canaryChanged: number
+  /** Answers neither right nor a failure the attack explains. */
+  unexpected: number
+  /** Tries that ended in a failure only the attack causes (refusalsUnder). */
+  refused: number
   outcomes: Record<string, number>
   examples: Array<string>
+  unexpectedExamples: Array<string>
+}
+
+export interface ControlResult extends PhaseResult {
+  /** The race found no escape within the control's bound, so the window was opened on demand. */
+  forced: boolean
+  /** With the window opened: 1 when that try was seen escaping. */
+  forcedEscapes?: number
+  forcedOutcomes?: Record<string, number>
+  /** The try just before, with the window shut: what the detectors made of a right answer. */
+  quiet?: { escapes: number; unexpected: number; outcomes: Record<string, number>; examples: Array<string> }
+}
+
+export interface CellResult extends PhaseResult {
+  control?: ControlResult
 }
 
 export declare const raceOps: ReadonlyArray<RaceOp>
@@ -40,7 +64,8 @@ export declare const buildAttacker: () => string
 export declare const buildHelper: (source: string, name: string) => string
 export declare const makeArena: (parent?: string) => Arena
 export declare const leaks: (arena: Arena, value: unknown) => boolean
-export declare const openNaive: (root: string) => unknown
+export declare const refusalsUnder: (attack: AttackName) => ReadonlyArray<string>
+export declare const openNaive: (root: string, options?: { window?: () => Promise<void> }) => unknown
 export declare const runCell: (options: {
   readonly attackerBin: string
   readonly open: (root: string) => Promise<unknown>
@@ -49,5 +74,11 @@ export declare const runCell: (options: {
   readonly iterations: number
   readonly seconds: number
   readonly untilEscape?: boolean
+  readonly untilRefused?: number
   readonly parent?: string
+  readonly control?: {
+    readonly open: (root: string, window: () => Promise<void>) => unknown
+    readonly iterations: number
+    readonly seconds: number
+  }
 }) => Promise<CellResult>
