@@ -60,6 +60,18 @@ export interface CellResult extends PhaseResult {
 export declare const raceOps: ReadonlyArray<RaceOp>
 export declare const attacks: Record<AttackName, (arena: Arena) => Array<[string, string]>>
 export declare const buildAttacker: () => string
+export interface Attacker {
+  /** Resolves at the attacker's first exchange. */
+  readonly started: Promise<unknown>
+  /** Stops with every pair back home; counts so far. */
+  park(): Promise<{ swaps: number; failures: number; home: boolean }>
+  resume(): void
+  /** Parked only: every pair exchanged once; true when each exchange was done. */
+  exchange(): Promise<boolean>
+  stop(): Promise<{ swaps: number; failures: number }>
+}
+/** Starts the native attacker exchanging each pair of names until stopped. */
+export declare const startAttacker: (bin: string, pairs: ReadonlyArray<readonly [string, string]>) => Attacker
 /** Compiles a C helper of the tests (repo-relative source) once into build-test-bin/<name>. */
 export declare const buildHelper: (source: string, name: string) => string
 export declare const makeArena: (parent?: string) => Arena

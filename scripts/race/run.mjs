@@ -14,7 +14,7 @@ import { attacks, leaks, makeArena } from "./arena.mjs"
 import { buildAttacker, buildHelper, startAttacker } from "./attacker.mjs"
 import { outcomeOf, refusalsUnder } from "./ops.mjs"
 
-export { attacks, buildAttacker, buildHelper, leaks, makeArena }
+export { attacks, buildAttacker, buildHelper, leaks, makeArena, startAttacker }
 export { raceOps, refusalsUnder } from "./ops.mjs"
 export { openNaive } from "./naive.mjs"
 
