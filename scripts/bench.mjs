@@ -5,6 +5,10 @@
 // Prints a markdown table (ops/s, ratio to node:fs/promises and to the path-based fallback, file
 // syscalls per operation when strace is present), the event-loop delay during a flood, and memory
 // before and after many operations. --json FILE writes the same figures as rows.
+//
+// Exits 1 when anything it set out to measure failed (a contender that could not be made, a
+// scenario that threw, the floor, a syscall count): the figures that were measured are printed
+// first, the failures after them. Only a missing optional tool (strace) is a note.
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -31,6 +35,7 @@ const chosen = scenarios.filter((s) => !quick || QUICK_SCENARIOS.has(s.id))
 const trees = makeTrees(quick ? { globFiles: 2_000 } : {})
 const rows = []
 const notes = []
+const failures = []
 
 const log = (...a) => process.stderr.write(`${a.join(" ")}\n`)
 
@@ -43,7 +48,7 @@ const floorBinary = () => {
     execFileSync("cmake", ["--build", dir, "--target", "pinnedfs_floor", "-j", "2"], { stdio: "ignore" })
     return path.join(dir, "pinnedfs_floor")
   } catch (e) {
-    notes.push(`floor not measured: cmake build failed (${e.message.split("\n")[0]})`)
+    failures.push(`floor: cmake build failed (${e.message.split("\n")[0]})`)
     return undefined
   }
 }
@@ -60,7 +65,7 @@ const main = async () => {
     try {
       contenders.push(await makeContender(name, trees.root, strategy))
     } catch (e) {
-      notes.push(`${name} (${strategy}) not measured: ${e.message}`)
+      failures.push(`${name} (${strategy}) could not be made: ${e.message}`)
     }
   }
 
@@ -82,7 +87,7 @@ const main = async () => {
           before
         }))
       } catch (e) {
-        notes.push(`${s.id} / ${c.name} (${c.strategy}) failed: ${e.message}`)
+        failures.push(`${s.id} / ${c.name} (${c.strategy}) failed: ${e.message}`)
         continue
       }
       rows.push({ scenario: s.id, title: s.title, contender: c.name, strategy: c.strategy, opsPerSec, cpuUsPerOp })
@@ -121,7 +126,7 @@ const main = async () => {
         r.syscallsPerOp = n.perOp
         r.syscalls = n.names
       } catch (e) {
-        notes.push(`syscalls for ${r.scenario} / ${r.contender}: ${e.message}`)
+        failures.push(`syscalls for ${r.scenario} / ${r.contender}: ${e.message}`)
       }
     }
   } else {
@@ -181,6 +186,11 @@ const report = ({ loop, memory }) => {
     out.push("")
     for (const n of notes) out.push(`- ${n}`)
   }
+  if (failures.length) {
+    out.push("")
+    out.push(`FAILED (${failures.length}):`)
+    for (const f of failures) out.push(`- ${f}`)
+  }
   console.log(out.join("\n"))
   if (jsonFile) {
     const json = rows.map((r) => ({
@@ -193,8 +203,12 @@ const report = ({ loop, memory }) => {
       ratioVsFallback: r.ratioVsFallback,
       syscallsPerOp: r.syscallsPerOp ?? null
     }))
-    fs.writeFileSync(jsonFile, JSON.stringify({ rows: json, eventLoop: loop, memory: memory ?? null, notes }, null, 2))
+    fs.writeFileSync(jsonFile, JSON.stringify({ rows: json, eventLoop: loop, memory: memory ?? null, notes, failures }, null, 2))
   }
 }
 
 await main()
+if (failures.length) {
+  console.error(`bench: ${failures.length} measurement(s) failed; see FAILED above`)
+  process.exit(1)
+}
