@@ -72,8 +72,8 @@ export interface Attacker {
 }
 /** Starts the native attacker exchanging each pair of names until stopped. */
 export declare const startAttacker: (bin: string, pairs: ReadonlyArray<readonly [string, string]>) => Attacker
-/** Compiles a C helper of the tests (repo-relative source) once into build-test-bin/<name>. */
-export declare const buildHelper: (source: string, name: string) => string
+/** Compiles a C helper of the tests (repo-relative source) once into build-test-bin/<name>; `shared`: an N-API addon. */
+export declare const buildHelper: (source: string, name: string, options?: { readonly shared?: boolean }) => string
 export declare const makeArena: (parent?: string) => Arena
 export declare const leaks: (arena: Arena, value: unknown) => boolean
 export declare const refusalsUnder: (attack: AttackName) => ReadonlyArray<string>

@@ -123,18 +123,20 @@ export interface NobodyRun {
 }
 
 /**
- * Runs `script` (CommonJS, through `node -e`) as nobody, from the stage. The script finds `native`
- * (the addon), `stage` (the stage directory: `import(stage + "/dist/index.js")` when `library`
+ * Runs `script` (CommonJS, through `node -e`) from the stage, as nobody unless `user` is "self"
+ * (a child that needs the staged library but not a drop of privileges). The script finds `native`
+ * (the addon) and `stage` (the stage directory: `import(stage + "/dist/index.js")` when `library`
  * was asked for, `stage + "/node_modules/<name>"` for the `packages` asked for) already defined,
  * and its arguments in `process.argv.slice(1)`.
  */
-export const runAsNobody = (
+export const runStaged = (
   script: string,
   options: {
     readonly args?: ReadonlyArray<string>
     readonly library?: boolean
     readonly packages?: ReadonlyArray<string>
     readonly timeout?: number
+    readonly user?: "nobody" | "self"
   } = {}
 ): NobodyRun => {
   const stage = ensureStage()
@@ -148,7 +150,7 @@ export const runAsNobody = (
     `const stage = ${JSON.stringify(stage.dir)};` +
     `const native = require(${JSON.stringify(path.join(stage.dir, "build", "Release", "pinnedfs.node"))});`
   const run = spawnSync(stage.node, ["-e", `${prelude}\n${script}`, ...(options.args ?? [])], {
-    ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
+    ...(asRoot && options.user !== "self" ? { uid: NOBODY, gid: NOBODY } : {}),
     cwd: stage.dir,
     encoding: "utf8",
     timeout: options.timeout ?? 60_000
@@ -156,6 +158,10 @@ export const runAsNobody = (
   if (run.error) throw run.error
   return { status: run.status, stdout: run.stdout, stderr: run.stderr }
 }
+
+/** {@link runStaged} as nobody. */
+export const runAsNobody = (script: string, options: Omit<Parameters<typeof runStaged>[1] & object, "user"> = {}): NobodyRun =>
+  runStaged(script, { ...options, user: "nobody" })
 
 /** What one request or call answered in the child, and the uid the child ran as. */
 export type NobodyAnswer =
