@@ -63,13 +63,13 @@ for (const target of targets) {
 }
 
 const sum = (list, key) => list.reduce((n, r) => n + r[key], 0)
-console.log("\n| target | operations tried | swaps made | escapes seen | cells with escapes | cells not implemented |")
-console.log("|---|---:|---:|---:|---:|---:|")
+console.log("\n| target | operations tried | swaps made | refusals the attack caused | escapes seen | unexpected answers | cells with escapes | cells not implemented |")
+console.log("|---|---:|---:|---:|---:|---:|---:|---:|")
 for (const target of targets) {
   const mine = rows.filter((r) => r.target === target.name)
   const live = mine.filter((r) => !r.pending)
   console.log(
-    `| ${target.name} | ${sum(live, "tried")} | ${sum(live, "swaps")} | ${sum(live, "escapes")} | ` +
+    `| ${target.name} | ${sum(live, "tried")} | ${sum(live, "swaps")} | ${sum(live, "refused")} | ${sum(live, "escapes")} | ${sum(live, "unexpected")} | ` +
       `${live.filter((r) => r.escapes > 0).length}/${live.length} | ${mine.length - live.length} |`
   )
 }
