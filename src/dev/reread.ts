@@ -29,17 +29,23 @@ import { readTexts } from "./readTexts.ts"
 import type { Workspace } from "./Workspace.ts"
 
 /**
- * The paths of the envelope present on disk: one native glob per pattern (no link is entered) and
- * one batched `exists` for the paths named outright.
+ * The paths of the envelope present on disk: one native glob per pattern (no link is entered) and,
+ * unless `literals` is false, one batched `exists` for the paths named outright.
  *
  * @since 0.1.0
  * @category re-read
  */
-export const listEnvelope = async (root: PinnedRoot, envelope: Envelope, limits: Limits): Promise<Set<string>> => {
+export const listEnvelope = async (
+  root: PinnedRoot,
+  envelope: Envelope,
+  limits: Limits,
+  options?: { readonly literals?: boolean | undefined }
+): Promise<Set<string>> => {
   const found = new Set<string>()
   for (const pattern of envelope.patterns) {
     for (const p of await root.glob(pattern, { dot: true })) if (envelope.matches(p)) found.add(p)
   }
+  if (options?.literals === false) return found
   const literals = envelope.literals
   for (let start = 0; start < literals.length; start += limits.batchMembers) {
     const chunk = literals.slice(start, start + limits.batchMembers)
@@ -76,7 +82,7 @@ export interface RereadInput {
  * @category models
  */
 export interface RereadReport {
-  /** Every path read. */
+  /** Every file path read (directories a glob listed are left out). */
   readonly paths: ReadonlyArray<string>
   /** Tracked paths whose text changed on disk. */
   readonly changed: ReadonlyArray<string>
@@ -100,8 +106,9 @@ export interface RereadReport {
  */
 export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput): Promise<RereadReport> => {
   const { envelope, snapshot, withheld, source } = input
-  const after = await listEnvelope(root, envelope, input.limits)
-  const candidates = new Set<string>()
+  // Paths named outright need no listing: the read itself says whether each is there.
+  const after = await listEnvelope(root, envelope, input.limits, { literals: false })
+  const candidates = new Set<string>(envelope.literals)
   for (const p of ws.paths()) if (envelope.matches(p)) candidates.add(p)
   for (const p of ws.unreadable.keys()) if (envelope.matches(p)) candidates.add(p)
   for (const p of after) candidates.add(p)
@@ -120,8 +127,10 @@ export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput
   const diagnostics: Array<Diagnostic> = []
   const observed = new Set<string>()
 
+  const listed: Array<string> = []
   for (const path of paths) {
     const outcome = outcomes.get(path)!
+    if (outcome.kind !== "directory" || ws.tracks(path)) listed.push(path)
     const hadText = ws.has(path)
     const before = ws.get(path)
     const wasUnreadable = ws.unreadable.get(path)
@@ -174,5 +183,5 @@ export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput
       }
     }
   }
-  return { paths, changed, admitted, dropped, unreadable, ignored, observed, diagnostics }
+  return { paths: listed, changed, admitted, dropped, unreadable, ignored, observed, diagnostics }
 }
