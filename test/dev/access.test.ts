@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest"
 import { DevFileAccess, type DevFileAccessOptions, Policy } from "../../src/dev/index.ts"
 import { native } from "../../src/internal/native.ts"
 import { strategies } from "../support/strategies.ts"
-import { disk, openPolicy, rejection, setup } from "./support.ts"
+import { disk, openPolicy, rejection, setup } from "./support/workspace.ts"
 
 const files = {
   "src/a.ts": "const a = 1\n",

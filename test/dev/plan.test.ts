@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
 import { acquire, approveAll, type Capability, type GateRequest, Plan, Policy, Step } from "../../src/dev/index.ts"
 import { strategies } from "../support/strategies.ts"
-import { disk, expectDiskEqualsWorkspace, openPolicy, setup } from "./support.ts"
+import { disk, expectDiskEqualsWorkspace, openPolicy, setup } from "./support/workspace.ts"
 
 /** An in-process capability that records the allowlist it was given. */
 const probe = (name: string, seen: Array<ReadonlyArray<string>>, more: Partial<Capability> = {}): Capability => ({

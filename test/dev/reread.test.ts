@@ -15,7 +15,7 @@ import { reread } from "../../src/dev/reread.ts"
 import { native } from "../../src/internal/native.ts"
 import { strategies } from "../support/strategies.ts"
 import { mkfifo, type Scratch } from "../support/tree.ts"
-import { disk, expectDiskEqualsWorkspace, openPolicy, setup } from "./support.ts"
+import { disk, expectDiskEqualsWorkspace, openPolicy, setup } from "./support/workspace.ts"
 
 /** A fixer that changes the disk behind the façade's back, as a child process would. */
 const behind = (

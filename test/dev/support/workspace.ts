@@ -5,10 +5,10 @@
  */
 import * as fs from "node:fs"
 import { expect } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../../src/index.ts"
-import { Policy, type Workspace } from "../../src/dev/index.ts"
-import type { TestStrategy } from "../support/strategies.ts"
-import { scratch, type Scratch } from "../support/tree.ts"
+import { PinnedFsError, PinnedRoot } from "../../../src/index.ts"
+import { Policy, type Workspace } from "../../../src/dev/index.ts"
+import type { TestStrategy } from "../../support/strategies.ts"
+import { scratch, type Scratch } from "../../support/tree.ts"
 
 export const openPolicy = Policy.fromRules({ read: ["**"], write: ["**"] })
 
