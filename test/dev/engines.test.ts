@@ -4,7 +4,6 @@
  * whole plan `edit(a.ts) → eslint --fix → write → prettier --write → check`, and the external
  * runner's pluggable spawn, failures and limits. Under both resolve strategies.
  */
-import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
 import {
   acquire,
@@ -25,7 +24,6 @@ import { disk, expectDiskEqualsWorkspace, openPolicy, setup } from "./support/wo
 // Lint-dirty TypeScript (var, missing braces, a non-shorthand property) and what each tool makes of it.
 const aSource = "var x: number = 1\nlet y = 2\nif (x) y++\nexport const o = { x: x, y }\n"
 const aLinted = "const x: number = 1\nlet y = 2\nif (x) {y++}\nexport const o = { x, y }\n"
-const aPretty = "const x: number = 1;\nlet y = 2;\nif (x) {\n  y++;\n}\nexport const o = { x, y };\n"
 const bSource = "let z: string = 'a'\nexport { z }\n"
 const bLinted = "const z: string = 'a'\nexport { z }\n"
 
