@@ -51,8 +51,8 @@ export const globList = (globs: unknown, what: string, options?: { readonly noca
     if (g.startsWith("!")) throw badArgument(`${what} glob '${g}' is negated: list what is covered, not what is not`, g)
     if (g.split("/").includes("..")) throw badArgument(`${what} glob '${g}' contains '..'`, g)
   }
-  const opts = { dot: true, nocase: options?.nocase === true }
-  const matchers = list.map((g) => picomatch(g, opts))
+  const nocase = options?.nocase === true
+  const fold = (p: string): string => (nocase ? p.toLowerCase() : p)
   const literals: Array<string> = []
   const patterns: Array<string> = []
   const bases: Array<string> = []
@@ -67,7 +67,13 @@ export const globList = (globs: unknown, what: string, options?: { readonly noca
       bases.push(literal)
     }
   }
-  const matches = matchers.length === 0 ? noMatch : (path: string) => matchers.some((m) => m(path))
+  // A member without glob syntax matches only itself: a set lookup, so a step that names a
+  // thousand files does not test each path against a thousand compiled patterns.
+  const exact = new Set(literals.map(fold))
+  const matchers = patterns.map((g) => picomatch(g, { dot: true, nocase }))
+  const matches = list.length === 0
+    ? noMatch
+    : (path: string) => exact.has(fold(path)) || matchers.some((m) => m(path))
   const mayContain = (dir: string): boolean =>
     matches(dir) || bases.some((b) => b === dir || b.startsWith(`${dir}/`))
   return { globs: list, matches, literals, patterns, mayContain }
