@@ -18,7 +18,7 @@ export type Progress =
   | { readonly type: "capability"; readonly name: string; readonly files: number; readonly withheld: number }
   | { readonly type: "running"; readonly name: string; readonly elapsedMs: number }
   | { readonly type: "output"; readonly name: string; readonly stream: "stdout" | "stderr"; readonly text: string }
-  | { readonly type: "reread"; readonly name: string; readonly paths: number }
+  | { readonly type: "reread"; readonly name: string }
 
 /**
  * What an invocation is given besides its façade.

@@ -286,7 +286,7 @@ const runCapability = async (
     diagnostics.push({ severity: "ERROR", code: "failed", source, message: `${source} failed: ${message(error)}` })
   }
 
-  r.progress({ type: "reread", name: source, paths: allowlist.paths.length })
+  r.progress({ type: "reread", name: source })
   let report: RereadReport | undefined
   try {
     report = await reread(root, ws, {

@@ -3,10 +3,11 @@
  * workspace made to agree with it. The capability's own account of what it did (its delta) is
  * only compared with this, never applied.
  *
- * It reads exactly the envelope (what the scope and selectors name, listed on disk, plus the
- * tracked paths in it and whatever the façade saw the capability create or rename into), never the
- * whole workspace, in one `PinnedRoot.batch` trip. Paths withheld as dirty are not read: memory
- * holds their newer text. Each path read is:
+ * It reads exactly the envelope (what the scope and selectors name, listed on disk with one
+ * native glob per pattern, plus the tracked paths in it and whatever the façade saw the capability
+ * create or rename into), never the whole workspace, and reads their contents in one
+ * `PinnedRoot.batch` trip. Paths withheld as dirty are not read: memory holds their newer text.
+ * Each path read is:
  *
  * - **still present**: its text replaces memory's, and it is clean;
  * - **now absent**: dropped from the workspace, and not added to the pending deletions (the disk

@@ -97,6 +97,8 @@ describe.each(strategies)("DevFileAccess (%s)", (strategy) => {
       const { access } = await make()
       expect((await rejection(access.read("src/../src/a.ts"))).reason).toBe("BadArgument")
       expect((await rejection(access.write(42 as never, "x"))).reason).toBe("BadArgument")
+      expect((await rejection(access.write("src/a.ts", Buffer.from("x") as never))).description).toMatch(/content must be a string/)
+      expect((await rejection(access.rename("src/a.ts", null as never))).reason).toBe("BadArgument")
     })
 
     it("refuses every method on a path withheld as dirty", async () => {

@@ -3,12 +3,12 @@
  * fixer that changes, creates, deletes and breaks files, policy withholding, a failing command,
  * progress on a long run, and the built bin from dist/.
  */
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { scratch } from "../support/tree.ts"
+import { runNode, type Ran } from "./support/node.ts"
 import { eslintConfig, repo, tools } from "./support/tools.ts"
 import { transpileSources } from "./support/transpile.ts"
 import { disk } from "./support/workspace.ts"
@@ -22,22 +22,8 @@ beforeAll(() => {
 })
 afterAll(() => cleanup())
 
-interface Ran {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
 const pinnedfs = (args: ReadonlyArray<string>, options: { cwd?: string; bin?: string } = {}): Promise<Ran> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [options.bin ?? cli, ...args], { cwd: options.cwd ?? os.tmpdir(), stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
+  runNode([options.bin ?? cli, ...args], { cwd: options.cwd ?? os.tmpdir() })
 
 /** A fixer script outside the workspace, run as `node SCRIPT FILES...`. */
 const script = (body: string): string => {

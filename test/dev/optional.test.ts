@@ -3,11 +3,11 @@
  * where none of them can be resolved, still loads, runs a plan, and its ESLint and Prettier
  * adapters fail their step with a message saying what to install.
  */
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, expect, it } from "vitest"
+import { runNodeOk } from "./support/node.ts"
 import { repo } from "./support/tools.ts"
 import { transpileSources } from "./support/transpile.ts"
 
@@ -57,15 +57,7 @@ console.log(JSON.stringify({ eslint: await resolvable("eslint"), prettier: await
 
 it("loads and runs without ESLint, Prettier or Effect; the adapters say what to install", async () => {
   const pkg = bareInstall()
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--input-type=module", "-e", program, pkg], { cwd: path.dirname(pkg), stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-    child.on("error", reject)
-    child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`exit ${code}: ${stderr}`))))
-  })
+  const out = await runNodeOk(["--input-type=module", "-e", program, pkg], { cwd: path.dirname(pkg) })
   const answer = JSON.parse(out) as { eslint: boolean; prettier: boolean; effect: boolean; files: Array<string>; messages: Array<string> }
   expect([answer.eslint, answer.prettier, answer.effect]).toEqual([false, false, false])
   expect(answer.files).toEqual(["src/a.ts"])

@@ -2,10 +2,10 @@
  * The README's pinnedfs/dev example, run as a user would run it (a child `node` process, the
  * package's own sources standing in for `pinnedfs` and `pinnedfs/dev`), so it cannot drift.
  */
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, expect, it } from "vitest"
+import { runNodeOk } from "./support/node.ts"
 import { repo } from "./support/tools.ts"
 import { transpileSources } from "./support/transpile.ts"
 
@@ -26,15 +26,7 @@ it("the README's plan runs and does what its comments say", async () => {
     .replace(`from "pinnedfs"`, `from ${JSON.stringify(path.join(t.dir, "index.js"))}`)
   const file = path.join(t.dir, "readme-example.mjs")
   fs.writeFileSync(file, code)
-  const stdout = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, [file], { cwd: repo, stdio: ["ignore", "pipe", "pipe"] })
-    let out = ""
-    let err = ""
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()))
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()))
-    child.on("error", reject)
-    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${err}`))))
-  })
+  const stdout = await runNodeOk([file], { cwd: repo })
   expect(stdout.split("\n")).toEqual([
     "edit a.ts ok []",
     "format ok [ 'WARNING withheld src/a.ts' ]",
