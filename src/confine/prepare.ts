@@ -53,6 +53,15 @@ export interface PrepareOptions {
   readonly platform?: "linux" | "darwin" | undefined
   /** The bubblewrap executable (default `bwrap` found on `PATH`). */
   readonly bwrap?: string | undefined
+  /**
+   * Test hooks, run between the steps of preparation: they let a test change the file system at a
+   * precise moment (a directory swapped for a link after discovery, say) instead of hoping a race
+   * lands there. @internal
+   */
+  readonly hooks?: {
+    readonly afterDiscovery?: (() => Promise<void> | void) | undefined
+    readonly afterCreation?: (() => Promise<void> | void) | undefined
+  } | undefined
   /** Called once the command has been started with the grants that launch applied. @internal */
   readonly onLaunch?: ((applied: ReadonlyArray<Grant>) => void) | undefined
 }
@@ -178,6 +187,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
       limits: options.limits,
       signal
     })
+    await options.hooks?.afterDiscovery?.()
     cancelled(signal)
 
     // 3. Creation targets: a missing protected path the child could create, beneath a writable
@@ -198,6 +208,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
         throw e
       }
     }
+    await options.hooks?.afterCreation?.()
     cancelled(signal)
 
     // 4. Final validation: everything opened afresh, per anchor, in one trip each.
