@@ -8,6 +8,8 @@
  * The sandbox also gets its own PID namespace and a fresh `/proc` (a host `/proc` would offer
  * `/proc/PID/root` of the caller's other processes: a way around every mount), a minimal `/dev`,
  * a new session (no terminal injection into the caller's terminal), and dies with its parent.
+ * Every capability is dropped: bubblewrap started by root otherwise leaves the command root with
+ * CAP_SYS_ADMIN, which remounts any read-only bind writable.
  *
  * @since 0.1.0
  */
@@ -32,7 +34,7 @@ export type BwrapArgument = RawPath | { readonly fd: number } | { readonly empty
  * @since 0.1.0
  */
 export const bwrapArguments = (input: BwrapInput): Array<BwrapArgument> => {
-  const out: Array<BwrapArgument> = ["--die-with-parent", "--new-session", "--unshare-pid"]
+  const out: Array<BwrapArgument> = ["--die-with-parent", "--new-session", "--unshare-pid", "--cap-drop", "ALL"]
   out.push(input.mode === "full-access" ? "--bind" : "--ro-bind", "/", "/")
   out.push("--dev", "/dev", "--proc", "/proc")
   let empty = 0
