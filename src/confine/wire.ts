@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import * as os from "node:os"
 import { fromNative, PinnedFsError } from "../internal/errors.ts"
 import type { NativeErrorInfo } from "../internal/native.ts"
 import type { PinnedRoot } from "../PinnedRoot.ts"
@@ -170,7 +171,12 @@ const call = async (root: PinnedRoot, request: Uint8Array, signal?: AbortSignal)
   try {
     return await answer
   } catch (u) {
-    throw fromNative(u, root.path)
+    const e = fromNative(u, root.path)
+    // The core's errno names stop short of ECANCELED: name it here, where cancelling is ours.
+    if (e.errno === -os.constants.errno.ECANCELED) {
+      throw new PinnedFsError({ code: "ECANCELED", errno: e.errno, syscall: e.syscall, path: e.path, description: e.description, reason: "Unknown" })
+    }
+    throw e
   } finally {
     signal?.removeEventListener("abort", onAbort)
   }

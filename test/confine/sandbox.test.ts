@@ -7,7 +7,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { Confinement, ConfinementError, GrantStore, prepareLaunch, type ConfinementOptions } from "../../src/confine/index.ts"
+import { Confinement, ConfinementError, prepareLaunch, type ConfinementOptions } from "../../src/confine/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { exec, runScript, sandboxTree, type SandboxTree } from "./support/tree.ts"
 
