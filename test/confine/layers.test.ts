@@ -26,7 +26,7 @@ describe("the mount plan", () => {
       })
     )
     expect(summary(l)).toEqual(["rw /t", "rw /w", "mask-0 /h/.ssh", "mask-file /w/.env", "ro /w/.git", "ro /w/a/.git"])
-    expect(l.unused.sort()).toEqual([0, 5, 6])
+    expect([...l.unused].sort()).toEqual([0, 5, 6])
     expect(l.remountReadOnly).toEqual(["/h/.ssh"])
   })
 
@@ -84,7 +84,7 @@ describe("the mount plan", () => {
     )
     expect(summary(l)).toEqual(["rw /w"])
     expect(l.redundantGrants).toEqual(["readable anyway", "inside the workspace"])
-    expect(l.unused.sort()).toEqual([1, 2])
+    expect([...l.unused].sort()).toEqual([1, 2])
   })
 
   it("full access: no writable layers; restrictions on a writable base; a write grant reopens one", () => {
