@@ -17,6 +17,7 @@ import type { Grant } from "./grants.ts"
 import type { LaunchInputs, LaunchPlan } from "./prepare.ts"
 import { type RawPath, shown, textOf } from "./raw.ts"
 import { spawnSandboxed } from "./runner.ts"
+import { closeHeld } from "./wire.ts"
 
 /** @since 0.1.0 @category models */
 export interface RunResult {
@@ -167,7 +168,7 @@ export class PreparedLaunch {
   private closeHeld(): void {
     for (const [i, fd] of this.f.fds.entries()) {
       if (fd >= 0) {
-        fs.close(fd, () => undefined)
+        closeHeld(fd)
         this.f.fds[i] = -1
       }
     }

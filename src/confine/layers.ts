@@ -92,12 +92,22 @@ export const planLayers = (input: LayerInput): Layers => {
     ...input.grants.map((g): Entry => ({ kind: 1, path: g.path, strict: g.access === "write" ? 0 : 1, slot: g.slot, why: g.why }))
   ].sort((a, b) => byDepth(a, b) || a.kind - b.kind)
 
-  const applied: Array<{ path: RawPath; strict: Strictness }> = []
+  // The nearest layer above a path decides what it inherits: its own path first, then each
+  // ancestor, deepest first (one lookup per component, not one per layer).
+  const applied = new Map<RawPath, Strictness>()
+  const rootSet = new Set(roots)
   const inherited = (path: RawPath): Strictness => {
-    for (let i = applied.length - 1; i >= 0; i--) {
-      if (within(path, applied[i]!.path)) return applied[i]!.strict
+    let p = path
+    let fromRoot = false
+    for (;;) {
+      const s = applied.get(p)
+      if (s !== undefined) return s
+      fromRoot ||= rootSet.has(p)
+      if (p === "/" || p === "") break
+      const cut = p.lastIndexOf("/")
+      p = cut <= 0 ? "/" : p.slice(0, cut)
     }
-    return roots.some((r) => within(path, r)) ? 0 : base
+    return fromRoot ? 0 : base
   }
   for (const e of entries) {
     const from = inherited(e.path)
@@ -106,7 +116,7 @@ export const planLayers = (input: LayerInput): Layers => {
       if (e.kind === 1) redundantGrants.push(e.why)
       continue
     }
-    applied.push({ path: e.path, strict: e.strict })
+    applied.set(e.path, e.strict)
     if (e.kind === 1) {
       layers.push({ op: "bind", path: e.path, slot: e.slot, writable: e.strict === 0, why: e.why })
     } else if (e.strict === 1) {

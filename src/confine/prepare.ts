@@ -30,10 +30,10 @@ import type { Grant } from "./grants.ts"
 import { type LayerInput, planLayers } from "./layers.ts"
 import { PreparedLaunch } from "./launch.ts"
 import type { Access, CompiledPolicy, Mode } from "./policy.ts"
-import { beneath, joinRaw, type RawPath, rawOf, relativeTo, shown } from "./raw.ts"
+import { beneath, joinRaw, type RawPath, rawOf, relativeTo, shown, within } from "./raw.ts"
 import { renderSandboxProfile } from "./sandboxExec.ts"
 import type { ExecutionTarget } from "./target.ts"
-import { type EntryType, hold, type HeldMember } from "./wire.ts"
+import { closeHeld, type EntryType, hold, type HeldMember } from "./wire.ts"
 
 /** What one launch is prepared from. @since 0.1.0 @category models */
 export interface LaunchInputs {
@@ -106,11 +106,17 @@ const cancelled = (signal: AbortSignal | undefined) => {
   if (signal?.aborted) throw new ConfinementError("cancelled", "launch preparation was cancelled", { cause: signal.reason })
 }
 
+// Where `bwrap` was found on PATH, once per process: its location is not an observation a launch
+// relies on (a bubblewrap gone since fails to start, and that launch is refused).
+let foundBwrap: string | undefined
+
 const findBwrap = async (given: string | undefined): Promise<string> => {
+  if (given === undefined && foundBwrap !== undefined) return foundBwrap
   const candidates = given !== undefined ? [given] : (process.env["PATH"] ?? "/usr/bin:/bin").split(":").filter(Boolean).map((d) => path.join(d, "bwrap"))
   for (const c of candidates) {
     try {
       await fs.promises.access(c, fs.constants.X_OK)
+      if (given === undefined) foundBwrap = c
       return c
     } catch {
       // next
@@ -222,10 +228,13 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
     const writable: Array<LayerInput["writable"][number]> = []
     const writableRoots = confined ? [workspace, ...extra, tempRoot, ...stateRoots] : []
     for (const w of writableRoots) {
-      await anchors.pin(w)
+      // Held from the deepest anchor already pinned that contains it (a state root from the
+      // directory it was made in), else pinned itself.
+      const anchor = anchors.known().find((a) => within(w, a)) ?? w
+      await anchors.pin(anchor)
       items.push({
-        anchor: w,
-        path: "",
+        anchor,
+        path: relativeTo(w, anchor),
         settle: (m) => {
           if (m.status !== "held" || m.type !== "directory") {
             throw new ConfinementError("validation-failed", `writable root '${shown(w)}' is no longer a directory`, { cause: m.error })
@@ -328,7 +337,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
         if (fds.length > before) taken.add(m.fd)
       }
     } finally {
-      for (const { m } of pending) if (m.fd >= 0 && !taken.has(m.fd)) fs.close(m.fd, () => undefined)
+      for (const { m } of pending) if (m.fd >= 0 && !taken.has(m.fd)) closeHeld(m.fd)
     }
     cancelled(signal)
 
@@ -337,7 +346,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
     for (const s of layers.unused) {
       const fd = fds[s]
       if (fd !== undefined && fd >= 0) {
-        fs.close(fd, () => undefined)
+        closeHeld(fd)
         fds[s] = -1
       }
     }
@@ -386,7 +395,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
       onLaunch: options.onLaunch
     })
   } catch (e) {
-    for (const fd of fds) if (fd >= 0) fs.close(fd, () => undefined)
+    for (const fd of fds) if (fd >= 0) closeHeld(fd)
     await cleanupAll(owned, anchors).catch(() => undefined)
     await anchors.close()
     if (e instanceof ConfinementError) throw e

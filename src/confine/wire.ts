@@ -5,11 +5,12 @@
  *
  * @internal
  */
+import * as fs from "node:fs"
 import * as os from "node:os"
 import { fromNative, PinnedFsError } from "../internal/errors.ts"
 import type { NativeErrorInfo } from "../internal/native.ts"
 import type { PinnedRoot } from "../PinnedRoot.ts"
-import { bytesOf, type RawPath, rawOfBytes } from "./raw.ts"
+import { type RawPath, rawOfBytes } from "./raw.ts"
 
 /** Access levels as the native side numbers them. */
 export const accessCode = { "read-only": 1, inaccessible: 2 } as const
@@ -31,21 +32,28 @@ const refusalName: ReadonlyArray<NativeErrorInfo["refusal"]> = [
 ]
 
 class Writer {
-  private readonly parts: Array<Buffer> = []
+  private buf = Buffer.allocUnsafe(4096)
+  private at = 0
+  private room(n: number): void {
+    if (this.at + n <= this.buf.length) return
+    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n))
+    this.buf.copy(bigger, 0, 0, this.at)
+    this.buf = bigger
+  }
   u8(v: number): this {
-    this.parts.push(Buffer.from([v]))
+    this.room(1)
+    this.buf[this.at++] = v
     return this
   }
   u32(v: number): this {
-    const b = Buffer.alloc(4)
-    b.writeUInt32LE(v >>> 0)
-    this.parts.push(b)
+    this.room(4)
+    this.at = this.buf.writeUInt32LE(v >>> 0, this.at)
     return this
   }
   str(raw: RawPath): this {
-    const b = bytesOf(raw)
-    this.u32(b.length)
-    this.parts.push(b)
+    this.u32(raw.length) // one byte per character
+    this.room(raw.length)
+    this.at += this.buf.write(raw, this.at, "latin1")
     return this
   }
   list<A>(items: ReadonlyArray<A>, each: (w: this, a: A) => void): this {
@@ -54,7 +62,7 @@ class Writer {
     return this
   }
   bytes(): Uint8Array {
-    return Buffer.concat(this.parts)
+    return this.buf.subarray(0, this.at)
   }
 }
 
@@ -230,4 +238,17 @@ export const hold = async (root: PinnedRoot, paths: ReadonlyArray<RawPath>): Pro
     return { status, type, identity, nlink, fd, error }
   })
   return { anchor, members }
+}
+
+/**
+ * Closes a descriptor the final validation handed out. Synchronously: an O_PATH descriptor's close
+ * never waits on I/O, and a plan holds hundreds of them (one thread-pool trip each would cost more
+ * than the validation).
+ */
+export const closeHeld = (fd: number): void => {
+  try {
+    fs.closeSync(fd)
+  } catch {
+    // already closed: nothing to release
+  }
 }
