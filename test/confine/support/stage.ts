@@ -40,7 +40,9 @@ export const stagePackage = (): string => {
   if (staged) return staged
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-stage-"))
   fs.chmodSync(dir, 0o755)
-  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "pinnedfs", type: "module" }), { mode: 0o644 })
+  // Named and exported like the package, so code written against "pinnedfs/confine" runs in here.
+  const manifest = { name: "pinnedfs", type: "module", exports: { ".": "./src/index.js", "./confine": "./src/confine/index.js" } }
+  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(manifest), { mode: 0o644 })
   fs.mkdirSync(path.join(dir, "src"), { mode: 0o755 })
   transpile(path.join(repo, "src"), path.join(dir, "src"))
   for (const dep of ["picomatch", "commander", "node-gyp-build"]) {
