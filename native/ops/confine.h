@@ -16,6 +16,8 @@
 // Requests and answers are little-endian byte strings (see confine_wire.cc): names are bytes end to
 // end, so a name holding a newline or invalid UTF-8 survives the trip unchanged. No N-API here.
 #pragma once
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -34,6 +36,14 @@ enum class Kind : std::uint8_t { Discover = 1, Hold = 2 };
 enum class Type : std::uint8_t { Unknown = 0, File = 1, Directory = 2, Link = 3, Other = 4 };
 
 // Protection levels, ordered: a larger value is stricter.
+// The type of an object from its st_mode.
+inline Type type_of_mode(mode_t mode) {
+  if (S_ISDIR(mode)) return Type::Directory;
+  if (S_ISLNK(mode)) return Type::Link;
+  if (S_ISREG(mode)) return Type::File;
+  return Type::Other;
+}
+
 enum class Access : std::uint8_t { None = 0, ReadOnly = 1, Inaccessible = 2 };
 
 enum class Truncation : std::uint8_t { None = 0, Entries = 1, Matches = 2, Depth = 3 };

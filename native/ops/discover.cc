@@ -55,13 +55,6 @@ Type type_of_dtype(unsigned char t) {
   }
 }
 
-Type type_of_mode(mode_t m) {
-  if (S_ISDIR(m)) return Type::Directory;
-  if (S_ISLNK(m)) return Type::Link;
-  if (S_ISREG(m)) return Type::File;
-  return Type::Other;
-}
-
 bool permission(int err) { return err == EACCES || err == EPERM; }
 
 // Gone or no longer a directory since it was listed: a race, not a failure. A link refusal is the

@@ -11,13 +11,6 @@ namespace pinnedfs::confine {
 
 namespace {
 
-Type type_of(mode_t m) {
-  if (S_ISDIR(m)) return Type::Directory;
-  if (S_ISLNK(m)) return Type::Link;
-  if (S_ISREG(m)) return Type::File;
-  return Type::Other;
-}
-
 Identity identity_of(const struct stat& st) {
   return Identity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 }
@@ -55,7 +48,7 @@ Held hold_one(const Root& root, const std::string& path) {
     return out;
   }
   out.status = HoldStatus::Held;
-  out.type = type_of(st.st_mode);
+  out.type = type_of_mode(st.st_mode);
   out.identity = identity_of(st);
   out.nlink = static_cast<std::uint64_t>(st.st_nlink);
   // A link's descriptor is never handed out: binding it would bind what it names.

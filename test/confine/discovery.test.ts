@@ -9,21 +9,13 @@ import picomatch from "picomatch"
 import { describe, expect, it } from "vitest"
 import { Anchors } from "../../src/confine/anchors.ts"
 import { discoverProtected } from "../../src/confine/discovery.ts"
-import { compilePolicy, Confinement, ConfinementError } from "../../src/confine/index.ts"
+import { compilePolicy, Confinement } from "../../src/confine/index.ts"
 import { rawOf, shown } from "../../src/confine/raw.ts"
 import { PinnedRoot } from "../../src/PinnedRoot.ts"
 import { discover } from "../../src/confine/wire.ts"
 import { strategies } from "../support/strategies.ts"
-import { runScript, sandboxTree } from "./support/tree.ts"
+import { refusal, runScript, sandboxTree } from "./support/tree.ts"
 
-const refusal = async (p: Promise<unknown>) => {
-  const e = await p.then(
-    () => undefined,
-    (e: unknown) => e
-  )
-  expect(e).toBeInstanceOf(ConfinementError)
-  return e as ConfinementError
-}
 
 describe.each(strategies)("discovery (%s)", (strategy) => {
   const find = async (root: string, globs: Array<[string, ("read-only" | "inaccessible")?]>, extra: { tempRoot?: string; limits?: object; signal?: AbortSignal } = {}) => {

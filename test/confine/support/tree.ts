@@ -7,8 +7,8 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll } from "vitest"
-import type { PreparedLaunch } from "../../../src/confine/index.ts"
+import { afterAll, expect } from "vitest"
+import { ConfinementError, type PreparedLaunch } from "../../../src/confine/index.ts"
 
 const made: Array<string> = []
 afterAll(() => {
@@ -91,3 +91,27 @@ export const exec = (command: string, args: ReadonlyArray<string>, options: { ui
     child.once("error", reject)
     child.once("close", (code) => resolve({ code, stdout, stderr }))
   })
+
+/** The ConfinementError a promise rejects with (failing the test when it resolves or rejects otherwise). */
+export const refusal = async (p: Promise<unknown>): Promise<ConfinementError> => {
+  const e = await p.then(
+    () => undefined,
+    (e: unknown) => e
+  )
+  expect(e).toBeInstanceOf(ConfinementError)
+  return e as ConfinementError
+}
+
+/** Every word appears in the output, and none of the forbidden ones does. */
+export const expectOutput = (out: string, words: ReadonlyArray<string>, forbidden: ReadonlyArray<string> = []): void => {
+  for (const w of words) expect(out).toContain(w)
+  for (const w of forbidden) expect(out).not.toContain(w)
+}
+
+/** Swap steps for startSwapper: `dir` and `link` (a link to elsewhere) trade places and back. */
+export const swapDirectoryWithLink = (dir: string, link: string): Array<[string, string]> => [
+  [dir, `${dir}.real`],
+  [link, dir],
+  [dir, link],
+  [`${dir}.real`, dir]
+]
