@@ -131,7 +131,8 @@ export class Confinement {
       await launch.cleanup()
       throw e
     }
-    void launch.cleanup()
+    // Cleanup waits for the command; what it could not remove is on `child.confinement`'s report.
+    launch.cleanup().catch(() => undefined)
     return Object.assign(child, { confinement: launch })
   }
 }

@@ -68,6 +68,8 @@ export interface Discovery {
   readonly reports: ReadonlyArray<DiscoveryReport>
   /** Rules that name nothing here (a home or absolute prefix that does not exist). */
   readonly idle: ReadonlyArray<{ readonly rule: number; readonly why: string }>
+  /** Each anchor walked or probed, with the identity it had: a launch rechecks them before it starts. */
+  readonly anchors: ReadonlyMap<RawPath, string>
 }
 
 export interface DiscoveryInput {
@@ -188,7 +190,9 @@ export const discoverProtected = async (input: DiscoveryInput): Promise<Discover
     }
   }
   const reports: Array<DiscoveryReport> = []
+  const anchors = new Map<RawPath, string>()
   for (const { g, answer, walked } of results) {
+    anchors.set(g.anchor, answer.anchor)
     if (answer.truncated !== null) {
       throw refusal(
         "discovery-truncated",
@@ -238,6 +242,6 @@ export const discoverProtected = async (input: DiscoveryInput): Promise<Discover
     })
   }
   const candidates = [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-  return { candidates, missing: [...missing.values()].filter((m) => !byPath.has(m.path)), reports, idle }
+  return { candidates, missing: [...missing.values()].filter((m) => !byPath.has(m.path)), reports, idle, anchors }
 }
 

@@ -373,7 +373,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
           ? { kind: "bubblewrap", executable: bwrap, arguments: describeArguments(args, shown) }
           : { kind: "sandbox-exec", profile: renderSandboxProfile({ mode: policy.mode, layers: layers.layers }) }
     }
-    const identities = new Map<RawPath, string>()
+    const identities = new Map<RawPath, string>(discovery.anchors)
     for (const { list, answer } of settled) identities.set(list[0]!.anchor, answer.anchor)
     return new PreparedLaunch({
       plan,

@@ -217,6 +217,51 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     expect(fs.readdirSync(t.ws)).toEqual([])
   })
 
+  it("a discovery root with nothing to mount (a home without keys) replaced after preparation is refused at launch", async () => {
+    const t = sandboxTree()
+    fs.rmSync(path.join(t.home, ".ssh"), { recursive: true })
+    const launch = await session(t).prepare()
+    expect(launch.plan.discovery.map((d) => d.anchor)).toContain(t.home)
+    fs.renameSync(t.home, t.at("home-old"))
+    fs.mkdirSync(t.home)
+    expect((await refusal(launch.spawn("/bin/sh", ["-c", "touch ran"]))).reason).toBe("changed")
+    await launch.cleanup()
+    expect(fs.existsSync(path.join(t.ws, "ran"))).toBe(false)
+  })
+
+  it("Confinement.spawn is child_process.spawn, confined: the launch cleans itself up when the command exits", async () => {
+    const t = sandboxTree()
+    fs.rmSync(path.join(t.ws, ".git"), { recursive: true })
+    const child = await session(t).spawn("/bin/sh", ["-c", "echo x > .git/HEAD || echo head-denied; echo edit >> src.txt"], { stdio: ["ignore", "pipe", "ignore"] })
+    let out = ""
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d))
+    const code = await new Promise((resolve) => child.once("close", resolve))
+    expect(code).toBe(0)
+    expect(out).toContain("head-denied")
+    expect(child.confinement.plan.created.map((c) => c.path)).toEqual([path.join(t.ws, ".git")])
+    const report = await child.confinement.cleanup()
+    expect(report.removed).toEqual([path.join(t.ws, ".git")])
+    expect(fs.existsSync(path.join(t.ws, ".git"))).toBe(false)
+    expect(t.read("ws/src.txt")).toBe("source\nedit\n")
+  })
+
+  it("a Node fixer rewrites the file in its scope; its write outside is stopped by the sandbox", async () => {
+    const t = sandboxTree()
+    const fixer = `
+      const fs = require("node:fs")
+      fs.writeFileSync("src.txt", fs.readFileSync("src.txt", "utf8").toUpperCase())
+      try { fs.writeFileSync(${JSON.stringify(path.join(t.outside, "keep.txt"))}, "fixed") } catch (e) { console.log("outside:", e.code) }
+      try { fs.writeFileSync(".git/config", "fixed") } catch (e) { console.log("git:", e.code) }`
+    const child = await session(t).spawn(process.execPath, ["-e", fixer], { stdio: ["ignore", "pipe", "inherit"] })
+    let out = ""
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d))
+    expect(await new Promise((resolve) => child.once("close", resolve))).toBe(0)
+    expectOutput(out, ["outside: EROFS", "git: EROFS"])
+    expect(t.read("ws/src.txt")).toBe("SOURCE\n")
+    expect(t.read("outside/keep.txt")).toBe("outside\n")
+    await child.confinement.cleanup()
+  })
+
   it("a cancelled preparation never launches and leaves nothing behind", async () => {
     const t = sandboxTree()
     fs.rmSync(path.join(t.ws, ".git"), { recursive: true })
