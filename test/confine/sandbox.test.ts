@@ -262,6 +262,19 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     await child.confinement.cleanup()
   })
 
+  it("a launch torn down by its owner never starts, and starts at most one command", async () => {
+    const t = sandboxTree()
+    const s = session(t)
+    const torn = await s.prepare()
+    await torn.cleanup()
+    expect((await refusal(torn.spawn("/bin/sh", ["-c", "touch ran"]))).reason).toBe("launched")
+    const once = await s.prepare()
+    await once.run("/bin/true", [], { stdio: "ignore" })
+    expect((await refusal(once.spawn("/bin/sh", ["-c", "touch ran"]))).reason).toBe("launched")
+    await once.cleanup()
+    expect(fs.existsSync(path.join(t.ws, "ran"))).toBe(false)
+  })
+
   it("a cancelled preparation never launches and leaves nothing behind", async () => {
     const t = sandboxTree()
     fs.rmSync(path.join(t.ws, ".git"), { recursive: true })
