@@ -23,6 +23,7 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     const t = sandboxTree()
     const launch = await session(t).prepare()
     expect(launch.plan.restrictions).toContainEqual(expect.objectContaining({ path: path.join(t.ws, ".git"), access: "read-only" }))
+    expect(launch.plan.created).toEqual([]) // existing targets start no creation program
     const r = await runScript(
       launch,
       `${env(t)} echo edited >> src.txt && echo edit-ok; echo broken >> .git/config || echo git-denied; grep -q core .git/config && echo git-readable`
@@ -58,6 +59,17 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     expectOutput(r.stdout, ["hook-denied", "head-denied", "edit-ok"])
     expect(fs.existsSync(path.join(t.ws, ".git"))).toBe(false) // made for the launch, removed after
     expect(t.read("ws/made.txt")).toBe("new\n")
+  })
+
+  it("a directory made for the launch that is no longer empty at cleanup is kept, quietly", async () => {
+    const t = sandboxTree()
+    fs.rmSync(path.join(t.ws, ".git"), { recursive: true })
+    const launch = await session(t).prepare()
+    await launch.run("/bin/true", [], { stdio: "ignore" })
+    fs.writeFileSync(path.join(t.ws, ".git", "HEAD"), "ref: main\n") // written on the host meanwhile
+    const report = await launch.cleanup()
+    expect(report).toEqual({ removed: [], kept: [path.join(t.ws, ".git")], refused: [] })
+    expect(t.read("ws/.git/HEAD")).toBe("ref: main\n")
   })
 
   it("writing outside the writable roots fails; the temporary root is writable and is TMPDIR", async () => {
