@@ -35,6 +35,14 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     expect(t.read("ws/.git/config")).toBe("[core]\n")
   })
 
+  it("a hard link to a protected file cannot be made from the workspace (the mount boundary)", async () => {
+    const t = sandboxTree()
+    const r = await runScript(await session(t).prepare(), `ln .git/config alias 2>/dev/null || echo link-denied; ln src.txt src-link && echo workspace-link-ok`)
+    expectOutput(r.stdout, ["link-denied", "workspace-link-ok"])
+    expect(fs.existsSync(path.join(t.ws, "alias"))).toBe(false)
+    expect(fs.statSync(path.join(t.ws, ".git", "config")).nlink).toBe(1)
+  })
+
   it("reading $HOME/.ssh/id_ed25519 of a (fake) home fails, while the rest of home stays readable", async () => {
     const t = sandboxTree()
     t.write("home/notes.txt", "public\n")
