@@ -18,6 +18,7 @@ import { contenderNames, makeContender } from "./bench/registry.mjs"
 import { manyFiles, scenarios } from "./bench/scenarios.mjs"
 import { straceAvailable, syscallsPerOp } from "./bench/syscalls.mjs"
 import { DEEP, makeTrees } from "./bench/trees.mjs"
+import { confineBench } from "./bench/confine.mjs"
 
 const argv = process.argv.slice(2)
 const quick = argv.includes("--quick")
@@ -157,13 +158,17 @@ const main = async () => {
 
   for (const c of contenders) await c.close()
   trees.cleanup()
-  report({ loop, memory })
+  const confine = await confineBench({ quick }).catch((e) => {
+    failures.push(`confinement preparation failed: ${e.message}`)
+    return { lines: [] }
+  })
+  report({ loop, memory, confine })
 }
 
 const fmt = (n, d = 2) => (n === null || n === undefined ? "n/a" : Number(n).toFixed(d))
 const fmtOps = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n.toFixed(0))
 
-const report = ({ loop, memory }) => {
+const report = ({ loop, memory, confine }) => {
   const out = []
   out.push(`pinnedfs benchmark (${quick ? "quick" : "full"}), node ${process.version}, ${process.platform}-${process.arch}, ${new Date().toISOString()}`)
   out.push("")
@@ -186,6 +191,7 @@ const report = ({ loop, memory }) => {
     out.push("")
     for (const n of notes) out.push(`- ${n}`)
   }
+  out.push("", ...confine.lines)
   if (failures.length) {
     out.push("")
     out.push(`FAILED (${failures.length}):`)
@@ -203,7 +209,7 @@ const report = ({ loop, memory }) => {
       ratioVsFallback: r.ratioVsFallback,
       syscallsPerOp: r.syscallsPerOp ?? null
     }))
-    fs.writeFileSync(jsonFile, JSON.stringify({ rows: json, eventLoop: loop, memory: memory ?? null, notes, failures }, null, 2))
+    fs.writeFileSync(jsonFile, JSON.stringify({ rows: json, eventLoop: loop, memory: memory ?? null, notes, failures, confine: { rows: confine.rows ?? [], eventLoop: confine.eventLoop ?? null } }, null, 2))
   }
 }
 
