@@ -9,9 +9,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { Confinement, ConfinementError, prepareLaunch } from "../../src/confine/index.ts"
-import { snapshot, startSwapper } from "../support/attacker.ts"
+import { raceRounds, snapshot } from "../support/attacker.ts"
 import { strategies } from "../support/strategies.ts"
-import { refusal, sandboxTree, type SandboxTree, swapDirectoryWithLink } from "./support/tree.ts"
+import { refusal, sandboxTree, type SandboxTree } from "./support/tree.ts"
 
 
 describe.each(strategies)("races on confinement (%s)", (strategy) => {
@@ -118,24 +118,36 @@ describe.each(strategies)("races on confinement (%s)", (strategy) => {
     fs.symlinkSync(t.outside, t.at("ws/sublink"))
     const outside = snapshot(t.outside)
     const s = session(t, [["**/.env"]])
-    const attack = startSwapper(swapDirectoryWithLink(t.at("ws/sub"), t.at("ws/sublink")), { maxSwaps: 20_000, maxMs: 4_000 })
-    const outcomes = { prepared: 0, refused: 0 }
-    for (let i = 0; i < 60 && !attack.done(); i++) {
-      try {
-        const launch = await s.prepare()
-        outcomes.prepared++
-        const named = [...launch.plan.restrictions.map((r) => r.path), ...launch.plan.layers.map((l) => l.path)]
-        expect(named.filter((p) => p.startsWith(t.outside) || p.includes("sublink"))).toEqual([])
-        await launch.cleanup()
-      } catch (e) {
-        expect(e).toBeInstanceOf(ConfinementError)
-        expect(["link", "validation-failed", "discovery-failed"]).toContain((e as ConfinementError).reason)
-        outcomes.refused++
+    // ws/sub flips between the real directory and the link to outside, exchanged atomically by the
+    // native attacker while each preparation runs, and put back between preparations.
+    const race = await raceRounds({
+      pairs: [[t.at("ws/sub"), t.at("ws/sublink")]],
+      maxRounds: 60,
+      maxMs: 4_000,
+      reset: () => {},
+      round: async () => {
+        try {
+          const launch = await s.prepare()
+          const named = [...launch.plan.restrictions.map((r) => r.path), ...launch.plan.layers.map((l) => l.path)]
+          await launch.cleanup()
+          return { named, refused: undefined }
+        } catch (e) {
+          return { named: [], refused: e }
+        }
+      },
+      inspect: (r) => r
+    })
+    expect(race.swaps).toBeGreaterThan(0)
+    expect(race.rounds).toBeGreaterThan(0)
+    for (const r of race.answers) {
+      // The exchange may leave the real directory under the name `sublink` (its .git is inside and
+      // may be named there); what only a followed link could name is outside's repo/ or .env.
+      expect(r.named.filter((p) => p.startsWith(t.outside) || /\/ws\/sub(link)?\/(repo|\.env)/.test(p))).toEqual([])
+      if (r.refused !== undefined) {
+        expect(r.refused).toBeInstanceOf(ConfinementError)
+        expect(["link", "validation-failed", "discovery-failed"]).toContain((r.refused as ConfinementError).reason)
       }
     }
-    const { swaps } = await attack.finished
-    expect(swaps).toBeGreaterThan(0)
-    expect(outcomes.prepared + outcomes.refused).toBeGreaterThan(0)
     expect(snapshot(t.outside)).toEqual(outside)
   })
 
@@ -146,18 +158,25 @@ describe.each(strategies)("races on confinement (%s)", (strategy) => {
     fs.symlinkSync(t.outside, t.at("ws/sublink"))
     const outside = snapshot(t.outside)
     const s = session(t, [["sub/.git", "read-only"], ["sub/keep"]])
-    const attack = startSwapper(swapDirectoryWithLink(t.at("ws/sub"), t.at("ws/sublink")), { maxSwaps: 20_000, maxMs: 4_000 })
-    let attempts = 0
-    for (; attempts < 60 && !attack.done(); attempts++) {
-      try {
-        const launch = await s.prepare()
-        await launch.cleanup()
-      } catch (e) {
-        expect(e).toBeInstanceOf(ConfinementError)
-      }
-    }
-    await attack.finished
-    expect(attempts).toBeGreaterThan(0)
+    const race = await raceRounds({
+      pairs: [[t.at("ws/sub"), t.at("ws/sublink")]],
+      maxRounds: 60,
+      maxMs: 4_000,
+      reset: () => {},
+      round: async () => {
+        try {
+          const launch = await s.prepare()
+          await launch.cleanup()
+          return undefined
+        } catch (e) {
+          return e
+        }
+      },
+      inspect: (refused) => refused
+    })
+    expect(race.swaps).toBeGreaterThan(0)
+    expect(race.rounds).toBeGreaterThan(0)
+    for (const refused of race.answers) if (refused !== undefined) expect(refused).toBeInstanceOf(ConfinementError)
     expect(snapshot(t.outside)).toEqual(outside)
     expect(fs.existsSync(t.at("outside/.git"))).toBe(false)
   })

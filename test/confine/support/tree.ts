@@ -107,11 +107,3 @@ export const expectOutput = (out: string, words: ReadonlyArray<string>, forbidde
   for (const w of words) expect(out).toContain(w)
   for (const w of forbidden) expect(out).not.toContain(w)
 }
-
-/** Swap steps for startSwapper: `dir` and `link` (a link to elsewhere) trade places and back. */
-export const swapDirectoryWithLink = (dir: string, link: string): Array<[string, string]> => [
-  [dir, `${dir}.real`],
-  [link, dir],
-  [dir, link],
-  [`${dir}.real`, dir]
-]
