@@ -700,8 +700,10 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     job->requests.reserve(n);
     job->where.reserve(n);
     job->refused.assign(n, 0);
-    const uint8_t* codes = op_codes.Data();
-    const uint8_t* rec = recursive.Data();
+    // Copied before any member is read: a member's getter can detach or shrink these arrays, and a
+    // pointer taken before it ran would then point at freed memory.
+    std::vector<uint8_t> codes(op_codes.Data(), op_codes.Data() + n);
+    std::vector<uint8_t> rec(recursive.Data(), recursive.Data() + n);
     for (uint32_t i = 0; i < n; ++i) {
       if (codes[i] == kRefusedMember) {
         job->refused[i] = 1;
@@ -709,7 +711,10 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
       }
       Request r;
       std::string problem;
-      if (!read_path_only(codes[i], paths.Get(i), rec[i] != 0, &r, &problem)) {
+      // A member's getter may throw (taken back by element(), the member fails alone) or close
+      // this very handle (checked once every member is read).
+      Napi::Value path = element(paths, i, "a path", &problem);
+      if (!problem.empty() || !read_path_only(codes[i], path, rec[i] != 0, &r, &problem)) {
         // A malformed member fails alone, as in batch().
         job->refused[i] = 1;
         job->problems.emplace_back(i, std::move(problem));
@@ -718,6 +723,7 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
       job->requests.push_back(std::move(r));
       job->where.push_back(i);
     }
+    if (!root_) return closed(env);
     bool verify = info.Length() > 5 && info[5].IsBoolean() && info[5].As<Napi::Boolean>();
     std::shared_ptr<Root> root = root_;
     if (AddonData* data = env.GetInstanceData<AddonData>()) job->scratch = data->scratch.take();
