@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/execute.h"
+#include "core/limits.h"
 #include "core/request.h"
 #include "core/root.h"
 #include "core/value.h"
@@ -151,8 +152,37 @@ Napi::Value element(Napi::Array a, uint32_t i, const char* what, std::string* pr
   return checked(a.Env(), a.Get(i), what, problem);
 }
 
+constexpr uint32_t kMaxListMembers = 100000;
+
+// What one call may copy out of JavaScript (core/limits.h). A string is measured before it is
+// copied, so one huge string, or one string referenced from a million array slots, is refused
+// instead of copied until an allocation fails.
+struct Budget {
+  std::size_t text = kMaxRequestText;
+  std::size_t data = kMaxRequestData;
+};
+
+// `v`'s UTF-8 bytes into `out`, charged to `*left`; false (nothing copied) when they do not fit.
+bool utf8_within(Napi::Value v, std::size_t* left, std::string* out) {
+  std::size_t length = 0;
+  if (napi_get_value_string_utf8(v.Env(), v, nullptr, 0, &length) != napi_ok || length > *left) {
+    return false;
+  }
+  *left -= length;
+  out->resize(length);
+  // The terminating NUL napi writes lands on the string's own terminator.
+  return napi_get_value_string_utf8(v.Env(), v, &(*out)[0], length + 1, &length) == napi_ok;
+}
+
+std::string over_budget(const char* what) {
+  return std::string(what) + " exceeds what one call may carry (" +
+         std::to_string(kMaxRequestText >> 20) + " MiB of text, " +
+         std::to_string(kMaxRequestData) + " bytes of data)";
+}
+
 struct Reader {
   Napi::Object obj;
+  Budget* budget;
   std::string problem;  // first marshalling problem met, if any
 
   Napi::Value get(const char* key) {
@@ -175,7 +205,9 @@ struct Reader {
       fail(std::string("operand '") + key + "' must be a string");
       return {};
     }
-    return v.As<Napi::String>().Utf8Value();
+    std::string out;
+    if (!utf8_within(v, &budget->text, &out)) fail(over_budget((std::string("operand '") + key + "'").c_str()));
+    return out;
   }
   bool boolean(const char* key) {
     Napi::Value v = get(key);
@@ -219,20 +251,27 @@ struct Reader {
         fail(std::string("operand '") + key + "' must be an array of strings");
         return {};
       }
-      out.push_back(e.As<Napi::String>().Utf8Value());
+      if (i >= kMaxListMembers) {
+        fail(std::string("operand '") + key + "' has more than " + std::to_string(kMaxListMembers) + " members");
+        return {};
+      }
+      std::string text;
+      if (!utf8_within(e, &budget->text, &text)) {
+        fail(over_budget((std::string("operand '") + key + "'").c_str()));
+        return {};
+      }
+      out.push_back(std::move(text));
     }
     return out;
   }
 };
 
-constexpr uint32_t kMaxListMembers = 100000;
-
-bool read_request(Napi::Value value, Request* r, std::string* problem) {
+bool read_request(Napi::Value value, Request* r, std::string* problem, Budget* budget) {
   if (!value.IsObject() || value.IsArray()) {
     *problem = "request must be an object";
     return false;
   }
-  Reader in{value.As<Napi::Object>(), {}};
+  Reader in{value.As<Napi::Object>(), budget, {}};
   bool present = false;
   int64_t op = in.integer("op", 0, static_cast<int64_t>(Op::Count) - 1, &present);
   if (!present) in.fail("missing or unknown operation");
@@ -262,9 +301,14 @@ bool read_request(Napi::Value value, Request* r, std::string* problem) {
     Napi::Value d = in.get("data");
     if (d.IsTypedArray() && d.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
       Napi::Uint8Array a = d.As<Napi::Uint8Array>();
-      r->data.assign(reinterpret_cast<const char*>(a.Data()), a.ByteLength());
+      if (a.ByteLength() > budget->data) {
+        in.fail(over_budget("operand 'data'"));
+      } else {
+        budget->data -= a.ByteLength();
+        r->data.assign(reinterpret_cast<const char*>(a.Data()), a.ByteLength());
+      }
     } else if (d.IsString()) {
-      r->data = d.As<Napi::String>().Utf8Value();
+      if (!utf8_within(d, &budget->data, &r->data)) in.fail(over_budget("operand 'data'"));
     } else {
       in.fail("operand 'data' must be a Uint8Array or a string");
     }
@@ -278,7 +322,7 @@ bool read_request(Napi::Value value, Request* r, std::string* problem) {
       for (uint32_t i = 0; i < a.Length() && in.problem.empty(); ++i) {
         Napi::Value e = element(a, i, "a list member", &in.problem);
         if (!e.IsObject()) { in.fail("plan member must be an object"); break; }
-        Reader m{e.As<Napi::Object>(), {}};
+        Reader m{e.As<Napi::Object>(), budget, {}};
         MkdirsEntry entry;
         entry.path = m.str("path", true);
         bool has = false;
@@ -298,7 +342,7 @@ bool read_request(Napi::Value value, Request* r, std::string* problem) {
       for (uint32_t i = 0; i < a.Length() && in.problem.empty(); ++i) {
         Napi::Value e = element(a, i, "a list member", &in.problem);
         if (!e.IsObject()) { in.fail("owned member must be an object"); break; }
-        Reader m{e.As<Napi::Object>(), {}};
+        Reader m{e.As<Napi::Object>(), budget, {}};
         OwnedDir entry;
         entry.path = m.str("path", true);
         std::string id = m.str("identity", true);
@@ -340,7 +384,7 @@ bool read_request(Napi::Value value, Request* r, std::string* problem) {
       for (uint32_t i = 0; i < a.Length() && in.problem.empty(); ++i) {
         Napi::Value e = element(a, i, "a list member", &in.problem);
         if (!e.IsObject()) { in.fail("testAfterPlan member must be an object"); break; }
-        Reader m{e.As<Napi::Object>(), {}};
+        Reader m{e.As<Napi::Object>(), budget, {}};
         HookStep step;
         std::string kind = m.str("kind", true);
         step.path = m.str("path", true);
@@ -371,7 +415,8 @@ bool path_only(Op op) {
   }
 }
 
-bool read_path_only(int op, Napi::Value path, bool recursive, Request* r, std::string* problem) {
+bool read_path_only(int op, Napi::Value path, bool recursive, Request* r, std::string* problem,
+                    Budget* budget) {
   if (op < 0 || op >= static_cast<int>(Op::Count) || !path_only(static_cast<Op>(op))) {
     *problem = "operation must be a path-only read";
     return false;
@@ -381,8 +426,38 @@ bool read_path_only(int op, Napi::Value path, bool recursive, Request* r, std::s
     return false;
   }
   r->op = static_cast<Op>(op);
-  r->path = path.As<Napi::String>().Utf8Value();
+  if (!utf8_within(path, &budget->text, &r->path)) {
+    *problem = over_budget("operand 'path'");
+    return false;
+  }
   r->recursive = recursive;
+  return true;
+}
+
+// The verifyRoot argument: `true` checks the root path's identity in the worker before the work
+// runs; a string checks the root path and that second spelling of the root (the extension's
+// logicalRoot). Anything else checks nothing.
+bool read_verify(Napi::Value v, std::string* alias) {
+  if (v.IsBoolean()) return v.As<Napi::Boolean>().Value();
+  if (!v.IsString()) return false;
+  std::size_t left = kMaxRequestText;
+  // An alias too long to be a path cannot name the root: checking "" would skip it, so keep a
+  // spelling that fails the check instead.
+  if (!utf8_within(v, &left, alias) || alias->empty()) *alias = std::string(1, '\0');
+  return true;
+}
+
+// An optional read limit argument: undefined leaves `*out` alone (0, the ceiling); otherwise an
+// integer in [1, kMaxContentBytes].
+bool byte_limit(Napi::Value v, std::uint64_t* out) {
+  if (v.IsUndefined()) return true;
+  if (!v.IsNumber()) return false;
+  double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= 1 && d <= static_cast<double>(kMaxContentBytes)) ||
+      d != static_cast<double>(static_cast<int64_t>(d))) {
+    return false;
+  }
+  *out = static_cast<std::uint64_t>(d);
   return true;
 }
 
@@ -426,7 +501,7 @@ struct CompactBatch {
   std::string scratch;
 
   // On the worker thread.
-  void run(const Root& root, const BatchLimits& limits, bool verify) {
+  void run(const Root& root, const BatchLimits& limits, bool verify, const std::string& alias) {
     std::size_t n = refused.size();
     at.assign(n, kNotPacked);
     length.assign(n, 0);
@@ -439,7 +514,8 @@ struct CompactBatch {
                                length[where[k]] = b->data.size();
                                scratch.append(b->data);
                                r = Result<pinnedfs::Value>(pinnedfs::Value{});
-                             });
+                             },
+                             alias);
     results.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
       results.emplace_back(refused[i] ? bad_argument("refused before the batch was sent") : Error{});
@@ -475,8 +551,9 @@ struct CompactBatch {
 Strategy parse_strategy(Napi::Value v, bool* ok) {
   *ok = true;
   if (v.IsUndefined()) return Strategy::Auto;
-  if (v.IsString()) {
-    std::string s = v.As<Napi::String>().Utf8Value();
+  std::size_t left = 16;  // longer than any strategy name: compared, never kept
+  std::string s;
+  if (v.IsString() && utf8_within(v, &left, &s)) {
     if (s == "auto") return Strategy::Auto;
     if (s == "openat2" || s == "kernel") return Strategy::Kernel;
     if (s == "walk") return Strategy::Walk;
@@ -591,21 +668,24 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     return rejected(env, refusal(Refusal::BadArgument, "execute", "", "root is closed", EBADF));
   }
 
-  // execute(request, verifyRoot) -> Promise<value>
+  // execute(request, verifyRoot: boolean | alias) -> Promise<value>
   Napi::Value execute(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!root_) return closed(env);
     auto request = std::make_shared<Request>();
     std::string problem;
-    if (!read_request(info[0], request.get(), &problem)) {
+    Budget budget;
+    if (!read_request(info[0], request.get(), &problem, &budget)) {
       return rejected(env, bad_argument(problem));
     }
     // A getter run while marshalling may have closed this very handle.
     if (!root_) return closed(env);
-    bool verify = info.Length() > 1 && info[1].IsBoolean() && info[1].As<Napi::Boolean>();
+    std::string alias;
+    bool verify = read_verify(info[1], &alias);
     std::shared_ptr<Root> root = root_;
     return PromiseJob<Result<pinnedfs::Value>>::start(
-        env, [root, request, verify]() { return pinnedfs::execute(*root, *request, verify); },
+        env,
+        [root, request, verify, alias]() { return pinnedfs::execute(*root, *request, verify, alias); },
         [](Napi::Env e, Napi::Promise::Deferred& d, Result<pinnedfs::Value>& r) {
           if (r.ok()) d.Resolve(value_to_js(e, r.value()));
           else d.Reject(error_to_js(e, r.error()));
@@ -626,8 +706,13 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
       return rejected(env, bad_argument("operand 'recursive' must be a boolean"));
     }
     bool recursive = info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
-    if (!read_path_only(static_cast<int>(op), info[1], recursive, request.get(), &problem)) {
+    Budget budget;
+    if (!read_path_only(static_cast<int>(op), info[1], recursive, request.get(), &problem, &budget)) {
       return rejected(env, bad_argument(problem));
+    }
+    if (!byte_limit(info[3], &request->max_bytes)) {
+      return rejected(env, bad_argument("read limit must be an integer from 1 to " +
+                                        std::to_string(kMaxContentBytes)));
     }
     std::shared_ptr<Root> root = root_;
     if (request->op == Op::ReadFile) {
@@ -659,7 +744,8 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
         });
   }
 
-  // readMany(ops: Uint8Array, paths: string[], recursive: Uint8Array, size, response, verifyRoot)
+  // readMany(ops: Uint8Array, paths: string[], recursive: Uint8Array, size, response, verifyRoot,
+  //          memberLimit)
   //   -> Promise<[failed: Uint8Array, values: Array]>
   // A batch of path-only reads in a compact encoding (no request objects to read property by
   // property), answered compactly: values[i] is member i's value, or its error when failed[i] is 1.
@@ -696,6 +782,11 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
                                         " members exceeds the limit of " +
                                         std::to_string(limits.size)));
     }
+    if (!byte_limit(info[6], &limits.member)) {
+      return rejected(env, bad_argument("member read limit must be an integer from 1 to " +
+                                        std::to_string(kMaxContentBytes)));
+    }
+    Budget budget;
     auto job = std::make_shared<CompactBatch>();
     job->requests.reserve(n);
     job->where.reserve(n);
@@ -714,7 +805,7 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
       // A member's getter may throw (taken back by element(), the member fails alone) or close
       // this very handle (checked once every member is read).
       Napi::Value path = element(paths, i, "a path", &problem);
-      if (!problem.empty() || !read_path_only(codes[i], path, rec[i] != 0, &r, &problem)) {
+      if (!problem.empty() || !read_path_only(codes[i], path, rec[i] != 0, &r, &problem, &budget)) {
         // A malformed member fails alone, as in batch().
         job->refused[i] = 1;
         job->problems.emplace_back(i, std::move(problem));
@@ -724,13 +815,14 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
       job->where.push_back(i);
     }
     if (!root_) return closed(env);
-    bool verify = info.Length() > 5 && info[5].IsBoolean() && info[5].As<Napi::Boolean>();
+    std::string alias;
+    bool verify = read_verify(info[5], &alias);
     std::shared_ptr<Root> root = root_;
     if (AddonData* data = env.GetInstanceData<AddonData>()) job->scratch = data->scratch.take();
     return PromiseJob<std::shared_ptr<CompactBatch>>::start(
         env,
-        [root, job, limits, verify]() {
-          job->run(*root, limits, verify);
+        [root, job, limits, verify, alias]() {
+          job->run(*root, limits, verify, alias);
           return job;
         },
         [](Napi::Env e, Napi::Promise::Deferred& d, std::shared_ptr<CompactBatch>& j) {
@@ -740,21 +832,25 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
         });
   }
 
-  // batch(requests, { size, response }, verifyRoot) -> Promise<Array<{ ok, value } | { ok, error }>>
+  // batch(requests, { size, response, member }, verifyRoot) -> Promise<Array<{ ok, value } | { ok, error }>>
   Napi::Value batch(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!root_) return closed(env);
     BatchLimits limits;
+    Budget budget;
     if (info.Length() > 1 && info[1].IsObject()) {
-      Reader l{info[1].As<Napi::Object>(), {}};
+      Reader l{info[1].As<Napi::Object>(), &budget, {}};
       bool has = false;
       int64_t size = l.integer("size", 0, 1 << 20, &has);
       if (has) limits.size = static_cast<std::size_t>(size);
       int64_t response = l.integer("response", 0, (1ll << 53), &has);
       if (has) limits.response = static_cast<uint64_t>(response);
+      int64_t member = l.integer("member", 1, static_cast<int64_t>(kMaxContentBytes), &has);
+      if (has) limits.member = static_cast<uint64_t>(member);
       if (!l.problem.empty()) return rejected(env, bad_argument("batch limits: " + l.problem));
     }
     if (!info[0].IsArray()) return rejected(env, bad_argument("batch requests must be an array"));
+    // One budget for every member: a batch copies no more than one request may.
     Napi::Array in = info[0].As<Napi::Array>();
     if (in.Length() > limits.size) {
       return rejected(env, bad_argument("batch of " + std::to_string(in.Length()) +
@@ -766,15 +862,16 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     auto problems = std::make_shared<std::vector<std::string>>(in.Length());
     for (uint32_t i = 0; i < requests->size(); ++i) {
       Napi::Value member = element(in, i, "a batch member", &(*problems)[i]);
-      if ((*problems)[i].empty()) read_request(member, &(*requests)[i], &(*problems)[i]);
+      if ((*problems)[i].empty()) read_request(member, &(*requests)[i], &(*problems)[i], &budget);
     }
     // A getter run while marshalling may have closed this very handle.
     if (!root_) return closed(env);
-    bool verify = info.Length() > 2 && info[2].IsBoolean() && info[2].As<Napi::Boolean>();
+    std::string alias;
+    bool verify = read_verify(info[2], &alias);
     std::shared_ptr<Root> root = root_;
     return PromiseJob<std::vector<Result<pinnedfs::Value>>>::start(
         env,
-        [root, requests, problems, limits, verify]() {
+        [root, requests, problems, limits, verify, alias]() {
           std::vector<Request> runnable;
           std::vector<std::size_t> where;
           for (std::size_t i = 0; i < requests->size(); ++i) {
@@ -783,7 +880,7 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
               where.push_back(i);
             }
           }
-          auto ran = execute_batch(*root, runnable, limits, verify);
+          auto ran = execute_batch(*root, runnable, limits, verify, {}, alias);
           std::vector<Result<pinnedfs::Value>> out;
           out.reserve(requests->size());
           for (std::size_t i = 0; i < requests->size(); ++i) out.emplace_back(Error{});
@@ -819,7 +916,9 @@ Napi::Value pin(const Napi::CallbackInfo& info) {
   bool ok = false;
   Strategy strategy = parse_strategy(info[1], &ok);
   if (!ok) return rejected(env, bad_argument("strategy must be 'auto', 'openat2' or 'walk'"));
-  std::string path = info[0].As<Napi::String>().Utf8Value();
+  Budget budget;
+  std::string path;
+  if (!utf8_within(info[0], &budget.text, &path)) return rejected(env, bad_argument(over_budget("root path")));
   return PromiseJob<Result<std::shared_ptr<Root>>>::start(
       env, [path, strategy]() { return Root::pin(path, strategy); },
       [](Napi::Env e, Napi::Promise::Deferred& d, Result<std::shared_ptr<Root>>& r) {
@@ -841,7 +940,9 @@ Napi::Value pin(const Napi::CallbackInfo& info) {
 Napi::Value identify(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsString()) return rejected(env, bad_argument("path must be a string"));
-  std::string path = info[0].As<Napi::String>().Utf8Value();
+  Budget budget;
+  std::string path;
+  if (!utf8_within(info[0], &budget.text, &path)) return rejected(env, bad_argument(over_budget("path")));
   return PromiseJob<Result<Identity>>::start(
       env, [path]() { return identify_path(path); },
       [](Napi::Env e, Napi::Promise::Deferred& d, Result<Identity>& r) {

@@ -155,3 +155,12 @@ export const fromNative = (u: unknown, path?: string): PinnedFsError => {
 /** A malformed-input error raised before anything reaches the addon. @internal */
 export const badArgument = (description: string, path = "", syscall = "validate"): PinnedFsError =>
   new PinnedFsError({ code: "EINVAL", errno: -22, syscall, path, refusal: "badargument", description })
+
+/**
+ * An answer larger than the caller's limit allows (`toolarge`, `BadArgument`), refused by the
+ * JavaScript layer: the native core makes the same refusal for content it reads.
+ *
+ * @internal
+ */
+export const tooLarge = (description: string, path = "", syscall = "read"): PinnedFsError =>
+  new PinnedFsError({ code: "EFBIG", errno: -27, syscall, path, refusal: "toolarge", description })
