@@ -35,6 +35,9 @@ namespace {
 // later call into a no-op: the answer is dropped, quietly, with the environment that would have
 // received it.
 
+// napi_no_external_buffers_allowed, which the N-API 8 headers do not name.
+constexpr int kNoExternalBuffers = 22;
+
 class Out {
  public:
   explicit Out(napi_env env) : env_(env) {}
@@ -97,6 +100,12 @@ class Out {
     napi_status st = napi_create_external_buffer(
         env_, owned->size(), owned->empty() ? nullptr : &(*owned)[0],
         [](napi_env, void*, void* hint) { delete static_cast<std::string*>(hint); }, owned, &v);
+    if (st == static_cast<napi_status>(kNoExternalBuffers)) {
+      // A runtime that forbids external buffers (a V8 sandbox): copy instead.
+      napi_value copy = buffer_copy(owned->data(), owned->size());
+      delete owned;
+      return copy;
+    }
     if (st != napi_ok) delete owned;
     return keep(st, v);
   }
