@@ -7,7 +7,9 @@
  * pinned once at `boundaryRoot` (cached, see `rootCache.ts`), its handle's identity must be
  * `rootIdentity`, and every request re-checks in the worker that the root path still names that
  * handle, so a workspace renamed away and replaced answers `Busy` (`workspace_identity_changed`)
- * instead of working on the stranger. Paths are resolved beneath the handle with no symbolic link
+ * instead of working on the stranger. A `logicalRoot` spelled differently is checked the same way
+ * in the same trip: paths are located under either spelling, so both must name the pinned root.
+ * Every read is bounded by `contentLimit`, as every write payload is. Paths are resolved beneath the handle with no symbolic link
  * followed, no `..` above the root, and no hard-linked file touched.
  *
  * @since 0.1.0

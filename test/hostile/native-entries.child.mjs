@@ -8,6 +8,7 @@
 import fc from "fast-check"
 import { loadAddon } from "../lifetime/addon.mjs"
 import { fdCount, makeTree } from "../lifetime/tree.mjs"
+import { promised } from "./promised.mjs"
 
 const seed = Number(process.argv[2] ?? Date.now() % 2 ** 31)
 const numRuns = Number(process.argv[3] ?? 200)
@@ -85,17 +86,6 @@ const checkError = (e, what) => {
   if (e.refusal === "badargument") stats.badArgument++
 }
 
-// An async native method must hand back a promise, never throw.
-const promised = (f, what) => {
-  let p
-  try {
-    p = f()
-  } catch (e) {
-    throw new Error(`${what} threw synchronously: ${e instanceof Error ? e.message : String(e)}`)
-  }
-  if (!(p instanceof Promise)) throw new Error(`${what} returned ${typeof p}, not a promise`)
-  return p
-}
 
 const runReadMany = async (strategy, c) => {
   const closing = JSON.stringify(c).includes("closes")
