@@ -24,4 +24,8 @@ constexpr std::size_t kNameOverhead = 32;
 constexpr std::size_t kMaxRequestText = std::size_t{64} << 20;
 constexpr std::size_t kMaxRequestData = static_cast<std::size_t>(kMaxContentBytes);
 
+// Most bytes of glob pattern text (the pattern, and its excludes together): the compiled matcher
+// grows with the text, and no real pattern comes near this.
+constexpr std::size_t kMaxPatternBytes = std::size_t{1} << 20;
+
 }  // namespace pinnedfs

@@ -422,6 +422,12 @@ bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
 
 Result<Value> glob(const Root& root, const Request& request) {
   if (has_nul(request.pattern)) return bad_argument("glob pattern contains a NUL byte");
+  std::size_t text = request.pattern.size();
+  for (const std::string& e : request.exclude) text += e.size();
+  if (text > kMaxPatternBytes) {
+    return bad_argument("glob pattern and excludes exceed " + std::to_string(kMaxPatternBytes) +
+                        " bytes");
+  }
   for (const std::string& e : request.exclude) {
     if (has_nul(e)) return bad_argument("glob exclude pattern contains a NUL byte");
   }
