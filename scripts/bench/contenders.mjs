@@ -3,6 +3,7 @@
 import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
+import { rereadNode, rereadPinned } from "./reread.mjs"
 
 const dist = new URL("../../dist/", import.meta.url)
 const load = (rel) => import(new URL(rel, dist).href)
@@ -38,6 +39,7 @@ export const nodeFs = (root) => {
     readDirectory: (rel) => fsp.readdir(abs(rel)),
     mkdirp: (rel) => fsp.mkdir(abs(rel), { recursive: true }),
     removeTree: (rel) => fsp.rm(abs(rel), { recursive: true }),
+    rereadEnvelope: rereadNode(root),
     close: () => {}
   }
 }
@@ -74,6 +76,7 @@ export const pinnedRoot = async (root, strategy) => {
     },
     mkdirp: (rel) => r.makeDirectory(rel, { recursive: true }),
     removeTree: (rel) => r.remove(rel, { recursive: true }),
+    rereadEnvelope: rereadPinned(root, r),
     close: () => r.close()
   }
 }
