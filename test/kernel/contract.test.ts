@@ -203,6 +203,37 @@ describe("FileSystemBatch trips (test double)", () => {
     }))
 })
 
+describe.each(hosts.filter((h) => h !== testDouble))("FileSystemBatch trips ($name)", (host) => {
+  // The executor's own limit, not the double's: at 256 members the batch once took three trips.
+  it.effect("a batch of the executor's full size costs two executor trips (one over a host that does not resolve)", () =>
+    Effect.gen(function*() {
+      const s = scratch()
+      const log: Array<string> = []
+      const counted = Layer.effect(
+        FileSystem.FileSystem,
+        Effect.map(Effect.service(FileSystem.FileSystem), (fs) => {
+          const atomic = (fs as KernelFileSystem.AtomicHostFileSystem)[KernelFileSystem.AtomicFileSystemTypeId]
+          return KernelFileSystem.withAtomicFileSystem({ ...fs }, {
+            ...atomic,
+            execute: (request) => Effect.suspend(() => (log.push(request.operation), atomic.execute(request)))
+          })
+        })
+      ).pipe(Layer.provide(host.make().layer))
+      const { names, response } = yield* Effect.gen(function*() {
+        const batch = yield* FileSystemBatch.FileSystemBatch
+        const names = Array.from({ length: batch.maxSize }, (_, i) => `f${i}.txt`)
+        s.make(Object.fromEntries(names.map((n) => [n, n])))
+        log.length = 0
+        const response = yield* batch.execute(names.map((path) => ({ operation: "readFileString" as const, path })))
+        return { names, response }
+      }).pipe(Effect.provide(FileSystemBatch.layer.pipe(Layer.provideMerge(kernelLayer(counted, s.root, allowAll(s.root))))))
+      expect(names.length).toBe(256)
+      expect(response.entries.length).toBe(256)
+      expect(response.entries.every((e) => e.result._tag === "Success")).toBe(true)
+      expect(log).toEqual(host.noFollow ? ["batch", "batch"] : ["batch"])
+    }))
+})
+
 describe("a client's own grant store", () => {
   // The client's store fails with its own error classes; the kernel must understand them and hand
   // them back unchanged.
