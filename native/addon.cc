@@ -3,6 +3,7 @@
 // No file-system logic lives here.
 #include <napi.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include "core/request.h"
 #include "core/root.h"
 #include "core/value.h"
+#include "ops/confine.h"
 
 namespace pinnedfs {
 namespace {
@@ -566,6 +568,7 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
                         InstanceMethod<&RootHandle::call>("call"),
                         InstanceMethod<&RootHandle::batch>("batch"),
                         InstanceMethod<&RootHandle::readMany>("readMany"),
+                        InstanceMethod<&RootHandle::confine>("confine"),
                         InstanceMethod<&RootHandle::close>("close")});
   }
 
@@ -798,6 +801,38 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
           }
           d.Resolve(a);
         });
+  }
+
+  // confine(request: Uint8Array) -> [Promise<Buffer>, cancel()]: a pinnedfs/confine program
+  // (ops/confine.h), bytes in and bytes out. Descriptors the answer names become the caller's when
+  // the promise settles; an answer never delivered closes them.
+  Napi::Value confine(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto cancel = std::make_shared<std::atomic<bool>>(false);
+    auto pair = [&](Napi::Value promise) {
+      Napi::Array out = Napi::Array::New(env, 2);
+      out.Set(0u, promise);
+      out.Set(1u, Napi::Function::New(env, [cancel](const Napi::CallbackInfo& i) -> Napi::Value {
+                cancel->store(true);
+                return i.Env().Undefined();
+              }, "cancel"));
+      return out;
+    };
+    if (!root_) return pair(closed(env));
+    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+      return pair(rejected(env, bad_argument("confine(request: Uint8Array)")));
+    }
+    Napi::Uint8Array a = info[0].As<Napi::Uint8Array>();
+    auto bytes = std::make_shared<std::string>(reinterpret_cast<const char*>(a.Data()), a.ByteLength());
+    std::shared_ptr<Root> root = root_;
+    return pair(PromiseJob<Result<confine::Answer>>::start(
+        env, [root, bytes, cancel]() { return confine::run(*root, *bytes, cancel.get()); },
+        [](Napi::Env e, Napi::Promise::Deferred& d, Result<confine::Answer>& r) {
+          if (!r.ok()) return void(d.Reject(error_to_js(e, r.error())));
+          Napi::Value answer = Napi::Buffer<char>::Copy(e, r.value().bytes.data(), r.value().bytes.size());
+          for (Fd& fd : r.value().fds) fd.release();
+          d.Resolve(answer);
+        }));
   }
 
   Napi::Value close(const Napi::CallbackInfo& info) {

@@ -8,6 +8,7 @@
 import { createRequire } from "node:module"
 import { Command, CommanderError } from "commander"
 import { registerFix } from "./fix.ts"
+import { registerRun } from "./run.ts"
 
 const { version } = createRequire(import.meta.url)("../../package.json") as { version: string }
 
@@ -18,6 +19,7 @@ const program = new Command("pinnedfs")
   .exitOverride()
 
 registerFix(program)
+registerRun(program)
 
 try {
   await program.parseAsync(process.argv)

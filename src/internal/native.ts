@@ -47,6 +47,12 @@ export interface NativeRootHandle {
     response: number,
     verifyRoot?: boolean
   ): Promise<[Uint8Array, Array<unknown>]>
+  /**
+   * A pinnedfs/confine program (discover or hold) in its byte form; answers the byte form and a
+   * function that cancels the program between directories. Descriptors an answer names are the
+   * caller's to close.
+   */
+  confine(request: Uint8Array): [Promise<Buffer>, () => void]
   close(): void
 }
 

@@ -38,12 +38,21 @@ describe("pinnedfs (the bin)", () => {
     const top = await pinnedfs(["--help"])
     expect(top.code).toBe(0)
     expect(top.stdout).toMatch(/fix \[options\] <command\.\.\.>/)
+    expect(top.stdout).toMatch(/run \[options\] <command> \[args\.\.\.\]/)
     const help = await pinnedfs(["fix", "--help"])
     expect(help.code).toBe(0)
     expect(help.stdout).toMatch(/Usage: pinnedfs fix \[options\] --scope <glob> \[--scope <glob>\]\.\.\. -- <command> \[args\.\.\.\]/)
     for (const text of ["--workspace <dir>", "--scope <glob>", "--may-create <glob>", "appended", "Exits 1 when", "cannot stop or see"]) {
       expect(help.stdout).toContain(text)
     }
+  })
+
+  it("run is registered beside fix: a confined command runs and its status is the bin's", async () => {
+    const s = scratch()
+    s.make({ "src/a.ts": "a\n" })
+    const r = await pinnedfs(["run", "--workspace", s.root, "--", "/bin/sh", "-c", "echo b > src/b.ts; exit 7"], { cwd: s.root })
+    expect([r.code, r.stderr]).toEqual([7, ""])
+    expect(disk(s, "src/b.ts")).toBe("b\n")
   })
 
   it("--version prints the package's version", async () => {

@@ -1,6 +1,6 @@
 /**
- * The façade and the re-read under a racing attacker: while a worker thread swaps a workspace
- * directory for a link to an outside tree with the same names, an in-process fixer reads and
+ * The façade and the re-read under a racing attacker: while the native attacker exchanges a
+ * workspace directory with a link to an outside tree with the same names, an in-process fixer reads and
  * rewrites a file in that directory and the re-read reconciles it. A lexical pre-walk (check the
  * components, then use the path) loses this race; pinnedfs checks and uses on one descriptor.
  * Bounded in swaps, time and rounds. Under both resolve strategies.
@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { acquire, approveAll, type Capability, Plan, Step } from "../../src/dev/index.ts"
-import { snapshot, startSwapper } from "../support/attacker.ts"
+import { raceRounds, snapshot } from "../support/attacker.ts"
 import { strategies } from "../support/strategies.ts"
 import { openPolicy, setup } from "./support/workspace.ts"
 
@@ -41,22 +41,24 @@ describe.each(strategies)("dev pipeline under a directory/link swap (%s)", (stra
         }
       }
     }
-    const attack = startSwapper([
-      [s.abs("src/sub"), s.abs("sub.aside")],
-      [s.abs("lnk"), s.abs("src/sub")],
-      [s.abs("src/sub"), s.abs("lnk")],
-      [s.abs("sub.aside"), s.abs("src/sub")]
-    ], { maxSwaps: 100_000, maxMs: 3000 })
-    let rounds = 0
-    while (!attack.done() && rounds < 400) {
-      rounds++
-      await Plan.run([Step.fix("f", fixer)], { root, workspace: ws, policy: openPolicy, gate: approveAll })
-      for (const p of ws.paths()) seen.push(ws.get(p)!)
-    }
-    const { swaps } = await attack.finished
-    console.log(`dev race (${strategy}): ${rounds} rounds, ${swaps} swaps, reads ${JSON.stringify(reads)}`)
-    expect(swaps).toBeGreaterThan(0)
-    expect(rounds).toBeGreaterThan(0)
+    // src/sub flips between the real directory and the link, exchanged atomically by the native
+    // attacker while each round runs, and put back between rounds.
+    const race = await raceRounds({
+      pairs: [[s.abs("src/sub"), s.abs("lnk")]],
+      maxRounds: 400,
+      maxMs: 3000,
+      reset: () => {},
+      round: () => Plan.run([Step.fix("f", fixer)], { root, workspace: ws, policy: openPolicy, gate: approveAll }),
+      inspect: () => {
+        for (const p of ws.paths()) seen.push(ws.get(p)!)
+      }
+    })
+    // The attack was live: exchanges the kernel did, and reads that met the link and were refused.
+    expect(race.swaps).toBeGreaterThan(0)
+    expect(race.rounds).toBeGreaterThan(0)
+    expect(reads.refused, JSON.stringify(reads)).toBeGreaterThan(0)
+    // And the fixer read through the façade between the exchanges.
+    expect(reads.ok, JSON.stringify(reads)).toBeGreaterThan(0)
     expect(seen.some((t) => t.includes("TOP SECRET"))).toBe(false)
     expect(outsideText()).toBe("TOP SECRET outside\n")
     expect(snapshot(s.outside)).toEqual(before)
