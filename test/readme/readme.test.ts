@@ -103,15 +103,19 @@ const blocks = (text: string): Array<Block> => {
   return out
 }
 
-/** package.json's exports as specifier -> source file: "pinnedfs/effect" -> src/effect/index.ts. */
+/**
+ * package.json's exports as specifier -> source file: "pinnedfs/effect" -> src/effect/index.ts.
+ * `types` names the implementation; `default` may be an entry point that checks optional peers and
+ * then loads the compiled implementation (src/entry), which has no source form to run.
+ */
 const sources = (() => {
   const pkg = JSON.parse(fs.readFileSync(path.join(repo, "package.json"), "utf8")) as {
     readonly name: string
-    readonly exports: Record<string, string | { readonly default?: string }>
+    readonly exports: Record<string, string | { readonly types?: string; readonly default?: string }>
   }
   const out = new Map<string, string>()
   for (const [sub, target] of Object.entries(pkg.exports)) {
-    const file = typeof target === "string" ? target : target.default
+    const file = typeof target === "string" ? target : (target.types?.replace(/\.d\.ts$/, ".js") ?? target.default)
     if (!file?.startsWith("./dist/") || !file.endsWith(".js")) continue
     const source = path.join(repo, "src", file.slice("./dist/".length).replace(/\.js$/, ".ts"))
     out.set(sub === "." ? pkg.name : `${pkg.name}/${sub.slice(2)}`, source)
