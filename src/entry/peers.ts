@@ -39,10 +39,11 @@ export const loadWithPeers = <A>(options: {
     const manifest = require("../../package.json") as Manifest
     const install = missing.map(({ name }) => `${name}@"${manifest.peerDependencies?.[name] ?? "latest"}"`)
     const names = missing.map(({ name }) => name).join(" and ")
+    const one = missing.length === 1
     throw new Error(
-      `${options.entry} needs ${names}, optional peer dependenc${missing.length === 1 ? "y" : "ies"} of ` +
-        `pinnedfs that ${missing.length === 1 ? "is" : "are"} not installed. Install ` +
-        `${missing.length === 1 ? "it" : "them"} beside pinnedfs: npm install ${install.join(" ")}`,
+      `${options.entry} needs ${names}, ${one ? "an optional peer dependency" : "optional peer dependencies"} of ` +
+        `pinnedfs that ${one ? "is" : "are"} not installed. Install ${one ? "it" : "them"} beside pinnedfs: ` +
+        `npm install ${install.join(" ")}`,
       { cause: missing[0]!.cause }
     )
   }
