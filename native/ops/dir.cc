@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "../core/limits.h"
 #include "dir_list.h"
 #include "ops.h"
 
@@ -47,7 +48,11 @@ class Lister {
     std::vector<DirEntry> entries;
     auto listed = lister_.list(dirfd, shown(prefix), entries);
     if (!listed.ok()) return listed;
-    for (const DirEntry& e : entries) names_.push_back(join(prefix, e.name));
+    for (const DirEntry& e : entries) {
+      names_.push_back(join(prefix, e.name));
+      bytes_ += names_.back().size() + kNameOverhead;
+      if (bytes_ > kMaxListingBytes) return too_many_names(shown(prefix));
+    }
     if (!recursive_) return ok_status();
     for (const DirEntry& e : entries) {
       std::string rel = join(prefix, e.name);
@@ -106,6 +111,7 @@ class Lister {
   bool recursive_;
   DirLister lister_;
   std::vector<std::string> names_;
+  std::size_t bytes_ = 0;  // of names_, counted as kMaxListingBytes counts them
 };
 
 }  // namespace

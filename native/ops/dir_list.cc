@@ -1,13 +1,29 @@
 // DirLister over the platform's DirectoryReader: one listing code path for every platform.
 #include "dir_list.h"
 
+#include "../core/limits.h"
+
 namespace pinnedfs {
+
+Error too_many_names(const std::string& shown_path) {
+  return refusal(Refusal::TooLarge, "getdents64", shown_path,
+                 "listing exceeds " + std::to_string(kMaxListingBytes >> 20) +
+                     " MiB of names: refused rather than held in memory",
+                 EFBIG);
+}
 
 Status DirLister::list(int dirfd, const std::string& shown_path, std::vector<DirEntry>& out) {
   DirectoryReader reader(dirfd, buffer);
   std::string_view name;
   unsigned char type = 0;
-  while (reader.next(&name, &type)) out.push_back(DirEntry{std::string(name), entry_kind(type)});
+  std::size_t bytes = 0;
+  while (reader.next(&name, &type)) {
+    // One directory's entries are sized by the disk: bounded, so a directory made huge on purpose
+    // is a refusal, never an allocation that aborts the process.
+    bytes += name.size() + kNameOverhead;
+    if (bytes > kMaxListingBytes) return too_many_names(shown_path);
+    out.push_back(DirEntry{std::string(name), entry_kind(type)});
+  }
   if (reader.error() != 0) {
     Error e = sys_error(reader.error(), "getdents64", shown_path);
     if (reader.error() == EIO) e.description = "the kernel returned a malformed directory record";

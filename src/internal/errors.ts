@@ -164,3 +164,12 @@ export const badArgument = (description: string, path = "", syscall = "validate"
  */
 export const permissionDenied = (description: string, path: string, syscall: string): PinnedFsError =>
   new PinnedFsError({ code: "EACCES", errno: -13, syscall, path, description, reason: "PermissionDenied" })
+
+/**
+ * An answer larger than the caller's limit allows (`toolarge`, `BadArgument`), refused by the
+ * JavaScript layer: the native core makes the same refusal for content it reads.
+ *
+ * @internal
+ */
+export const tooLarge = (description: string, path = "", syscall = "read"): PinnedFsError =>
+  new PinnedFsError({ code: "EFBIG", errno: -27, syscall, path, refusal: "toolarge", description })

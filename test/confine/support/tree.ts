@@ -7,13 +7,10 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, expect } from "vitest"
+import { expect } from "vitest"
 import { ConfinementError, type PreparedLaunch } from "../../../src/confine/index.ts"
+import { registerScratch } from "../../support/tree.ts"
 
-const made: Array<string> = []
-afterAll(() => {
-  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
-})
 
 export interface SandboxTree {
   readonly base: string
@@ -28,7 +25,7 @@ export interface SandboxTree {
 
 export const sandboxTree = (): SandboxTree => {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-confine-test-"))
-  made.push(base)
+  registerScratch(base) // removed after the test; its descriptors are the ones leak checks count
   fs.chmodSync(base, 0o755)
   const ws = path.join(base, "ws")
   const home = path.join(base, "home")
