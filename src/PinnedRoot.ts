@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import { isAbsolute, resolve } from "node:path"
 import { TextDecoder } from "node:util"
 import { badArgument, fromNative, PinnedFsError } from "./internal/errors.ts"
 import { native, type NativeRequest, type NativeRootHandle } from "./internal/native.ts"
@@ -203,6 +204,9 @@ const decoder = (encoding: unknown): TextDecoder => {
   }
 }
 
+/** Only {@link PinnedRoot.open} holds this, so only it can construct a root. */
+const opening: unique symbol = Symbol("PinnedRoot.open")
+
 /**
  * A pinned root directory. Create one with {@link PinnedRoot.open}; close it when done (operations
  * already in flight finish first: the handle is reference-counted).
@@ -211,7 +215,7 @@ const decoder = (encoding: unknown): TextDecoder => {
  * @category constructors
  */
 export class PinnedRoot {
-  /** The path the root was opened with. */
+  /** The path the root was opened with, made absolute against the working directory of that call. */
   readonly path: string
   /** `"dev:ino"` of the pinned directory, decimal from 64-bit values. */
   readonly identity: string
@@ -227,9 +231,14 @@ export class PinnedRoot {
   /** The largest `readLimit` there is: 2 GiB - 1, Node's own `fs.readFile` ceiling. */
   static readonly maxReadLimit: number = maxReadLimit
 
-  private constructor(handle: NativeRootHandle, readLimit: number) {
+  private constructor(token: typeof opening, handle: NativeRootHandle, readLimit: number, path: string) {
+    // TypeScript keeps `new` out of reach; plain JavaScript does not, and would otherwise fail
+    // later on a missing handle with a message about `undefined`.
+    if (token !== opening) {
+      throw new TypeError("PinnedRoot cannot be created with `new`: use `await PinnedRoot.open(directory)`")
+    }
     this.handle = handle
-    this.path = handle.path
+    this.path = path
     this.identity = handle.identity
     this.strategy = handle.strategy
     this.readLimit = readLimit
@@ -247,7 +256,10 @@ export class PinnedRoot {
     }
     const readLimit = options?.readLimit === undefined ? defaultReadLimit : readLimitOf(options.readLimit, "readLimit")
     try {
-      return new PinnedRoot(await native.pin(dir, strategy), readLimit)
+      // Recorded absolute, from the working directory at the call: a relative label would change
+      // meaning whenever the process changes directory, while the pinned handle never does.
+      const shown = isAbsolute(dir) ? dir : resolve(dir)
+      return new PinnedRoot(opening, await native.pin(dir, strategy), readLimit, shown)
     } catch (u) {
       throw fromNative(u, dir)
     }
