@@ -8,6 +8,7 @@
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -17,7 +18,7 @@ const repo = path.resolve(import.meta.dirname, "..", "..")
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-consumer-"))
 const full = path.join(scratch, "full")
 const bare = path.join(scratch, "bare")
-afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }))
+afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }), 300_000)
 
 let cold = ""
 let tarballPath = ""
@@ -206,11 +207,32 @@ export const values = [NodeAtomicFileSystem, withAtomicFileSystem, FileSystemBat
     expect(r.stdout.trim()).toBe("function")
   })
 
-  it("is refused on Windows by npm itself (os)", (ctx) => {
+  // npm's --os only steers optional dependencies; a required one is checked against the platform
+  // npm runs on. So: npm's own check (npm-install-checks, as npm bundles it) over the manifest as
+  // installed says EBADPLATFORM for Windows, and an install that takes pinnedfs as an optional
+  // dependency for --os=win32 leaves it out while the same install for linux takes it.
+  it("is refused on Windows by npm itself (os)", { timeout: 600_000 }, (ctx) => {
     if (cold) ctx.skip()
-    const r = install(path.join(scratch, "windows"), tarballPath, {}, "offline", ["--ignore-scripts", "--os=win32"])
-    expect(r.ok).toBe(false)
-    expect(r.output).toContain("EBADPLATFORM")
+    const root = spawnSync("npm", ["root", "-g"], { encoding: "utf8" }).stdout.trim()
+    const checks = createRequire(path.join(root, "npm", "package.json"))("npm-install-checks") as {
+      checkPlatform: (pkg: unknown, force: boolean, environment: { os: string; cpu: string; libc?: string }) => void
+    }
+    const manifest = JSON.parse(fs.readFileSync(path.join(full, "node_modules", "pinnedfs", "package.json"), "utf8"))
+    expect(manifest.os).toEqual(["linux", "darwin"])
+    expect(() => checks.checkPlatform(manifest, false, { os: "win32", cpu: "x64" })).toThrow(expect.objectContaining({ code: "EBADPLATFORM" }))
+    expect(() => checks.checkPlatform(manifest, false, { os: "linux", cpu: "x64", libc: "glibc" })).not.toThrow()
+    expect(() => checks.checkPlatform(manifest, false, { os: "darwin", cpu: "arm64" })).not.toThrow()
+    for (const [platform, taken] of [["win32", false], ["linux", true]] as const) {
+      const dir = path.join(scratch, `optional-${platform}`)
+      fs.mkdirSync(dir, { recursive: true })
+      fs.writeFileSync(
+        path.join(dir, "package.json"),
+        JSON.stringify({ name: "pinnedfs-optional", private: true, optionalDependencies: { pinnedfs: `file:${tarballPath}` } })
+      )
+      const r = spawnSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", `--os=${platform}`], { cwd: dir, encoding: "utf8" })
+      expect(r.status, `${r.stdout}${r.stderr}`).toBe(0)
+      expect(fs.existsSync(path.join(dir, "node_modules", "pinnedfs", "package.json"))).toBe(taken)
+    }
   })
 
   it("without the optional peers, pinnedfs and pinnedfs/dev load and the Effect entry points say what to install", (ctx) => {
