@@ -29,8 +29,9 @@ const versionOf = (node: string): string => {
 }
 const nodes = [
   { line: `running (${process.version})`, path: process.execPath },
-  { line: "22", path: "/opt/node22/package/bin/node" },
-  { line: "24", path: "/opt/node24/package/bin/node" }
+  // .ci/run names the Node binaries it fetched from the registry; a development machine has /opt's.
+  { line: "22", path: process.env["PINNEDFS_TEST_NODE22"] ?? "/opt/node22/package/bin/node" },
+  { line: "24", path: process.env["PINNEDFS_TEST_NODE24"] ?? "/opt/node24/package/bin/node" }
 ]
 
 interface Figures {
