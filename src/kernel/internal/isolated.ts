@@ -2,8 +2,7 @@
  * Whole-filesystem isolation attestations: a volume that cannot address the host file system at
  * all (an in-memory browser or test volume) may stand in for a descriptor-relative executor. Its
  * executor is a table of handlers, one per wire operation, each calling the volume's own method.
- *
- * @internal
+ * Only `AtomicHandlers` is public (through `pinnedfs/kernel`); the rest is the kernel's own.
  */
 import { Effect, type FileSystem, type PlatformError } from "effect"
 import {
@@ -19,9 +18,10 @@ import { FileSystemFault } from "../Fault.ts"
 
 /**
  * One handler per operation, each receiving its own request and answering its own result. A table
- * missing an operation does not compile.
+ * missing an operation does not compile. Public through `pinnedfs/kernel`: a client builds the
+ * executor of an isolated volume from one.
  *
- * @internal
+ * @since 0.1.0
  */
 export type AtomicHandlers = {
   readonly [K in keyof AtomicResults]: (
