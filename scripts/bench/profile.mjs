@@ -1,3 +1,8 @@
+// node [--cpu-prof] scripts/bench/profile.mjs node|pr|ext|proto awaited|flight [count]
+//
+// One contender reading the depth-8 file `count` times, awaited or 256 in flight, for a CPU profile
+// (node --cpu-prof) of where one read's time goes: node:fs/promises, PinnedRoot, the extension's
+// execute readFile, or the client protocol (resolve, resolve, read through execute).
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 const { Effect } = await import("effect")
