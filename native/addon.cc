@@ -889,8 +889,9 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
         [](Out& out, EnvState&, Result<pinnedfs::Value>& r) { return value_or_error(out, r); }));
   }
 
-  // call(op, path, recursive) -> Promise<value>: the hot path for the path-only reads. Same core
-  // call as execute(), without reading a dozen named properties off a request object.
+  // call(op, path, recursive, limit, verifyRoot) -> Promise<value>: the hot path for the path-only
+  // reads. Same core call as execute(), without reading a dozen named properties off a request
+  // object; verifyRoot as execute()'s.
   Napi::Value call(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!root_) return closed(env);
@@ -911,14 +912,16 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
       return rejected(env, bad_argument("read limit must be an integer from 1 to " +
                                         std::to_string(kMaxContentBytes)));
     }
+    std::string alias;
+    bool verify = read_verify(info[4], &alias);
     std::shared_ptr<Root> root = root_;
     if (request->op == Op::ReadFile) {
       auto buffer = std::make_shared<std::string>();
       if (state_) *buffer = state_->reads.take();
       return js(env, PromiseJob<Result<pinnedfs::Value>>::start(
           env,
-          [root, request, buffer]() {
-            return pinnedfs::execute_read(*root, *request, std::move(*buffer));
+          [root, request, buffer, verify, alias]() {
+            return pinnedfs::execute_read(*root, *request, std::move(*buffer), verify, alias);
           },
           [](Out& out, EnvState& state, Result<pinnedfs::Value>& r) {
             Settled s = value_or_error(out, r);
@@ -929,7 +932,7 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
           }));
     }
     return js(env, PromiseJob<Result<pinnedfs::Value>>::start(
-        env, [root, request]() { return pinnedfs::execute(*root, *request, false); },
+        env, [root, request, verify, alias]() { return pinnedfs::execute(*root, *request, verify, alias); },
         [](Out& out, EnvState&, Result<pinnedfs::Value>& r) { return value_or_error(out, r); }));
   }
 

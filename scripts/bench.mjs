@@ -1,5 +1,11 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick] [-- --json FILE]
+// npm run bench [-- --quick] [-- --json FILE] [-- --only ID,ID,...] [-- --contenders NAME,NAME,...]
+//
+// --only keeps the named scenarios (and the event-loop flood when "flood" is named, syscall counts
+// when "strace" is; the confinement
+// and memory figures only in a run without --only); --contenders keeps the contenders whose name
+// starts with one of the given names. Both are for repeating a few rows; the README table comes
+// from a full run.
 //
 // One run, every contender side by side on the same fresh trees: warm-up, several rounds, medians.
 // Prints a markdown table (ops/s, ratio to node:fs/promises and to the path-based fallback, file
@@ -13,7 +19,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { eventLoopDelay, measure, pool } from "./bench/measure.mjs"
+import { eventLoopDelay, measureSideBySide, pool } from "./bench/measure.mjs"
 import { contenderNames, makeContender } from "./bench/registry.mjs"
 import { manyFiles, scenarios } from "./bench/scenarios.mjs"
 import { straceAvailable, syscallsPerOp } from "./bench/syscalls.mjs"
@@ -31,8 +37,15 @@ if (!fs.existsSync(path.join(repo, "dist", "index.js"))) {
   process.exit(1)
 }
 
+const listArg = (name) => {
+  const at = argv.indexOf(name)
+  return at >= 0 ? (argv[at + 1] ?? "").split(",").filter((x) => x !== "") : undefined
+}
+const only = listArg("--only")
+const contenderFilter = listArg("--contenders")
 const QUICK_SCENARIOS = new Set(["read-4k-d1", "read-4k-d8", "stat", "reads-256-concurrent", "reads-256-batch", "glob-10k"])
-const chosen = scenarios.filter((s) => !quick || QUICK_SCENARIOS.has(s.id))
+const chosen = scenarios.filter((s) => (only ? only.includes(s.id) : !quick || QUICK_SCENARIOS.has(s.id)))
+const flood = only === undefined || only.includes("flood")
 const trees = makeTrees(quick ? { globFiles: 2_000 } : {})
 const rows = []
 const notes = []
@@ -63,6 +76,7 @@ const runFloor = (bin, op, rel) => {
 const main = async () => {
   const contenders = []
   for (const [name, strategy] of contenderNames) {
+    if (contenderFilter && !contenderFilter.some((f) => name.startsWith(f))) continue
     try {
       contenders.push(await makeContender(name, trees.root, strategy))
     } catch (e) {
@@ -71,31 +85,27 @@ const main = async () => {
   }
 
   for (const s of chosen) {
+    const runners = []
     for (const c of contenders) {
       if (typeof c[s.needs] !== "function") continue
       const u = s.unit(c, trees)
-      const unit = typeof u === "function" ? u : u.run
-      const before = typeof u === "function" ? undefined : u.before
-      log(`  ${s.id} / ${c.name} (${c.strategy})`)
-      let opsPerSec
-      let cpuUsPerOp
-      try {
-        ;({ opsPerSec, cpuUsPerOp } = await measure(unit, {
-          opsPerUnit: s.ops ?? 1,
-          rounds: quick ? 3 : (s.rounds ?? 5),
-          minMs: quick ? 100 : (s.minMs ?? 200),
-          warmupMs: s.warmupMs ?? (quick ? 50 : 100),
-          before
-        }))
-      } catch (e) {
-        failures.push(`${s.id} / ${c.name} (${c.strategy}) failed: ${e.message}`)
-        continue
-      }
-      rows.push({ scenario: s.id, title: s.title, contender: c.name, strategy: c.strategy, opsPerSec, cpuUsPerOp })
+      runners.push({ c, unit: typeof u === "function" ? u : u.run, before: typeof u === "function" ? undefined : u.before })
     }
+    log(`  ${s.id}: ${runners.map((r) => `${r.c.name} (${r.c.strategy})`).join(", ")}`)
+    const results = await measureSideBySide(runners, {
+      opsPerUnit: s.ops ?? 1,
+      rounds: quick ? 3 : (s.rounds ?? 5),
+      minMs: quick ? 100 : (s.minMs ?? 200),
+      warmupMs: s.warmupMs ?? (quick ? 50 : 100)
+    })
+    results.forEach((x, i) => {
+      const c = runners[i].c
+      if (x.error) failures.push(`${s.id} / ${c.name} (${c.strategy}) failed: ${x.error.message}`)
+      else rows.push({ scenario: s.id, title: s.title, contender: c.name, strategy: c.strategy, opsPerSec: x.opsPerSec, cpuUsPerOp: x.cpuUsPerOp })
+    })
   }
 
-  const bin = floorBinary()
+  const bin = chosen.some((x) => x.floor) ? floorBinary() : undefined
   if (bin) {
     for (const s of chosen.filter((x) => x.floor)) {
       const [op, rel] = s.floor
@@ -117,8 +127,10 @@ const main = async () => {
   }
 
   // Syscalls per operation.
-  if (straceAvailable()) {
-    const traced = quick ? ["read-4k-d1", "read-4k-d8"] : ["read-4k-d1", "read-4k-d8", "stat", "write-4k", "readdir-1000", "reads-256-batch", "mkdirs-8"]
+  if (only !== undefined && !only.includes("strace")) {
+    // A partial run counts syscalls only when asked (`--only …,strace`).
+  } else if (straceAvailable()) {
+    const traced = quick ? ["read-4k-d1", "read-4k-d8"] : ["read-4k-d1", "read-4k-d8", "protocol-read-d8", "stat", "exists", "write-4k", "readdir-1000", "reads-256-batch", "mkdirs-8"]
     for (const r of rows) {
       if (!traced.includes(r.scenario) || r.contender.startsWith("floor")) continue
       const s = scenarios.find((x) => x.id === r.scenario)
@@ -139,7 +151,7 @@ const main = async () => {
   const floodCount = quick ? 2_000 : 10_000
   // The synchronous contender is left out: it blocks the loop for the whole flood, so the
   // histogram (which samples only when the loop runs) would show nothing at all.
-  for (const c of contenders.filter((x) => !x.blocking)) {
+  for (const c of contenders.filter((x) => !x.blocking && flood)) {
     if (typeof c.readFile !== "function") continue
     const d = await eventLoopDelay(() => pool(floodCount, 256, (i) => c.readFile(manyFiles[i % 256])))
     loop.push({ contender: c.name, strategy: c.strategy, ...d })
@@ -147,7 +159,7 @@ const main = async () => {
   const memOps = quick ? 50_000 : 1_000_000
   const pr = contenders.find((c) => c.name === "PinnedRoot" && c.strategy === "openat2")
   let memory
-  if (pr) {
+  if (pr && only === undefined) {
     globalThis.gc?.()
     const before = process.memoryUsage().rss
     await pool(memOps, 64, (i) => pr.readFile(manyFiles[i % 256]))
@@ -158,17 +170,48 @@ const main = async () => {
 
   for (const c of contenders) await c.close()
   trees.cleanup()
-  const confine = await confineBench({ quick }).catch((e) => {
+  const confine = only !== undefined ? { lines: [] } : await confineBench({ quick }).catch((e) => {
     failures.push(`confinement preparation failed: ${e.message}`)
     return { lines: [] }
   })
-  report({ loop, memory, confine })
+  report({ loop, memory, confine, targets: targets(loop) })
+}
+
+// The ratios issue 11 sets targets for, each from rows of this run.
+const targets = (loop) => {
+  const at = (scenario, contender, strategy) =>
+    rows.find((r) => r.scenario === scenario && r.contender === contender && (strategy === undefined || r.strategy === strategy))
+  const out = []
+  const ratio = (label, a, b, goal) => {
+    if (!a || !b) return
+    const x = a.opsPerSec / b.opsPerSec
+    // CPU time per operation (all threads) beside wall time: on a shared machine it swings less.
+    const cpu = a.cpuUsPerOp && b.cpuUsPerOp ? b.cpuUsPerOp / a.cpuUsPerOp : undefined
+    out.push({ label, ratio: x, cpu, goal, holds: x >= goal })
+  }
+  for (const strategy of ["openat2", "walk"]) {
+    const ext = "NodeAtomicFileSystem"
+    ratio(`extension readFile awaited / PinnedRoot, depth 8 (${strategy})`, at("read-4k-d8", ext, strategy), at("read-4k-d8", "PinnedRoot", strategy), 0.9)
+    ratio(`extension readFile 256 in flight / PinnedRoot, depth 8 (${strategy})`, at("read-4k-d8-256", ext, strategy), at("read-4k-d8-256", "PinnedRoot", strategy), 0.9)
+    ratio(`client protocol read awaited / fs.promises.readFile (${strategy})`, at("protocol-read-d8", ext, strategy), at("protocol-read-d8", "node:fs/promises"), 1.0)
+    ratio(`client protocol read 256 in flight / fs.promises.readFile (${strategy})`, at("protocol-read-d8-256", ext, strategy), at("protocol-read-d8-256", "node:fs/promises"), 1.0)
+    for (const c of ["PinnedRoot", ext]) {
+      ratio(`${c} stat / fs.promises.lstat (${strategy})`, at("stat", c, strategy), at("stat", "node:fs/promises"), 1.0)
+      ratio(`${c} exists / fs.promises.access (${strategy})`, at("exists", c, strategy), at("exists", "node:fs/promises"), 1.0)
+    }
+  }
+  const node = loop.find((l) => l.contender === "node:fs/promises")
+  for (const l of loop) {
+    if (l.contender !== "PinnedRoot" && l.contender !== "NodeAtomicFileSystem") continue
+    out.push({ label: `event-loop p99 during the flood, ${l.contender} (${l.strategy}), ms (p50 ${fmt(l.p50)}, node:fs ${node ? fmt(node.p99) : "n/a"})`, value: l.p99, goal: 5, holds: l.p99 < 5 })
+  }
+  return out
 }
 
 const fmt = (n, d = 2) => (n === null || n === undefined ? "n/a" : Number(n).toFixed(d))
 const fmtOps = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n.toFixed(0))
 
-const report = ({ loop, memory, confine }) => {
+const report = ({ loop, memory, confine, targets }) => {
   const out = []
   out.push(`pinnedfs benchmark (${quick ? "quick" : "full"}), node ${process.version}, ${process.platform}-${process.arch}, ${new Date().toISOString()}`)
   out.push("")
@@ -186,6 +229,13 @@ const report = ({ loop, memory, confine }) => {
   if (memory) {
     out.push("")
     out.push(`Memory: RSS ${fmt(memory.rssBeforeMB, 1)} MB before, ${fmt(memory.rssAfterMB, 1)} MB after ${memory.operations.toLocaleString("en")} PinnedRoot reads (growth ${fmt(memory.growthMB, 1)} MB).`)
+  }
+  if (targets.length) {
+    out.push("", "Targets (issue 11), ratios within this run:", "")
+    for (const t of targets) {
+      const figure = t.ratio === undefined ? fmt(t.value) : `${fmt(t.ratio)}× wall, ${fmt(t.cpu)}× CPU (target ≥ ${fmt(t.goal, 1)}×)`
+      out.push(`- ${t.label}: ${figure}${t.ratio === undefined ? ` (target < ${t.goal})` : ""} ${t.holds ? "holds" : "does not hold"}`)
+    }
   }
   if (notes.length) {
     out.push("")
@@ -209,7 +259,7 @@ const report = ({ loop, memory, confine }) => {
       ratioVsFallback: r.ratioVsFallback,
       syscallsPerOp: r.syscallsPerOp ?? null
     }))
-    fs.writeFileSync(jsonFile, JSON.stringify({ rows: json, eventLoop: loop, memory: memory ?? null, notes, failures, confine: { rows: confine.rows ?? [], eventLoop: confine.eventLoop ?? null } }, null, 2))
+    fs.writeFileSync(jsonFile, JSON.stringify({ rows: json, eventLoop: loop, memory: memory ?? null, targets, notes, failures, confine: { rows: confine.rows ?? [], eventLoop: confine.eventLoop ?? null } }, null, 2))
   }
 }
 

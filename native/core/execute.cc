@@ -52,10 +52,15 @@ Result<Value> execute(const Root& root, const Request& request, bool verify_root
   return bad_argument("unknown operation");
 }
 
-Result<Value> execute_read(const Root& root, const Request& request, std::string&& buffer) {
-  if (request.op != Op::ReadFile) return execute(root, request, false);
+Result<Value> execute_read(const Root& root, const Request& request, std::string&& buffer,
+                           bool verify_root, const std::string& alias) {
+  if (request.op != Op::ReadFile) return execute(root, request, verify_root, alias);
   auto valid = validate(request);
   if (!valid.ok()) return valid.take_error();
+  if (verify_root) {
+    auto same = root.verify_path_identity(alias);
+    if (!same.ok()) return same.take_error();
+  }
   return ops::read_file_into(root, request, std::move(buffer));
 }
 

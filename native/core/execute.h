@@ -20,8 +20,10 @@ Status validate(const Request& request);
 Result<Value> execute(const Root& root, const Request& request, bool verify_root,
                       const std::string& alias = {});
 
-// execute() for a readFile whose content goes into `buffer`'s storage (see ops::read_file_into).
-Result<Value> execute_read(const Root& root, const Request& request, std::string&& buffer);
+// execute() for a readFile whose content goes into `buffer`'s storage (see ops::read_file_into);
+// `verify_root` and `alias` as in execute().
+Result<Value> execute_read(const Root& root, const Request& request, std::string&& buffer,
+                           bool verify_root = false, const std::string& alias = {});
 
 struct BatchLimits {
   std::size_t size = 256;               // most members

@@ -11,13 +11,30 @@ export const extensionContender = async (name, strategy, ext, root) => {
   const { Effect } = await import("effect")
   const identity = await Effect.runPromise(ext.identifyRoot(root))
   const stamp = { boundaryRoot: root, logicalRoot: root, rootIdentity: identity }
-  const run = (request) => Effect.runPromise(ext.execute({ ...request, ...stamp }))
+  // As the client's kernel stamps each request: the request's own fields, then the root triple.
+  const pinned = (request) => ext.execute({ ...request, ...stamp })
+  const run = (request) => Effect.runPromise(pinned(request))
   const abs = (rel) => path.join(root, rel)
+  // A read as the client's kernel issues it through `execute` (its atomicOne path): `resolve` the
+  // path before the grant decision, `resolve` it again after (the answer must be the same), then
+  // the read itself, each a separate request, composed in one Effect and run once. The grant store
+  // is left out (it is the kernel's, not the extension's); the second resolve is compared with the
+  // first, as the kernel does.
+  const protocolRead = (rel) => {
+    const target = abs(rel)
+    const resolve = Effect.flatMap(pinned({ operation: "resolve", path: target }), (r) =>
+      r.target === null ? Effect.succeed(r.path) : Effect.die(new Error(`unexpected link at ${r.path}`)))
+    return Effect.runPromise(Effect.flatMap(resolve, (first) =>
+      Effect.flatMap(resolve, (second) =>
+        second === first ? pinned({ operation: "readFile", path: target }) : Effect.die(new Error("moved")))))
+  }
   return {
     name,
     strategy,
     readFile: (rel) => run({ operation: "readFile", path: abs(rel) }),
+    protocolRead,
     stat: (rel) => run({ operation: "stat", path: abs(rel) }),
+    exists: (rel) => run({ operation: "exists", path: abs(rel) }),
     writeFile: (rel, data) => run({ operation: "writeFile", path: abs(rel), data: Buffer.from(data).toString("base64") }),
     readDirectory: (rel) => run({ operation: "readDirectory", path: abs(rel) }),
     glob: (pattern, rel) => run({ operation: "glob", pattern: path.join(abs(rel), pattern), root: abs(rel) }),

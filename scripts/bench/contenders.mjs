@@ -33,7 +33,10 @@ export const nodeFs = (root) => {
     name: "node:fs/promises",
     strategy: "-",
     readFile: (rel) => fsp.readFile(abs(rel)),
+    // The protocol rows compare the client's three requests with one plain read.
+    protocolRead: (rel) => fsp.readFile(abs(rel)),
     stat: (rel) => fsp.lstat(abs(rel)),
+    exists: (rel) => fsp.access(abs(rel)),
     writeFile: (rel, data) => fsp.writeFile(abs(rel), data),
     writeFileAtomic: (rel, data) => atomicNodeWrite(abs(rel), data),
     readDirectory: (rel) => fsp.readdir(abs(rel)),
@@ -65,6 +68,7 @@ export const pinnedRoot = async (root, strategy) => {
     strategy,
     readFile: (rel) => r.readFile(rel),
     stat: (rel) => r.stat(rel),
+    exists: (rel) => r.exists(rel),
     writeFile: (rel, data) => r.writeFile(rel, data),
     writeFileAtomic: (rel, data) => r.writeFile(rel, data, { atomic: true }),
     readDirectory: (rel) => r.readDirectory(rel),

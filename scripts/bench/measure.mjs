@@ -14,8 +14,20 @@ const median = (xs) => {
  * per operation in microseconds (process.cpuUsage: every thread of the process, the JS thread and
  * libuv's pool alike; steadier than wall time on a shared machine).
  */
-export const measure = async (unit, { opsPerUnit = 1, rounds = 5, minMs = 200, warmupMs = 100, before } = {}) => {
-  const runFor = async (ms) => {
+export const measure = async (unit, options = {}) => {
+  const [only] = await measureSideBySide([{ unit, before: options.before }], options)
+  if (only.error) throw only.error
+  return only
+}
+
+/**
+ * `measure` for several contenders of one scenario at once, their rounds interleaved (round 1 of
+ * each, then round 2 of each, ...), so a neighbour's burst on a shared machine falls on all of them
+ * alike rather than on whichever ran at that moment. Answers one `{ opsPerSec, cpuUsPerOp }` or
+ * `{ error }` per entry, in order; a contender that throws is dropped from later rounds.
+ */
+export const measureSideBySide = async (entries, { opsPerUnit = 1, rounds = 5, minMs = 200, warmupMs = 100 } = {}) => {
+  const runFor = async ({ unit, before }, ms) => {
     let units = 0
     let elapsed = 0
     let cpu = 0
@@ -31,15 +43,26 @@ export const measure = async (unit, { opsPerUnit = 1, rounds = 5, minMs = 200, w
     }
     return { rate: (units * opsPerUnit) / (elapsed / 1000), cpu: cpu / (units * opsPerUnit) }
   }
-  await runFor(warmupMs)
-  const rates = []
-  const cpus = []
-  for (let r = 0; r < rounds; r++) {
-    const x = await runFor(minMs)
-    rates.push(x.rate)
-    cpus.push(x.cpu)
+  const state = entries.map(() => ({ rates: [], cpus: [], error: undefined }))
+  const each = async (f) => {
+    for (let i = 0; i < entries.length; i++) {
+      if (state[i].error) continue
+      try {
+        await f(entries[i], state[i])
+      } catch (e) {
+        state[i].error = e
+      }
+    }
   }
-  return { opsPerSec: median(rates), cpuUsPerOp: median(cpus) }
+  await each((entry) => runFor(entry, warmupMs))
+  for (let r = 0; r < rounds; r++) {
+    await each(async (entry, st) => {
+      const x = await runFor(entry, minMs)
+      st.rates.push(x.rate)
+      st.cpus.push(x.cpu)
+    })
+  }
+  return state.map((st) => (st.error ? { error: st.error } : { opsPerSec: median(st.rates), cpuUsPerOp: median(st.cpus) }))
 }
 
 /** Event-loop delay (ms, p50 and p99) while `flood` runs. */

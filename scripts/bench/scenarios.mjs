@@ -3,6 +3,7 @@ import { rereadScenarios } from "./reread.mjs"
 import { DEEP, SHALLOW } from "./trees.mjs"
 
 const payload = Buffer.alloc(4096, 0x62)
+const deep256 = Array.from({ length: 256 }, () => DEEP)
 const many = Array.from({ length: 256 }, (_, i) => `many/f${String(i).padStart(3, "0")}.txt`)
 
 export const scenarios = [
@@ -10,8 +11,16 @@ export const scenarios = [
     unit: (c) => () => c.readFile(SHALLOW) },
   { id: "read-4k-d8", title: "read 4 KiB, depth 8", needs: "readFile", floor: ["read", DEEP],
     unit: (c) => () => c.readFile(DEEP) },
+  { id: "read-4k-d8-256", title: "read 4 KiB, depth 8, 256 in flight", needs: "readFile", ops: 256,
+    unit: (c) => () => Promise.all(deep256.map((f) => c.readFile(f))) },
+  { id: "protocol-read-d8", title: "client protocol read (resolve, resolve, read) 4 KiB, depth 8", needs: "protocolRead",
+    unit: (c) => () => c.protocolRead(DEEP) },
+  { id: "protocol-read-d8-256", title: "client protocol read 4 KiB, depth 8, 256 in flight", needs: "protocolRead", ops: 256,
+    unit: (c) => () => Promise.all(deep256.map((f) => c.protocolRead(f))) },
   { id: "stat", title: "stat, depth 1", needs: "stat", floor: ["stat", SHALLOW],
     unit: (c) => () => c.stat(SHALLOW) },
+  { id: "exists", title: "exists, depth 1 (node: access)", needs: "exists",
+    unit: (c) => () => c.exists(SHALLOW) },
   { id: "write-4k", title: "write 4 KiB", needs: "writeFile",
     unit: (c) => () => c.writeFile("out/w.txt", payload) },
   { id: "write-4k-atomic", title: "write 4 KiB atomic (fsync)", needs: "writeFileAtomic", rounds: 3,

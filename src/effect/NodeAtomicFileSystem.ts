@@ -110,6 +110,15 @@ const isPathOnly = (request: NativeRequest): boolean =>
  */
 const verifyOf = (roots: Roots): true | string => roots.logicalRoot === roots.boundaryRoot ? true : roots.logicalRoot
 
+/** A root that could not be pinned. */
+const pinFailure = (u: unknown, roots: Roots, method: string): PlatformError.PlatformError => {
+  // The trusted root path no longer names a directory: the workspace is gone or replaced.
+  const code = typeof u === "object" && u !== null ? (u as { code?: unknown }).code : undefined
+  return code === "ENOENT" || code === "ENOTDIR"
+    ? identityChanged(method, roots.boundaryRoot, "the root path no longer names a directory", u)
+    : fromNativeError(u, method, roots.boundaryRoot)
+}
+
 /** The root spelling a native `identity` refusal names, if it names one of this request's roots. */
 const changedRoot = (u: unknown, roots: Roots): "boundary" | "logical" | undefined =>
   isRootChanged(u, roots.boundaryRoot) ? "boundary" : isRootChanged(u, roots.logicalRoot) ? "logical" : undefined
@@ -166,11 +175,7 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
     Effect.tryPromise({ try: () => lease.pinned, catch: (u) => u }).pipe(
       Effect.mapError((u) => {
         cache.evict(lease)
-        // The trusted root path no longer names a directory: the workspace is gone or replaced.
-        const code = typeof u === "object" && u !== null ? (u as { code?: unknown }).code : undefined
-        return code === "ENOENT" || code === "ENOTDIR"
-          ? identityChanged(method, roots.boundaryRoot, "the root path no longer names a directory", u)
-          : fromNativeError(u, method, roots.boundaryRoot)
+        return pinFailure(u, roots, method)
       }),
       Effect.flatMap((handle) => {
         if (handle.identity === roots.rootIdentity) return Effect.succeed(handle)
@@ -258,10 +263,58 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
     })
   }
 
+  /**
+   * A path-only read (every `readFile`, `stat`, `exists`, and authorization's `resolve`): the same
+   * lease, identity check, in-worker root re-check and answer as `withRoot` + `single`, in one
+   * callback and one native promise. The lease is released when the native work settles, so an
+   * interrupted request still holds its root until the worker is done with it.
+   */
+  const pathOnly = (roots: Roots, planned: Planned): Effect.Effect<unknown, PlatformError.PlatformError> =>
+    Effect.callback<unknown, PlatformError.PlatformError>((resume) => {
+      const lease = cache.acquire(roots.boundaryRoot, roots.rootIdentity)
+      const request = planned.native
+      const answer = (value: unknown) => {
+        cache.release(lease)
+        let result: ReturnType<typeof settle>
+        try {
+          result = settle(planned, value)
+        } catch (defect) {
+          return resume(Effect.die(defect))
+        }
+        resume(Result.isSuccess(result) ? Effect.succeed(result.success) : Effect.fail(result.failure))
+      }
+      const refuse = (u: unknown) => {
+        cache.release(lease)
+        resume(Effect.fail(failure(lease, roots, planned)(u)))
+      }
+      const use = (handle: NativeRootHandle) => {
+        if (handle.identity !== roots.rootIdentity) {
+          cache.evict(lease)
+          cache.release(lease)
+          return resume(Effect.fail(identityChanged(
+            planned.operation,
+            roots.boundaryRoot,
+            `the root path names ${handle.identity}, not the authorized ${roots.rootIdentity}`
+          )))
+        }
+        const limit = request.op === native.ops.readFile ? readLimit : undefined
+        handle.call(request.op, request.path!, request.recursive === true, limit, verifyOf(roots)).then(answer, refuse)
+      }
+      // A cached root is used as it is; only the first request against a root waits for the pin.
+      if (lease.handle !== undefined) return use(lease.handle)
+      lease.pinned.then(use, (u) => {
+        cache.evict(lease)
+        cache.release(lease)
+        resume(Effect.fail(pinFailure(u, roots, planned.operation)))
+      })
+    })
+
   const run = (decoded: Decoded): Effect.Effect<unknown, PlatformError.PlatformError> =>
     decoded._tag === "Single"
-      ? withRoot(decoded.roots, decoded.planned.operation, (handle, lease) =>
-        single(handle, lease, decoded.roots, decoded.planned))
+      ? isPathOnly(decoded.planned.native)
+        ? pathOnly(decoded.roots, decoded.planned)
+        : withRoot(decoded.roots, decoded.planned.operation, (handle, lease) =>
+          single(handle, lease, decoded.roots, decoded.planned))
       : withRoot(decoded.roots, "batch", (handle, lease) => batch(handle, lease, decoded.roots, decoded.members))
 
   const execute = <R extends PinnedRequest>(request: R): Effect.Effect<PinnedResult<R>, PlatformError.PlatformError> =>

@@ -87,6 +87,9 @@ type Check<A> = Result.Result<A, PlatformError.PlatformError>
 const ok = Result.succeed
 const fail = Result.fail
 
+/** A failure passed on unchanged: it holds no success value, so any success type fits it. */
+const relay = <A>(failure: Result.Failure<unknown, PlatformError.PlatformError>): Check<A> => failure as Check<A>
+
 const isObject = (u: unknown): u is Fields => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const kind = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ? "array" : typeof u)
@@ -107,16 +110,19 @@ const absolute = (method: string, name: string, u: unknown): Check<string> => {
  * @since 0.1.0
  * @category validation
  */
-export const decodeRoots = (method: string, request: Fields): Check<Roots> =>
-  Result.gen(function*() {
-    const boundaryRoot = yield* absolute(method, "boundaryRoot", request.boundaryRoot)
-    const logicalRoot = yield* absolute(method, "logicalRoot", request.logicalRoot)
-    const rootIdentity = request.rootIdentity
-    if (typeof rootIdentity !== "string" || !identityPattern.test(rootIdentity)) {
-      return yield* fail(badArgument(method, "rootIdentity must be a \"dev:ino\" string of decimal digits"))
-    }
-    return { boundaryRoot, logicalRoot, rootIdentity }
-  })
+export const decodeRoots = (method: string, request: Fields): Check<Roots> => {
+  // Plain checks, no generator: every request passes here, and a generator per field was a
+  // measurable share of a single read's cost.
+  const boundaryRoot = absolute(method, "boundaryRoot", request.boundaryRoot)
+  if (Result.isFailure(boundaryRoot)) return relay(boundaryRoot)
+  const logicalRoot = absolute(method, "logicalRoot", request.logicalRoot)
+  if (Result.isFailure(logicalRoot)) return relay(logicalRoot)
+  const rootIdentity = request.rootIdentity
+  if (typeof rootIdentity !== "string" || !identityPattern.test(rootIdentity)) {
+    return fail(badArgument(method, "rootIdentity must be a \"dev:ino\" string of decimal digits"))
+  }
+  return ok({ boundaryRoot: boundaryRoot.success, logicalRoot: logicalRoot.success, rootIdentity })
+}
 
 /** An absolute path inside the roots: the addon's root-relative spelling of it, and the root it used. */
 interface Inside {
@@ -125,13 +131,15 @@ interface Inside {
   readonly root: string
 }
 
-const inside = (roots: Roots, method: string, name: string, u: unknown): Check<Inside> =>
-  Result.flatMap(absolute(method, name, u), (abs) => {
-    const located = locate(roots, abs)
-    return located === undefined
-      ? fail(outsideRoots(method, abs))
-      : ok({ abs, rel: located.relative, root: rootOf(roots, located.spelling) })
-  })
+const inside = (roots: Roots, method: string, name: string, u: unknown): Check<Inside> => {
+  const checked = absolute(method, name, u)
+  if (Result.isFailure(checked)) return relay(checked)
+  const abs = checked.success
+  const located = locate(roots, abs)
+  return located === undefined
+    ? fail(outsideRoots(method, abs))
+    : ok({ abs, rel: located.relative, root: rootOf(roots, located.spelling) })
+}
 
 const optionsOf = (method: string, u: unknown, required = false): Check<Fields> => {
   if (u === undefined || u === null) {
@@ -164,13 +172,23 @@ const decoderOf = (method: string, u: unknown): Check<TextDecoder> => {
   if (u !== undefined && u !== null && typeof u !== "string") {
     return fail(badArgument(method, `encoding must be a string, got ${kind(u)}`))
   }
-  // As Effect's FileSystem.make: `new TextDecoder(encoding)`, so invalid bytes become U+FFFD.
+  // As Effect's FileSystem.make: `new TextDecoder(encoding)`, so invalid bytes become U+FFFD. A
+  // non-streaming decoder keeps no state between calls, so one per label serves every request.
+  const label = u ?? ""
+  const known = decoders.get(label)
+  if (known !== undefined) return ok(known)
+  let made: TextDecoder
   try {
-    return ok(new TextDecoder(u ?? undefined))
+    made = new TextDecoder(u ?? undefined)
   } catch (cause) {
     return fail(badArgument(method, `invalid encoding '${String(u)}'`, cause))
   }
+  // Only labels the constructor accepted are kept, and WHATWG defines a few hundred: bounded anyway.
+  if (decoders.size < 512) decoders.set(label, made)
+  return ok(made)
 }
+
+const decoders = new Map<string, TextDecoder>()
 
 const openFlags = native.flags as Readonly<Record<string, number>>
 
@@ -232,36 +250,39 @@ const reads: ReadonlySet<string> = new Set<Read>([
 ])
 
 /** The operations that read one path: the ones a batch may carry. */
-const decodeRead = (roots: Roots, operation: Read, request: Fields): Check<Planned> =>
-  Result.gen(function*() {
-    const { abs, rel } = yield* inside(roots, operation, "path", request.path)
-    switch (operation) {
-      case "exists":
-      case "readFile":
-      case "readLink":
-        return planned(operation, abs, { op: ops[operation], path: rel })
-      case "stat":
-        return planned(operation, abs, { op: ops.stat, path: rel }, (v) => toFileInfo(v as FileInfo))
-      case "realPath":
-        // Node's realpath answers the canonical path: the boundary spelling.
-        return planned(operation, abs, { op: ops.realPath, path: rel }, (v) => join(roots.boundaryRoot, v as string))
-      case "resolve":
-        // The kernel checks `isInside(boundaryRoot, resolution.path)`: answer in boundary spelling.
-        return planned(operation, abs, { op: ops.resolve, path: rel }, (v) => {
-          const r = v as NativeResolution
-          return { path: join(roots.boundaryRoot, r.path), target: r.target }
-        })
-      case "readFileString": {
-        const decoder = yield* decoderOf(operation, request.encoding)
-        return planned(operation, abs, { op: ops.readFile, path: rel }, (v) => decodeText(decoder, v as Uint8Array, abs))
-      }
-      case "readDirectory": {
-        const options = yield* optionsOf(operation, request.options)
-        const recursive = yield* flagOf(operation, options, "recursive")
-        return planned(operation, abs, { op: ops.readDirectory, path: rel, recursive })
-      }
+const decodeRead = (roots: Roots, operation: Read, request: Fields): Check<Planned> => {
+  const located = inside(roots, operation, "path", request.path)
+  if (Result.isFailure(located)) return relay(located)
+  const { abs, rel } = located.success
+  switch (operation) {
+    case "exists":
+    case "readFile":
+    case "readLink":
+      return ok(planned(operation, abs, { op: ops[operation], path: rel }))
+    case "stat":
+      return ok(planned(operation, abs, { op: ops.stat, path: rel }, (v) => toFileInfo(v as FileInfo)))
+    case "realPath":
+      // Node's realpath answers the canonical path: the boundary spelling.
+      return ok(planned(operation, abs, { op: ops.realPath, path: rel }, (v) => join(roots.boundaryRoot, v as string)))
+    case "resolve":
+      // The kernel checks `isInside(boundaryRoot, resolution.path)`: answer in boundary spelling.
+      return ok(planned(operation, abs, { op: ops.resolve, path: rel }, (v) => {
+        const r = v as NativeResolution
+        return { path: join(roots.boundaryRoot, r.path), target: r.target }
+      }))
+    case "readFileString": {
+      const decoder = decoderOf(operation, request.encoding)
+      if (Result.isFailure(decoder)) return relay(decoder)
+      const d = decoder.success
+      return ok(planned(operation, abs, { op: ops.readFile, path: rel }, (v) => decodeText(d, v as Uint8Array, abs)))
     }
-  })
+    case "readDirectory": {
+      const recursive = Result.flatMap(optionsOf(operation, request.options), (o) => flagOf(operation, o, "recursive"))
+      if (Result.isFailure(recursive)) return relay(recursive)
+      return ok(planned(operation, abs, { op: ops.readDirectory, path: rel, recursive: recursive.success }))
+    }
+  }
+}
 
 /** `glob`, given its pattern (the wire's `pattern`, or `path` in a batch member). */
 const decodeGlob = (roots: Roots, pattern: unknown, request: Fields): Check<Planned> =>
@@ -498,8 +519,15 @@ export const decodeRequest = (u: unknown, limits: Limits): Check<Decoded> => {
   if (typeof operation !== "string") {
     return fail(badArgument("execute", `request operation must be a string, got ${kind(operation)}`))
   }
+  const decodedRoots = decodeRoots(knownOperations.has(operation) ? operation : "execute", u)
+  if (Result.isFailure(decodedRoots)) return relay(decodedRoots)
+  const roots = decodedRoots.success
+  if (reads.has(operation)) {
+    // The hot path (every read, and both of authorization's resolves) without a generator.
+    const one = decodeRead(roots, operation as Read, u)
+    return Result.isFailure(one) ? relay(one) : ok({ _tag: "Single", roots, planned: one.success })
+  }
   return Result.gen(function*() {
-    const roots = yield* decodeRoots(knownOperations.has(operation) ? operation : "execute", u)
     if (operation !== "batch") {
       return { _tag: "Single", roots, planned: yield* decodeOne(roots, operation, u, limits) } as const
     }

@@ -19,12 +19,16 @@ import { native, type NativeRootHandle } from "../internal/native.ts"
 export interface Lease {
   readonly key: string
   readonly pinned: Promise<NativeRootHandle>
+  /**
+   * The handle once `pinned` has settled with it: the same handle, read without a promise hop.
+   * An eviction closes it at once rather than a tick later.
+   */
+  readonly handle: NativeRootHandle | undefined
 }
 
 interface Entry extends Lease {
   leases: number
   evicted: boolean
-  /** The handle once pinned, so an eviction closes it at once rather than a tick later. */
   handle: NativeRootHandle | undefined
 }
 
@@ -44,6 +48,8 @@ const closeWhenPinned = (entry: Entry): void => {
  */
 export class RootCache {
   private readonly entries = new Map<string, Entry>()
+  /** The entry last moved to the end of `entries`, while it is still there. */
+  private newest: Entry | undefined
 
   constructor(
     private readonly capacity: number,
@@ -62,10 +68,15 @@ export class RootCache {
         made.handle = handle
       }, () => undefined)
       entry = made
+    } else if (this.newest === entry) {
+      // Already the most recently used: nothing to reorder and nothing new to make room for.
+      entry.leases += 1
+      return entry
     } else {
       this.entries.delete(key)
     }
     this.entries.set(key, entry)
+    this.newest = entry
     entry.leases += 1
     for (const [, oldest] of this.entries) {
       if (this.entries.size <= this.capacity) break
@@ -99,6 +110,7 @@ export class RootCache {
   private evictEntry(entry: Entry): void {
     if (entry.evicted) return
     entry.evicted = true
+    if (this.newest === entry) this.newest = undefined
     if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key)
     if (entry.leases === 0) closeWhenPinned(entry)
   }

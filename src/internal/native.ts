@@ -38,8 +38,9 @@ export interface NativeRootHandle {
   /**
    * One path-only read (exists, stat, readFile, readDirectory, readLink, realPath, resolve): the
    * same core call as `execute`, with its operands as arguments instead of a request object.
+   * `verifyRoot` as `execute`'s (absent: nothing re-checked).
    */
-  call(op: number, path: string, recursive?: boolean, limit?: number): Promise<unknown>
+  call(op: number, path: string, recursive?: boolean, limit?: number, verifyRoot?: boolean | string): Promise<unknown>
   /**
    * A batch of path-only reads, compactly: `ops[i]` (255: refused by the caller, not run), `paths[i]`,
    * `recursive[i]`. Answers `[failed, values]`: `values[i]` is member i's value, or its error when

@@ -661,6 +661,24 @@ export const runConformance = (
         expect(await ok(fresh, { ...current, operation: "readFileString", path: w.b("top.txt") })).toBe("impostor")
       })
 
+      it("answers Busy for every path-only read on a cached root once the root path names another directory", async () => {
+        // These reads take the extension's short path (operands as arguments, the cached handle
+        // used without waiting for its pin): the in-worker re-check of the root path must still run.
+        const { w, h } = setup()
+        expect(await ok(h, w.req("exists", { path: w.b("top.txt") }))).toBe(true)
+        const moved = `${w.boundaryRoot}-moved`
+        fs.renameSync(w.boundaryRoot, moved)
+        fs.mkdirSync(w.boundaryRoot)
+        fs.writeFileSync(path.join(w.boundaryRoot, "top.txt"), "impostor")
+        for (const operation of ["exists", "stat", "readFile", "readFileString", "readLink", "realPath", "resolve"]) {
+          for (const p of [w.b("top.txt"), w.l("top.txt")]) {
+            const e = await refused(h, w.req(operation, { path: p }), "Busy")
+            expect(e.reason.description).toMatch(/workspace_identity_changed/)
+          }
+        }
+        await refused(h, w.req("readDirectory", { path: w.b("") }), "Busy")
+      })
+
       it("answers Busy when the root path is gone", async () => {
         const { w, h } = setup()
         fs.renameSync(w.boundaryRoot, `${w.boundaryRoot}-gone`)

@@ -1,0 +1,39 @@
+// node [--cpu-prof] scripts/bench/profile.mjs node|pr|ext|proto awaited|flight [count]
+//
+// One contender reading the depth-8 file `count` times, awaited or 256 in flight, for a CPU profile
+// (node --cpu-prof) of where one read's time goes: node:fs/promises, PinnedRoot, the extension's
+// execute readFile, or the client protocol (resolve, resolve, read through execute).
+import * as fsp from "node:fs/promises"
+import * as path from "node:path"
+const { Effect } = await import("effect")
+const repo = new URL("../..", import.meta.url).pathname
+const { makeTrees, DEEP } = await import(`${repo}/scripts/bench/trees.mjs`)
+const { PinnedRoot } = await import(`${repo}/dist/index.js`)
+const { NodeAtomicFileSystem } = await import(`${repo}/dist/effect/index.js`)
+const trees = makeTrees({ globFiles: 0, dirEntries: 0, removeFiles: 0 })
+const root = trees.root
+const pr = await PinnedRoot.open(root, { strategy: "openat2" })
+const ext = NodeAtomicFileSystem.make({ strategy: "openat2" })
+const identity = await Effect.runPromise(ext.identifyRoot(root))
+const stamp = { boundaryRoot: root, logicalRoot: root, rootIdentity: identity }
+const abs = path.join(root, DEEP)
+const which = process.argv[2]
+const mode = process.argv[3] ?? "awaited"
+const N = Number(process.argv[4] ?? 40000)
+const ops = {
+  ext: () => Effect.runPromise(ext.execute({ operation: "readFile", path: abs, ...stamp })),
+  pr: () => pr.readFile(DEEP),
+  node: () => fsp.readFile(abs),
+  proto: () => Effect.runPromise(ext.execute({ operation: "resolve", path: abs, ...stamp }).pipe(
+    Effect.andThen(ext.execute({ operation: "resolve", path: abs, ...stamp })),
+    Effect.andThen(ext.execute({ operation: "readFile", path: abs, ...stamp })))),
+}
+const op = ops[which]
+const c0 = process.cpuUsage()
+const t0 = performance.now()
+if (mode === "awaited") { for (let i = 0; i < N; i++) await op() }
+else { let next = 0; await Promise.all(Array.from({ length: 256 }, async () => { while (next++ < N) await op() })) }
+const ms = performance.now() - t0
+const c = process.cpuUsage(c0)
+console.log(which, mode, `${(N / ms).toFixed(1)} k/s`, `${((c.user + c.system) / N).toFixed(1)} µs CPU/op`)
+pr.close(); ext.close(); trees.cleanup()
