@@ -149,15 +149,17 @@ Status check_target(int dirfd, const std::string& leaf, const std::string& shown
                    ELOOP);
   }
   if (S_ISDIR(st->st_mode)) return sys_error(EISDIR, "open", shown);
+  // Replacing a hard-linked name would not write the other name, so nothing outside would change.
+  // We refuse all the same: the contract promises a hard-linked file is never written, a plain
+  // write refuses it, and silently splitting the link (a pnpm store, a backup) loses the sharing
+  // the user set up. One rule for both paths, and for every kind of file.
+  auto hard = refuse_hard_link(*st, shown, "open");
+  if (!hard.ok()) return hard;
   if (!S_ISREG(st->st_mode)) {
     return refusal(Refusal::NotRegular, "open", shown,
                    "not a regular file (FIFO, socket or device): refused, never replaced", EINVAL);
   }
-  // Replacing a hard-linked name would not write the other name, so nothing outside would change.
-  // We refuse all the same: the contract promises a hard-linked file is never written, a plain
-  // write refuses it, and silently splitting the link (a pnpm store, a backup) loses the sharing
-  // the user set up. One rule for both paths.
-  return refuse_hard_link(*st, shown, "open");
+  return ok_status();
 }
 
 Status create_temp(Temp& tmp, int dirfd, mode_t mode, bool allow_tmpfile, const std::string& shown) {
