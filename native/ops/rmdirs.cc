@@ -50,7 +50,8 @@ RmdirMember remove_one(const Root& root, const Member& m, const Identity* parent
                     (e.description.empty() ? "" : ": " + e.description);
     return answer(m, RmdirStatus::Refused, std::move(e));
   }
-  int dir = parent.value().dir.get();
+  Held& held = parent.value().dir;
+  int dir = held.fd();
   const std::string& leaf = parent.value().leaf;
   struct stat st;
   if (parent_identity) {
@@ -87,6 +88,8 @@ RmdirMember remove_one(const Root& root, const Member& m, const Identity* parent
                               m.owned->identity.str() + " is now " + identity_of(st).str() + ")",
                           EBUSY));
   }
+  auto still = held.beneath(root, "rmdir", shown);
+  if (!still.ok()) return answer(m, RmdirStatus::Refused, still.take_error());
   do rc = ::unlinkat(dir, leaf.c_str(), AT_REMOVEDIR);
   while (rc != 0 && errno == EINTR);
   if (rc == 0) return answer(m, RmdirStatus::Removed);
