@@ -112,7 +112,10 @@ Error mount_point(const char* syscall, const std::string& shown, const std::stri
 Status prove_beneath(const Root& root, int fd, const Identity* known, const std::string& rel,
                      const char* syscall, const std::string& shown) {
   if (rel.empty()) return ok_status();  // the root: nothing above it to leave
-  if (root.strategy() == Strategy::Walk && proc_agrees(root, fd, rel)) return ok_status();
+  std::size_t depth = 1;
+  for (char c : rel) depth += c == '/';
+  bool by_proc = root.strategy() == Strategy::Walk || depth > kLookupDepth;
+  if (by_proc && proc_agrees(root, fd, rel)) return ok_status();
   auto proven = prove_by_lookup(root, fd, known, rel, syscall, shown);
   if (proven.ok() || !proven.error().moved) return proven;
   // Not where its path says: out of the root is the escape this exists for; moved or replaced

@@ -7,13 +7,15 @@
 // every *at() call through the held descriptor then acts out there. So each act through a held
 // handle is preceded by Held::beneath(): free exactly once right after a kernel-confined lookup
 // from the root (that lookup was the proof, taken an instant before), a proof otherwise:
-//  - kernel strategy: the root-relative path is looked up again from the root, confined
-//    (openat2, one atomic beneath check in the kernel), and the object found must be the held one
-//    (dev:ino);
-//  - walk strategy: the kernel's own account of where the descriptor is (readlink of
-//    /proc/self/fd/N) must be the root's account plus the relative path, read as root, held, root
-//    again so a root that moved in between is caught; where /proc is not procfs, or the path is
-//    longer than the kernel will print, the walk looks the path up again and compares dev:ino.
+//  - kernel strategy, up to kLookupDepth components: the root-relative path is looked up again
+//    from the root, confined (openat2, one atomic beneath check in the kernel), and the object
+//    found must be the held one (dev:ino);
+//  - walk strategy, and deeper paths under the kernel strategy (where that lookup, which walks
+//    every component again, would make a deep program quadratic): the kernel's own account of
+//    where the descriptor is (readlink of /proc/self/fd/N) must be the root's account plus the
+//    relative path, read as root, held, root again so a root that moved in between is caught.
+//    Where /proc is not procfs, or the path is longer than the kernel will print, the lookup
+//    (the root's strategy) is the proof.
 // A held handle that fails its proof is refused. Out of the root (as the kernel tells where the
 // descriptor is, or where it cannot tell) it is an escape: PermissionDenied, "moved out of the
 // root". Moved or replaced within the root, it is answered as what its path names now (Busy,
@@ -35,6 +37,11 @@
 #include "root.h"
 
 namespace pinnedfs {
+
+// Up to this depth a lookup from the root is the proof (and a descent looks its child up from the
+// root, arriving proven); past it the lookup's cost, which grows with every component, exceeds
+// /proc's account and a proof taken from the parent.
+constexpr std::size_t kLookupDepth = 32;
 
 class Held {
  public:

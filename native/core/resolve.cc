@@ -125,9 +125,6 @@ Result<Parent> open_parent(const Root& root, const LexedPath& path) {
 }
 
 namespace {
-// Up to this depth a descent looks the child up from the root (one confined openat2 whose cost
-// grows with the depth); below it, opening from the parent and proving costs less.
-constexpr std::size_t kFromRootDepth = 32;
 
 // The child could not be opened because it is gone, is a link now, or left mid-lookup: maybe the
 // child changed, maybe the parent left the root. Only a proof of the parent tells which.
@@ -143,7 +140,7 @@ Result<Held> descend(const Root& root, const Held& parent, const std::string& na
   std::string rel = parent.rel().empty() ? name : parent.rel() + "/" + name;
   std::size_t depth = 1;
   for (char c : rel) depth += c == '/';
-  if (root.strategy() == Strategy::Kernel && depth <= kFromRootDepth) {
+  if (root.strategy() == Strategy::Kernel && depth <= kLookupDepth) {
     auto fd = platform::kernel_open(root.fd(), rel, flags, 0, shown);
     if (fd.ok()) return Held::fresh(fd.take(), std::move(rel));
     if (changed_or_gone(fd.error()) && !parent.is_root()) {

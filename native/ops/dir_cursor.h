@@ -19,6 +19,13 @@ namespace pinnedfs::ops {
 
 constexpr std::size_t kNoNode = static_cast<std::size_t>(-1);
 
+// What one program (mkdirs, rmdirs) may hold a worker thread for, refused as BadArgument before any
+// syscall: directories in its tree (implied ancestors count) and path components across all its
+// entries as given. The worst program within both bounds is measured in the benchmark and stated
+// in the README.
+constexpr std::size_t kMaxDirectories = 4096;
+constexpr std::size_t kMaxPlanComponents = 1 << 20;
+
 struct TreeNode {
   std::string name;              // one component
   std::size_t parent = kNoNode;  // kNoNode: a child of the root

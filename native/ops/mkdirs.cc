@@ -143,11 +143,13 @@ Error symlink_in_the_way(const std::string& shown) {
 
 Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<MkdirsEntry>& plan,
                                          const ProgramOptions& options) {
-  // Validation first: nothing malformed, and nothing over the bounds, reaches a syscall.
-  std::vector<LexedPath> lexed;
-  lexed.reserve(plan.size());
+  // Validation first: nothing malformed, and nothing over the bounds, reaches a syscall. Each
+  // entry is lexed and put in the tree at once, so memory grows with the tree, not the plan.
+  PlanTree tree;
+  std::vector<std::size_t> dotdot;
   std::size_t components = 0;
-  for (const MkdirsEntry& entry : plan) {
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const MkdirsEntry& entry = plan[i];
     if (entry.mode > 07777) {
       return bad_argument("mode " + std::to_string(entry.mode) + " is not a permission mode (0..07777)",
                           entry.path);
@@ -159,12 +161,11 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
       return bad_argument("plan has more than " + std::to_string(kMaxPlanComponents) +
                           " path components in all");
     }
-    lexed.push_back(l.take());
-  }
-  PlanTree tree;
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    if (lexed[i].has_dotdot) continue;  // resolved on the file system below
-    auto added = tree.insert(lexed[i].parts, static_cast<mode_t>(plan[i].mode));
+    if (l.value().has_dotdot) {
+      dotdot.push_back(i);  // resolved on the file system below
+      continue;
+    }
+    auto added = tree.insert(l.value().parts, static_cast<mode_t>(entry.mode));
     if (!added.ok()) return added.take_error();
   }
 
@@ -176,8 +177,7 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
   };
 
   // ".." is resolved physically, which needs the file system.
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    if (!lexed[i].has_dotdot) continue;
+  for (std::size_t i : dotdot) {
     auto resolved = prepare_path(root, plan[i].path);
     if (!resolved.ok()) return stop(resolved.take_error());
     auto added = tree.insert(resolved.value().parts, static_cast<mode_t>(plan[i].mode));

@@ -24,14 +24,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "ops.h"
+#include "dir_cursor.h"
 
 namespace pinnedfs::ops {
-
-// What one call may hold a worker thread for: directories in the planned tree (implied ancestors
-// count) and components across all entries as given.
-constexpr std::size_t kMaxDirectories = 10000;
-constexpr std::size_t kMaxPlanComponents = 100000;
 
 struct ProgramOptions {
   // mkdirs: give each created directory exactly its mode on its own handle (no umask). Off for

@@ -1,4 +1,5 @@
 // The scenarios, each a unit of work over a contender adapter (see contenders.mjs).
+import { mkdirsChain } from "./scenario-mkdirs.mjs"
 import { DEEP, SHALLOW } from "./trees.mjs"
 
 const payload = Buffer.alloc(4096, 0x62)
@@ -28,7 +29,8 @@ export const scenarios = [
   { id: "mkdirs-8", title: "mkdir -p, 8 deep", needs: "mkdirp",
     unit: (c) => { let n = 0; return () => c.mkdirp(`out/mk-${c.name.length}-${c.strategy}-${n++}/b/c/d/e/f/g/h`) } },
   { id: "remove-1000", title: "remove a 1,000-file tree", needs: "removeTree", rounds: 3, minMs: 0, warmupMs: 0,
-    unit: (c, trees) => { let dir; return { before: () => { dir = trees.removeTemplate() }, run: () => c.removeTree(dir) } } }
+    unit: (c, trees) => { let dir; return { before: () => { dir = trees.removeTemplate() }, run: () => c.removeTree(dir) } } },
+  mkdirsChain
 ]
 
 export const manyFiles = many
