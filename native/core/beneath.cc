@@ -1,5 +1,6 @@
 #include "beneath.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "resolve.h"
@@ -77,17 +78,53 @@ bool left_the_root(const Root& root, int fd) {
   return where.compare(0, prefix.size(), prefix) != 0;
 }
 
+// The most a /proc link prints: one page, less the terminating NUL.
+constexpr std::size_t kPrintable = 4095;
+
+enum class Account : unsigned char { Agrees, Differs, Silent };
+
 // The kernel's account of where `fd` is, against the root's: root, held, root again, so that a
-// root renamed between the reads is not mistaken for the held directory's new home. Answers
-// false (no verdict) where /proc cannot say, or where it says the handle is elsewhere: the lookup
-// then says what stands at the path instead.
-bool proc_agrees(const Root& root, int fd, const std::string& rel) {
+// root renamed between the reads is not mistaken for the held directory's new home. Silent where
+// /proc cannot say (not procfs, or a path longer than it prints).
+Account proc_account(const Root& root, int fd, const std::string& rel) {
   std::string before, where, after;
-  if (platform::fd_path(root.fd(), &before) != 0) return false;
-  if (platform::fd_path(fd, &where) != 0) return false;
-  if (platform::fd_path(root.fd(), &after) != 0) return false;
+  if (platform::fd_path(root.fd(), &before) != 0) return Account::Silent;
+  if (platform::fd_path(fd, &where) != 0) return Account::Silent;
+  if (platform::fd_path(root.fd(), &after) != 0) return Account::Silent;
   std::string expected = before == "/" ? "/" + rel : before + "/" + rel;
-  return before == after && where == expected;
+  return before == after && where == expected ? Account::Agrees : Account::Differs;
+}
+
+// For a held directory whose absolute path is longer than /proc prints. The lookup the walk would
+// fall back to costs a syscall per component, which at every level of a deep program is quadratic
+// again; instead climb ".." from the handle to the deepest ancestor /proc can print and take that
+// ancestor's account (or, climbed all the way, compare with the root's identity). Like everything
+// in the walk it is not atomic; it answers whether the handle is beneath the root (its ancestors
+// lead there), not that it is at its own path. Silent when it cannot tell.
+Account climbed_account(const Root& root, int fd, const std::string& rel) {
+  std::string base;
+  if (platform::fd_path(root.fd(), &base) != 0) return Account::Silent;
+  std::size_t room = base.size() + 1 < kPrintable ? kPrintable - base.size() - 1 : 0;
+  std::size_t components = 1, keep = 0, keep_len = 0;
+  for (char c : rel) components += c == '/';
+  for (std::size_t end = rel.find('/'); end != std::string::npos && end <= room; end = rel.find('/', end + 1)) {
+    ++keep;
+    keep_len = end;
+  }
+  Fd cur;
+  for (std::size_t i = keep; i < components; ++i) {
+    int up;
+    do up = ::openat(cur.valid() ? cur.get() : fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    while (up < 0 && errno == EINTR);
+    if (up < 0) return Account::Silent;
+    cur = Fd(up);
+  }
+  if (keep == 0) {
+    struct stat st;
+    if (::fstat(cur.get(), &st) != 0) return Account::Silent;
+    return identity_of(st) == root.identity() ? Account::Agrees : Account::Differs;
+  }
+  return proc_account(root, cur.get(), rel.substr(0, keep_len));
 }
 
 }  // namespace
@@ -115,7 +152,12 @@ Status prove_beneath(const Root& root, int fd, const Identity* known, const std:
   std::size_t depth = 1;
   for (char c : rel) depth += c == '/';
   bool by_proc = root.strategy() == Strategy::Walk || depth > kLookupDepth;
-  if (by_proc && proc_agrees(root, fd, rel)) return ok_status();
+  if (by_proc) {
+    Account told = proc_account(root, fd, rel);
+    // The walk's lookup costs a syscall per component: past what /proc prints, climb instead.
+    if (told == Account::Silent && root.strategy() == Strategy::Walk) told = climbed_account(root, fd, rel);
+    if (told == Account::Agrees) return ok_status();
+  }
   auto proven = prove_by_lookup(root, fd, known, rel, syscall, shown);
   if (proven.ok() || !proven.error().moved) return proven;
   // Not where its path says: out of the root is the escape this exists for; moved or replaced

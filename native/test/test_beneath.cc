@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/beneath.h"
+#include "core/execute.h"
 #include "core/resolve.h"
 #include "harness.h"
 #include "ops/dir_cursor.h"
@@ -292,5 +293,32 @@ TEST(the_cursor_travels_a_tree_and_refuses_a_directory_that_changed) {
     CHECK(::rename((w.root + "/a").c_str(), (w.outside + "/a").c_str()) == 0);
     auto proof = cursor.held().beneath(*root.value(), "test", "a/x/y");
     CHECK(!proof.ok() && proof.error().refusal == Refusal::Escape);
+  }
+}
+
+TEST(a_path_longer_than_proc_prints_is_proven_by_climbing_to_an_ancestor_it_prints) {
+  for (Strategy s : kStrategies) {
+    World w = world();
+    // The workspace deep enough that its chain's absolute paths pass 4,095 bytes.
+    std::string pad(200, 'x');
+    std::string root_path = w.root + "/" + pad + "/" + pad;
+    mkdirs(root_path);
+    std::string rel = "a/" + chain(1900);
+    CHECK(root_path.size() + 1 + rel.size() > 4095);
+    // Made through the pinned root itself: the plain path is too long for mkdir(2) from here.
+    auto root = Root::pin(root_path, s);
+    CHECK(root.ok());
+    Request r;
+    r.op = Op::Mkdirs;
+    r.plan.push_back(MkdirsEntry{rel, 0755});
+    auto made = execute(*root.value(), r, false);
+    CHECK(made.ok() && !std::get<MkdirsOutcome>(made.value()).failed);
+    Held h = hold(*root.value(), rel);
+    CHECK(h.valid());
+    CHECK(h.beneath(*root.value(), "test", rel).ok());
+    // The top of the chain leaves: the deep handle goes with it and is refused.
+    CHECK(::rename((root_path + "/a").c_str(), (w.outside + "/a").c_str()) == 0);
+    auto gone = h.beneath(*root.value(), "test", rel);
+    CHECK(!gone.ok() && gone.error().refusal == Refusal::Escape);
   }
 }
