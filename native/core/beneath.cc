@@ -50,9 +50,11 @@ Status prove_by_lookup(const Root& root, int fd, const Identity* known, const st
   struct stat now;
   if (::fstat(again.value().get(), &now) != 0) return sys_error(errno, "fstat", shown);
   struct stat mine;
-  if (::fstat(fd, &mine) != 0) return sys_error(errno, "fstat", shown);
+  if (!known && ::fstat(fd, &mine) != 0) return sys_error(errno, "fstat", shown);
   Identity held = known ? *known : identity_of(mine);
   if (identity_of(now) == held) return ok_status();
+  // Not the held object: what stands there now says how to answer (ours is looked at only now).
+  if (known && ::fstat(fd, &mine) != 0) return sys_error(errno, "fstat", shown);
   if (S_ISLNK(now.st_mode)) {
     return proof_failed(refusal(Refusal::Symlink, syscall, shown,
                                 "'" + rel + "' is a symbolic link now", ELOOP));

@@ -41,9 +41,9 @@ void DirCursor::adopt(std::size_t child, Held held) {
   rel_ = held_.rel();
 }
 
-Status DirCursor::arrive(std::size_t node, Fd fd, std::string rel) {
+Status DirCursor::arrive(std::size_t node, Held held) {
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0) {
+  if (::fstat(held.fd(), &st) != 0) {
     int err = errno;
     home();
     return sys_error(err, "fstat", path_of(nodes_, node));
@@ -61,9 +61,9 @@ Status DirCursor::arrive(std::size_t node, Fd fd, std::string rel) {
   n.identity = now;
   n.known = true;
   at_ = node;
-  rel_ = std::move(rel);
-  held_ = Held::unproven(std::move(fd), rel_);
+  held_ = std::move(held);
   held_.know_identity(now);
+  rel_ = held_.rel();
   return ok_status();
 }
 
@@ -92,24 +92,19 @@ Status DirCursor::up() {
       return same;
     }
   }
-  return arrive(parent, Fd(fd), rel_.substr(0, nodes_[parent].rel_len));
+  return arrive(parent, Held::unproven(Fd(fd), rel_.substr(0, nodes_[parent].rel_len)));
 }
 
 Status DirCursor::down(std::size_t child) {
   std::string shown = rel_.empty() ? nodes_[child].name : rel_ + "/" + nodes_[child].name;
-  auto opened = open_child(root_, held_.fd(), nodes_[child].name, kDirHandleFlags, 0, shown);
+  // descend(): within the lookup depth under the kernel strategy, looked up from the root and so
+  // arriving proven; otherwise opened from the handle held here, on the root's mount.
+  auto opened = descend(root_, held_, nodes_[child].name, kDirHandleFlags, shown);
   if (!opened.ok()) {
     home();
     return opened.take_error();
   }
-  if (root_.strategy() != Strategy::Kernel) {
-    auto same = same_mount(root_, opened.value().get(), shown);
-    if (!same.ok()) {
-      home();
-      return same;
-    }
-  }
-  return arrive(child, opened.take(), std::move(shown));
+  return arrive(child, opened.take());
 }
 
 Status DirCursor::move_to(std::size_t target) {

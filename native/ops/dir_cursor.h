@@ -58,7 +58,7 @@ class DirCursor {
  private:
   Status up();
   Status down(std::size_t child);
-  Status arrive(std::size_t node, Fd fd, std::string rel);
+  Status arrive(std::size_t node, Held held);
   void home();
   std::size_t depth_of(std::size_t node) const { return node == kNoNode ? 0 : nodes_[node].depth; }
 

@@ -222,6 +222,10 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
     }
   }
 
+  // Where the planning left the cursor, it stands for acts that come only later (after the hook,
+  // after any delay): a kernel lookup's free proof does not stretch that far.
+  cursor.held().spend();
+
   if (options.after_plan && !options.after_plan->empty()) {
     auto hooked = run_hook(root, *options.after_plan);
     if (!hooked.ok()) return stop(hooked.take_error());
@@ -270,45 +274,31 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
       }
       return stop(std::move(e));
     }
+    // Open what now stands at the name, without following, to learn the identity that becomes the
+    // caller's ownership, (exact modes) to set the mode on that very handle, and to stand in it for
+    // its children, which come next in pre-order.
+    auto made = descend(root, parent, n.name, kDirHandleFlags, shown);
+    if (!made.ok()) {
+      Error e = made.take_error();
+      e.description = "'" + shown + "' was created, then replaced before it could be confirmed" +
+                      (e.description.empty() ? "" : ": " + e.description);
+      return stop(std::move(e));
+    }
+    Held dir = made.take();
+    struct stat st;
+    if (::fstat(dir.fd(), &st) != 0) return stop(sys_error(errno, "fstat", shown));
+    p.state = State::Created;
+    n.identity = identity_of(st);
+    n.known = true;
+    dir.know_identity(n.identity);
+    out.created.push_back(CreatedDir{shown, n.identity});
     if (options.exact_modes) {
-      // Open what now stands at the name, without following, to learn the identity that becomes
-      // the caller's ownership and to set the mode on that very handle.
-      auto made = open_child(root, parent.fd(), n.name, kDirHandleFlags, 0, shown);
-      if (!made.ok()) {
-        Error e = made.take_error();
-        e.description = "'" + shown + "' was created, then replaced before it could be confirmed" +
-                        (e.description.empty() ? "" : ": " + e.description);
-        return stop(std::move(e));
-      }
-      struct stat st;
-      if (::fstat(made.value().get(), &st) != 0) return stop(sys_error(errno, "fstat", shown));
-      p.state = State::Created;
-      n.identity = identity_of(st);
-      n.known = true;
-      out.created.push_back(CreatedDir{shown, n.identity});
-      Held dir = Held::unproven(made.take(), shown);
-      dir.know_identity(n.identity);
       auto mine = dir.beneath(root, "chmod", shown);
       if (!mine.ok()) return stop(mine.take_error());
       auto moded = attr::change_mode(dir.fd(), p.mode & 07777, shown);
       if (!moded.ok()) return stop(moded.take_error());
-      // Its children come next in pre-order: stand in it already.
-      cursor.adopt(i, std::move(dir));
-    } else {
-      struct stat st;
-      if (::fstatat(parent.fd(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        return stop(sys_error(errno, "fstatat", shown));
-      }
-      if (!S_ISDIR(st.st_mode)) {
-        Error e = sys_error(EEXIST, "mkdir", shown);
-        e.description = "'" + shown + "' was created, then replaced by something that is not a directory";
-        return stop(std::move(e));
-      }
-      p.state = State::Created;
-      n.identity = identity_of(st);
-      n.known = true;
-      out.created.push_back(CreatedDir{shown, n.identity});
     }
+    cursor.adopt(i, std::move(dir));
   }
   return Result<MkdirsOutcome>(std::move(out));
 }
