@@ -5,6 +5,10 @@
 // Prints a markdown table (ops/s, ratio to node:fs/promises and to the path-based fallback, file
 // syscalls per operation when strace is present), the event-loop delay during a flood, and memory
 // before and after many operations. --json FILE writes the same figures as rows.
+//
+// Exits 1 when anything it set out to measure failed (a contender that could not be made, a
+// scenario that threw, the floor, a syscall count): the figures that were measured are printed
+// first, the failures after them. Only a missing optional tool (strace) is a note.
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -14,6 +18,7 @@ import { contenderNames, makeContender } from "./bench/registry.mjs"
 import { manyFiles, scenarios } from "./bench/scenarios.mjs"
 import { straceAvailable, syscallsPerOp } from "./bench/syscalls.mjs"
 import { DEEP, makeTrees } from "./bench/trees.mjs"
+import { confineBench } from "./bench/confine.mjs"
 
 const argv = process.argv.slice(2)
 const quick = argv.includes("--quick")
@@ -31,6 +36,7 @@ const chosen = scenarios.filter((s) => !quick || QUICK_SCENARIOS.has(s.id))
 const trees = makeTrees(quick ? { globFiles: 2_000 } : {})
 const rows = []
 const notes = []
+const failures = []
 
 const log = (...a) => process.stderr.write(`${a.join(" ")}\n`)
 
@@ -43,7 +49,7 @@ const floorBinary = () => {
     execFileSync("cmake", ["--build", dir, "--target", "pinnedfs_floor", "-j", "2"], { stdio: "ignore" })
     return path.join(dir, "pinnedfs_floor")
   } catch (e) {
-    notes.push(`floor not measured: cmake build failed (${e.message.split("\n")[0]})`)
+    failures.push(`floor: cmake build failed (${e.message.split("\n")[0]})`)
     return undefined
   }
 }
@@ -60,7 +66,7 @@ const main = async () => {
     try {
       contenders.push(await makeContender(name, trees.root, strategy))
     } catch (e) {
-      notes.push(`${name} (${strategy}) not measured: ${e.message}`)
+      failures.push(`${name} (${strategy}) could not be made: ${e.message}`)
     }
   }
 
@@ -82,7 +88,7 @@ const main = async () => {
           before
         }))
       } catch (e) {
-        notes.push(`${s.id} / ${c.name} (${c.strategy}) failed: ${e.message}`)
+        failures.push(`${s.id} / ${c.name} (${c.strategy}) failed: ${e.message}`)
         continue
       }
       rows.push({ scenario: s.id, title: s.title, contender: c.name, strategy: c.strategy, opsPerSec, cpuUsPerOp })
@@ -121,7 +127,7 @@ const main = async () => {
         r.syscallsPerOp = n.perOp
         r.syscalls = n.names
       } catch (e) {
-        notes.push(`syscalls for ${r.scenario} / ${r.contender}: ${e.message}`)
+        failures.push(`syscalls for ${r.scenario} / ${r.contender}: ${e.message}`)
       }
     }
   } else {
@@ -152,13 +158,17 @@ const main = async () => {
 
   for (const c of contenders) await c.close()
   trees.cleanup()
-  report({ loop, memory })
+  const confine = await confineBench({ quick }).catch((e) => {
+    failures.push(`confinement preparation failed: ${e.message}`)
+    return { lines: [] }
+  })
+  report({ loop, memory, confine })
 }
 
 const fmt = (n, d = 2) => (n === null || n === undefined ? "n/a" : Number(n).toFixed(d))
 const fmtOps = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n.toFixed(0))
 
-const report = ({ loop, memory }) => {
+const report = ({ loop, memory, confine }) => {
   const out = []
   out.push(`pinnedfs benchmark (${quick ? "quick" : "full"}), node ${process.version}, ${process.platform}-${process.arch}, ${new Date().toISOString()}`)
   out.push("")
@@ -181,6 +191,12 @@ const report = ({ loop, memory }) => {
     out.push("")
     for (const n of notes) out.push(`- ${n}`)
   }
+  out.push("", ...confine.lines)
+  if (failures.length) {
+    out.push("")
+    out.push(`FAILED (${failures.length}):`)
+    for (const f of failures) out.push(`- ${f}`)
+  }
   console.log(out.join("\n"))
   if (jsonFile) {
     const json = rows.map((r) => ({
@@ -193,8 +209,12 @@ const report = ({ loop, memory }) => {
       ratioVsFallback: r.ratioVsFallback,
       syscallsPerOp: r.syscallsPerOp ?? null
     }))
-    fs.writeFileSync(jsonFile, JSON.stringify({ rows: json, eventLoop: loop, memory: memory ?? null, notes }, null, 2))
+    fs.writeFileSync(jsonFile, JSON.stringify({ rows: json, eventLoop: loop, memory: memory ?? null, notes, failures, confine: { rows: confine.rows ?? [], eventLoop: confine.eventLoop ?? null } }, null, 2))
   }
 }
 
 await main()
+if (failures.length) {
+  console.error(`bench: ${failures.length} measurement(s) failed; see FAILED above`)
+  process.exit(1)
+}

@@ -11,6 +11,7 @@
 import { TextDecoder } from "node:util"
 import { badArgument, fromNative, PinnedFsError } from "./internal/errors.ts"
 import { native, type NativeRequest, type NativeRootHandle } from "./internal/native.ts"
+import { decodeText } from "./internal/text.ts"
 
 /**
  * How paths are resolved beneath the root. `"openat2"`: one kernel-confined lookup (Linux 5.6+;
@@ -66,6 +67,33 @@ export interface Resolution {
   readonly path: string
   /** The first link's text, read without opening what it names; `null` when none was met. */
   readonly target: string | null
+}
+
+/**
+ * Options of {@link PinnedRoot.open}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenOptions {
+  readonly strategy?: Strategy | undefined
+  /**
+   * Most bytes one read may answer (`readFile`, `readFileString`, each `batch` member), from 1 to
+   * {@link PinnedRoot.maxReadLimit}; default {@link PinnedRoot.defaultReadLimit}. A larger file, or
+   * one that grows past it while being read, is refused (`toolarge`, `BadArgument`) before its
+   * content is held in memory.
+   */
+  readonly readLimit?: number | undefined
+}
+
+/**
+ * Options of one read: `limit` overrides the root's `readLimit` for this call.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReadOptions {
+  readonly limit?: number | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -150,6 +178,22 @@ export const checkMode = (mode: unknown, what = "mode"): number | undefined => {
   return mode
 }
 
+const readLimitOf = (u: unknown, what: string): number => {
+  if (typeof u !== "number" || !Number.isInteger(u) || u < 1 || u > maxReadLimit) {
+    throw badArgument(`${what} must be an integer from 1 to ${maxReadLimit}, got ${String(u)}`)
+  }
+  return u
+}
+
+/**
+ * 512 MiB: far above any source, data or document file a tool reads whole, small enough that a
+ * planted huge (or sparse) file costs no more than that in memory, and the size past which text
+ * cannot become one JavaScript string anyway (V8 holds at most 2^29 - 24 UTF-16 units).
+ */
+const defaultReadLimit = 512 * 1024 * 1024
+/** Node's own `fs.readFile` ceiling, which the native core also enforces whatever it is asked. */
+const maxReadLimit = 2 ** 31 - 1
+
 const decoder = (encoding: unknown): TextDecoder => {
   if (encoding !== undefined && typeof encoding !== "string") throw badArgument("encoding must be a string")
   try {
@@ -173,28 +217,37 @@ export class PinnedRoot {
   readonly identity: string
   /** The strategy in force (`"auto"` resolved to what this kernel offers). */
   readonly strategy: "openat2" | "walk" | "nofollow_any"
+  /** Most bytes one read may answer (see {@link OpenOptions.readLimit}). */
+  readonly readLimit: number
   /** @internal */
   readonly handle: NativeRootHandle
 
-  private constructor(handle: NativeRootHandle) {
+  /** The `readLimit` a root gets when none is given: 512 MiB. */
+  static readonly defaultReadLimit: number = defaultReadLimit
+  /** The largest `readLimit` there is: 2 GiB - 1, Node's own `fs.readFile` ceiling. */
+  static readonly maxReadLimit: number = maxReadLimit
+
+  private constructor(handle: NativeRootHandle, readLimit: number) {
     this.handle = handle
     this.path = handle.path
     this.identity = handle.identity
     this.strategy = handle.strategy
+    this.readLimit = readLimit
   }
 
   /**
    * Pins `dir`. The path itself is trusted (links in it are followed once, here); everything after
    * is resolved from the handle.
    */
-  static async open(dir: string, options?: { readonly strategy?: Strategy | undefined }): Promise<PinnedRoot> {
+  static async open(dir: string, options?: OpenOptions): Promise<PinnedRoot> {
     if (typeof dir !== "string" || dir === "") throw badArgument("root directory must be a non-empty string")
     const strategy = options?.strategy ?? "auto"
     if (strategy !== "auto" && strategy !== "openat2" && strategy !== "walk") {
       throw badArgument(`strategy must be 'auto', 'openat2' or 'walk', got '${String(strategy)}'`)
     }
+    const readLimit = options?.readLimit === undefined ? defaultReadLimit : readLimitOf(options.readLimit, "readLimit")
     try {
-      return new PinnedRoot(await native.pin(dir, strategy))
+      return new PinnedRoot(await native.pin(dir, strategy), readLimit)
     } catch (u) {
       throw fromNative(u, dir)
     }
@@ -210,10 +263,10 @@ export class PinnedRoot {
   }
 
   /** @internal The hot path for the path-only reads: operands as arguments, no request object. */
-  async call<A>(op: number, path: string, recursive?: boolean): Promise<A> {
+  async call<A>(op: number, path: string, recursive?: boolean, limit?: number): Promise<A> {
     const rel = relativePath(path)
     try {
-      return (await this.handle.call(op, rel, recursive)) as A
+      return (await this.handle.call(op, rel, recursive, limit)) as A
     } catch (u) {
       throw fromNative(u, path)
     }
@@ -229,14 +282,30 @@ export class PinnedRoot {
     return this.call(ops.stat, path)
   }
 
-  async readFile(path: string): Promise<Buffer> {
-    return this.call(ops.readFile, path)
+  /** At most `readLimit` bytes (the root's, or `options.limit`); a larger file is `toolarge`. */
+  async readFile(path: string, options?: ReadOptions): Promise<Buffer> {
+    return this.call(ops.readFile, path, false, this.limitOf(options))
   }
 
-  /** Decodes with `TextDecoder`, as Effect's `readFileString` does (invalid bytes become U+FFFD). */
-  async readFileString(path: string, encoding?: string): Promise<string> {
-    const d = decoder(encoding)
-    return d.decode(await this.readFile(path))
+  /**
+   * Decodes with `TextDecoder`, as Effect's `readFileString` does (invalid bytes become U+FFFD).
+   * The second argument is the encoding, or `{ encoding, limit }`. Text too long for one JavaScript
+   * string (about 512 MiB) is `toolarge`, like a file over the read limit.
+   */
+  async readFileString(
+    path: string,
+    encoding?: string | (ReadOptions & { readonly encoding?: string | undefined })
+  ): Promise<string> {
+    const options = typeof encoding === "object" && encoding !== null ? encoding : { encoding }
+    const d = decoder(options.encoding)
+    return decodeText(d, await this.readFile(path, options), path)
+  }
+
+  private limitOf(options: ReadOptions | undefined): number {
+    if (options !== undefined && (typeof options !== "object" || options === null)) {
+      throw badArgument("read options must be an object")
+    }
+    return options?.limit === undefined ? this.readLimit : readLimitOf(options.limit, "read limit")
   }
 
   async readDirectory(path: string, options?: { readonly recursive?: boolean | undefined }): Promise<Array<string>> {
@@ -403,7 +472,8 @@ export class PinnedRoot {
   }
 
   /**
-   * Runs many reads in one trip off the JavaScript thread. Members fail alone.
+   * Runs many reads in one trip off the JavaScript thread. Members fail alone. Each member's file
+   * is bounded by the root's `readLimit`, and all contents together by `response`.
    */
   async batch(
     requests: ReadonlyArray<BatchRequest>,
@@ -437,7 +507,7 @@ export class PinnedRoot {
     }
     let raw
     try {
-      raw = await this.handle.readMany(opCodes, paths, recursive, size, response)
+      raw = await this.handle.readMany(opCodes, paths, recursive, size, response, false, this.readLimit)
     } catch (u) {
       throw fromNative(u, "batch")
     }
@@ -449,7 +519,12 @@ export class PinnedRoot {
       else if (failed[i] === 1) out[i] = { ok: false, error: fromNative(values[i], paths[i]) }
       else {
         const d = decoders?.[i]
-        out[i] = { ok: true, value: d ? d.decode(values[i] as Uint8Array) : values[i] }
+        try {
+          out[i] = { ok: true, value: d ? decodeText(d, values[i] as Uint8Array, paths[i]!) : values[i] }
+        } catch (e) {
+          if (!(e instanceof PinnedFsError)) throw e
+          out[i] = { ok: false, error: e }
+        }
       }
     }
     return out

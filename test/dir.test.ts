@@ -1,47 +1,15 @@
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { PinnedFsError, PinnedRoot } from "../src/index.ts"
-import { reasonOf } from "../src/internal/errors.ts"
 import { strategies } from "./support/strategies.ts"
+import { asRoot, callsAsNobody, NOBODY } from "./support/nobody.ts"
 import { mkfifo, openDescriptorCount, scratch } from "./support/tree.ts"
 
 const failure = async (p: Promise<unknown>) => {
   const e = await p.then(() => undefined, (e: unknown) => e)
   expect(e).toBeInstanceOf(PinnedFsError)
   return e as PinnedFsError
-}
-
-const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-
-/**
- * Runs readDirectory/resolve requests in an unprivileged child process (as `nobody` when the tests
- * run as root: a test as root proves nothing about permissions) and answers, per request, the value or the error's code.
- */
-const asNobody = (
-  root: string,
-  strategy: string,
-  requests: ReadonlyArray<{ op: "readDirectory" | "resolve"; path: string; recursive?: boolean }>
-): Array<{ ok: true; value: unknown } | { ok: false; code: string; refusal: string }> => {
-  const script = `
-    const native = require(${JSON.stringify(path.join(packageRoot, "node_modules", "node-gyp-build"))})(${JSON.stringify(packageRoot)})
-    ;(async () => {
-      const root = await native.pin(${JSON.stringify(root)}, ${JSON.stringify(strategy)})
-      const out = []
-      for (const r of ${JSON.stringify(requests)}) {
-        out.push(await root.execute({ op: native.ops[r.op], path: r.path, recursive: r.recursive === true }).then(
-          (value) => ({ ok: true, value }),
-          (e) => ({ ok: false, code: e.code, refusal: e.refusal })))
-      }
-      process.stdout.write(JSON.stringify(out))
-    })()`
-  // As root, drop to nobody; an unprivileged runner is already what the test needs.
-  const ids = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}
-  const run = spawnSync(process.execPath, ["-e", script], { ...ids, encoding: "utf8" })
-  expect(run.stderr).toBe("")
-  return JSON.parse(run.stdout)
 }
 
 const sorted = (names: ReadonlyArray<string>) => [...names].sort()
@@ -299,22 +267,20 @@ describe.each(strategies)("readDirectory (%s)", (strategy) => {
     s.make({ "a/locked/inside.txt": "x" })
     for (let d = s.root; d !== path.dirname(path.dirname(s.root)); d = path.dirname(d)) fs.chmodSync(d, 0o755)
     fs.chmodSync(s.abs("a/locked"), 0o000)
-    const out = asNobody(s.root, strategy, [
-      { op: "readDirectory", path: "a" },
-      { op: "readDirectory", path: "a", recursive: true },
-      { op: "readDirectory", path: "a/locked" },
-      { op: "resolve", path: "a/locked/inside.txt" },
-      { op: "resolve", path: "a/b/file.txt" }
+    // Through PinnedRoot in a child as nobody: a test as root proves nothing about permissions.
+    const out = callsAsNobody(s.root, strategy, [
+      { method: "readDirectory", args: ["a"] },
+      { method: "readDirectory", args: ["a", { recursive: true }] },
+      { method: "readDirectory", args: ["a/locked"] },
+      { method: "resolve", args: ["a/locked/inside.txt"] },
+      { method: "resolve", args: ["a/b/file.txt"] }
     ])
     expect(out[0]!.ok).toBe(true)
+    if (asRoot) expect(out[0]!.uid).toBe(NOBODY)
     expect(sorted(out[0]!.ok ? (out[0]!.value as Array<string>) : [])).toEqual(["b", "empty", "locked", "sibling.txt"])
     for (const r of out.slice(1, 4)) {
-      expect(r.ok).toBe(false)
-      if (!r.ok) {
-        expect(r.code).toBe("EACCES")
-        expect(reasonOf(r.code, r.refusal as "")).toBe("PermissionDenied")
-      }
+      expect(r).toEqual({ ok: false, code: "EACCES", refusal: "", reason: "PermissionDenied", uid: r.uid })
     }
-    expect(out[4]).toEqual({ ok: true, value: { path: "a/b/file.txt", target: null } })
+    expect(out[4]).toMatchObject({ ok: true, value: { path: "a/b/file.txt", target: null } })
   })
 })

@@ -1,11 +1,11 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, FileSystem } from "effect"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
+import { asRoot, NOBODY, runAsNobody } from "./support/nobody.ts"
 import { strategies } from "./support/strategies.ts"
 import { mkfifo, openDescriptorCount, scratch } from "./support/tree.ts"
 
@@ -493,11 +493,10 @@ describe.each(strategies)("glob (%s)", (strategy) => {
 // Permission semantics need an unprivileged process (root reads anything): a child running as
 // `nobody` runs our glob and Effect's over the same tree and reports both.
 const childScript = `
-const [pkg, effectUrl, nfsUrl, rootDir, strategy, casesJson] = process.argv.slice(1)
-const native = require(require.resolve("node-gyp-build", { paths: [pkg] }))(pkg)
+const [rootDir, strategy, casesJson] = process.argv.slice(1)
 ;(async () => {
-  const { Effect, FileSystem } = await import(effectUrl)
-  const NodeFileSystem = await import(nfsUrl)
+  const { Effect, FileSystem } = await import(stage + "/node_modules/effect/dist/index.js")
+  const NodeFileSystem = await import(stage + "/node_modules/@effect/platform-node/dist/NodeFileSystem.js")
   const handle = await native.pin(rootDir, strategy)
   const out = []
   for (const c of JSON.parse(casesJson)) {
@@ -510,7 +509,7 @@ const native = require(require.resolve("node-gyp-build", { paths: [pkg] }))(pkg)
         return yield* fileSystem.glob(c.pattern, { root: c.root ? rootDir + "/" + c.root : rootDir, exclude: c.exclude })
       }).pipe(Effect.provide(NodeFileSystem.layer))
     ).then((ok) => ({ ok }), (e) => ({ err: e?.reason?._tag ?? String(e) }))
-    out.push({ ...c, ours, reference })
+    out.push({ ...c, ours, reference, uid: process.getuid() })
   }
   handle.close()
   process.stdout.write(JSON.stringify(out))
@@ -538,25 +537,14 @@ describe.each(strategies)("glob as an unprivileged user (%s)", (strategy) => {
       { pattern: "*", root: "sealed", expect: { err: "PermissionDenied" } },
       { pattern: "x.ts", root: "sealed", expect: { err: "PermissionDenied" } }
     ]
-    const pkg = path.resolve(__dirname, "..")
-    const resolveUrl = (p: string) => new URL(`file://${fs.realpathSync(path.join(pkg, "node_modules", p))}`).href
-    const result = spawnSync(
-      process.execPath,
-      [
-        "-e",
-        childScript,
-        pkg,
-        resolveUrl("effect/dist/index.js"),
-        resolveUrl("@effect/platform-node/dist/NodeFileSystem.js"),
-        s.root,
-        strategy,
-        JSON.stringify(cases.map(({ expect: _, ...c }) => c))
-      ],
-      { uid: 65534, gid: 65534, encoding: "utf8", timeout: 60_000 }
-    )
+    const result = runAsNobody(childScript, {
+      args: [s.root, strategy, JSON.stringify(cases.map(({ expect: _, ...c }) => c))],
+      packages: ["effect", "@effect/platform-node", "@effect/platform-node-shared"]
+    })
     expect(result.stderr).toBe("")
-    const rows = JSON.parse(result.stdout) as Array<{ pattern: string; ours: { ok?: Array<string>; err?: string }; reference: unknown }>
+    const rows = JSON.parse(result.stdout) as Array<{ uid: number; pattern: string; ours: { ok?: Array<string>; err?: string }; reference: unknown }>
     expect(rows.length).toBe(cases.length)
+    if (asRoot) expect(rows[0]!.uid).toBe(NOBODY)
     const errno: Record<string, string> = { EACCES: "PermissionDenied", EPERM: "PermissionDenied" }
     rows.forEach((row, i) => {
       const ours = row.ours.err === undefined ? row.ours : { err: errno[row.ours.err] ?? row.ours.err }

@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot, reasonOf } from "../src/index.ts"
+import { PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
 import { snapshot } from "./support/attacker.ts"
 import { strategies } from "./support/strategies.ts"
@@ -69,27 +69,32 @@ describe.each(strategies)("makeDirectory (%s)", (strategy) => {
     expect(fs.statSync(s.abs("a/b")).mode).toBe(before.mode)
   })
 
-  it("fails where Node fails, with the same reason", async () => {
+  it("fails where Node fails, with the same code, and the reason Effect gives that code", async () => {
     const { root, mirror } = await setup()
-    const cases: Array<[string, boolean]> = [
-      ["a", false],
-      ["a/b", false],
-      ["f", false],
-      ["f/x", false],
-      ["missing/x", false],
-      ["f", true],
-      ["f/x/y", true],
-      ["a/b/f2", false]
+    // [path, recursive, Node's code, the reason Effect's own Node file system gives that code]
+    const cases: Array<[string, boolean, string, string]> = [
+      ["a", false, "EEXIST", "AlreadyExists"],
+      ["a/b", false, "EEXIST", "AlreadyExists"],
+      ["f", false, "EEXIST", "AlreadyExists"],
+      ["f/x", false, "ENOTDIR", "BadResource"],
+      ["missing/x", false, "ENOENT", "NotFound"],
+      ["f", true, "EEXIST", "AlreadyExists"],
+      ["f/x/y", true, "ENOTDIR", "BadResource"],
+      ["a/b/f2", false, "ok", "ok"]
     ]
-    for (const [p, recursive] of cases) {
-      const ours = await root.makeDirectory(p, { recursive }).then(() => "ok", (e: PinnedFsError) => e.reason)
+    for (const [p, recursive, code, reason] of cases) {
+      const ours = await root.makeDirectory(p, { recursive }).then(
+        () => ["ok", "ok"],
+        (e: PinnedFsError) => [e.code, e.reason]
+      )
       let node = "ok"
       try {
         fs.mkdirSync(path.join(mirror, p), { recursive })
       } catch (e) {
-        node = reasonOf((e as NodeJS.ErrnoException).code ?? "")
+        node = (e as NodeJS.ErrnoException).code ?? ""
       }
-      expect([p, recursive, ours]).toEqual([p, recursive, node])
+      expect([p, recursive, node]).toEqual([p, recursive, code])
+      expect([p, recursive, ...ours]).toEqual([p, recursive, code, reason])
     }
   })
 

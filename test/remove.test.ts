@@ -3,7 +3,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
-import { snapshot, startSwapper } from "./support/attacker.ts"
+import { raceRounds, snapshot, tally } from "./support/attacker.ts"
 import { strategies } from "./support/strategies.ts"
 import { mkfifo, scratch } from "./support/tree.ts"
 
@@ -158,7 +158,7 @@ describe.each(strategies)("remove (%s)", (strategy) => {
 })
 
 describe.each(strategies)("recursive remove under an attacker swapping a subdirectory (%s)", (strategy) => {
-  it("never removes anything outside the root", async () => {
+  it("removes the tree or refuses the link, removes a met link as the entry, never anything outside", async () => {
     const s = scratch()
     const target = path.join(s.outside, "target")
     // Mirrors the tree's names, so a remove that followed the link would empty it.
@@ -166,40 +166,48 @@ describe.each(strategies)("recursive remove under an attacker swapping a subdire
     for (const f of ["d0/x/f0", "d0/x/f1", "g0", "g1"]) fs.writeFileSync(path.join(target, f), "outside")
     const before = snapshot(s.outside)
     const root = await PinnedRoot.open(s.root, { strategy })
-    const build = () => {
-      // Many siblings around d0 widen the window between listing t (d0 a directory) and opening d0.
-      const siblings = Array.from({ length: 64 }, (_, i) => `t/s${i}`)
-      for (const f of ["t/d0/d0/x/f0", "t/d0/d0/x/f1", "t/d0/g0", "t/d0/g1", "t/d1/g0", ...siblings]) {
-        try {
-          fs.mkdirSync(path.dirname(s.abs(f)), { recursive: true })
-          fs.writeFileSync(s.abs(f), "inside")
-        } catch {
-          // the attacker moved a directory away meanwhile: fine
-        }
-      }
-      try {
+    // The failures the attack explains: the link met on the way, the lookup left the root, a name
+    // that was a link when opened and a directory again when asked why (ENOTDIR), or one listed as
+    // the link and a directory again when unlinked as an entry (EISDIR).
+    const allowed = ["symlink", "escape", "ENOTDIR", "EISDIR"]
+    const race = await raceRounds({
+      // t/d0 flips between the real directory and a link to the outside mirror.
+      pairs: [[s.abs("t/d0"), s.abs("lnk")]],
+      maxRounds: 300,
+      maxMs: 3000,
+      reset: () => {
+        // A round that removed the link at t/d0 left the real d0 under the name lnk: start over.
+        fs.rmSync(s.abs("t"), { recursive: true, force: true })
+        fs.rmSync(s.abs("lnk"), { recursive: true, force: true })
+        // Many siblings around d0 widen the window between listing t (d0 a directory) and opening d0.
+        const siblings = Array.from({ length: 64 }, (_, i) => `t/s${i}`)
+        s.make(Object.fromEntries(["t/d0/d0/x/f0", "t/d0/d0/x/f1", "t/d0/g0", "t/d0/g1", "t/d1/g0", ...siblings].map((f) => [f, "inside"])))
         fs.symlinkSync(target, s.abs("lnk"))
-      } catch {
-        // still there
+      },
+      round: () =>
+        root.remove("t", { recursive: true }).then(
+          () => "ok",
+          (e: unknown) => (e instanceof PinnedFsError ? e.refusal || e.code : `untyped ${String(e)}`)
+        ),
+      inspect: (outcome) => {
+        const wrong: Array<string> = []
+        if (outcome === "ok" && fs.existsSync(s.abs("t"))) wrong.push("answered ok, t is still there")
+        if (outcome !== "ok" && !allowed.includes(outcome)) wrong.push(`failed ${outcome}`)
+        // The attacker could not put the pair back: the remove unlinked t/d0 while it was the link,
+        // and the real d0 sits under the name lnk. The link was met, and removed as the entry.
+        const lnk = fs.lstatSync(s.abs("lnk"))
+        const metLink = lnk.isDirectory()
+        if (!metLink && !lnk.isSymbolicLink()) wrong.push("lnk is neither the link nor the real d0")
+        return { outcome, wrong, met: metLink || outcome !== "ok" }
       }
-    }
-    build()
-    const attack = startSwapper([
-      [s.abs("t/d0"), s.abs("d0.aside")],
-      [s.abs("lnk"), s.abs("t/d0")],
-      [s.abs("t/d0"), s.abs("lnk")],
-      [s.abs("d0.aside"), s.abs("t/d0")]
-    ])
-    let rounds = 0
-    while (!attack.done() && rounds < 5000) {
-      rounds++
-      build()
-      await root.remove("t", { recursive: true }).catch((e: unknown) => {
-        expect(e).toBeInstanceOf(PinnedFsError)
-      })
-    }
-    await attack.finished
-    expect(rounds).toBeGreaterThan(0)
+    })
+    expect(race.answers.flatMap((a) => a.wrong)).toEqual([])
+    // The attack was live: exchanges the kernel did, and rounds that met the link.
+    expect(race.swaps).toBeGreaterThan(0)
+    const seen = JSON.stringify(tally(race.answers.map((a) => `${a.outcome}${a.met ? " (met the link)" : ""}`)))
+    expect(race.answers.filter((a) => a.met).length, seen).toBeGreaterThan(0)
+    // And the remove worked between the exchanges.
+    expect(race.answers.filter((a) => a.outcome === "ok").length, seen).toBeGreaterThan(0)
     expect(snapshot(s.outside)).toEqual(before)
     expect(fs.readFileSync(s.secret, "utf8")).toBe("TOP SECRET")
   })

@@ -22,11 +22,12 @@ Status validate(const Request& r) {
   return ok_status();
 }
 
-Result<Value> execute(const Root& root, const Request& request, bool verify_root) {
+Result<Value> execute(const Root& root, const Request& request, bool verify_root,
+                      const std::string& alias) {
   auto valid = validate(request);
   if (!valid.ok()) return valid.take_error();
   if (verify_root) {
-    auto same = root.verify_path_identity();
+    auto same = root.verify_path_identity(alias);
     if (!same.ok()) return same.take_error();
   }
   switch (request.op) {
@@ -67,11 +68,12 @@ std::uint64_t content_bytes(const Value& v) {
 
 std::vector<Result<Value>> execute_batch(
     const Root& root, const std::vector<Request>& requests, const BatchLimits& limits,
-    bool verify_root, const std::function<void(std::size_t, Result<Value>&)>& each) {
+    bool verify_root, const std::function<void(std::size_t, Result<Value>&)>& each,
+    const std::string& alias) {
   std::vector<Result<Value>> out;
   out.reserve(requests.size());
   if (verify_root) {
-    auto before = root.verify_path_identity();
+    auto before = root.verify_path_identity(alias);
     if (!before.ok()) {
       for (std::size_t i = 0; i < requests.size(); ++i) out.emplace_back(before.error());
       return out;
@@ -85,8 +87,8 @@ std::vector<Result<Value>> execute_batch(
       // A member larger than what is left of the answer fails alone, before it is read.
       bounded = member;
       bounded.max_bytes = budget == 0 ? 1 : budget;
-      if (member.max_bytes != 0 && member.max_bytes < bounded.max_bytes) {
-        bounded.max_bytes = member.max_bytes;
+      for (std::uint64_t limit : {member.max_bytes, limits.member}) {
+        if (limit != 0 && limit < bounded.max_bytes) bounded.max_bytes = limit;
       }
       run = &bounded;
     }
@@ -99,7 +101,7 @@ std::vector<Result<Value>> execute_batch(
     out.push_back(std::move(result));
   }
   if (verify_root) {
-    auto after = root.verify_path_identity();
+    auto after = root.verify_path_identity(alias);
     if (!after.ok()) {
       for (auto& r : out) r = Result<Value>(after.error());
     }

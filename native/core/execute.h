@@ -15,8 +15,10 @@ namespace pinnedfs {
 Status validate(const Request& request);
 
 // Runs one operation. When verify_root is set, the root path's identity is checked first
-// (the extension's per-request guard against a root renamed away and replaced).
-Result<Value> execute(const Root& root, const Request& request, bool verify_root);
+// (the extension's per-request guard against a root renamed away and replaced), and so is `alias`'s
+// when given (see Root::verify_path_identity).
+Result<Value> execute(const Root& root, const Request& request, bool verify_root,
+                      const std::string& alias = {});
 
 // execute() for a readFile whose content goes into `buffer`'s storage (see ops::read_file_into).
 Result<Value> execute_read(const Root& root, const Request& request, std::string&& buffer);
@@ -24,18 +26,20 @@ Result<Value> execute_read(const Root& root, const Request& request, std::string
 struct BatchLimits {
   std::size_t size = 256;               // most members
   std::uint64_t response = 64u << 20;   // most bytes of file content in one answer
+  std::uint64_t member = 0;             // most bytes of one member's content (0: the ceiling)
 };
 
 // Runs every member in one trip. Members fail alone; a member whose content would push the answer
-// past limits.response fails alone (TooLarge). The root identity is checked before and after: a
-// change detected after the run fails every member with IdentityChanged, since their answers may
-// describe another directory.
+// past limits.response, or whose file is larger than limits.member, fails alone (TooLarge). The
+// root identity is checked before and after: a change detected after the run fails every member
+// with IdentityChanged, since their answers may describe another directory. `alias` as in execute().
 //
 // `each`, when given, sees member k's result on the worker thread right after it ran and before the
 // next member starts, so a caller can move the content out at once: a batch then holds one content
 // at a time instead of growing the heap by the whole answer.
 std::vector<Result<Value>> execute_batch(
     const Root& root, const std::vector<Request>& requests, const BatchLimits& limits,
-    bool verify_root, const std::function<void(std::size_t, Result<Value>&)>& each = {});
+    bool verify_root, const std::function<void(std::size_t, Result<Value>&)>& each = {},
+    const std::string& alias = {});
 
 }  // namespace pinnedfs

@@ -91,21 +91,25 @@ Result<std::shared_ptr<Root>> Root::pin(const std::string& path, Strategy reques
   return std::shared_ptr<Root>(new Root(std::move(fd), identity_of(st), mount.value(), path, chosen));
 }
 
-Status Root::verify_path_identity() const {
-  auto now = identify_path(path_);
-  if (!now.ok()) {
-    Error e = now.take_error();
-    if (e.err == ENOENT || e.err == ENOTDIR) {
-      return refusal(Refusal::IdentityChanged, "stat", path_,
-                     "workspace_identity_changed: the root path no longer names a directory", EBUSY);
+Status Root::verify_path_identity(const std::string& alias) const {
+  for (const std::string* spelling : {&path_, &alias}) {
+    if (spelling->empty()) continue;
+    auto now = identify_path(*spelling);
+    if (!now.ok()) {
+      Error e = now.take_error();
+      if (e.err == ENOENT || e.err == ENOTDIR) {
+        return refusal(Refusal::IdentityChanged, "stat", *spelling,
+                       "workspace_identity_changed: the root path no longer names a directory",
+                       EBUSY);
+      }
+      return e;
     }
-    return e;
-  }
-  if (now.value() != identity_) {
-    return refusal(Refusal::IdentityChanged, "stat", path_,
-                   "workspace_identity_changed: the root path now names " + now.value().str() +
-                       ", not the pinned " + identity_.str(),
-                   EBUSY);
+    if (now.value() != identity_) {
+      return refusal(Refusal::IdentityChanged, "stat", *spelling,
+                     "workspace_identity_changed: the root path now names " + now.value().str() +
+                         ", not the pinned " + identity_.str(),
+                     EBUSY);
+    }
   }
   return ok_status();
 }

@@ -59,7 +59,11 @@ class Root {
 
   // Confirms the root path still names the pinned directory. The path
   // is trusted, so stat(2) may follow links in it; what matters is the identity it lands on.
-  Status verify_path_identity() const;
+  //
+  // `alias`, when given, is another spelling of the root the caller also trusts (the extension's
+  // logicalRoot): it must land on the pinned directory too, or paths the caller spelled through it
+  // would be answered from a directory it does not name.
+  Status verify_path_identity(const std::string& alias = {}) const;
 
  private:
   Root(Fd fd, Identity id, MountIdentity mount, std::string path, Strategy s)

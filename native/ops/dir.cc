@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "../core/limits.h"
 #include "dir_list.h"
 #include "ops.h"
 
@@ -57,7 +58,11 @@ class Lister {
                                [&]() { return dir.beneath(root_, "getdents64", here); });
     if (!listed.ok()) return listed;
     int dirfd = dir.fd();
-    for (const DirEntry& e : entries) names_.push_back(join(prefix, e.name));
+    for (const DirEntry& e : entries) {
+      names_.push_back(join(prefix, e.name));
+      bytes_ += names_.back().size() + kNameOverhead;
+      if (bytes_ > kMaxListingBytes) return too_many_names(here);
+    }
     if (!recursive_) return ok_status();
     for (const DirEntry& e : entries) {
       std::string rel = join(prefix, e.name);
@@ -131,6 +136,7 @@ class Lister {
   bool recursive_;
   DirLister lister_;
   std::vector<std::string> names_;
+  std::size_t bytes_ = 0;  // of names_, counted as kMaxListingBytes counts them
 };
 
 }  // namespace

@@ -1,7 +1,16 @@
 // DirLister over the platform's DirectoryReader: one listing code path for every platform.
 #include "dir_list.h"
 
+#include "../core/limits.h"
+
 namespace pinnedfs {
+
+Error too_many_names(const std::string& shown_path) {
+  return refusal(Refusal::TooLarge, "getdents64", shown_path,
+                 "listing exceeds " + std::to_string(kMaxListingBytes >> 20) +
+                     " MiB of names: refused rather than held in memory",
+                 EFBIG);
+}
 
 Status DirLister::list(int dirfd, const std::string& shown_path, std::vector<DirEntry>& out,
                        const BatchGuard& guard) {
@@ -9,12 +18,17 @@ Status DirLister::list(int dirfd, const std::string& shown_path, std::vector<Dir
   std::string_view name;
   unsigned char type = 0;
   std::size_t proven = 1;
+  std::size_t bytes = 0;
   while (reader.next(&name, &type)) {
     if (reader.batches() > proven && guard) {
       proven = reader.batches();
       auto still = guard();
       if (!still.ok()) return still;
     }
+    // One directory's entries are sized by the disk: bounded, so a directory made huge on purpose
+    // is a refusal, never an allocation that aborts the process.
+    bytes += name.size() + kNameOverhead;
+    if (bytes > kMaxListingBytes) return too_many_names(shown_path);
     out.push_back(DirEntry{std::string(name), entry_kind(type)});
   }
   if (reader.error() != 0) {

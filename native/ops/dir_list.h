@@ -74,6 +74,9 @@ struct DirLister {
   std::vector<char> buffer;  // the reader's buffer, reused across the directories of one operation
 };
 
+// The refusal of a listing whose names would take more than kMaxListingBytes (core/limits.h).
+Error too_many_names(const std::string& shown_path);
+
 inline EntryKind entry_kind(unsigned char d_type) {
   switch (d_type) {
     case DT_DIR: return EntryKind::Directory;

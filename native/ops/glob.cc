@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "../core/limits.h"
 #include "dir_list.h"
 #include "glob_match.h"
 #include "ops.h"
@@ -173,6 +174,7 @@ class Walker {
   std::vector<char> buffer_;       // getdents buffer, one for the whole walk
   std::vector<State> next_, next_excluded_;
   std::vector<std::string> out_;
+  std::size_t out_bytes_ = 0;  // of out_, counted as kMaxListingBytes counts them
 };
 
 Result<Held*> Walker::handle(int ref) {
@@ -220,6 +222,11 @@ Status Walker::visit(Frame& f, std::string_view name, Kind kind, int dirfd) {
   Entry e;
   e.name_off = static_cast<std::uint32_t>(f.names.size());
   e.name_len = static_cast<std::uint32_t>(name.size());
+  // One directory's entries, their names and match states, are sized by the disk: bounded.
+  if (f.names.size() + name.size() + kNameOverhead * f.entries.size() +
+          sizeof(State) * f.arena.size() > kMaxListingBytes) {
+    return too_many_names(shown(f.relative));
+  }
   f.names.append(name);
   e.states_off = static_cast<std::uint32_t>(f.arena.size());
   e.states_len = static_cast<std::uint32_t>(next_.size());
@@ -429,6 +436,10 @@ Result<Value> Walker::run() {
       relative.push_back('/');
     }
     relative.append(name);
+    if (e.accepted) {
+      out_bytes_ += relative.size() + kNameOverhead;
+      if (out_bytes_ > kMaxListingBytes) return too_many_names(shown(f.relative));
+    }
     if (!e.descend) {
       if (e.accepted) out_.push_back(std::move(relative));
       continue;
@@ -448,6 +459,12 @@ bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
 
 Result<Value> glob(const Root& root, const Request& request) {
   if (has_nul(request.pattern)) return bad_argument("glob pattern contains a NUL byte");
+  std::size_t text = request.pattern.size();
+  for (const std::string& e : request.exclude) text += e.size();
+  if (text > kMaxPatternBytes) {
+    return bad_argument("glob pattern and excludes exceed " + std::to_string(kMaxPatternBytes) +
+                        " bytes");
+  }
   for (const std::string& e : request.exclude) {
     if (has_nul(e)) return bad_argument("glob exclude pattern contains a NUL byte");
   }

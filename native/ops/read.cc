@@ -5,7 +5,10 @@
 #include <sys/sysmacros.h>
 #endif
 
+#include <algorithm>
 #include <cmath>
+
+#include "../core/limits.h"
 
 #include "ops.h"
 
@@ -175,27 +178,35 @@ Result<Value> read_file_into(const Root& root, const Request& request, std::stri
   }
   auto hard = refuse_hard_link(st, request.path, "open");
   if (!hard.ok()) return hard.take_error();
+  // The limit is the caller's, capped at the ceiling no caller can lift: 0 (none given) is the ceiling.
+  std::uint64_t limit = request.max_bytes == 0 || request.max_bytes > kMaxContentBytes
+                            ? kMaxContentBytes
+                            : request.max_bytes;
   std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
-  if (request.max_bytes != 0 && size > request.max_bytes) {
+  if (size > limit) {
     return refusal(Refusal::TooLarge, "read", request.path,
-                   "file of " + std::to_string(size) + " bytes exceeds the " +
-                       std::to_string(request.max_bytes) + "-byte answer budget",
+                   "file of " + std::to_string(size) + " bytes exceeds the read limit of " +
+                       std::to_string(limit) + " bytes",
                    EFBIG);
   }
   Bytes out;
   out.data = std::move(buffer);
   out.data.clear();
-  // size+1 so a file that did not grow is read in one call and the next read sees EOF at once.
-  std::size_t cap = static_cast<std::size_t>(size) + 1;
-  out.data.resize(cap);
+  // fstat's size only sizes the first allocation, and only below the limit: a file that grows while
+  // it is read is read on, in steps bounded by limit + 1, and refused once a byte past the limit
+  // arrives. size + 1 so that a file that did not grow is read in one call and the next sees EOF.
+  const std::size_t most = static_cast<std::size_t>(limit) + 1;
+  out.data.resize(static_cast<std::size_t>(size) + 1);
   std::size_t used = 0;
   for (;;) {
     if (used == out.data.size()) {
-      if (request.max_bytes != 0 && used > request.max_bytes) {
+      if (used >= most) {
         return refusal(Refusal::TooLarge, "read", request.path,
-                       "file grew past the answer budget while being read", EFBIG);
+                       "file grew past the read limit of " + std::to_string(limit) +
+                           " bytes while being read",
+                       EFBIG);
       }
-      out.data.resize(out.data.size() * 2);
+      out.data.resize(std::min(out.data.size() * 2, most));
     }
     ssize_t n = ::read(fd.value().get(), &out.data[used], out.data.size() - used);
     if (n < 0) {

@@ -3,6 +3,7 @@
 import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
+import { rereadNode, rereadPinned } from "./reread.mjs"
 
 const dist = new URL("../../dist/", import.meta.url)
 const load = (rel) => import(new URL(rel, dist).href)
@@ -41,6 +42,7 @@ export const nodeFs = (root) => {
       for (const d of plan) await fsp.mkdir(abs(d.path), { recursive: true, mode: d.mode })
     },
     removeTree: (rel) => fsp.rm(abs(rel), { recursive: true }),
+    rereadEnvelope: rereadNode(root),
     close: () => {}
   }
 }
@@ -81,6 +83,7 @@ export const pinnedRoot = async (root, strategy) => {
       if (out.error) throw out.error
     },
     removeTree: (rel) => r.remove(rel, { recursive: true }),
+    rereadEnvelope: rereadPinned(root, r),
     close: () => r.close()
   }
 }

@@ -1,15 +1,20 @@
 // The arena a race is fought in: a root the executor pins, and outside it a canary tree that no
 // operation may ever read or change, plus a "planted" directory the attacker moves into the root.
 //
-//   base/root/d/sub/{g.txt, deep/inner.txt, empty/}   the contested directory D
-//   base/root/file.txt                                the contested file
-//   base/root/.d-link  -> base/outside/canary         symlink attack partner of d
-//   base/root/.hl      == base/outside/canary/secret.txt (hard link) partner of file.txt
-//   base/outside/canary/...                           checksummed; same shape as D, plus
-//                                                     canary-only names and a random token
-//   base/outside/planted/sub/{g.txt == canary/sub/h.txt, planted.txt, deep -> canary/sub/deep,
-//                             empty -> canary/sub/empty}   dirswap partner of d (not checksummed:
-//                                                     while it sits in the root it is fair game)
+//   base/root/d/sub/deep/{inner.txt, nest/n.txt, vacant/}   the contested directory D
+//   base/root/file.txt                                    the contested file
+//   base/root/.d-link  -> base/outside/canary             symlink attack partner of d
+//   base/root/.hl      == base/outside/canary/secret.txt  (hard link) partner of file.txt
+//   base/outside/canary/...                               checksummed; the same shape as D, the
+//                                                         same names, token content, plus
+//                                                         sub/deep/canary-deep.txt
+//   base/outside/planted/sub/deep -> canary/sub/deep      dirswap partner of d (not checksummed:
+//                                                         while it sits in the root it is fair game)
+//
+// Every contested path lies under d/sub/deep/ (or is file.txt), and under either directory attack
+// that path names the canary's twin: through the link d, or through the planted link deep. So an
+// executor fooled by the attack at the moment it uses the path reads, lists, writes, creates,
+// removes or renames in the canary, and the canary shows it.
 import { createHash, randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -22,8 +27,19 @@ const CANARY_GID = 4243
 /**
  * @typedef {{ base: string, root: string, outside: string, canary: string, planted: string,
  *   token: string, baseline: string, identities: Set<string>,
- *   restore: () => void, canaryChanged: () => boolean, resetCanary: () => void, dispose: () => void }} Arena
+ *   restore: () => void, truth: () => Truth, canaryChanged: () => boolean, resetCanary: () => void,
+ *   dispose: () => void }} Arena
+ * @typedef {{ identities: Record<string, string> }} Truth
+ *   identities: "dev:ino" of the contested inside entries, by root-relative path, read with the
+ *   attacker parked (the right answer for a stat).
  */
+
+/** The inside contents, which a read must answer exactly. */
+export const inside = {
+  "d/sub/deep/inner.txt": "inside inner\n",
+  "d/sub/deep/nest/n.txt": "inside n\n",
+  "file.txt": "inside file\n"
+}
 
 /** @returns {Arena} */
 export const makeArena = (parent = os.tmpdir()) => {
@@ -41,11 +57,19 @@ export const makeArena = (parent = os.tmpdir()) => {
     baseline: "",
     identities: new Set(),
     restore: () => buildInside(arena),
+    truth: () => ({
+      identities: Object.fromEntries(
+        ["d/sub/deep/inner.txt", "file.txt"].map((rel) => {
+          const st = fs.lstatSync(path.join(root, rel), { bigint: true })
+          return [rel, `${st.dev}:${st.ino}`]
+        })
+      )
+    }),
     canaryChanged: () => checksum(canary) !== arena.baseline,
     resetCanary: () => {
       fs.rmSync(canary, { recursive: true, force: true })
       buildCanary(arena)
-      // The hard links in root/.hl and planted/ point at the old inodes now: rebuild them too.
+      // root/.hl points at the old inode now: rebuild it too.
       arena.restore()
     },
     dispose: () => fs.rmSync(base, { recursive: true, force: true })
@@ -61,16 +85,15 @@ const buildCanary = (arena) => {
     fs.writeFileSync(path.join(canary, rel), `${token} ${body}\n`, { mode: 0o640 })
     fs.chmodSync(path.join(canary, rel), 0o640)
   }
-  for (const dir of ["", "sub", "sub/deep", "sub/empty"]) {
+  for (const dir of ["", "sub", "sub/deep", "sub/deep/nest", "sub/deep/vacant"]) {
     fs.mkdirSync(path.join(canary, dir), { recursive: true })
     fs.chmodSync(path.join(canary, dir), 0o750)
   }
   file("secret.txt", "secret")
-  file("sub/g.txt", "g")
-  // The planted directory's hard link points here, not at sub/g.txt: a canary file reached through
-  // the symlink must have one link, or every checker that refuses hard links would refuse it anyway.
-  file("sub/h.txt", "h")
-  file("sub/canary-only.txt", "only")
+  // Each reached through a link has one link of its own, or every checker that refuses hard
+  // links would refuse it anyway and the attack would prove nothing.
+  file("sub/deep/inner.txt", "inner")
+  file("sub/deep/nest/n.txt", "n")
   file("sub/deep/canary-deep.txt", "deep")
   const ids = new Set()
   const visit = (p) => {
@@ -89,21 +112,21 @@ const insideSpec = (arena) => ({
   [arena.root]: {
     d: {
       sub: {
-        "g.txt": { file: "inside g\n" },
-        deep: { "inner.txt": { file: "inside inner\n" } },
-        empty: {}
+        deep: {
+          "inner.txt": { file: inside["d/sub/deep/inner.txt"] },
+          nest: { "n.txt": { file: inside["d/sub/deep/nest/n.txt"] } },
+          vacant: {}
+        }
       }
     },
-    "file.txt": { file: "inside file\n" },
+    "file.txt": { file: inside["file.txt"] },
     ".d-link": { link: arena.canary },
     ".hl": { hard: path.join(arena.canary, "secret.txt") }
   },
   [arena.planted]: {
     sub: {
-      "g.txt": { hard: path.join(arena.canary, "sub/h.txt") },
       "planted.txt": { file: "planted\n" },
-      deep: { link: path.join(arena.canary, "sub/deep") },
-      empty: { link: path.join(arena.canary, "sub/empty") }
+      deep: { link: path.join(arena.canary, "sub/deep") }
     }
   }
 })
@@ -111,7 +134,9 @@ const insideSpec = (arena) => ({
 const kindOf = (spec) => ("file" in spec ? "file" : "link" in spec ? "link" : "hard" in spec ? "hard" : "dir")
 
 // Brings `dir` to `spec` touching only what differs, so a rebuild between tries costs a few lstat
-// calls instead of a rewrite (file rewrites are slow on ext4: auto_da_alloc flushes them).
+// calls instead of a rewrite (file rewrites are slow on ext4: auto_da_alloc flushes them). A file
+// is rewritten when its content or mode is not the spec's, so a write, append or chmod that landed
+// inside does not carry into the next try.
 const repair = (dir, spec) => {
   fs.mkdirSync(dir, { recursive: true })
   for (const name of fs.readdirSync(dir)) {
@@ -134,13 +159,20 @@ const repair = (dir, spec) => {
           ? st.isSymbolicLink() && fs.readlinkSync(p) === want.link
           : kind === "hard"
             ? st.isFile() && st.ino === fs.lstatSync(want.hard).ino
-            : st.isFile() && st.nlink === 1 && st.size < 4096)
+            : st.isFile() &&
+              st.nlink === 1 &&
+              (st.mode & 0o7777) === 0o644 &&
+              st.size === Buffer.byteLength(want.file) &&
+              fs.readFileSync(p, "utf8") === want.file)
     if (!fits) {
       if (st !== undefined) fs.rmSync(p, { recursive: true, force: true })
       if (kind === "dir") fs.mkdirSync(p)
       else if (kind === "link") fs.symlinkSync(want.link, p)
       else if (kind === "hard") fs.linkSync(want.hard, p)
-      else fs.writeFileSync(p, want.file, { flag: "wx" })
+      else {
+        fs.writeFileSync(p, want.file, { flag: "wx" })
+        fs.chmodSync(p, 0o644)
+      }
     }
     if (kind === "dir") repair(p, want)
   }
@@ -173,7 +205,7 @@ export const checksum = (dir) => {
 export const attacks = {
   /** root/d flips with a symlink to the canary tree. */
   symlink: (a) => [[path.join(a.root, "d"), path.join(a.root, ".d-link")]],
-  /** root/d flips with a directory moved in from outside, full of links into the canary. */
+  /** root/d flips with a directory moved in from outside, whose sub/deep is a link into the canary. */
   dirswap: (a) => [[path.join(a.root, "d"), a.planted]],
   /** root/file.txt flips with a hard link to an outside file. */
   hardlink: (a) => [[path.join(a.root, "file.txt"), path.join(a.root, ".hl")]]

@@ -7,18 +7,23 @@ import { fileURLToPath } from "node:url"
 const repo = path.resolve(fileURLToPath(new URL("../..", import.meta.url)))
 
 /**
- * Compiles a C helper of the tests once (cached in build-test-bin/ (node-gyp rebuild wipes build/), rebuilt when the source is
- * newer) and returns its path. Needs a C compiler as `cc`.
+ * Compiles a C helper of the tests once (cached in build-test-bin/, since node-gyp rebuild wipes
+ * build/) and returns its path; rebuilt when the source, or a header it includes from its own
+ * directory, is newer. `shared`: a Node addon (plain N-API, headers from node-api-headers) instead
+ * of a program. Needs a C compiler as `cc`.
  */
-export const buildHelper = (source, name) => {
+export const buildHelper = (source, name, { shared = false } = {}) => {
   const src = path.join(repo, source)
   const bin = path.join(repo, "build-test-bin", name)
-  const fresh = fs.existsSync(bin) && fs.statSync(bin).mtimeMs >= fs.statSync(src).mtimeMs
+  const headers = [...fs.readFileSync(src, "utf8").matchAll(/^#include "([^"]+)"/gm)].map((m) => path.join(path.dirname(src), m[1]))
+  const newest = Math.max(...[src, ...headers].map((f) => fs.statSync(f).mtimeMs))
+  const fresh = fs.existsSync(bin) && fs.statSync(bin).mtimeMs >= newest
   if (!fresh) {
     fs.mkdirSync(path.dirname(bin), { recursive: true })
     // Built to a temporary name and renamed, so parallel test files never run a half-written binary.
     const tmp = `${bin}.${process.pid}`
-    execFileSync("cc", ["-O2", "-Wall", "-Wextra", "-Werror", "-o", tmp, src], { stdio: "inherit" })
+    const kind = shared ? ["-shared", "-fPIC", "-I", path.join(repo, "node_modules/node-api-headers/include")] : []
+    execFileSync("cc", ["-O2", "-Wall", "-Wextra", "-Werror", ...kind, "-o", tmp, src], { stdio: "inherit" })
     fs.renameSync(tmp, bin)
   }
   return bin
@@ -29,7 +34,11 @@ export const buildAttacker = () => buildHelper("test/race/attacker.c", "attacker
 
 /**
  * @typedef {{ started: Promise<unknown>, park: () => Promise<{ swaps: number, failures: number, home: boolean }>,
- *   resume: () => void, stop: () => Promise<{ swaps: number, failures: number }> }} Attacker
+ *   resume: () => void, exchange: () => Promise<boolean>,
+ *   stop: () => Promise<{ swaps: number, failures: number }> }} Attacker
+ * swaps: exchanges of the running attack the kernel did (not the ones park or exchange make);
+ * failures: exchanges of the running attack the kernel refused. exchange (parked only): every pair
+ * exchanged once, the attacker still parked; true when each exchange was done.
  */
 
 /**
@@ -76,6 +85,7 @@ export const startAttacker = (bin, pairs) => {
     resume: () => {
       child.stdin.write("r")
     },
+    exchange: async () => parse(await ask("x")).tag === "x",
     stop: async () => {
       const r = parse(await ask("q"))
       await exited

@@ -1,8 +1,12 @@
-// STAND-IN, not the package's fallback: a careful path-based executor, "lstat every component, then
-// use the path". It refuses a link or a hard-linked file it sees, exactly like pinnedfs, but checks
-// one name and then uses another lookup of it, so a swap between the two carries it out of the
-// root. It exists to show what the race harness measures until PathAtomicFileSystem (branch
-// `fallback`) is on main; the stress report labels its figures as this stand-in.
+// The race tests' control: a careful path-based executor, "lstat every component, then use the
+// path". It refuses a link or a hard-linked file it sees, exactly like pinnedfs, but checks one
+// lookup of a name and then acts on another, so a swap between the two carries it out of the root.
+// Every cell of test/race runs it beside pinnedfs, under the same attacker and the same detectors,
+// and requires it to escape: that is what shows the cell can see an escape at all.
+//
+// `window`, when given, is awaited between the check and the use of every operation, which is how
+// the harness makes the swap land inside that window on demand instead of waiting for the race to
+// find it (the forced exposure of test/race). Without it the executor runs at full speed.
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 
@@ -13,18 +17,25 @@ class Refused extends Error {
   }
 }
 
-/** @param {string} root */
-export const openNaive = (root) => {
+/**
+ * @param {string} root
+ * @param {{ window?: () => Promise<void> }} [options]
+ */
+export const openNaive = (root, { window } = {}) => {
   const abs = (rel) => path.join(root, rel)
-  // Every component before the leaf must be a real directory; the leaf must not be a link (unless
-  // the operation acts on links) nor a hard-linked file.
-  const check = async (rel, { leafLink = false, leafMayBeMissing = false } = {}) => {
+  const gap = async () => {
+    if (window) await window()
+  }
+  // Every component before the leaf must be a real directory; the leaf (unless `ancestorsOnly`)
+  // must not be a link (unless the operation acts on links) nor a hard-linked file.
+  const check = async (rel, { leafLink = false, leafMayBeMissing = false, ancestorsOnly = false } = {}) => {
     const parts = rel.split("/").filter((p) => p !== "" && p !== ".")
     if (parts.includes("..")) throw new Refused("escape", rel)
     for (let i = 1; i < parts.length; i++) {
       const st = await fsp.lstat(abs(parts.slice(0, i).join("/")))
       if (st.isSymbolicLink()) throw new Refused("symlink", rel)
     }
+    if (ancestorsOnly) return undefined
     let st
     try {
       st = await fsp.lstat(abs(rel))
@@ -35,6 +46,12 @@ export const openNaive = (root) => {
     if (st.isSymbolicLink() && !leafLink) throw new Refused("symlink", rel)
     if (st.isFile() && st.nlink > 1) throw new Refused("hardlink", rel)
     return st
+  }
+  /** Check, open the window, use. */
+  const guarded = async (rel, checkOptions, use) => {
+    const st = await check(rel, checkOptions)
+    await gap()
+    return use(st)
   }
   const identity = (st) => `${st.dev}:${st.ino}`
   const listing = async (rel, recursive) => {
@@ -50,67 +67,50 @@ export const openNaive = (root) => {
     return out
   }
   const target = {
-    exists: async (rel) => {
-      try {
-        await check(rel, { leafLink: true })
-        return true
-      } catch (e) {
-        if (e.code === "ENOENT") return false
-        throw e
-      }
-    },
-    stat: async (rel) => {
-      await check(rel)
-      return fsp.lstat(abs(rel), { bigint: true })
-    },
-    readFile: async (rel) => {
-      await check(rel)
-      return fsp.readFile(abs(rel))
-    },
-    writeFile: async (rel, data, options) => {
-      await check(rel, { leafMayBeMissing: true })
-      return fsp.writeFile(abs(rel), data, { flag: options?.flag ?? "w" })
-    },
-    chmod: async (rel, mode) => {
-      await check(rel)
-      return fsp.chmod(abs(rel), mode)
-    },
-    chown: async (rel, uid, gid) => {
-      await check(rel)
-      return fsp.chown(abs(rel), uid, gid)
-    },
-    readDirectory: async (rel, options) => {
-      await check(rel)
-      return listing(rel, options?.recursive === true)
-    },
+    exists: (rel) =>
+      // The ancestors are checked; the leaf's own lstat is the use.
+      guarded(rel, { ancestorsOnly: true }, () =>
+        fsp.lstat(abs(rel)).then(
+          () => true,
+          (e) => {
+            if (e.code === "ENOENT") return false
+            throw e
+          }
+        )
+      ),
+    stat: (rel) => guarded(rel, {}, () => fsp.lstat(abs(rel), { bigint: true })),
+    readFile: (rel) => guarded(rel, {}, () => fsp.readFile(abs(rel))),
+    writeFile: (rel, data, options) =>
+      guarded(rel, { leafMayBeMissing: true }, () => fsp.writeFile(abs(rel), data, { flag: options?.flag ?? "w" })),
+    chmod: (rel, mode) => guarded(rel, {}, () => fsp.chmod(abs(rel), mode)),
+    chown: (rel, uid, gid) => guarded(rel, {}, () => fsp.chown(abs(rel), uid, gid)),
+    readDirectory: (rel, options) => guarded(rel, {}, () => listing(rel, options?.recursive === true)),
     glob: async (pattern, options) => {
       // Enough of a glob for the harness: "**" under a root lists it recursively.
       const rel = options?.root ?? ""
-      await check(rel)
       if (pattern !== "**") throw new Error(`naive glob supports only "**", got ${pattern}`)
-      return (await listing(rel, true)).map((n) => (rel ? `${rel}/${n}` : n))
+      return guarded(rel, {}, () => listing(rel, true))
     },
-    makeDirectory: async (rel, options) => {
-      await check(path.dirname(rel))
-      await fsp.mkdir(abs(rel), { recursive: options?.recursive === true })
-    },
+    makeDirectory: (rel, options) =>
+      // With recursive the parent may be one of the directories to make.
+      guarded(path.dirname(rel), { leafMayBeMissing: options?.recursive === true }, () =>
+        fsp.mkdir(abs(rel), { recursive: options?.recursive === true }).then(() => undefined)
+      ),
     mkdirs: async (plan) => {
       const created = []
       for (const d of plan) {
-        await check(path.dirname(d.path))
-        await fsp.mkdir(abs(d.path), { mode: d.mode ?? 0o777 })
+        await guarded(path.dirname(d.path), {}, () => fsp.mkdir(abs(d.path), { mode: d.mode ?? 0o777 }))
         created.push({ path: d.path, identity: identity(await fsp.lstat(abs(d.path), { bigint: true })) })
       }
       return { created, error: null }
     },
-    remove: async (rel, options) => {
-      await check(rel, { leafLink: true })
-      await fsp.rm(abs(rel), { recursive: options?.recursive === true, force: options?.force === true })
-    },
+    remove: (rel, options) =>
+      guarded(rel, { leafLink: true }, () =>
+        fsp.rm(abs(rel), { recursive: options?.recursive === true, force: options?.force === true })
+      ),
     rename: async (from, to) => {
-      await check(from, { leafLink: true })
       await check(path.dirname(to))
-      await fsp.rename(abs(from), abs(to))
+      return guarded(from, { leafLink: true }, () => fsp.rename(abs(from), abs(to)))
     },
     rmdirs: async (owned) => {
       const members = []
@@ -120,6 +120,7 @@ export const openNaive = (root) => {
           members.push({ path: d.path, status: "refused", error: new Refused("identity", d.path) })
           continue
         }
+        await gap()
         await fsp.rmdir(abs(d.path))
         members.push({ path: d.path, status: "removed", error: null })
       }

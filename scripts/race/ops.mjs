@@ -1,21 +1,73 @@
-// The operations run through the contested path, each against the attacks it is exposed to.
+// The operations run through the contested path, each against the attacks it is exposed to, with
+// what each may answer.
 //
 // A target is anything with PinnedRoot's method names (PinnedRoot itself, the path-based fallback,
-// the naive stand-in). Paths: d/sub/... is contested by the symlink and dirswap attacks (d flips),
-// file.txt by the hardlink attack.
+// the naive control). Paths: everything under d/sub/deep/ is contested by the symlink and dirswap
+// attacks (under either, the path names the canary's twin), file.txt by the hardlink attack.
+//
+// Each operation says which answers are right, so a cell checks more than "no canary seen":
+//   right(value, truth, attack)  null when a successful answer is the inside one, else what is wrong
+//   outcome(value)               for the directory programs and batch, which report a refusal inside
+//                                their result instead of failing: the outcome word of that refusal
+// and refusalsUnder(attack) says which failures the attack can cause. Anything else (a wrong
+// answer, an untyped throw, an errno the attack cannot explain) is counted as unexpected.
+//
+// No rename cell under the hardlink attack: both names of that hard link are inside the root, so
+// renaming one moves nothing outside whatever an executor does; a cell that cannot escape proves
+// nothing.
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { leaks } from "./arena.mjs"
+import { inside, leaks } from "./arena.mjs"
 
-const fileFor = (attack) => (attack === "hardlink" ? "file.txt" : "d/sub/g.txt")
+const fileFor = (attack) => (attack === "hardlink" ? "file.txt" : "d/sub/deep/inner.txt")
 const dirAttacks = ["symlink", "dirswap"]
 const allAttacks = ["symlink", "dirswap", "hardlink"]
+
+/**
+ * The failures an attack can cause, each typed: under a directory attack, a link met on the way
+ * (ELOOP, or the walk's own check), the lookup ending outside the root (openat2's EXDEV when a
+ * directory was moved out under it), or a name that was not a directory when opened and was no
+ * longer a link when asked why (ENOTDIR); under the hard-link attack, the hard link refused.
+ */
+export const refusalsUnder = (attack) => (attack === "hardlink" ? ["hardlink"] : ["symlink", "escape", "ENOTDIR"])
+
+const identityOf = (info) => `${info.dev}:${info.ino}`
+const listing = ["inner.txt", "nest", "nest/n.txt", "vacant"]
+const sameSet = (value, want) =>
+  Array.isArray(value) && value.length === want.length && [...value].sort().every((v, i) => v === want[i])
+const text = (v) => (v instanceof Uint8Array ? Buffer.from(v).toString() : String(v))
+
+const rightContent = (value, _truth, attack) =>
+  text(value) === inside[fileFor(attack)] ? null : `content ${JSON.stringify(text(value).slice(0, 60))}`
+const rightInfo = (value, truth, attack) =>
+  identityOf(value) === truth.identities[fileFor(attack)] ? null : `identity ${identityOf(value)}`
+const nothing = (value) => (value === undefined || value === null ? null : `answered ${typeof value}`)
+
+/**
+ * How an operation failed, in one short word: a refusal kind, or an error code or reason. Also
+ * reads the fallback's Effect PlatformError (a tagged reason whose description says what was met).
+ */
+export const outcomeOf = (e) => {
+  if (e && typeof e === "object") {
+    if (typeof e.refusal === "string" && e.refusal !== "") return e.refusal
+    if (typeof e.code === "string" && e.code !== "") return e.code
+    if (typeof e.reason === "string") return e.reason
+    if (typeof e.reason?._tag === "string") {
+      const said = e.reason.description ?? ""
+      return said.includes("symbolic link") ? "symlink" : said.includes("hard-linked") ? "hardlink" : e.reason._tag
+    }
+    if (typeof e._tag === "string") return e._tag
+  }
+  return "thrown"
+}
 
 /**
  * @typedef {{ name: string, attacks: ReadonlyArray<string>,
  *   mutates?: boolean, writes?: boolean,
  *   prepare?: (arena: import("./arena.mjs").Arena) => unknown,
  *   run: (target: any, attack: string, ctx: unknown) => Promise<unknown>,
+ *   right: (value: any, truth: import("./arena.mjs").Truth, attack: string) => string | null,
+ *   outcome?: (value: any) => string,
  *   leak?: (arena: import("./arena.mjs").Arena, value: unknown) => boolean }} RaceOp
  * mutates: changes the tree's shape, so the tree is rebuilt (attacker parked) before each try.
  * writes: may change content, modes or owners, so the canary is checked after each try.
@@ -27,78 +79,115 @@ export const raceOps = [
   {
     name: "exists",
     attacks: dirAttacks,
-    // Only the canary has this name: true means the lookup went through the link.
-    run: (t) => t.exists("d/sub/canary-only.txt"),
+    // Only the canary has this name: true means the lookup went through a link.
+    run: (t) => t.exists("d/sub/deep/canary-deep.txt"),
+    right: (v) => (v === false ? null : `answered ${v}`),
     leak: (_arena, v) => v === true
   },
-  { name: "stat", attacks: allAttacks, run: (t, a) => t.stat(fileFor(a)) },
-  { name: "readFile", attacks: allAttacks, run: (t, a) => t.readFile(fileFor(a)) },
+  { name: "stat", attacks: allAttacks, run: (t, a) => t.stat(fileFor(a)), right: rightInfo },
+  { name: "readFile", attacks: allAttacks, run: (t, a) => t.readFile(fileFor(a)), right: rightContent },
   {
     name: "writeFile",
     attacks: allAttacks,
     writes: true,
-    run: (t, a) => t.writeFile(fileFor(a), Buffer.from("written\n"))
+    run: (t, a) => t.writeFile(fileFor(a), Buffer.from("written\n")),
+    right: nothing
   },
   {
     name: "append",
     attacks: allAttacks,
     writes: true,
-    run: (t, a) => t.writeFile(fileFor(a), Buffer.from("appended\n"), { flag: "a" })
+    run: (t, a) => t.writeFile(fileFor(a), Buffer.from("appended\n"), { flag: "a" }),
+    right: nothing
   },
-  { name: "chmod", attacks: allAttacks, writes: true, run: (t, a) => t.chmod(fileFor(a), 0o600) },
-  { name: "chown", attacks: allAttacks, writes: true, run: (t, a) => t.chown(fileFor(a), 1234, 1234) },
+  { name: "chmod", attacks: allAttacks, writes: true, run: (t, a) => t.chmod(fileFor(a), 0o600), right: nothing },
+  {
+    name: "chown",
+    attacks: allAttacks,
+    writes: true,
+    run: (t, a) => t.chown(fileFor(a), 1234, 1234),
+    right: nothing
+  },
   {
     name: "readDirectory",
     attacks: dirAttacks,
-    run: (t) => t.readDirectory("d/sub", { recursive: true })
+    run: (t) => t.readDirectory("d/sub/deep", { recursive: true }),
+    right: (v) => (sameSet(v, listing) ? null : `listed ${JSON.stringify(v)}`)
   },
-  { name: "glob", attacks: dirAttacks, run: (t) => t.glob("**", { root: "d/sub" }) },
+  {
+    name: "glob",
+    attacks: dirAttacks,
+    run: (t) => t.glob("**", { root: "d/sub/deep" }),
+    // A glob root that is not a directory matches nothing (Effect's glob does the same). The attack
+    // can make d/sub/deep a link at the moment it is opened and a directory again when asked why,
+    // which elsewhere is the ENOTDIR failure: count it as that.
+    outcome: (v) => (Array.isArray(v) && v.length === 0 ? "ENOTDIR" : "ok"),
+    right: (v) => (sameSet(v, listing) || sameSet(v, []) ? null : `matched ${JSON.stringify(v)}`)
+  },
   {
     name: "makeDirectory",
     attacks: dirAttacks,
     mutates: true,
     writes: true,
-    run: (t) => t.makeDirectory("d/sub/made")
+    run: (t) => t.makeDirectory("d/sub/deep/made"),
+    right: nothing
   },
   {
     name: "makeDirectory-recursive",
     attacks: dirAttacks,
     mutates: true,
     writes: true,
-    run: (t) => t.makeDirectory("d/sub/deep/made/more", { recursive: true })
+    run: (t) => t.makeDirectory("d/sub/deep/made/more", { recursive: true }),
+    right: nothing
   },
   {
     name: "mkdirs",
     attacks: dirAttacks,
     mutates: true,
     writes: true,
-    run: (t) => t.mkdirs([{ path: "d/sub/made", mode: 0o700 }, { path: "d/sub/made/x", mode: 0o700 }])
+    run: (t) => t.mkdirs([{ path: "d/sub/deep/made", mode: 0o700 }, { path: "d/sub/deep/made/x", mode: 0o700 }]),
+    // A refusal stops the program: whatever it created before is reported, in plan order.
+    outcome: (v) => (v.error === null ? "ok" : outcomeOf(v.error)),
+    right: (v) => {
+      const made = v.created.map((c) => c.path).join(",")
+      const want = v.error === null ? "d/sub/deep/made,d/sub/deep/made/x" : ["", "d/sub/deep/made"]
+      return (Array.isArray(want) ? want.includes(made) : made === want) ? null : `created ${made}`
+    }
   },
   {
     name: "remove-recursive",
     attacks: dirAttacks,
     mutates: true,
     writes: true,
-    run: (t) => t.remove("d/sub/deep", { recursive: true })
+    run: (t) => t.remove("d/sub/deep/nest", { recursive: true }),
+    right: nothing
   },
   {
     name: "rename",
-    attacks: allAttacks,
+    attacks: dirAttacks,
     mutates: true,
     writes: true,
-    run: (t, a) => (a === "hardlink" ? t.rename("file.txt", "renamed.txt") : t.rename("d/sub/g.txt", "d/sub/renamed.txt"))
+    run: (t) => t.rename("d/sub/deep/inner.txt", "d/sub/deep/renamed.txt"),
+    right: nothing
   },
   {
     name: "rmdirs",
     attacks: dirAttacks,
     mutates: true,
     writes: true,
-    // The identity the caller recorded when it created d/sub/empty: the real one, inside.
+    // The identity the caller recorded when it created d/sub/deep/vacant: the real one, inside.
     prepare: (arena) => {
-      const st = fs.statSync(path.join(arena.root, "d/sub/empty"), { bigint: true })
+      const st = fs.statSync(path.join(arena.root, "d/sub/deep/vacant"), { bigint: true })
       return `${st.dev}:${st.ino}`
     },
-    run: (t, _a, identity) => t.rmdirs([{ path: "d/sub/empty", identity }])
+    run: (t, _a, identity) => t.rmdirs([{ path: "d/sub/deep/vacant", identity }]),
+    // A member is refused inside the result, not by failing: look there.
+    outcome: (v) => {
+      const m = v.members[0]
+      return m?.status === "removed" ? "ok" : m?.error ? outcomeOf(m.error) : `status ${m?.status}`
+    },
+    right: (v) =>
+      v.members.length === 1 && ["removed", "refused"].includes(v.members[0].status) ? null : `members ${JSON.stringify(v.members)}`
   },
   {
     name: "batch",
@@ -107,9 +196,33 @@ export const raceOps = [
       t.batch([
         { operation: "readFile", path: fileFor(a) },
         { operation: "stat", path: fileFor(a) },
-        { operation: "readDirectory", path: "d/sub", recursive: true },
-        { operation: "exists", path: "d/sub/canary-only.txt" }
+        { operation: "readDirectory", path: "d/sub/deep", recursive: true },
+        { operation: "exists", path: "d/sub/deep/canary-deep.txt" }
       ]),
+    // The first member that failed says how the batch ended; each fails alone.
+    outcome: (v) => {
+      const failed = Array.isArray(v) ? v.find((e) => !e.ok) : undefined
+      return failed === undefined ? "ok" : outcomeOf(failed.error)
+    },
+    // Every member that succeeded must be right; the failed ones must be refusals.
+    right: (v, truth, attack) => {
+      if (!Array.isArray(v) || v.length !== 4) return `answered ${JSON.stringify(v)}`
+      const checks = [
+        (x) => rightContent(x, truth, attack),
+        (x) => rightInfo(x, truth, attack),
+        (x) => (sameSet(x, listing) ? null : `listed ${JSON.stringify(x)}`),
+        (x) => (x === false ? null : `exists answered ${x}`)
+      ]
+      for (const [i, e] of v.entries()) {
+        if (e.ok) {
+          const wrong = checks[i](e.value)
+          if (wrong) return `member ${i}: ${wrong}`
+        } else if (!refusalsUnder(attack).includes(outcomeOf(e.error))) {
+          return `member ${i} failed with ${outcomeOf(e.error)}`
+        }
+      }
+      return null
+    },
     // Only members that succeeded are looked at: a refusal's message names the path it refused.
     leak: (arena, v) =>
       Array.isArray(v) &&

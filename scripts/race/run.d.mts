@@ -9,6 +9,7 @@ export interface Arena {
   readonly token: string
   readonly identities: ReadonlySet<string>
   restore(): void
+  truth(): { identities: Record<string, string> }
   canaryChanged(): boolean
   resetCanary(): void
   dispose(): void
@@ -23,24 +24,60 @@ export interface RaceOp {
   readonly writes?: boolean
 }
 
-export interface CellResult {
+/** One phase of a cell: one executor's tries under the running attacker. */
+export interface PhaseResult {
   tried: number
+  /** Exchanges of the running attack the kernel did during this phase (not park's, not failed ones). */
   swaps: number
+  /** Exchanges of the running attack the kernel refused during this phase. */
+  failures: number
   escapes: number
   leaked: number
   canaryChanged: number
+  /** Answers neither right nor a failure the attack explains. */
+  unexpected: number
+  /** Tries that ended in a failure only the attack causes (refusalsUnder). */
+  refused: number
   outcomes: Record<string, number>
   examples: Array<string>
+  unexpectedExamples: Array<string>
+}
+
+export interface ControlResult extends PhaseResult {
+  /** The race found no escape within the control's bound, so the window was opened on demand. */
+  forced: boolean
+  /** With the window opened: 1 when that try was seen escaping. */
+  forcedEscapes?: number
+  forcedOutcomes?: Record<string, number>
+  /** The try just before, with the window shut: what the detectors made of a right answer. */
+  quiet?: { escapes: number; unexpected: number; outcomes: Record<string, number>; examples: Array<string> }
+}
+
+export interface CellResult extends PhaseResult {
+  control?: ControlResult
 }
 
 export declare const raceOps: ReadonlyArray<RaceOp>
 export declare const attacks: Record<AttackName, (arena: Arena) => Array<[string, string]>>
 export declare const buildAttacker: () => string
-/** Compiles a C helper of the tests (repo-relative source) once into build-test-bin/<name>. */
-export declare const buildHelper: (source: string, name: string) => string
+export interface Attacker {
+  /** Resolves at the attacker's first exchange. */
+  readonly started: Promise<unknown>
+  /** Stops with every pair back home; counts so far. */
+  park(): Promise<{ swaps: number; failures: number; home: boolean }>
+  resume(): void
+  /** Parked only: every pair exchanged once; true when each exchange was done. */
+  exchange(): Promise<boolean>
+  stop(): Promise<{ swaps: number; failures: number }>
+}
+/** Starts the native attacker exchanging each pair of names until stopped. */
+export declare const startAttacker: (bin: string, pairs: ReadonlyArray<readonly [string, string]>) => Attacker
+/** Compiles a C helper of the tests (repo-relative source) once into build-test-bin/<name>; `shared`: an N-API addon. */
+export declare const buildHelper: (source: string, name: string, options?: { readonly shared?: boolean }) => string
 export declare const makeArena: (parent?: string) => Arena
 export declare const leaks: (arena: Arena, value: unknown) => boolean
-export declare const openNaive: (root: string) => unknown
+export declare const refusalsUnder: (attack: AttackName) => ReadonlyArray<string>
+export declare const openNaive: (root: string, options?: { window?: () => Promise<void> }) => unknown
 export declare const runCell: (options: {
   readonly attackerBin: string
   readonly open: (root: string) => Promise<unknown>
@@ -49,5 +86,11 @@ export declare const runCell: (options: {
   readonly iterations: number
   readonly seconds: number
   readonly untilEscape?: boolean
+  readonly untilRefused?: number
   readonly parent?: string
+  readonly control?: {
+    readonly open: (root: string, window: () => Promise<void>) => unknown
+    readonly iterations: number
+    readonly seconds: number
+  }
 }) => Promise<CellResult>

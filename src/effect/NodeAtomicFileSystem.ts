@@ -7,7 +7,9 @@
  * pinned once at `boundaryRoot` (cached, see `rootCache.ts`), its handle's identity must be
  * `rootIdentity`, and every request re-checks in the worker that the root path still names that
  * handle, so a workspace renamed away and replaced answers `Busy` (`workspace_identity_changed`)
- * instead of working on the stranger. Paths are resolved beneath the handle with no symbolic link
+ * instead of working on the stranger. A `logicalRoot` spelled differently is checked the same way
+ * in the same trip: paths are located under either spelling, so both must name the pinned root.
+ * Every read is bounded by `contentLimit`, as every write payload is. Paths are resolved beneath the handle with no symbolic link
  * followed, no `..` above the root, and no hard-linked file touched.
  *
  * @since 0.1.0
@@ -18,7 +20,7 @@ import type { Strategy } from "../PinnedRoot.ts"
 import { native, type NativeErrorInfo, type NativeRequest, type NativeRootHandle } from "../internal/native.ts"
 import { badArgument, fromNativeError, identityChanged, isRootChanged } from "./errors.ts"
 import type { PinnedAtomicFileSystem, PinnedRequest, PinnedResult } from "./extensions.ts"
-import { decodeRequest, type Decoded, type Limits, type Member, type Planned } from "./requests.ts"
+import { decodeRequest, type Decoded, type Limits, type Member, type Planned, settle } from "./requests.ts"
 import { type Lease, RootCache } from "./rootCache.ts"
 import type { Roots } from "./roots.ts"
 import { type AtomicBatchResponse, type AtomicHostFileSystem, withAtomicFileSystem } from "./wire.ts"
@@ -37,7 +39,11 @@ export interface Options {
   readonly strategy?: Strategy | undefined
   /** Most members in one batch (default 256) and most bytes of file content one answer carries (default 64 MiB). */
   readonly batchLimits?: { readonly size?: number | undefined; readonly response?: number | undefined } | undefined
-  /** Most bytes of one `writeFile` payload (default 64 MiB). */
+  /**
+   * Most bytes of one `writeFile` payload and of one file read (`readFile`, `readFileString`, each
+   * batch member); default 64 MiB, at most 2^31. A larger file, or one that grows past it while it
+   * is read, fails with `BadArgument` (`toolarge`) before its content is held in memory.
+   */
   readonly contentLimit?: number | undefined
   /** Most roots kept pinned at once (default 32); the least recently used is closed first. */
   readonly rootCacheSize?: number | undefined
@@ -94,8 +100,22 @@ const isPathOnly = (request: NativeRequest): boolean =>
  * A batch of path-only reads through the addon's compact form (one array of op codes, one of
  * paths): the same core batch and the same one trip, without a request object per member.
  */
-const readManyWith = (batchLimits: { readonly size: number; readonly response: number }) =>
-async (handle: NativeRootHandle, requests: ReadonlyArray<NativeRequest>): Promise<Array<NativeEntry>> => {
+/**
+ * What the worker re-checks before (and, for a batch, after) the work: the boundary root path, and
+ * the logical root too when it is spelled differently. A request locates its paths under either
+ * spelling, so a `logicalRoot` naming another directory would have an outside path answered from
+ * inside the root (and a write land there). Checked in the same trip, on every request, like the
+ * boundary root: an identity remembered from an earlier request says nothing about where a link
+ * in the logical spelling points now.
+ */
+const verifyOf = (roots: Roots): true | string => roots.logicalRoot === roots.boundaryRoot ? true : roots.logicalRoot
+
+/** The root spelling a native `identity` refusal names, if it names one of this request's roots. */
+const changedRoot = (u: unknown, roots: Roots): "boundary" | "logical" | undefined =>
+  isRootChanged(u, roots.boundaryRoot) ? "boundary" : isRootChanged(u, roots.logicalRoot) ? "logical" : undefined
+
+const readManyWith = (batchLimits: { readonly size: number; readonly response: number }, contentLimit: number) =>
+async (handle: NativeRootHandle, roots: Roots, requests: ReadonlyArray<NativeRequest>): Promise<Array<NativeEntry>> => {
   const ops = Uint8Array.from(requests, (r) => r.op)
   const recursive = Uint8Array.from(requests, (r) => (r.recursive === true ? 1 : 0))
   const [failed, values] = await handle.readMany(
@@ -104,7 +124,8 @@ async (handle: NativeRootHandle, requests: ReadonlyArray<NativeRequest>): Promis
     recursive,
     batchLimits.size,
     batchLimits.response,
-    true
+    verifyOf(roots),
+    contentLimit
   )
   return values.map((value, i) =>
     failed[i] === 1 ? { ok: false as const, error: value as NativeErrorInfo } : { ok: true as const, value }
@@ -132,7 +153,9 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
   const limits: Limits = { batchSize: batchLimits.size, contentLimit }
   const cacheSize = positive("rootCacheSize", options?.rootCacheSize, defaults.rootCacheSize, 4096)
   const cache = new RootCache(cacheSize, strategy)
-  const readMany = readManyWith(batchLimits)
+  // The native core's ceiling for one file is 2^31 - 1 bytes, one less than contentLimit may be.
+  const readLimit = Math.min(contentLimit, 2 ** 31 - 1)
+  const readMany = readManyWith(batchLimits, readLimit)
 
   /** The pinned handle of a lease, checked against the identity the caller authorized. */
   const pinned = (
@@ -177,14 +200,21 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
    * names the root, not the path the request was about.
    */
   const failure = (lease: Lease, roots: Roots, planned: Pick<Planned, "operation" | "path">) => (u: unknown) => {
-    if (!isRootChanged(u, roots.boundaryRoot)) return fromNativeError(u, planned.operation, planned.path)
-    cache.evict(lease)
-    return fromNativeError(u, planned.operation, roots.boundaryRoot)
+    const changed = changedRoot(u, roots)
+    if (changed === undefined) return fromNativeError(u, planned.operation, planned.path)
+    // A replaced boundary root makes the pinned handle useless; a logical root that names another
+    // directory says nothing against the handle, only against this request's triple.
+    if (changed === "boundary") cache.evict(lease)
+    return fromNativeError(u, planned.operation, changed === "boundary" ? roots.boundaryRoot : roots.logicalRoot)
   }
 
+  /** A read is bounded by `contentLimit`, as a write's payload is: no file is held whole past it. */
+  const bounded = (request: NativeRequest): NativeRequest =>
+    request.op === native.ops.readFile ? { ...request, maxBytes: readLimit } : request
+
   const single = (handle: NativeRootHandle, lease: Lease, roots: Roots, planned: Planned) =>
-    Effect.tryPromise({ try: () => handle.execute(planned.native, true), catch: failure(lease, roots, planned) }).pipe(
-      Effect.map(planned.finish)
+    Effect.tryPromise({ try: () => handle.execute(bounded(planned.native), verifyOf(roots)), catch: failure(lease, roots, planned) }).pipe(
+      Effect.flatMap((value) => Effect.fromResult(settle(planned, value)))
     )
 
   const batch = (
@@ -200,17 +230,16 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
       : Effect.tryPromise({
         try: () =>
           runnable.every((p) => isPathOnly(p.native))
-            ? readMany(handle, runnable.map((p) => p.native))
-            : handle.batch(runnable.map((p) => p.native), batchLimits, true),
+            ? readMany(handle, roots, runnable.map((p) => p.native))
+            : handle.batch(runnable.map((p) => p.native), { ...batchLimits, member: readLimit }, verifyOf(roots)),
         catch: failure(lease, roots, { operation: "batch", path: roots.boundaryRoot })
       })
     return Effect.flatMap(run, (answers) => {
       // A root that changed before or during the run fails every member the same way: that is the
       // batch's failure, not N member failures (their answers may describe another directory).
-      const changed = answers.find((a) => !a.ok && isRootChanged(a.error, roots.boundaryRoot))
+      const changed = answers.find((a) => !a.ok && changedRoot(a.error, roots) !== undefined)
       if (changed !== undefined && !changed.ok) {
-        cache.evict(lease)
-        return Effect.fail(fromNativeError(changed.error, "batch", roots.boundaryRoot))
+        return Effect.fail(failure(lease, roots, { operation: "batch", path: roots.boundaryRoot })(changed.error))
       }
       let next = 0
       const entries = members.map((member, index) => {
@@ -221,7 +250,7 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
           index,
           path: planned.path,
           result: answer.ok
-            ? Result.succeed(planned.finish(answer.value))
+            ? settle(planned, answer.value)
             : Result.fail(fromNativeError(answer.error, planned.operation, planned.path))
         }
       })

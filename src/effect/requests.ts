@@ -11,6 +11,8 @@ import { TextDecoder } from "node:util"
 import { type PlatformError, Result } from "effect"
 import type { FileInfo, Resolution as NativeResolution } from "../PinnedRoot.ts"
 import { native, type NativeRequest } from "../internal/native.ts"
+import { decodeText } from "../internal/text.ts"
+import { PinnedFsError } from "../internal/errors.ts"
 import { badArgument, fromNativeError, outsideRoots } from "./errors.ts"
 import type { MkdirsResult, RmdirsResult } from "./extensions.ts"
 import { toFileInfo } from "./fileInfo.ts"
@@ -39,7 +41,24 @@ export interface Planned {
   readonly operation: string
   readonly path: string
   readonly native: NativeRequest
+  /** May throw a `PinnedFsError` (text too long for a string): a typed failure, see `settle`. */
   readonly finish: (value: unknown) => unknown
+}
+
+/**
+ * The wire result of a planned operation's answer: `finish`'s value, or its `PinnedFsError` as a
+ * `PlatformError`. Anything else `finish` throws is a defect and stays one.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const settle = (p: Pick<Planned, "operation" | "path" | "finish">, value: unknown): Check<unknown> => {
+  try {
+    return ok(p.finish(value))
+  } catch (e) {
+    if (!(e instanceof PinnedFsError)) throw e
+    return fail(fromNativeError(e, p.operation, p.path))
+  }
 }
 
 /**
@@ -234,7 +253,7 @@ const decodeRead = (roots: Roots, operation: Read, request: Fields): Check<Plann
         })
       case "readFileString": {
         const decoder = yield* decoderOf(operation, request.encoding)
-        return planned(operation, abs, { op: ops.readFile, path: rel }, (v) => decoder.decode(v as Uint8Array))
+        return planned(operation, abs, { op: ops.readFile, path: rel }, (v) => decodeText(decoder, v as Uint8Array, abs))
       }
       case "readDirectory": {
         const options = yield* optionsOf(operation, request.options)

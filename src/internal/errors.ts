@@ -155,3 +155,21 @@ export const fromNative = (u: unknown, path?: string): PinnedFsError => {
 /** A malformed-input error raised before anything reaches the addon. @internal */
 export const badArgument = (description: string, path = "", syscall = "validate"): PinnedFsError =>
   new PinnedFsError({ code: "EINVAL", errno: -22, syscall, path, refusal: "badargument", description })
+
+/**
+ * A refusal decided above the addon (a policy, an allowlist, a gate): `PermissionDenied` with
+ * `syscall` naming the check that refused, so callers can tell it from the kernel's `EACCES`.
+ *
+ * @internal
+ */
+export const permissionDenied = (description: string, path: string, syscall: string): PinnedFsError =>
+  new PinnedFsError({ code: "EACCES", errno: -13, syscall, path, description, reason: "PermissionDenied" })
+
+/**
+ * An answer larger than the caller's limit allows (`toolarge`, `BadArgument`), refused by the
+ * JavaScript layer: the native core makes the same refusal for content it reads.
+ *
+ * @internal
+ */
+export const tooLarge = (description: string, path = "", syscall = "read"): PinnedFsError =>
+  new PinnedFsError({ code: "EFBIG", errno: -27, syscall, path, refusal: "toolarge", description })

@@ -23,21 +23,27 @@ export interface NativeRootHandle {
   readonly identity: string
   readonly strategy: "openat2" | "walk" | "nofollow_any"
   readonly path: string
-  execute(request: NativeRequest, verifyRoot?: boolean): Promise<unknown>
+  /**
+   * `verifyRoot`: `true` re-checks, in the worker before the work, that the root path still names
+   * the pinned directory; a string also checks that second spelling of the root (a logical root
+   * that may pass through links). Either mismatch is the `identity` refusal naming that spelling.
+   */
+  execute(request: NativeRequest, verifyRoot?: boolean | string): Promise<unknown>
   batch(
     requests: ReadonlyArray<NativeRequest>,
-    limits: { readonly size: number; readonly response: number },
-    verifyRoot?: boolean
+    /** `member`: most bytes of one member's file (default and ceiling 2 GiB - 1). */
+    limits: { readonly size: number; readonly response: number; readonly member?: number },
+    verifyRoot?: boolean | string
   ): Promise<Array<{ readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: NativeErrorInfo }>>
   /**
    * One path-only read (exists, stat, readFile, readDirectory, readLink, realPath, resolve): the
    * same core call as `execute`, with its operands as arguments instead of a request object.
    */
-  call(op: number, path: string, recursive?: boolean): Promise<unknown>
+  call(op: number, path: string, recursive?: boolean, limit?: number): Promise<unknown>
   /**
    * A batch of path-only reads, compactly: `ops[i]` (255: refused by the caller, not run), `paths[i]`,
    * `recursive[i]`. Answers `[failed, values]`: `values[i]` is member i's value, or its error when
-   * `failed[i]` is 1.
+   * `failed[i]` is 1. `memberLimit` bounds each member's file as `batch`'s `limits.member` does.
    */
   readMany(
     ops: Uint8Array,
@@ -45,8 +51,15 @@ export interface NativeRootHandle {
     recursive: Uint8Array,
     size: number,
     response: number,
-    verifyRoot?: boolean
+    verifyRoot?: boolean | string,
+    memberLimit?: number
   ): Promise<[Uint8Array, Array<unknown>]>
+  /**
+   * A pinnedfs/confine program (discover or hold) in its byte form; answers the byte form and a
+   * function that cancels the program between directories. Descriptors an answer names are the
+   * caller's to close.
+   */
+  confine(request: Uint8Array): [Promise<Buffer>, () => void]
   close(): void
 }
 
@@ -66,6 +79,7 @@ export interface NativeRequest {
   readonly gid?: number
   readonly flag?: number
   readonly data?: Uint8Array | string
+  /** readFile: most bytes of content (1 to 2 GiB - 1; absent: 2 GiB - 1). */
   readonly maxBytes?: number
   readonly plan?: ReadonlyArray<{ readonly path: string; readonly mode?: number }>
   readonly owned?: ReadonlyArray<{ readonly path: string; readonly identity: string; readonly optional?: boolean }>

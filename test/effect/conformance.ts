@@ -53,6 +53,9 @@ export interface ConformanceFeatures {
   readonly globInBatch?: boolean
 }
 
+/** nobody's uid and gid: another user's ids to give a file to. */
+const NOBODY = 65534
+
 /** The tree every test starts from (plus links made in `setup`). */
 const tree = {
   "a/b/file.txt": "hello",
@@ -448,15 +451,42 @@ export const runConformance = (
     })
 
     describe("chmod and chown", () => {
-      it("changes a file's mode and owner", async () => {
+      it("changes a file's and a directory's mode, as lstat then shows", async () => {
         const { w, h } = setup()
+        const mode = (rel: string) => fs.lstatSync(w.s.abs(rel)).mode & 0o7777
+        expect([mode("top.txt"), mode("a")]).not.toEqual([0o600, 0o750])
         await ok(h, w.req("chmod", { path: w.l("top.txt"), options: { mode: 0o600 } }))
-        expect(fs.statSync(w.s.abs("top.txt")).mode & 0o777).toBe(0o600)
+        expect(mode("top.txt")).toBe(0o600)
         await ok(h, w.req("chmod", { path: w.b("a"), options: { mode: 0o750 } }))
-        expect(fs.statSync(w.s.abs("a")).mode & 0o777).toBe(0o750)
-        const st = fs.statSync(w.s.abs("top.txt"))
-        await ok(h, w.req("chown", { path: w.l("top.txt"), options: { uid: st.uid, gid: st.gid } }))
+        expect(mode("a")).toBe(0o750)
+        // The special bits travel too: the mode is the caller's, not masked to 0o777.
+        await ok(h, w.req("chmod", { path: w.l("top.txt"), options: { mode: 0o2640 } }))
+        expect(mode("top.txt")).toBe(0o2640)
+      })
+
+      // Giving a file away takes root: run as root (CI is), the owner must really become another
+      // user's; run unprivileged, the same request must be refused and change nothing.
+      it("changes a file's and a directory's owner to another user's, as lstat then shows (-1 keeps one)", async () => {
+        const { w, h } = setup()
+        const owner = (rel: string) => {
+          const st = fs.lstatSync(w.s.abs(rel))
+          return [st.uid, st.gid]
+        }
+        const mine = owner("top.txt")
+        expect(mine).not.toEqual([NOBODY, NOBODY])
+        if (process.getuid?.() !== 0) {
+          await refused(h, w.req("chown", { path: w.l("top.txt"), options: { uid: NOBODY, gid: NOBODY } }), "PermissionDenied")
+          expect(owner("top.txt")).toEqual(mine)
+          return
+        }
+        await ok(h, w.req("chown", { path: w.l("top.txt"), options: { uid: NOBODY, gid: NOBODY } }))
+        expect(owner("top.txt")).toEqual([NOBODY, NOBODY])
+        await ok(h, w.req("chown", { path: w.b("a"), options: { uid: NOBODY, gid: -1 } }))
+        expect(owner("a")).toEqual([NOBODY, mine[1]])
+        await ok(h, w.req("chown", { path: w.l("top.txt"), options: { uid: -1, gid: mine[1] } }))
+        expect(owner("top.txt")).toEqual([NOBODY, mine[1]])
         await ok(h, w.req("chown", { path: w.l("top.txt"), options: { uid: -1, gid: -1 } }))
+        expect(owner("top.txt")).toEqual([NOBODY, mine[1]])
       })
 
       it("refuses links anywhere and hard links, leaving the secret alone", async () => {

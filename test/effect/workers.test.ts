@@ -5,11 +5,11 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import ts from "typescript"
 import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { strategies } from "../support/strategies.ts"
+import { transpileSources } from "../support/transpile.ts"
 import { openDescriptorCount } from "../support/tree.ts"
 import { identityOf, workspace } from "./support.ts"
 
@@ -18,26 +18,9 @@ const packageRoot = path.resolve(here, "..", "..")
 const script = path.join(here, "fixtures", "worker.mjs")
 const effectScript = path.join(here, "fixtures", "effectWorker.mjs")
 
-/**
- * The package's sources transpiled to JavaScript inside the package (so the addon's loader finds
- * the package root two levels up, as it does from dist/), for workers that cannot load TypeScript.
- */
-const transpiled = path.join(packageRoot, `.vitest-effect-${process.pid}`)
+let transpiled = ""
 const transpile = (): void => {
-  const src = path.join(packageRoot, "src")
-  for (const name of fs.readdirSync(src, { recursive: true, encoding: "utf8" })) {
-    if (!name.endsWith(".ts")) continue
-    const out = ts.transpileModule(fs.readFileSync(path.join(src, name), "utf8"), {
-      compilerOptions: {
-        module: ts.ModuleKind.ESNext,
-        target: ts.ScriptTarget.ES2022,
-        rewriteRelativeImportExtensions: true
-      }
-    })
-    const target = path.join(transpiled, name.replace(/\.ts$/, ".js"))
-    fs.mkdirSync(path.dirname(target), { recursive: true })
-    fs.writeFileSync(target, out.outputText)
-  }
+  transpiled = transpileSources("effect")
 }
 
 interface Answer {

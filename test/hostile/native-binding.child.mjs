@@ -9,6 +9,7 @@ import fc from "fast-check"
 import * as fs from "node:fs"
 import { loadAddon } from "../lifetime/addon.mjs"
 import { fdCount, makeTree } from "../lifetime/tree.mjs"
+import { promised as call } from "./promised.mjs"
 
 const seed = Number(process.argv[2] ?? Date.now() % 2 ** 31)
 const numRuns = Number(process.argv[3] ?? 200)
@@ -169,17 +170,6 @@ const checkError = (e, malformed, what) => {
   }
 }
 
-// Calls an async native method: it must hand back a promise, never throw.
-const call = (f, what) => {
-  let p
-  try {
-    p = f()
-  } catch (e) {
-    throw new Error(`${what} threw synchronously: ${e instanceof Error ? e.message : String(e)}`)
-  }
-  if (!(p instanceof Promise)) throw new Error(`${what} returned ${typeof p}, not a promise`)
-  return p
-}
 
 const tree = makeTree()
 // The first write to a piped stdout/stderr makes libuv open /dev/null (its spare descriptor): do it

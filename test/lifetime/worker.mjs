@@ -28,10 +28,8 @@ parentPort.postMessage("busy")
 if (endless) {
   // To be terminated: the operations above are still in flight (a deep glob, a 200-member batch,
   // 100 stats) when the parent hears "busy" and calls terminate(); this worker then waits without
-  // issuing more. KNOWN ISSUE, not covered here: a worker that keeps calling into the addon in a
-  // tight loop at the moment it is terminated can crash the process (SIGSEGV in Node's N-API
-  // callback wrapper during environment teardown, reproduced on Node 20.20 with
-  // test/lifetime/workers.child.mjs before this change; see the README's "Known issues").
+  // issuing more. Workers terminated while they keep calling into the addon in a tight loop are
+  // test/lifetime/terminate.test.ts.
   setInterval(() => {}, 60_000)
 }
 // Left to end on its own, the worker exits once its work settles, roots never closed by hand.

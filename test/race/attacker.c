@@ -10,11 +10,15 @@
  *   p  park: stop with every pair back in its original place, answer "P <swaps> <failures>\n"
  *      (or "X ..." when a pair could not be put back, e.g. an operation removed one side)
  *   r  resume swapping
+ *   x  (parked) exchange every pair once and stay parked, answer "x <swaps> <failures>\n" (or "y"
+ *      when an exchange failed): the harness opens a check-then-use window on demand this way
  *   q / EOF  park, print "Q <swaps> <failures>\n", exit
  * Parking is how the harness rebuilds a tree between destructive operations without ever writing
  * through a name the attacker might have turned into a link.
  *
- * Swaps are counted only when the kernel did them. Built by the tests with `cc -O2`.
+ * <swaps> counts only the exchanges of the running attack that the kernel did: a failed exchange
+ * is a failure, and the exchanges that park or that `x` asked for are not counted at all, so the
+ * count is the attack the operations raced and nothing else. Built by the tests with `cc -O2`.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -44,7 +48,6 @@ static int park(int pairs, char **names, unsigned char *odd) {
     if (!odd[i]) continue;
     if (exchange(names[2 * i], names[2 * i + 1]) == 0) {
       odd[i] = 0;
-      swaps++;
     } else {
       home = -1;
       /* One side is gone: whatever is left is where it is. The harness rebuilds it. */
@@ -90,6 +93,14 @@ int main(int argc, char **argv) {
         running = 0;
       } else if (c == 'r') {
         running = 1;
+      } else if (c == 'x') {
+        /* Only parked: a running attack would undo it at once. */
+        char tag = running ? 'y' : 'x';
+        for (int i = 0; i < pairs && !running; i++) {
+          if (exchange(names[2 * i], names[2 * i + 1]) == 0) odd[i] ^= 1;
+          else tag = 'y';
+        }
+        answer(tag);
       }
       continue;
     }

@@ -1,51 +1,73 @@
 /**
- * A bounded attacker for race tests: a worker thread that renames entries in a cycle (for example
- * an ancestor swapped for a symbolic link and back) until it has done `maxSwaps` cycles or spent
- * `maxMs`, whichever comes first. Every cycle ends with the tree as it began. Failed renames (the
- * program under test removed something) are counted and skipped, never thrown.
+ * A bounded attacker for race tests in round form: the native attacker of the race suite
+ * (test/race/attacker.c) exchanges name pairs with renameat2(RENAME_EXCHANGE) while one round of
+ * the program under test runs, and is parked (every pair put back) between rounds, so each round
+ * starts from a tree the test rebuilt and ends in a tree the test can inspect.
+ *
+ * Exchanges are atomic (no name is ever missing, as it would be between two plain renames), and
+ * the attacker counts only the exchanges the kernel did while a round ran: a failed exchange (the
+ * program removed one side) is counted apart, and the exchanges that park makes are not counted.
  */
-import { Worker } from "node:worker_threads"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { buildAttacker, startAttacker } from "../../scripts/race/run.mjs"
 
-const body = `
-const { parentPort, workerData } = require("node:worker_threads")
-const fs = require("node:fs")
-const { steps, maxSwaps, maxMs, flag } = workerData
-const done = new Int32Array(flag)
-const start = Date.now()
-let swaps = 0, failed = 0
-while (swaps < maxSwaps && Date.now() - start < maxMs) {
-  for (const [from, to] of steps) {
-    try { fs.renameSync(from, to) } catch { failed++ }
+export interface RaceRounds<A> {
+  /** Rounds run. */
+  readonly rounds: number
+  /** Exchanges the kernel did while the rounds ran. */
+  readonly swaps: number
+  /** Exchanges the kernel refused while the rounds ran. */
+  readonly failures: number
+  /** What `inspect` made of each round, in order. */
+  readonly answers: ReadonlyArray<A>
+}
+
+/**
+ * Runs `round` until `maxRounds` or `maxMs`, whichever comes first, with the attacker exchanging
+ * `pairs` meanwhile. Before each round, with the pairs at home and the attacker parked, `reset`
+ * rebuilds the tree; after it, still parked, `inspect` turns the round's result into an answer.
+ */
+export const raceRounds = async <R, A>(options: {
+  readonly pairs: ReadonlyArray<readonly [string, string]>
+  readonly maxRounds: number
+  readonly maxMs: number
+  readonly reset: () => void
+  readonly round: () => Promise<R>
+  readonly inspect: (result: R) => A
+}): Promise<RaceRounds<A>> => {
+  options.reset()
+  const attacker = startAttacker(buildAttacker(), options.pairs)
+  const answers: Array<A> = []
+  try {
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      attacker.started,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error("the attacker made no exchange in 10 s")), 10_000)
+      })
+    ]).finally(() => clearTimeout(timer))
+    const first = await attacker.park()
+    const deadline = Date.now() + options.maxMs
+    while (answers.length < options.maxRounds && Date.now() < deadline) {
+      options.reset()
+      attacker.resume()
+      const result = await options.round()
+      await attacker.park()
+      answers.push(options.inspect(result))
+    }
+    const last = await attacker.park()
+    return { rounds: answers.length, swaps: last.swaps - first.swaps, failures: last.failures - first.failures, answers }
+  } finally {
+    await attacker.stop()
   }
-  swaps++
-}
-Atomics.store(done, 0, 1)
-parentPort.postMessage({ swaps, failed })
-`
-
-export interface Attack {
-  /** True once the worker has stopped swapping and restored the tree. */
-  readonly done: () => boolean
-  readonly finished: Promise<{ swaps: number; failed: number }>
 }
 
-export const startSwapper = (
-  steps: ReadonlyArray<readonly [string, string]>,
-  bounds: { readonly maxSwaps?: number; readonly maxMs?: number } = {}
-): Attack => {
-  const flag = new SharedArrayBuffer(4)
-  const view = new Int32Array(flag)
-  const worker = new Worker(body, {
-    eval: true,
-    workerData: { steps, maxSwaps: bounds.maxSwaps ?? 2000, maxMs: bounds.maxMs ?? 2000, flag }
-  })
-  const finished = new Promise<{ swaps: number; failed: number }>((resolve, reject) => {
-    worker.once("message", resolve)
-    worker.once("error", reject)
-  }).finally(() => worker.terminate())
-  return { done: () => Atomics.load(view, 0) === 1, finished }
+/** How often each answer came, for assertions and messages. */
+export const tally = (answers: ReadonlyArray<string>): Record<string, number> => {
+  const out: Record<string, number> = {}
+  for (const a of answers) out[a] = (out[a] ?? 0) + 1
+  return out
 }
 
 /** Every entry beneath `dir` with its type, mode and inode: equal snapshots mean nothing was created, removed or chmod'ed. */

@@ -49,7 +49,7 @@ export const snapshotTree = (...dirs: ReadonlyArray<string>): Record<string, str
   const out: Record<string, string> = {}
   const visit = (p: string) => {
     const st = NFS.lstatSync(p)
-    const base = `${st.mode.toString(8)} ${st.ino} ${st.nlink} ${st.mtimeMs}`
+    const base = `${st.mode.toString(8)} ${st.uid}:${st.gid} ${st.ino} ${st.nlink} ${st.mtimeMs}`
     if (st.isSymbolicLink()) out[p] = `link ${base} ${NFS.readlinkSync(p)}`
     else if (st.isDirectory()) {
       out[p] = `dir ${base}`

@@ -1,0 +1,367 @@
+// discover: the protected-path walk of one anchor (see confine.h).
+//
+// Depth first with an explicit stack: each frame holds its directory's handle until every pending
+// child of it has been opened from that handle, so the number of open descriptors is the depth,
+// never the width. A directory is read whole before any child is entered; the pending children
+// carry the glob states they were reached with, one state set per pattern (patterns are matched
+// separately because the first matching one decides the protection).
+//
+// What is never done: following a link (a child is opened O_NOFOLLOW|O_DIRECTORY as core/resolve.h
+// descend() opens one, from the anchor within the lookup depth under the kernel strategy, else from
+// its parent's handle; a name that turned into a link between the listing and the open is skipped,
+// as anything that vanished is), listing a directory that is no longer at its path beneath the
+// anchor (each is proven, core/beneath.h, before its listing and before each later batch of it; one
+// moved away, out of the anchor or within it, is skipped as a concurrent change, so a departed
+// tree's names are never reported as the anchor's), crossing into another mount, decoding a name (bytes are matched as the glob matcher decodes them,
+// with invalid sequences as U+FFFD, and reported unchanged), descending into a matched entry (its
+// whole tree is protected by one mount, so nothing inside matters), or entering a skipped subtree.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <set>
+
+#include "confine.h"
+#include "dir_list.h"
+#include "glob_match.h"
+#include "../core/resolve.h"
+
+namespace pinnedfs::confine {
+
+namespace {
+
+using glob::Compiled;
+using glob::State;
+using glob::Stepper;
+
+constexpr int kListFlags = O_RDONLY | O_DIRECTORY | O_NONBLOCK;
+
+using States = std::vector<std::vector<State>>;  // per pattern
+
+struct Pending {
+  std::string name;
+  States states;
+};
+
+struct Frame {
+  pinnedfs::Held dir;
+  std::string relative;  // "" for the anchor itself
+  std::vector<Pending> children;
+  std::size_t next = 0;
+};
+
+Type type_of_dtype(unsigned char t) {
+  switch (t) {
+    case DT_DIR: return Type::Directory;
+    case DT_LNK: return Type::Link;
+    case DT_REG: return Type::File;
+    case DT_UNKNOWN: return Type::Unknown;
+    default: return Type::Other;
+  }
+}
+
+bool permission(int err) { return err == EACCES || err == EPERM; }
+
+// Gone or no longer a directory since it was listed: a race, not a failure. A link refusal is the
+// same case (a directory replaced by a link is not entered).
+bool vanished(const Error& e) {
+  return e.refusal == Refusal::Symlink ||
+         (e.refusal == Refusal::None && (e.err == ENOENT || e.err == ENOTDIR || e.err == ELOOP));
+}
+
+std::string join(const std::string& parent, std::string_view name) {
+  std::string out;
+  out.reserve(parent.size() + 1 + name.size());
+  if (!parent.empty()) {
+    out = parent;
+    out.push_back('/');
+  }
+  out.append(name);
+  return out;
+}
+
+class Walker {
+ public:
+  Walker(const Root& root, const DiscoverRequest& request, const std::atomic<bool>* cancel)
+      : root_(root), request_(request), cancel_(cancel), skip_(request.skip.begin(), request.skip.end()) {
+    compiled_.reserve(request.patterns.size());
+    for (const Pattern& p : request.patterns) compiled_.push_back(glob::compile({p.glob}, true));
+    steppers_.reserve(compiled_.size());
+    for (const Compiled& c : compiled_) steppers_.emplace_back(c);
+    next_.resize(compiled_.size());
+  }
+
+  Status run(DiscoverResult& out);
+
+ private:
+  bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
+  Access strictest_alive(const States& states) const;
+  // Reads the directory open at `fd` and queues its children in `frame`. Returns false when a
+  // bound was reached.
+  Result<bool> list(Frame& frame, const States& states, DiscoverResult& out);
+
+  const Root& root_;
+  const DiscoverRequest& request_;
+  const std::atomic<bool>* cancel_;
+  std::set<std::string> skip_;
+  std::vector<Compiled> compiled_;
+  std::vector<Stepper> steppers_;
+  States next_;
+  std::vector<char> buffer_;
+};
+
+Access Walker::strictest_alive(const States& states) const {
+  Access a = Access::None;
+  for (std::size_t p = 0; p < compiled_.size(); ++p) {
+    const auto& s = states[p];
+    if (s.empty() || !glob::can_descend(compiled_[p], s.data(), s.size())) continue;
+    if (request_.patterns[p].access > a) a = request_.patterns[p].access;
+  }
+  return a;
+}
+
+Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& out) {
+  // Only a directory still beneath the anchor at its path is listed; a departed one is skipped.
+  auto listable = frame.dir.beneath(root_, "getdents64", frame.relative);
+  if (!listable.ok()) {
+    if (listable.error().moved) return true;
+    return listable.take_error();
+  }
+  DirectoryReader reader(frame.dir.fd(), buffer_);
+  std::string_view name;
+  unsigned char dtype = DT_UNKNOWN;
+  std::size_t proven = 1;
+  while (reader.next(&name, &dtype)) {
+    if (reader.batches() > proven) {
+      proven = reader.batches();
+      auto still = frame.dir.beneath(root_, "getdents64", frame.relative);
+      if (!still.ok()) {
+        frame.children.clear();  // what was queued came from a place that may now be outside
+        if (still.error().moved) return true;
+        return still.take_error();
+      }
+    }
+    if (++out.entries > request_.max_entries) {
+      out.truncated = Truncation::Entries;
+      return false;
+    }
+    if ((out.entries & 1023u) == 0 && cancelled()) break;
+    bool alive = false;
+    for (std::size_t p = 0; p < compiled_.size(); ++p) {
+      const auto& s = states[p];
+      steppers_[p].step(s.data(), s.size(), name, next_[p]);
+      alive = alive || !next_[p].empty();
+    }
+    if (!alive) continue;
+    Type type = type_of_dtype(dtype);
+    bool descend = false;
+    bool typed = false;
+    for (std::size_t p = 0; p < compiled_.size() && !typed; ++p) {
+      const auto& n = next_[p];
+      typed = !n.empty() && (glob::can_descend(compiled_[p], n.data(), n.size()) ||
+                             glob::needs_directory(compiled_[p], n.data(), n.size()));
+    }
+    if (typed && type == Type::Unknown) {
+      struct stat st;
+      std::string n(name);
+      if (::fstatat(frame.dir.fd(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        type = type_of_mode(st.st_mode);
+      } else if (errno == ENOENT) {
+        continue;  // vanished since the listing
+      } else {
+        return sys_error(errno, "fstatat", join(frame.relative, name));
+      }
+    }
+    bool is_dir = type == Type::Directory;
+    std::size_t matched = compiled_.size();
+    for (std::size_t p = 0; p < compiled_.size(); ++p) {
+      const auto& n = next_[p];
+      if (!n.empty() && glob::accepts(compiled_[p], n.data(), n.size(), is_dir)) {
+        matched = p;
+        break;
+      }
+    }
+    if (matched < compiled_.size()) {
+      if (out.matches.size() >= request_.max_matches) {
+        out.truncated = Truncation::Matches;
+        return false;
+      }
+      out.matches.push_back(Match{join(frame.relative, name), type, static_cast<std::uint32_t>(matched)});
+      continue;  // pruned: the mount over it covers its whole tree
+    }
+    if (!is_dir) continue;
+    for (std::size_t p = 0; p < compiled_.size() && !descend; ++p) {
+      const auto& n = next_[p];
+      descend = !n.empty() && glob::can_descend(compiled_[p], n.data(), n.size());
+    }
+    if (!descend) continue;
+    std::string relative = join(frame.relative, name);
+    if (skip_.count(relative)) {
+      out.skipped.push_back(std::move(relative));
+      continue;
+    }
+    frame.children.push_back(Pending{std::string(name), next_});
+  }
+  if (reader.error() != 0) {
+    if (permission(reader.error())) {
+      // Part of a listing is no listing: the whole directory is protected instead.
+      frame.children.clear();
+      out.unreadable.push_back(Unreadable{frame.relative, reader.error(), strictest_alive(states)});
+      return true;
+    }
+    return sys_error(reader.error(), "getdents64", frame.relative);
+  }
+  return true;
+}
+
+Status Walker::run(DiscoverResult& out) {
+  States initial;
+  initial.reserve(compiled_.size());
+  bool any = false;
+  for (const Compiled& c : compiled_) {
+    initial.push_back(c.initial);
+    any = any || !c.matches_nothing();
+  }
+  if (!any) return ok_status();
+
+  std::vector<Frame> stack;
+  {
+    auto opened = hold_beneath(root_, LexedPath{}, kListFlags);
+    if (!opened.ok()) {
+      const Error& e = opened.error();
+      if (e.refusal == Refusal::None && permission(e.err)) {
+        out.unreadable.push_back(Unreadable{"", e.err, strictest_alive(initial)});
+        return ok_status();
+      }
+      return opened.take_error();
+    }
+    Frame top;
+    top.dir = opened.take();
+    ++out.directories;
+    auto listed = list(top, initial, out);
+    if (!listed.ok()) return listed.take_error();
+    if (!listed.value()) return ok_status();
+    stack.push_back(std::move(top));
+  }
+  while (!stack.empty()) {
+    if (cancelled()) {
+      Error e = sys_error(ECANCELED, "discover");
+      e.description = "discovery was cancelled";
+      return e;
+    }
+    Frame& f = stack.back();
+    if (f.next == f.children.size()) {
+      stack.pop_back();
+      continue;
+    }
+    Pending child = std::move(f.children[f.next++]);
+    std::string relative = join(f.relative, child.name);
+    if (stack.size() + 1 > request_.max_depth) {
+      out.truncated = Truncation::Depth;
+      return ok_status();
+    }
+    auto opened = descend(root_, f.dir, child.name, kListFlags, relative);
+    if (!opened.ok()) {
+      const Error& e = opened.error();
+      if (e.refusal == Refusal::None && permission(e.err)) {
+        out.unreadable.push_back(Unreadable{std::move(relative), e.err, strictest_alive(child.states)});
+        continue;
+      }
+      if (vanished(e) || e.moved) continue;
+      return opened.take_error();
+    }
+    Frame next;
+    next.dir = opened.take();
+    next.relative = std::move(relative);
+    ++out.directories;
+    auto listed = list(next, child.states, out);
+    if (!listed.ok()) return listed.take_error();
+    if (!listed.value()) return ok_status();
+    stack.push_back(std::move(next));
+  }
+  if (cancelled()) {
+    Error e = sys_error(ECANCELED, "discover");
+    e.description = "discovery was cancelled";
+    return e;
+  }
+  return ok_status();
+}
+
+Probe probe(const Root& root, const std::string& path) {
+  Probe out;
+  auto lexed = lex_path(path);
+  if (!lexed.ok()) {
+    out.status = ProbeStatus::Refused;
+    out.error = lexed.take_error();
+    return out;
+  }
+  LexedPath p = lexed.take();
+  if (p.has_dotdot || p.is_root()) {
+    out.status = ProbeStatus::Refused;
+    out.error = bad_argument("a probe names a path beneath the anchor, without '..'", path);
+    return out;
+  }
+  auto parent = open_parent(root, p);
+  if (parent.ok()) {
+    // The type answered must be the type of what the path names beneath the anchor, not of an
+    // entry in a parent that left it.
+    auto still = parent.value().dir.beneath(root, "fstatat", path);
+    if (!still.ok()) parent = still.take_error();
+  }
+  if (!parent.ok()) {
+    Error e = parent.take_error();
+    if (e.refusal == Refusal::None && (e.err == ENOENT || e.err == ENOTDIR)) {
+      out.err = e.err;
+      return out;  // Missing
+    }
+    out.status = ProbeStatus::Refused;
+    out.error = std::move(e);
+    return out;
+  }
+  struct stat st;
+  int rc;
+  do rc = ::fstatat(parent.value().dir.fd(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) {
+      out.err = errno;
+      return out;
+    }
+    out.status = ProbeStatus::Refused;
+    out.error = sys_error(errno, "fstatat", path);
+    return out;
+  }
+  out.status = ProbeStatus::Present;
+  out.type = type_of_mode(st.st_mode);
+  return out;
+}
+
+}  // namespace
+
+Result<DiscoverResult> discover(const Root& root, const DiscoverRequest& request,
+                                const std::atomic<bool>* cancel) {
+  for (const Pattern& p : request.patterns) {
+    if (p.glob.find('\0') != std::string::npos) return bad_argument("a discovery pattern contains a NUL byte");
+    if (p.access != Access::ReadOnly && p.access != Access::Inaccessible) {
+      return bad_argument("a discovery pattern's access must be read-only or inaccessible", p.glob);
+    }
+    Compiled c = glob::compile({p.glob}, true);
+    if (c.absolute || c.min_depth < 0) {
+      return bad_argument("a discovery pattern must stay beneath its anchor (no absolute path, no '..')", p.glob);
+    }
+  }
+  if (request.max_depth == 0) return bad_argument("max_depth must be at least 1");
+  DiscoverResult out;
+  out.anchor = root.identity();
+  Walker walker(root, request, cancel);
+  auto walked = walker.run(out);
+  if (!walked.ok()) return walked.take_error();
+  out.probes.reserve(request.probes.size());
+  for (const std::string& p : request.probes) out.probes.push_back(probe(root, p));
+  // The anchor must still be the directory its path names: a walk of a directory renamed away
+  // would describe somewhere else.
+  auto same = root.verify_path_identity();
+  if (!same.ok()) return same.take_error();
+  return out;
+}
+
+}  // namespace pinnedfs::confine

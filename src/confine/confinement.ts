@@ -1,0 +1,138 @@
+/**
+ * A confinement session: the policy, the mode, the grants and the execution target a program
+ * launches confined commands with. Each launch is prepared from the session's state at that moment
+ * and refused if that state changes before the command starts.
+ *
+ * @since 0.1.0
+ */
+import type { ChildProcess, SpawnOptions } from "node:child_process"
+import type { Strategy } from "../PinnedRoot.ts"
+import type { CleanupReport } from "./creation.ts"
+import type { DiscoveryLimits } from "./discovery.ts"
+import { GrantStore } from "./grants.ts"
+import type { PreparedLaunch, RunResult } from "./launch.ts"
+import { compilePolicy, type CompiledPolicy, type Mode, type PolicyConfig } from "./policy.ts"
+import { type LaunchInputs, type LaunchPlan, prepareLaunch } from "./prepare.ts"
+import { type ExecutionTarget, executionTarget, type ExecutionTargetInput } from "./target.ts"
+
+/** @since 0.1.0 @category models */
+export interface ConfinementOptions {
+  readonly target: ExecutionTargetInput
+  readonly policy?: PolicyConfig | undefined
+  /** Default `"confined"`. */
+  readonly mode?: Mode | undefined
+  /** Default: a fresh in-memory store. */
+  readonly grants?: GrantStore | undefined
+  readonly strategy?: Strategy | undefined
+  readonly limits?: DiscoveryLimits | undefined
+  readonly bwrap?: string | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface ConfinedRun extends RunResult {
+  readonly plan: LaunchPlan
+  readonly cleanup: CleanupReport
+}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export class Confinement {
+  readonly grants: GrantStore
+  private config: PolicyConfig
+  private modeValue: Mode
+  private compiled: CompiledPolicy
+  private targetValue: ExecutionTarget
+  private readonly options: ConfinementOptions
+
+  constructor(options: ConfinementOptions) {
+    this.options = options
+    this.config = options.policy ?? {}
+    this.modeValue = options.mode ?? "confined"
+    this.compiled = compilePolicy(this.config, this.modeValue)
+    this.targetValue = executionTarget(options.target)
+    this.grants = options.grants ?? GrantStore.memory()
+  }
+
+  get policy(): CompiledPolicy {
+    return this.compiled
+  }
+
+  get mode(): Mode {
+    return this.modeValue
+  }
+
+  get target(): ExecutionTarget {
+    return this.targetValue
+  }
+
+  setPolicy(config: PolicyConfig): void {
+    this.compiled = compilePolicy(config, this.modeValue)
+    this.config = config
+  }
+
+  setMode(mode: Mode): void {
+    this.compiled = compilePolicy(this.config, mode)
+    this.modeValue = mode
+  }
+
+  setTarget(input: ExecutionTargetInput): void {
+    this.targetValue = executionTarget(input)
+  }
+
+  /** The inputs a launch prepared now would use. */
+  inputs(): LaunchInputs {
+    return { policy: this.compiled, grants: this.grants.list(), target: this.targetValue }
+  }
+
+  /** Prepares one launch (see {@link prepareLaunch}); `"once"` grants are consumed when it starts. */
+  prepare(options: { readonly signal?: AbortSignal | undefined } = {}): Promise<PreparedLaunch> {
+    return prepareLaunch(() => this.inputs(), {
+      signal: options.signal,
+      strategy: this.options.strategy,
+      limits: this.options.limits,
+      bwrap: this.options.bwrap,
+      onLaunch: (applied) => this.grants.consume(applied.map((g) => g.id))
+    })
+  }
+
+  /** Prepares, runs `command` to its end (stdio inherited unless given), and cleans up. */
+  async run(
+    command: string,
+    args: ReadonlyArray<string> = [],
+    options: SpawnOptions & { readonly signal?: AbortSignal | undefined } = {}
+  ): Promise<ConfinedRun> {
+    const { signal, ...spawnOptions } = options
+    const launch = await this.prepare({ signal })
+    try {
+      const result = await launch.run(command, args, spawnOptions)
+      return { ...result, plan: launch.plan, cleanup: await launch.cleanup() }
+    } finally {
+      await launch.cleanup()
+    }
+  }
+
+  /**
+   * `child_process.spawn`, confined: prepares a launch, starts the command in it, and cleans the
+   * launch up when the command exits. The plan is on `child.confinement`.
+   */
+  async spawn(
+    command: string,
+    args: ReadonlyArray<string> = [],
+    options: SpawnOptions & { readonly signal?: AbortSignal | undefined } = {}
+  ): Promise<ChildProcess & { readonly confinement: PreparedLaunch }> {
+    const { signal, ...spawnOptions } = options
+    const launch = await this.prepare({ signal })
+    let child: ChildProcess
+    try {
+      child = await launch.spawn(command, args, spawnOptions)
+    } catch (e) {
+      await launch.cleanup()
+      throw e
+    }
+    // Cleanup waits for the command; what it could not remove is on `child.confinement`'s report.
+    launch.cleanup().catch(() => undefined)
+    return Object.assign(child, { confinement: launch })
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * Why a confined launch was refused. A file-system failure keeps its own {@link PinnedFsError} as
+ * `cause`; this type says what the refusal means for the launch. Every refusal is final: a launch
+ * that cannot be confined is never retried unconfined.
+ *
+ * @since 0.1.0
+ */
+
+/** @since 0.1.0 @category models */
+export type ConfinementReason =
+  | "invalid-policy"
+  | "invalid-target"
+  | "invalid-grant"
+  | "discovery-failed"
+  | "discovery-truncated"
+  | "cancelled"
+  | "link"
+  | "hard-link"
+  | "unnameable"
+  | "creation-failed"
+  | "validation-failed"
+  | "changed"
+  | "launched"
+  | "sandbox-unavailable"
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export class ConfinementError extends Error {
+  override readonly name = "ConfinementError"
+  readonly reason: ConfinementReason
+
+  constructor(reason: ConfinementReason, message: string, options?: { readonly cause?: unknown }) {
+    super(message, options)
+    this.reason = reason
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * A prepared launch: the plan (inspect it), then one command started in it, then cleanup. The
+ * launch holds descriptors and may own directories until it is cleaned up; always clean up (it
+ * waits for the command to exit first: a protected directory made for the launch must outlive the
+ * sandbox that mounts it).
+ *
+ * @since 0.1.0
+ */
+import type { ChildProcess, SpawnOptions } from "node:child_process"
+import * as fs from "node:fs"
+import { native } from "../internal/native.ts"
+import type { Anchors } from "./anchors.ts"
+import type { BwrapArgument } from "./bwrap.ts"
+import { type CleanupReport, cleanupAll, type Owned } from "./creation.ts"
+import { ConfinementError } from "./errors.ts"
+import type { Grant } from "./grants.ts"
+import type { LaunchInputs, LaunchPlan } from "./prepare.ts"
+import { type RawPath, shown, textOf } from "./raw.ts"
+import { spawnSandboxed } from "./runner.ts"
+import { closeHeld } from "./wire.ts"
+
+/** @since 0.1.0 @category models */
+export interface RunResult {
+  /** The command's exit status (null when it was killed by a signal). */
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+}
+
+export interface PreparedFields {
+  readonly plan: LaunchPlan
+  readonly platform: "linux" | "darwin"
+  readonly bwrap: string
+  readonly args: ReadonlyArray<BwrapArgument>
+  readonly fds: Array<number>
+  readonly emptyFiles: number
+  readonly owned: ReadonlyArray<Owned>
+  readonly anchors: Anchors
+  readonly identities: ReadonlyMap<RawPath, string>
+  readonly source: () => LaunchInputs
+  readonly fingerprint: string
+  readonly fingerprintOf: (inputs: LaunchInputs) => string
+  readonly tempRoot: RawPath
+  readonly cwd: RawPath
+  readonly applied: ReadonlyArray<Grant>
+  readonly signal: AbortSignal | undefined
+  readonly onLaunch: ((applied: ReadonlyArray<Grant>) => void) | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export class PreparedLaunch {
+  /** What this launch will do, paths as text. */
+  readonly plan: LaunchPlan
+  private readonly f: PreparedFields
+  private state: "ready" | "starting" | "launched" | "closed" = "ready"
+  private exited: Promise<void> | undefined
+  private cleaned: Promise<CleanupReport> | undefined
+  private startedFlag: Promise<boolean> = Promise.resolve(false)
+
+  /** @internal */
+  constructor(fields: PreparedFields) {
+    this.f = fields
+    this.plan = fields.plan
+  }
+
+  /** Whether the sandbox set itself up and started the command (false until a command is spawned). */
+  get started(): Promise<boolean> {
+    return this.startedFlag
+  }
+
+  /**
+   * Starts `command` in the sandbox, with `child_process.spawn`'s arguments. Before it starts,
+   * the inputs (policy, mode, grants, execution target) must be unchanged since preparation and
+   * every anchor must still be the directory its path names; otherwise the launch is refused.
+   * One command per launch.
+   */
+  async spawn(command: string, args: ReadonlyArray<string> = [], options: SpawnOptions = {}): Promise<ChildProcess> {
+    this.assertReady()
+    this.state = "starting"
+    try {
+      this.assertNotCancelled()
+      if (this.f.fingerprintOf(this.f.source()) !== this.f.fingerprint) {
+        throw new ConfinementError("changed", "the policy, mode, grants or execution target changed during preparation: launch refused")
+      }
+      await Promise.all(
+        [...this.f.identities].map(async ([anchor, identity]) => {
+          const now = await native.identify(textOf(anchor) ?? "").catch(() => "missing")
+          if (now !== identity) {
+            throw new ConfinementError("changed", `'${shown(anchor)}' is no longer the directory prepared (${identity} is now ${now}): launch refused`)
+          }
+        })
+      )
+      this.assertNotCancelled()
+    } catch (e) {
+      this.state = "ready"
+      throw e
+    }
+    const empties = await Promise.all(Array.from({ length: this.f.emptyFiles }, () => fs.promises.open("/dev/null", "r")))
+    this.state = "launched"
+    try {
+      const { child, started } = spawnSandboxed({
+        platform: this.f.platform,
+        executable: this.f.bwrap,
+        args: this.f.args,
+        profile: this.plan.sandbox.kind === "sandbox-exec" ? this.plan.sandbox.profile : "",
+        fds: this.f.fds,
+        empties: empties.map((e) => e.fd),
+        cwd: textOf(this.f.cwd) ?? "/",
+        tmpdir: textOf(this.f.tempRoot) ?? "/tmp",
+        command,
+        commandArgs: args,
+        options
+      })
+      this.startedFlag = started
+      this.exited = new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve()
+        child.once("exit", () => resolve())
+        child.once("error", () => resolve())
+      })
+      this.f.onLaunch?.(this.f.applied)
+      return child
+    } finally {
+      // The child has its own copies now (or never will): ours close at once.
+      this.closeHeld()
+      await Promise.all(empties.map((e) => e.close().catch(() => undefined)))
+    }
+  }
+
+  /** Spawns `command` (stdio inherited unless given) and waits for it. */
+  async run(command: string, args: ReadonlyArray<string> = [], options: SpawnOptions = {}): Promise<RunResult> {
+    const child = await this.spawn(command, args, { stdio: "inherit", ...options })
+    const result = await new Promise<RunResult>((resolve, reject) => {
+      child.once("error", reject)
+      child.once("exit", (code, signal) => resolve({ code, signal }))
+    }).catch((cause: unknown) => {
+      throw new ConfinementError("sandbox-unavailable", `the sandbox could not be started: ${(cause as Error).message}`, { cause })
+    })
+    if (!(await this.started)) {
+      throw new ConfinementError("sandbox-unavailable", `bubblewrap could not set up the sandbox (it exited with ${result.code ?? result.signal}): the command was not run`)
+    }
+    return result
+  }
+
+  /**
+   * Waits for the command (if one was started), then removes the directories this launch made
+   * (empty ones only; the permanent ones stay) and releases what it holds. Idempotent.
+   */
+  cleanup(): Promise<CleanupReport> {
+    this.cleaned ??= (async () => {
+      if (this.exited) await this.exited
+      this.state = "closed"
+      this.closeHeld()
+      try {
+        return await cleanupAll(this.f.owned, this.f.anchors)
+      } finally {
+        await this.f.anchors.close()
+      }
+    })()
+    return this.cleaned
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.cleanup()
+  }
+
+  private closeHeld(): void {
+    for (const [i, fd] of this.f.fds.entries()) {
+      if (fd >= 0) {
+        closeHeld(fd)
+        this.f.fds[i] = -1
+      }
+    }
+  }
+
+  private assertReady(): void {
+    if (this.state !== "ready") {
+      throw new ConfinementError("launched", this.state === "closed" ? "this launch has been cleaned up" : "this launch has already started a command")
+    }
+  }
+
+  private assertNotCancelled(): void {
+    if (this.f.signal?.aborted) throw new ConfinementError("cancelled", "launch was cancelled before it started", { cause: this.f.signal.reason })
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * The mount plan: the order in which a sandbox applies writable roots, protected restrictions and
+ * grants, and which of them are needed at all. Platform independent: bubblewrap arguments and a
+ * macOS sandbox profile are both renderings of these layers.
+ *
+ * 1. The base: everything readable and nothing writable (full access: everything writable).
+ * 2. Writable roots, shallowest first.
+ * 3. Restrictions and grants together, shallowest first, a restriction before a grant on the same
+ *    path. Each later layer sits on top of the earlier ones beneath which it lies, so:
+ *    - a restriction is applied only where it narrows what is inherited (a read-only path inside an
+ *      inaccessible one stays inaccessible: restrictions never widen);
+ *    - a grant is applied only where it widens, and a grant on a broad ancestor comes before the
+ *      separately protected paths beneath it, which are therefore applied again on top of it.
+ *
+ * An inaccessible directory is an empty, read-only, mode-0000 tmpfs (mode 0111 when a grant or
+ * restriction lies beneath it, so the child can reach exactly that path); an inaccessible file is
+ * an empty read-only file with mode 0000.
+ *
+ * @since 0.1.0
+ */
+import type { Mode } from "./policy.ts"
+import { depthOf, type RawPath, within } from "./raw.ts"
+import type { EntryType } from "./wire.ts"
+
+/** @since 0.1.0 @category models */
+export type Layer =
+  | {
+      readonly op: "bind"
+      readonly path: RawPath
+      /** Index of the held descriptor this layer binds. */
+      readonly slot: number
+      readonly writable: boolean
+      readonly why: string
+    }
+  | { readonly op: "mask-directory"; readonly path: RawPath; readonly perms: number; readonly why: string }
+  | { readonly op: "mask-file"; readonly path: RawPath; readonly why: string }
+
+export interface LayerInput {
+  readonly mode: Mode
+  readonly writable: ReadonlyArray<{ readonly path: RawPath; readonly slot: number; readonly why: string }>
+  readonly restrictions: ReadonlyArray<{
+    readonly path: RawPath
+    readonly access: "read-only" | "inaccessible"
+    readonly type: EntryType
+    readonly slot: number
+    readonly why: string
+  }>
+  readonly grants: ReadonlyArray<{ readonly path: RawPath; readonly access: "read" | "write"; readonly slot: number; readonly why: string }>
+}
+
+export interface Layers {
+  readonly layers: ReadonlyArray<Layer>
+  /** Masks made read-only once everything beneath them is mounted. */
+  readonly remountReadOnly: ReadonlyArray<RawPath>
+  /** Slots no layer binds (redundant entries): their descriptors can be closed. */
+  readonly unused: ReadonlyArray<number>
+  /** Grants that widened nothing (already as open as they ask). */
+  readonly redundantGrants: ReadonlyArray<string>
+}
+
+// 0: writable, 1: read-only, 2: inaccessible.
+type Strictness = 0 | 1 | 2
+
+const byDepth = (a: { path: RawPath }, b: { path: RawPath }) => depthOf(a.path) - depthOf(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+
+/** Orders and prunes the layers of one launch. @since 0.1.0 */
+export const planLayers = (input: LayerInput): Layers => {
+  const layers: Array<Layer> = []
+  const unused: Array<number> = []
+  const redundantGrants: Array<string> = []
+  const base: Strictness = input.mode === "full-access" ? 0 : 1
+
+  const roots: Array<RawPath> = []
+  if (input.mode === "confined") {
+    for (const w of [...input.writable].sort(byDepth)) {
+      if (roots.some((r) => within(w.path, r))) {
+        unused.push(w.slot)
+        continue
+      }
+      roots.push(w.path)
+      layers.push({ op: "bind", path: w.path, slot: w.slot, writable: true, why: w.why })
+    }
+  } else {
+    for (const w of input.writable) unused.push(w.slot)
+  }
+
+  type Entry =
+    | { kind: 0; path: RawPath; strict: Strictness; type: EntryType; slot: number; why: string }
+    | { kind: 1; path: RawPath; strict: Strictness; slot: number; why: string }
+  const entries: Array<Entry> = [
+    ...input.restrictions.map((r): Entry => ({ kind: 0, path: r.path, strict: r.access === "inaccessible" ? 2 : 1, type: r.type, slot: r.slot, why: r.why })),
+    ...input.grants.map((g): Entry => ({ kind: 1, path: g.path, strict: g.access === "write" ? 0 : 1, slot: g.slot, why: g.why }))
+  ].sort((a, b) => byDepth(a, b) || a.kind - b.kind)
+
+  // The nearest layer above a path decides what it inherits: its own path first, then each
+  // ancestor, deepest first (one lookup per component, not one per layer).
+  const applied = new Map<RawPath, Strictness>()
+  const rootSet = new Set(roots)
+  const inherited = (path: RawPath): Strictness => {
+    let p = path
+    let fromRoot = false
+    for (;;) {
+      const s = applied.get(p)
+      if (s !== undefined) return s
+      fromRoot ||= rootSet.has(p)
+      if (p === "/" || p === "") break
+      const cut = p.lastIndexOf("/")
+      p = cut <= 0 ? "/" : p.slice(0, cut)
+    }
+    return fromRoot ? 0 : base
+  }
+  for (const e of entries) {
+    const from = inherited(e.path)
+    if (e.kind === 0 ? e.strict <= from : e.strict >= from) {
+      unused.push(e.slot)
+      if (e.kind === 1) redundantGrants.push(e.why)
+      continue
+    }
+    applied.set(e.path, e.strict)
+    if (e.kind === 1) {
+      layers.push({ op: "bind", path: e.path, slot: e.slot, writable: e.strict === 0, why: e.why })
+    } else if (e.strict === 1) {
+      layers.push({ op: "bind", path: e.path, slot: e.slot, writable: false, why: e.why })
+    } else if (e.type === "directory") {
+      unused.push(e.slot)
+      layers.push({ op: "mask-directory", path: e.path, perms: 0o000, why: e.why })
+    } else {
+      unused.push(e.slot)
+      layers.push({ op: "mask-file", path: e.path, why: e.why })
+    }
+  }
+  // A mask with anything mounted beneath it must let the child reach that one path.
+  const out = layers.map((l, i): Layer => {
+    if (l.op !== "mask-directory") return l
+    const nested = layers.slice(i + 1).some((m) => m.path !== l.path && within(m.path, l.path))
+    return nested ? { ...l, perms: 0o111 } : l
+  })
+  const remountReadOnly = out.filter((l) => l.op === "mask-directory").map((l) => l.path)
+  return { layers: out, remountReadOnly, unused, redundantGrants }
+}

@@ -1,0 +1,300 @@
+/**
+ * `DevFileAccess`: the only door an in-process engine is given to the disk. One is made fresh for
+ * each capability invocation, pre-scoped to the files that invocation may touch, and closed when
+ * the invocation returns.
+ *
+ * Every method takes workspace-relative paths (a leading `/` is refused) and checks, in order:
+ * the path's text (`workspacePath`), the step's envelope (allowlist or create authorization, never
+ * a path withheld as dirty), the policy (fail closed, mandatory deny set), and only then touches
+ * the disk through `PinnedRoot`, where path safety is decided on the descriptor at use time: no
+ * link followed anywhere, no `..` above the root, no window between a check and its use. There is
+ * no lexical walk of existing components to go stale between check and use.
+ *
+ * | method | envelope | policy |
+ * |---|---|---|
+ * | `read` | allowlist | `canRead` and `canWrite` |
+ * | `exists` | allowlist, or create-authorized | `canWrite` |
+ * | `write` | allowlist, or create-authorized and absent | `canWrite` |
+ * | `delete` | allowlist | `canWrite` |
+ * | `mkdir` | a directory a `mayCreate` glob needs | `canWrite` on each directory created |
+ * | `rename` | source in the allowlist; destination in it, or create-authorized and absent | `canWrite` on both |
+ *
+ * `read` asks both `canRead` and `canWrite`: an in-place engine's remit is "files I may rewrite",
+ * so `canWrite` alone would let it read what the read policy hides and `canRead` alone would let it
+ * look at files it has no mandate to change. "Create-authorized" means a `mayCreate` glob matches;
+ * files created during the invocation may then be written again, renamed or deleted by it.
+ *
+ * Every refusal is thrown to the engine *and* recorded, so a step whose engine swallows the error
+ * is still reported. This contains engines that use the façade; it is not a sandbox. An engine is
+ * trusted code that could import `node:fs` directly, and a child process it spawns is not
+ * contained by anything here.
+ *
+ * @since 0.1.0
+ */
+import { TextDecoder } from "node:util"
+import type { PinnedRoot } from "../PinnedRoot.ts"
+import { badArgument, permissionDenied, PinnedFsError } from "../internal/errors.ts"
+import { ensureDirectories, withParents } from "./directories.ts"
+import { globList, type GlobList } from "./globs.ts"
+import { ancestors, workspacePath } from "./paths.ts"
+import { decide, enforce, type Policy } from "./Policy.ts"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Method = "read" | "write" | "delete" | "rename" | "mkdir" | "exists"
+
+/**
+ * What the façade saw an engine do and refuse, for the re-read and the step's report.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Journal {
+  /** Paths written (including created). */
+  readonly written: ReadonlyArray<string>
+  /** Paths created by this invocation (by `write` or as a rename destination). */
+  readonly created: ReadonlyArray<string>
+  readonly deleted: ReadonlyArray<string>
+  readonly renamed: ReadonlyArray<{ readonly from: string; readonly to: string }>
+  readonly directories: ReadonlyArray<string>
+  readonly refusals: ReadonlyArray<{ readonly method: Method; readonly path: string; readonly error: PinnedFsError }>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface DevFileAccessOptions {
+  readonly root: PinnedRoot
+  readonly policy: Policy | undefined
+  /** Paths (canonical) the invocation may read and rewrite. */
+  readonly allowlist: ReadonlyArray<string>
+  /** Globs of files the invocation may create. */
+  readonly mayCreate?: ReadonlyArray<string> | GlobList | undefined
+  /** Paths kept from the invocation because memory holds newer text: refused for every method. */
+  readonly withheld?: ReadonlyArray<string> | undefined
+  /** An inspection: every mutation is refused. */
+  readonly readOnly?: boolean | undefined
+  /** Largest file `read` returns. Default 4 MiB. */
+  readonly maxFileBytes?: number | undefined
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+
+const notText = (path: string, why: string): PinnedFsError =>
+  new PinnedFsError({ code: "EILSEQ", errno: -84, syscall: "read", path, description: `'${path}' is ${why}: not text`, reason: "InvalidData" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export class DevFileAccess {
+  /** The allowlist: the files this invocation may read and rewrite. */
+  readonly scope: ReadonlyArray<string>
+
+  readonly #root: PinnedRoot
+  readonly #policy: Policy | undefined
+  readonly #allowed: Set<string>
+  readonly #created = new Set<string>()
+  readonly #mayCreate: GlobList
+  readonly #withheld: Set<string>
+  readonly #readOnly: boolean
+  readonly #maxFileBytes: number
+  #closed = false
+  readonly #journal = {
+    written: new Set<string>(),
+    deleted: new Set<string>(),
+    renamed: [] as Array<{ from: string; to: string }>,
+    directories: new Set<string>(),
+    refusals: [] as Array<{ method: Method; path: string; error: PinnedFsError }>
+  }
+
+  private constructor(options: DevFileAccessOptions) {
+    this.#root = options.root
+    this.#policy = options.policy
+    this.scope = Object.freeze(options.allowlist.map((p) => workspacePath(p, "allowlist path")))
+    this.#allowed = new Set(this.scope)
+    const mayCreate = options.mayCreate ?? []
+    this.#mayCreate = Array.isArray(mayCreate) ? globList(mayCreate, "mayCreate") : (mayCreate as GlobList)
+    this.#withheld = new Set(options.withheld ?? [])
+    this.#readOnly = options.readOnly === true
+    this.#maxFileBytes = options.maxFileBytes ?? 4 * 1024 * 1024
+  }
+
+  /**
+   * A façade over `root` for one invocation.
+   *
+   * @since 0.1.0
+   */
+  static make(options: DevFileAccessOptions): DevFileAccess {
+    return new DevFileAccess(options)
+  }
+
+  /** Reads a file in the allowlist as UTF-8 text. Binary or over-size content is refused. */
+  read(path: string): Promise<string> {
+    return this.#guard("read", path, async (p) => {
+      this.#member(p, "read")
+      enforce(this.#policy, ["read", "write"], p)
+      const [r] = await this.#root.batch([{ operation: "readFile", path: p }], { size: 1, response: this.#maxFileBytes })
+      if (!r!.ok) throw r!.error
+      const bytes = r!.value as Uint8Array
+      if (bytes.includes(0)) throw notText(p, "binary (contains NUL bytes)")
+      try {
+        return utf8.decode(bytes)
+      } catch {
+        throw notText(p, "not valid UTF-8")
+      }
+    })
+  }
+
+  /**
+   * Whether `path` names anything (a link counts: answering false would invite a write that the
+   * link check then refuses). Absent: `false`. Throws for a path outside the envelope, a policy
+   * refusal, and a link or escape on the way.
+   */
+  exists(path: string): Promise<boolean> {
+    return this.#guard("exists", path, async (p) => {
+      if (!this.#isMember(p) && !this.#mayCreate.matches(p)) {
+        throw permissionDenied(`'${p}' is neither in this step's allowlist nor a path it may create`, p, "allowlist")
+      }
+      enforce(this.#policy, ["write"], p)
+      try {
+        return await this.#root.exists(p)
+      } catch (e) {
+        if (e instanceof PinnedFsError && e.code === "ENOTDIR") return false
+        throw e
+      }
+    })
+  }
+
+  /** Replaces a file in the allowlist atomically, or creates one a `mayCreate` glob allows. */
+  write(path: string, content: string): Promise<void> {
+    return this.#guard("write", path, async (p) => {
+      if (typeof content !== "string") throw badArgument("write content must be a string", p, "write")
+      this.#mutable("write", p)
+      const creating = !this.#isMember(p)
+      if (creating) this.#creatable(p)
+      enforce(this.#policy, ["write"], p)
+      // A file being created must not already exist: one that does is outside the allowlist, and
+      // "wx" makes that the kernel's answer, not a check with a window before it.
+      const options = creating ? ({ flag: "wx" } as const) : ({ atomic: true } as const)
+      const { created } = await withParents(this.#root, p, (d) => this.#directoryRefusal(d), () =>
+        this.#root.writeFileString(p, content, options).catch((e: unknown) => {
+          throw creating && e instanceof PinnedFsError && e.code === "EEXIST"
+            ? permissionDenied(`'${p}' exists and is not in this step's allowlist: not overwritten`, p, "allowlist")
+            : e
+        })
+      )
+      for (const d of created) this.#journal.directories.add(d)
+      if (creating) this.#created.add(p)
+      this.#journal.written.add(p)
+    })
+  }
+
+  /** Removes a file in the allowlist (never a directory, never what a link names). */
+  delete(path: string): Promise<void> {
+    return this.#guard("delete", path, async (p) => {
+      this.#mutable("delete", p)
+      this.#member(p, "delete")
+      enforce(this.#policy, ["write"], p)
+      await this.#root.remove(p)
+      this.#journal.deleted.add(p)
+    })
+  }
+
+  /** Creates a directory (and its missing parents) that a `mayCreate` glob needs. */
+  mkdir(path: string): Promise<void> {
+    return this.#guard("mkdir", path, async (p) => {
+      this.#mutable("mkdir", p)
+      const created = await ensureDirectories(this.#root, [...ancestors(p), p], (d) => this.#directoryRefusal(d))
+      for (const d of created) this.#journal.directories.add(d)
+    })
+  }
+
+  /** Renames a file in the allowlist to a path in it, or to an absent path it may create. */
+  rename(from: string, to: string): Promise<void> {
+    return this.#guard("rename", from, async (f) => {
+      const t = workspacePath(to, "rename destination")
+      this.#mutable("rename", f)
+      this.#member(f, "rename")
+      const creating = !this.#isMember(t)
+      if (creating) this.#creatable(t)
+      enforce(this.#policy, ["write"], f)
+      enforce(this.#policy, ["write"], t)
+      if (creating && (await this.#root.exists(t).catch(() => true))) {
+        throw permissionDenied(`rename destination '${t}' exists and is not in this step's allowlist`, t, "allowlist")
+      }
+      const { created } = await withParents(this.#root, t, (d) => this.#directoryRefusal(d), () => this.#root.rename(f, t))
+      for (const d of created) this.#journal.directories.add(d)
+      if (creating) this.#created.add(t)
+      this.#journal.renamed.push({ from: f, to: t })
+    })
+  }
+
+  /** @internal What the invocation did and was refused. */
+  journal(): Journal {
+    const j = this.#journal
+    return {
+      written: [...j.written],
+      created: [...this.#created],
+      deleted: [...j.deleted],
+      renamed: [...j.renamed],
+      directories: [...j.directories],
+      refusals: [...j.refusals]
+    }
+  }
+
+  /** @internal Ends the invocation: an engine that kept the façade can do nothing more with it. */
+  close(): void {
+    this.#closed = true
+  }
+
+  async #guard<A>(method: Method, path: string, body: (p: string) => Promise<A>): Promise<A> {
+    let p = typeof path === "string" ? path : String(path)
+    try {
+      if (this.#closed) {
+        throw permissionDenied(`'${method}' after the invocation ended: a façade serves one invocation only`, p, "closed")
+      }
+      p = workspacePath(path)
+      if (this.#withheld.has(p)) {
+        throw permissionDenied(`'${p}' is withheld from this step: it is edited in memory and not yet written`, p, "allowlist")
+      }
+      return await body(p)
+    } catch (e) {
+      const error = e instanceof PinnedFsError ? e : badArgument(e instanceof Error ? e.message : String(e), p, method)
+      if (error.reason === "PermissionDenied" || error.refusal === "badargument") {
+        this.#journal.refusals.push({ method, path: p, error })
+      }
+      throw error
+    }
+  }
+
+  #isMember(p: string): boolean {
+    return this.#allowed.has(p) || this.#created.has(p)
+  }
+
+  #member(p: string, method: Method): void {
+    if (!this.#isMember(p)) throw permissionDenied(`'${method}' of '${p}' refused: not in this step's allowlist`, p, "allowlist")
+  }
+
+  #creatable(p: string): void {
+    if (!this.#mayCreate.matches(p)) {
+      throw permissionDenied(`'${p}' is not in this step's allowlist and no mayCreate glob allows creating it`, p, "allowlist")
+    }
+  }
+
+  #mutable(method: Method, p: string): void {
+    if (this.#readOnly) throw permissionDenied(`'${method}' refused: an inspection step only reads`, p, "inspection")
+  }
+
+  #directoryRefusal(dir: string): PinnedFsError | undefined {
+    if (this.#readOnly) return permissionDenied("an inspection step creates no directory", dir, "inspection")
+    if (this.#withheld.has(dir)) return permissionDenied(`'${dir}' is withheld from this step`, dir, "allowlist")
+    if (!this.#mayCreate.mayContain(dir)) {
+      return permissionDenied(`directory '${dir}' is not needed by any mayCreate glob: not created`, dir, "allowlist")
+    }
+    return decide(this.#policy, "write", dir)
+  }
+}

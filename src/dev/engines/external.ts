@@ -1,0 +1,138 @@
+/**
+ * An external tool as an in-place fixer: `eslint --fix`, `prettier --write`, `biome check
+ * --write` or any command, run as a child process in the workspace directory with the allowlisted
+ * files appended to its arguments. The re-read then finds out what it did.
+ *
+ * **The façade does not contain a child process.** The child opens files with its own system
+ * calls; nothing here sees or checks them. It is given the allowlist, and the re-read reconciles
+ * the envelope afterwards (so a change inside the envelope is always seen, and a change to a path
+ * withheld from it is reported), but a child that writes outside its envelope is neither stopped
+ * nor noticed. Containing a child takes confinement of the process itself; the `spawn` option is
+ * where a confining spawner is plugged in.
+ *
+ * @since 0.1.0
+ */
+import { spawn as nodeSpawn } from "node:child_process"
+import type { Capability } from "../Capability.ts"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SpawnOptions {
+  /** The workspace directory. */
+  readonly cwd: string
+  readonly env: NodeJS.ProcessEnv
+}
+
+/**
+ * The part of a `ChildProcess` the runner uses.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ChildLike {
+  readonly stdout: NodeJS.ReadableStream | null
+  readonly stderr: NodeJS.ReadableStream | null
+  on(event: "error", listener: (error: Error) => void): unknown
+  on(event: "close", listener: (code: number | null, signal: NodeJS.Signals | null) => void): unknown
+  kill(signal?: NodeJS.Signals | number): boolean
+}
+
+/**
+ * Starts the child. The default is `node:child_process.spawn` with no shell and stdin closed; a
+ * confining implementation takes the same arguments.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Spawn = (command: string, args: ReadonlyArray<string>, options: SpawnOptions) => ChildLike
+
+/** @since 0.1.0 @category constructors */
+export const defaultSpawn: Spawn = (command, args, options) =>
+  nodeSpawn(command, [...args], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExternalFixerOptions {
+  readonly name?: string | undefined
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly scope: ReadonlyArray<string>
+  readonly selectors?: ReadonlyArray<string> | undefined
+  readonly mayCreate?: ReadonlyArray<string> | undefined
+  /** Append the allowlisted files to `args` (default). With none to append the tool is not run. */
+  readonly appendFiles?: boolean | undefined
+  readonly spawn?: Spawn | undefined
+  readonly env?: NodeJS.ProcessEnv | undefined
+  /** Exit codes that mean success. Default `[0]`. */
+  readonly okExitCodes?: ReadonlyArray<number> | undefined
+  /** Kill the child (SIGTERM, then SIGKILL) after this long. Default: no limit. */
+  readonly timeoutMs?: number | undefined
+  /** How often a `running` progress event is sent while the child runs. Default 2000 ms. */
+  readonly heartbeatMs?: number | undefined
+}
+
+/** How much of the child's output a failure diagnostic quotes. */
+const tailBytes = 4096
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const externalFixer = (o: ExternalFixerOptions): Capability => {
+  const name = o.name ?? [o.command, ...(o.args ?? [])].join(" ")
+  return {
+    name,
+    scope: o.scope,
+    selectors: o.selectors,
+    mayCreate: o.mayCreate ?? [],
+    external: true,
+    run: async (access, context) => {
+      const files = access.scope
+      if (o.appendFiles !== false && files.length === 0) return undefined
+      // A file named like an option must not be read as one.
+      const appended = o.appendFiles === false ? [] : files.map((f) => (f.startsWith("-") ? `./${f}` : f))
+      const args = [...(o.args ?? []), ...appended]
+      const started = Date.now()
+      const child = (o.spawn ?? defaultSpawn)(o.command, args, { cwd: context.workspaceDir, env: o.env ?? process.env })
+      let tail = ""
+      const keep = (stream: "stdout" | "stderr") => (chunk: Buffer | string) => {
+        const text = chunk.toString()
+        tail = (tail + text).slice(-tailBytes)
+        context.progress({ type: "output", name, stream, text })
+      }
+      child.stdout?.on("data", keep("stdout"))
+      child.stderr?.on("data", keep("stderr"))
+      const heartbeat = setInterval(
+        () => context.progress({ type: "running", name, elapsedMs: Date.now() - started }),
+        o.heartbeatMs ?? 2000
+      )
+      let killer: NodeJS.Timeout | undefined
+      let timedOut = false
+      const timer = o.timeoutMs === undefined ? undefined : setTimeout(() => {
+        timedOut = true
+        child.kill("SIGTERM")
+        killer = setTimeout(() => child.kill("SIGKILL"), 2000)
+      }, o.timeoutMs)
+      try {
+        const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+          child.on("error", (e) => reject(new Error(`could not run '${o.command}': ${e.message}`, { cause: e })))
+          child.on("close", (c, s) => resolve([c, s]))
+        })
+        const ok = code !== null && (o.okExitCodes ?? [0]).includes(code)
+        if (!ok) {
+          const how = timedOut ? `was killed after ${o.timeoutMs} ms` : code === null ? `was killed by ${signal}` : `exited with code ${code}`
+          throw new Error(`'${o.command}' ${how}${tail.trim() ? `:\n${tail.trim()}` : ""}`)
+        }
+        return undefined
+      } finally {
+        clearInterval(heartbeat)
+        if (timer) clearTimeout(timer)
+        if (killer) clearTimeout(killer)
+      }
+    }
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * The authoritative re-read: after an in-place capability, the disk is read back and the
+ * workspace made to agree with it. The capability's own account of what it did (its delta) is
+ * only compared with this, never applied.
+ *
+ * It reads exactly the envelope (what the scope and selectors name, listed on disk with one
+ * native glob per pattern, plus the tracked paths in it and whatever the façade saw the capability
+ * create or rename into), never the whole workspace, and reads their contents in one
+ * `PinnedRoot.batch` trip. Paths withheld as dirty are not read: memory holds their newer text.
+ * Each path read is:
+ *
+ * - **still present**: its text replaces memory's, and it is clean;
+ * - **now absent**: dropped from the workspace, and not added to the pending deletions (the disk
+ *   has nothing left to delete);
+ * - **newly present**: admitted only if it was absent from the snapshot taken just before the
+ *   capability ran. A file that was already there but never part of the workspace was not made by
+ *   the capability and was not asked for, so it is ignored (with a warning). The one exception is
+ *   a path already in `unreadable`: the workspace was tracking it.
+ *
+ * A tracked or newly present file that cannot be admitted (read error, binary, too large, a link,
+ * not a file) becomes `unreadable` with an `ERROR`: its old text is dropped, never kept stale.
+ *
+ * @since 0.1.0
+ */
+import type { PinnedRoot } from "../PinnedRoot.ts"
+import type { Diagnostic } from "./Diagnostic.ts"
+import type { Envelope } from "./envelope.ts"
+import type { Limits } from "./limits.ts"
+import { readTexts } from "./readTexts.ts"
+import type { Workspace } from "./Workspace.ts"
+
+/**
+ * The paths of the envelope present on disk: one native glob per pattern (no link is entered) and,
+ * unless `literals` is false, one batched `exists` for the paths named outright.
+ *
+ * @since 0.1.0
+ * @category re-read
+ */
+export const listEnvelope = async (
+  root: PinnedRoot,
+  envelope: Envelope,
+  limits: Limits,
+  options?: { readonly literals?: boolean | undefined }
+): Promise<Set<string>> => {
+  const found = new Set<string>()
+  for (const pattern of envelope.patterns) {
+    for (const p of await root.glob(pattern, { dot: true })) if (envelope.matches(p)) found.add(p)
+  }
+  if (options?.literals === false) return found
+  const literals = envelope.literals
+  for (let start = 0; start < literals.length; start += limits.batchMembers) {
+    const chunk = literals.slice(start, start + limits.batchMembers)
+    const answers = await root.batch(chunk.map((path) => ({ operation: "exists" as const, path })), { size: chunk.length })
+    chunk.forEach((path, i) => {
+      const a = answers[i]!
+      // A link on the way is refused rather than answered: the path is there in some form.
+      if (!a.ok || a.value === true) found.add(path)
+    })
+  }
+  return found
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RereadInput {
+  readonly envelope: Envelope
+  /** {@link listEnvelope} just before the capability ran. */
+  readonly snapshot: ReadonlySet<string>
+  /** Dirty paths: not read, memory's text stands. */
+  readonly withheld: ReadonlySet<string>
+  /** Paths the façade saw created or renamed into, read even outside the envelope. */
+  readonly extra: ReadonlyArray<string>
+  /** Whether a newly present path was declared creatable. */
+  readonly mayCreate: (path: string) => boolean
+  readonly source: string
+  readonly limits: Limits
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RereadReport {
+  /** Every file path read (directories a glob listed are left out). */
+  readonly paths: ReadonlyArray<string>
+  /** Tracked paths whose text changed on disk. */
+  readonly changed: ReadonlyArray<string>
+  /** Paths that came into the workspace with text (newly present, or unreadable and now good). */
+  readonly admitted: ReadonlyArray<string>
+  readonly dropped: ReadonlyArray<string>
+  /** Paths that became (or stayed, for a new reason) unreadable. */
+  readonly unreadable: ReadonlyArray<{ readonly path: string; readonly reason: string }>
+  /** Present before the capability ran, not in the workspace: not admitted. */
+  readonly ignored: ReadonlyArray<string>
+  /** Every path whose state in the workspace changed: what the delta is compared with. */
+  readonly observed: ReadonlySet<string>
+  readonly diagnostics: ReadonlyArray<Diagnostic>
+}
+
+/**
+ * Re-reads the envelope and reconciles the workspace with it.
+ *
+ * @since 0.1.0
+ * @category re-read
+ */
+export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput): Promise<RereadReport> => {
+  const { envelope, snapshot, withheld, source } = input
+  // Paths named outright need no listing: the read itself says whether each is there.
+  const after = await listEnvelope(root, envelope, input.limits, { literals: false })
+  const candidates = new Set<string>(envelope.literals)
+  for (const p of ws.paths()) if (envelope.matches(p)) candidates.add(p)
+  for (const p of ws.unreadable.keys()) if (envelope.matches(p)) candidates.add(p)
+  for (const p of after) candidates.add(p)
+  for (const p of input.extra) candidates.add(p)
+  for (const p of withheld) candidates.delete(p)
+  // Removed in memory on purpose; the coming write deletes them. Not the fixer's to bring back.
+  for (const p of ws.pendingDeletions) candidates.delete(p)
+  const paths = [...candidates].sort()
+  const outcomes = await readTexts(root, paths, input.limits)
+
+  const changed: Array<string> = []
+  const admitted: Array<string> = []
+  const dropped: Array<string> = []
+  const unreadable: Array<{ path: string; reason: string }> = []
+  const ignored: Array<string> = []
+  const diagnostics: Array<Diagnostic> = []
+  const observed = new Set<string>()
+
+  const listed: Array<string> = []
+  for (const path of paths) {
+    const outcome = outcomes.get(path)!
+    if (outcome.kind !== "directory" || ws.tracks(path)) listed.push(path)
+    const hadText = ws.has(path)
+    const before = ws.get(path)
+    const wasUnreadable = ws.unreadable.get(path)
+    const tracked = hadText || wasUnreadable !== undefined
+    const isNew = !tracked && !snapshot.has(path)
+    switch (outcome.kind) {
+      case "text": {
+        if (tracked || isNew) {
+          ws.admit(path, outcome.text)
+          if (hadText) {
+            if (before !== outcome.text) changed.push(path)
+          } else {
+            admitted.push(path)
+            if (isNew && !input.mayCreate(path)) {
+              diagnostics.push({ severity: "WARNING", code: "outside-may-create", path, source, message: `'${path}' was created, but no mayCreate glob of ${source} allows it: admitted, since the disk is authoritative` })
+            }
+          }
+          if (!hadText || before !== outcome.text) observed.add(path)
+        } else {
+          ignored.push(path)
+          diagnostics.push({ severity: "WARNING", code: "untracked", path, source, message: `'${path}' was on disk before ${source} ran and is not part of the workspace: not admitted` })
+        }
+        break
+      }
+      case "absent":
+        if (tracked) {
+          ws.drop(path)
+          dropped.push(path)
+          observed.add(path)
+        }
+        break
+      case "directory":
+      case "unreadable": {
+        // A directory the listing found is not a file the workspace wants; one where a tracked
+        // file was is a file that can no longer be read.
+        if (outcome.kind === "directory" && !tracked) break
+        const reason = outcome.kind === "directory" ? "now a directory, not a file" : outcome.reason
+        if (tracked || isNew) {
+          if (wasUnreadable === reason) break
+          const diagnostic: Diagnostic = { severity: "ERROR", code: "unreadable", path, source, message: `'${path}' cannot be admitted: ${reason}` }
+          ws.markUnreadable(path, reason, diagnostic)
+          unreadable.push({ path, reason })
+          diagnostics.push(diagnostic)
+          observed.add(path)
+        } else {
+          ignored.push(path)
+          diagnostics.push({ severity: "WARNING", code: "untracked", path, source, message: `'${path}' was on disk before ${source} ran and is not part of the workspace: not admitted (${reason})` })
+        }
+        break
+      }
+    }
+  }
+  return { paths: listed, changed, admitted, dropped, unreadable, ignored, observed, diagnostics }
+}

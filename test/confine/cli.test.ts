@@ -1,0 +1,90 @@
+/**
+ * `pinnedfs run`, as a user types it: the command registered on a commander program (the test-only
+ * entry in fixtures/cli.mjs), run from a staged copy of the package in a child process.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { beforeAll, describe, expect, it } from "vitest"
+import { stagePackage } from "./support/stage.ts"
+import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
+
+let cli = ""
+beforeAll(() => {
+  cli = path.join(stagePackage(), "fixtures", "cli.mjs")
+})
+
+const pinnedfs = (t: SandboxTree, args: ReadonlyArray<string>, cwd = t.ws) =>
+  exec(process.execPath, [cli, ...args], { cwd, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } })
+
+describe("pinnedfs run", () => {
+  it("runs the command confined and exits with its status", async () => {
+    const t = sandboxTree()
+    const r = await pinnedfs(t, ["run", "--", "/bin/sh", "-c", `echo edit >> src.txt; echo x >> .git/config || echo git-denied; cat "$HOME/.ssh/id_ed25519" || echo key-denied; exit 3`])
+    expect(r.code).toBe(3)
+    expect(r.stdout).toContain("git-denied")
+    expect(r.stdout).toContain("key-denied")
+    expect(t.read("ws/src.txt")).toBe("source\nedit\n")
+    expect(t.read("ws/.git/config")).toBe("[core]\n")
+  })
+
+  it("passes the command's own options through, with or without --", async () => {
+    const t = sandboxTree()
+    const r = await pinnedfs(t, ["run", "/bin/ls", "-a", "--", "."])
+    expect(r.code).toBe(0)
+    expect(r.stdout.split("\n")).toContain(".git")
+  })
+
+  it("--verbose prints what it protects; --protect adds a rule; --workspace names the writable root", async () => {
+    const t = sandboxTree()
+    t.write("ws/keys/deploy.pem", "PEM\n")
+    t.write("outside/x.txt", "x\n")
+    const r = await pinnedfs(t, ["run", "--verbose", "--workspace", t.ws, "--protect", "**/*.pem=inaccessible", "--", "/bin/sh", "-c", "cat keys/deploy.pem || echo pem-denied"], t.outside)
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain("pem-denied")
+    expect(r.stderr).toContain(`read-only     ${path.join(t.ws, ".git")}  (**/.git)`)
+    expect(r.stderr).toContain(`inaccessible  ${path.join(t.ws, "keys", "deploy.pem")}  (**/*.pem)`)
+    expect(r.stderr).toContain(`inaccessible  ${path.join(t.home, ".ssh")}  (~/.ssh)`)
+    expect(r.stderr).toContain(`writable      ${t.ws}`)
+  })
+
+  it("--grant opens one path for this run", async () => {
+    const t = sandboxTree()
+    const config = path.join(t.ws, ".git", "config")
+    const r = await pinnedfs(t, ["run", "--grant", `${config}=write`, "--", "/bin/sh", "-c", "echo granted >> .git/config && echo ok; echo x > .git/HEAD || echo head-denied"])
+    expect(r.stdout).toContain("ok")
+    expect(r.stdout).toContain("head-denied")
+    expect(t.read("ws/.git/config")).toBe("[core]\ngranted\n")
+    const dir = await pinnedfs(t, ["run", "--grant", `${path.join(t.ws, ".git")}=write`, "--", "/bin/true"])
+    expect(dir.stderr).toMatch(/not applied: .*recursive scope/)
+  })
+
+  it("--full-access drops the defaults but keeps --protect rules", async () => {
+    const t = sandboxTree()
+    const r = await pinnedfs(t, ["run", "--full-access", "--protect", "~/.ssh=inaccessible", "--", "/bin/sh", "-c", `echo x >> .git/config && echo git-ok; cat "$HOME/.ssh/id_ed25519" || echo key-denied`])
+    expect(r.stdout).toContain("git-ok")
+    expect(r.stdout).toContain("key-denied")
+  })
+
+  it("exits 125 with the reason when it cannot confine, and does not run the command", async () => {
+    const t = sandboxTree()
+    fs.symlinkSync(t.outside, path.join(t.ws, "vendor.git"))
+    fs.mkdirSync(path.join(t.ws, "lib"))
+    fs.symlinkSync(t.outside, path.join(t.ws, "lib", ".git"))
+    const link = await pinnedfs(t, ["run", "--", "/bin/sh", "-c", `touch '${t.ws}/ran'`])
+    expect(link.code).toBe(125)
+    expect(link.stderr).toMatch(/cannot confine .*symbolic link/)
+    const bad = await pinnedfs(t, ["run", "--protect", "secrets", "--", "/bin/true"])
+    expect(bad.code).toBe(125)
+    expect(bad.stderr).toMatch(/GLOB=read-only\|inaccessible/)
+    const negated = await pinnedfs(t, ["run", "--protect", "!x=inaccessible", "--", "/bin/true"])
+    expect(negated.code).toBe(125)
+    expect(negated.stderr).toMatch(/negated/)
+    expect(fs.existsSync(path.join(t.ws, "ran"))).toBe(false)
+  })
+
+  it("a command killed by a signal exits 128 + its number", async () => {
+    const t = sandboxTree()
+    const r = await pinnedfs(t, ["run", "--", "/bin/sh", "-c", "kill -TERM $$"])
+    expect(r.code).toBe(143)
+  })
+})

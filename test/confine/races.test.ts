@@ -1,0 +1,183 @@
+/**
+ * Races on discovery and on creation targets. First deterministically, with the preparation's test
+ * hooks changing the tree at the exact moment between two steps; then for real, with a worker
+ * swapping a directory for a link to an outside tree while launches are prepared, bounded in swaps
+ * and time. Whatever happens, nothing outside is created, removed or protected-by-mistake, and
+ * every preparation either succeeds with a plan inside the tree or refuses.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "vitest"
+import { Confinement, ConfinementError, prepareLaunch } from "../../src/confine/index.ts"
+import { raceRounds, snapshot } from "../support/attacker.ts"
+import { strategies } from "../support/strategies.ts"
+import { refusal, sandboxTree, type SandboxTree } from "./support/tree.ts"
+
+
+describe.each(strategies)("races on confinement (%s)", (strategy) => {
+  const session = (t: SandboxTree, rules: Array<[string, ("read-only" | "inaccessible")?]> = []) =>
+    new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, policy: { protected: rules }, strategy })
+  const prepare = (s: Confinement, hooks: { afterDiscovery?: () => void; afterCreation?: () => void }) =>
+    prepareLaunch(() => s.inputs(), { strategy, hooks })
+
+  it("a protected directory replaced by a link after discovery is refused, never followed", async () => {
+    const t = sandboxTree()
+    t.write("ws/sub/.git/config", "x")
+    const home = snapshot(t.home)
+    const e = await refusal(
+      prepare(session(t), {
+        afterDiscovery: () => {
+          fs.renameSync(t.at("ws/sub/.git"), t.at("ws/sub/.git-moved"))
+          fs.symlinkSync(path.join(t.home, ".ssh"), t.at("ws/sub/.git"))
+        }
+      })
+    )
+    expect(e.reason).toBe("link")
+    expect(e.message).toContain(t.at("ws/sub/.git"))
+    expect(snapshot(t.home)).toEqual(home)
+  })
+
+  it("a protected path that vanished after discovery is skipped (nothing to mount), the rest applied", async () => {
+    const t = sandboxTree()
+    t.write("ws/sub/.git/config", "x")
+    const launch = await prepare(session(t), { afterDiscovery: () => fs.rmSync(t.at("ws/sub/.git"), { recursive: true }) })
+    const protectedPaths = launch.plan.restrictions.map((r) => r.path)
+    expect(protectedPaths).toContain(t.at("ws/.git"))
+    expect(protectedPaths).not.toContain(t.at("ws/sub/.git"))
+    await launch.cleanup()
+  })
+
+  it("a parent swapped for a link to outside before creation: the program refuses, nothing is made outside", async () => {
+    const t = sandboxTree()
+    fs.mkdirSync(t.at("ws/sub"))
+    const outside = snapshot(t.outside)
+    const e = await refusal(
+      prepare(session(t, [["sub/.git", "read-only"]]), {
+        afterDiscovery: () => {
+          fs.renameSync(t.at("ws/sub"), t.at("ws/sub-real"))
+          fs.symlinkSync(t.outside, t.at("ws/sub"))
+        }
+      })
+    )
+    expect(e.reason).toBe("creation-failed")
+    expect(snapshot(t.outside)).toEqual(outside)
+    expect(fs.readdirSync(t.at("ws/sub-real"))).toEqual([])
+  })
+
+  it("the directory made for a protected path replaced after creation is refused, and cleanup removes nothing it did not make", async () => {
+    const t = sandboxTree()
+    fs.rmSync(t.at("ws/.git"), { recursive: true })
+    fs.mkdirSync(t.at("outside/victim"))
+    const outside = snapshot(t.outside)
+    const linked = await refusal(
+      prepare(session(t), {
+        afterCreation: () => {
+          fs.renameSync(t.at("ws/.git"), t.at("ws/.git-made"))
+          fs.symlinkSync(t.at("outside/victim"), t.at("ws/.git"))
+        }
+      })
+    )
+    expect(linked.reason).toBe("link")
+    expect(snapshot(t.outside)).toEqual(outside)
+    expect(fs.lstatSync(t.at("ws/.git")).isSymbolicLink()).toBe(true) // not ours: left alone
+    fs.rmSync(t.at("ws/.git"))
+    fs.rmSync(t.at("ws/.git-made"), { recursive: true })
+    const replaced = await refusal(
+      prepare(session(t), {
+        afterCreation: () => {
+          fs.renameSync(t.at("ws/.git"), t.at("ws/.git-made"))
+          fs.mkdirSync(t.at("ws/.git"))
+        }
+      })
+    )
+    expect(replaced.reason).toBe("validation-failed")
+    expect(fs.statSync(t.at("ws/.git")).isDirectory()).toBe(true) // the replacement is not ours to remove
+  })
+
+  it("cleanup through a parent swapped for a link refuses visibly and removes nothing outside", async () => {
+    const t = sandboxTree()
+    fs.mkdirSync(t.at("ws/sub"))
+    fs.mkdirSync(t.at("outside/.git"))
+    const outside = snapshot(t.outside)
+    const launch = await session(t, [["sub/.git", "read-only"]]).prepare()
+    expect(launch.plan.created.map((c) => c.path)).toEqual([t.at("ws/sub/.git")])
+    await launch.run("/bin/true", [], { stdio: "ignore" })
+    fs.renameSync(t.at("ws/sub"), t.at("ws/sub-real"))
+    fs.symlinkSync(t.outside, t.at("ws/sub"))
+    const report = await launch.cleanup()
+    expect(report.removed).toEqual([])
+    expect(report.refused.map((r) => r.path)).toEqual([t.at("ws/sub/.git")])
+    expect(snapshot(t.outside)).toEqual(outside)
+  })
+
+  it("discovery under a live swap (a directory and a link to outside): every plan stays inside (bounded)", async () => {
+    const t = sandboxTree()
+    t.write("ws/sub/.git/config", "x")
+    t.write("outside/repo/.git/config", "x")
+    t.write("outside/.env", "TOKEN")
+    fs.symlinkSync(t.outside, t.at("ws/sublink"))
+    const outside = snapshot(t.outside)
+    const s = session(t, [["**/.env"]])
+    // ws/sub flips between the real directory and the link to outside, exchanged atomically by the
+    // native attacker while each preparation runs, and put back between preparations.
+    const race = await raceRounds({
+      pairs: [[t.at("ws/sub"), t.at("ws/sublink")]],
+      maxRounds: 60,
+      maxMs: 4_000,
+      reset: () => {},
+      round: async () => {
+        try {
+          const launch = await s.prepare()
+          const named = [...launch.plan.restrictions.map((r) => r.path), ...launch.plan.layers.map((l) => l.path)]
+          await launch.cleanup()
+          return { named, refused: undefined }
+        } catch (e) {
+          return { named: [], refused: e }
+        }
+      },
+      inspect: (r) => r
+    })
+    expect(race.swaps).toBeGreaterThan(0)
+    expect(race.rounds).toBeGreaterThan(0)
+    for (const r of race.answers) {
+      // The exchange may leave the real directory under the name `sublink` (its .git is inside and
+      // may be named there); what only a followed link could name is outside's repo/ or .env.
+      expect(r.named.filter((p) => p.startsWith(t.outside) || /\/ws\/sub(link)?\/(repo|\.env)/.test(p))).toEqual([])
+      if (r.refused !== undefined) {
+        expect(r.refused).toBeInstanceOf(ConfinementError)
+        expect(["link", "validation-failed", "discovery-failed"]).toContain((r.refused as ConfinementError).reason)
+      }
+    }
+    expect(snapshot(t.outside)).toEqual(outside)
+  })
+
+  it("creation targets under a live swap of their parent: nothing is created or removed outside (bounded)", async () => {
+    const t = sandboxTree()
+    fs.mkdirSync(t.at("ws/sub"))
+    fs.mkdirSync(t.at("outside/keep"))
+    fs.symlinkSync(t.outside, t.at("ws/sublink"))
+    const outside = snapshot(t.outside)
+    const s = session(t, [["sub/.git", "read-only"], ["sub/keep"]])
+    const race = await raceRounds({
+      pairs: [[t.at("ws/sub"), t.at("ws/sublink")]],
+      maxRounds: 60,
+      maxMs: 4_000,
+      reset: () => {},
+      round: async () => {
+        try {
+          const launch = await s.prepare()
+          await launch.cleanup()
+          return undefined
+        } catch (e) {
+          return e
+        }
+      },
+      inspect: (refused) => refused
+    })
+    expect(race.swaps).toBeGreaterThan(0)
+    expect(race.rounds).toBeGreaterThan(0)
+    for (const refused of race.answers) if (refused !== undefined) expect(refused).toBeInstanceOf(ConfinementError)
+    expect(snapshot(t.outside)).toEqual(outside)
+    expect(fs.existsSync(t.at("outside/.git"))).toBe(false)
+  })
+})

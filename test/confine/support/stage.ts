@@ -1,0 +1,63 @@
+/**
+ * A runnable copy of the package for child processes: `src/` transpiled to JavaScript (Node 20 runs
+ * no TypeScript), the runtime dependencies, the built addon and the test fixtures, in a
+ * world-readable temporary directory, so a child (an unprivileged one too) can load pinnedfs
+ * even from a checkout others cannot enter. Made once per test file.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import ts from "typescript"
+import { afterAll } from "vitest"
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
+let staged: string | undefined
+
+afterAll(() => {
+  if (staged) fs.rmSync(staged, { recursive: true, force: true })
+  staged = undefined
+})
+
+const transpile = (from: string, to: string) => {
+  for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
+    const src = path.join(from, entry.name)
+    if (entry.isDirectory()) {
+      fs.mkdirSync(path.join(to, entry.name), { mode: 0o755 })
+      transpile(src, path.join(to, entry.name))
+    } else if (entry.name.endsWith(".ts")) {
+      const out = ts.transpileModule(fs.readFileSync(src, "utf8"), {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, rewriteRelativeImportExtensions: true },
+        fileName: src
+      })
+      fs.writeFileSync(path.join(to, entry.name.replace(/\.ts$/, ".js")), out.outputText, { mode: 0o644 })
+    }
+  }
+}
+
+/** The staged package's directory (module type, `src/`, `node_modules/`, `build/`, fixtures). */
+export const stagePackage = (): string => {
+  if (staged) return staged
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-stage-"))
+  fs.chmodSync(dir, 0o755)
+  // Named and exported like the package, so code written against "pinnedfs/confine" runs in here.
+  const manifest = { name: "pinnedfs", type: "module", exports: { ".": "./src/index.js", "./confine": "./src/confine/index.js" } }
+  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(manifest), { mode: 0o644 })
+  fs.mkdirSync(path.join(dir, "src"), { mode: 0o755 })
+  transpile(path.join(repo, "src"), path.join(dir, "src"))
+  for (const dep of ["picomatch", "commander", "node-gyp-build"]) {
+    fs.cpSync(path.join(repo, "node_modules", dep), path.join(dir, "node_modules", dep), { recursive: true })
+  }
+  fs.mkdirSync(path.join(dir, "build", "Release"), { recursive: true, mode: 0o755 })
+  fs.copyFileSync(path.join(repo, "build", "Release", "pinnedfs.node"), path.join(dir, "build", "Release", "pinnedfs.node"))
+  fs.cpSync(path.join(repo, "test", "confine", "fixtures"), path.join(dir, "fixtures"), { recursive: true })
+  // Readable by anyone: cpSync keeps the checkout's modes, which may be closed to others.
+  const open = (p: string) => {
+    const st = fs.statSync(p)
+    fs.chmodSync(p, st.isDirectory() ? 0o755 : 0o644)
+    if (st.isDirectory()) for (const n of fs.readdirSync(p)) open(path.join(p, n))
+  }
+  open(dir)
+  staged = dir
+  return dir
+}

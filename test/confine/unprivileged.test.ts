@@ -1,0 +1,95 @@
+/**
+ * Confinement as an unprivileged user. When the tests run as root, `pinnedfs run` runs as `nobody`
+ * (uid/gid 65534) from the staged package: discovery, the creation programs and bubblewrap (through
+ * a user namespace) all without privilege. The files a refusal protects are writable or readable by
+ * nobody on the host, so only the sandbox can be what stops the child.
+ */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { beforeAll, describe, expect, it } from "vitest"
+import { stagePackage } from "./support/stage.ts"
+import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
+
+const NOBODY = 65534
+const asRoot = process.getuid?.() === 0
+const ids = asRoot ? { uid: NOBODY, gid: NOBODY } : {}
+
+// Can bubblewrap build a sandbox for this user here (a user namespace, since it is not setuid)?
+const probe = spawnSync("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--cap-drop", "ALL", "/bin/true"], {
+  ...ids,
+  encoding: "utf8"
+})
+const bwrapWorks = probe.status === 0
+const why = bwrapWorks ? "" : `bubblewrap cannot build a sandbox as uid ${asRoot ? NOBODY : process.getuid?.()} here: ${probe.error?.message ?? probe.stderr.trim()}`
+
+let cli = ""
+beforeAll(() => {
+  cli = path.join(stagePackage(), "fixtures", "cli.mjs")
+  if (!bwrapWorks) console.warn(`unprivileged confinement not tested: ${why}`)
+})
+
+const pinnedfs = (t: SandboxTree, args: ReadonlyArray<string>) =>
+  exec(process.execPath, [cli, ...args], { ...ids, cwd: t.ws, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } })
+
+/** A tree whose protected files nobody could change or read on the host, were it not for the sandbox. */
+const openTree = () => {
+  const t = sandboxTree()
+  fs.chmodSync(t.at("ws/.git"), 0o777)
+  fs.chmodSync(t.at("ws/.git/config"), 0o666)
+  if (asRoot) for (const p of ["ws", "ws/.git", "ws/.git/config", "ws/src.txt", "tmp"]) fs.chownSync(t.at(p), NOBODY, NOBODY)
+  return t
+}
+
+describe("confinement as an unprivileged user", () => {
+  it("bubblewrap builds the sandbox for this user (user namespaces), or the reason is printed", () => {
+    if (!bwrapWorks) console.warn(why)
+    expect(typeof bwrapWorks).toBe("boolean")
+    if (asRoot) expect(bwrapWorks, why).toBe(true) // this machine was checked to have them
+  })
+
+  it.skipIf(!bwrapWorks)("the child cannot write .git/config, read the key or write outside; its edits land", async () => {
+    const t = openTree()
+    const r = await pinnedfs(t, [
+      "run",
+      "--",
+      "/bin/sh",
+      "-c",
+      `id -u; echo edit >> src.txt && echo edit-ok; echo x >> .git/config || echo git-denied; echo x > .git/hooks || echo hooks-denied; cat "$HOME/.ssh/id_ed25519" || echo key-denied; echo x >> '${t.outside}/keep.txt' || echo outside-denied`
+    ])
+    expect(r.stderr).not.toMatch(/cannot confine/)
+    expect(r.code).toBe(0)
+    if (asRoot) expect(r.stdout.split("\n")[0]).toBe(String(NOBODY))
+    for (const word of ["edit-ok", "git-denied", "hooks-denied", "key-denied", "outside-denied"]) expect(r.stdout).toContain(word)
+    expect(r.stdout).not.toContain("PRIVATE KEY")
+    expect(t.read("ws/src.txt")).toBe("source\nedit\n")
+    expect(t.read("ws/.git/config")).toBe("[core]\n")
+    expect(t.read("outside/keep.txt")).toBe("outside\n")
+  })
+
+  it.skipIf(!bwrapWorks || !asRoot)("a tree discovery cannot read is protected whole: the child cannot open it up", async () => {
+    const t = openTree()
+    t.write("ws/private/.git/config", "[core]\n")
+    fs.chmodSync(t.at("ws/private/.git/config"), 0o666)
+    fs.chownSync(t.at("ws/private"), NOBODY, NOBODY)
+    fs.chmodSync(t.at("ws/private"), 0o000) // nobody's own directory: nobody could chmod it back
+    const r = await pinnedfs(t, ["run", "--verbose", "--", "/bin/sh", "-c", "chmod 755 private || echo chmod-denied; echo x >> private/.git/config || echo git-denied; echo ok > mine && echo edit-ok"])
+    expect(r.stderr).toContain(`read-only     ${t.at("ws/private")}  (unreadable tree)`)
+    expect(r.stdout).toContain("chmod-denied")
+    expect(r.stdout).toContain("git-denied")
+    expect(r.stdout).toContain("edit-ok")
+    expect(fs.statSync(t.at("ws/private")).mode & 0o777).toBe(0)
+    fs.chmodSync(t.at("ws/private"), 0o755)
+    expect(t.read("ws/private/.git/config")).toBe("[core]\n")
+  })
+
+  it.skipIf(!bwrapWorks)("a missing .git is made by nobody, cannot be written in, and is removed afterwards", async () => {
+    const t = openTree()
+    fs.rmSync(t.at("ws/.git"), { recursive: true })
+    const r = await pinnedfs(t, ["run", "--verbose", "--", "/bin/sh", "-c", "echo ref > .git/HEAD || echo head-denied; echo edit >> src.txt && echo edit-ok"])
+    expect(r.stderr).toContain(`made empty    ${t.at("ws/.git")}`)
+    expect(r.stdout).toContain("head-denied")
+    expect(r.stdout).toContain("edit-ok")
+    expect(fs.existsSync(t.at("ws/.git"))).toBe(false)
+  })
+})
