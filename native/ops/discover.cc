@@ -6,15 +6,16 @@
 // carry the glob states they were reached with, one state set per pattern (patterns are matched
 // separately because the first matching one decides the protection).
 //
-// What is never done: following a link (a child is opened O_NOFOLLOW|O_DIRECTORY as core/resolve.h
-// descend() opens one, from the anchor within the lookup depth under the kernel strategy, else from
-// its parent's handle; a name that turned into a link between the listing and the open is skipped,
-// as anything that vanished is), listing a directory that is no longer at its path beneath the
-// anchor (each is proven, core/beneath.h, before its listing and before each later batch of it; one
-// moved away, out of the anchor or within it, is skipped as a concurrent change, so a departed
-// tree's names are never reported as the anchor's), crossing into another mount, decoding a name (bytes are matched as the glob matcher decodes them,
-// with invalid sequences as U+FFFD, and reported unchanged), descending into a matched entry (its
-// whole tree is protected by one mount, so nothing inside matters), or entering a skipped subtree.
+// What is never done: following a link (a child is opened O_NOFOLLOW|O_DIRECTORY as
+// core/resolve.h descend() opens one: from the anchor within the lookup depth under the kernel
+// strategy, else from its parent's handle; a name that turned into a link between the listing and
+// the open is skipped, as anything that vanished is), listing a directory that is no longer at its
+// path beneath the anchor (each is proven, core/beneath.h, before its listing and before each later
+// batch of it; one moved away, out of the anchor or within it, is skipped as a concurrent change,
+// so a departed tree's names are never reported as the anchor's), crossing into another mount,
+// decoding a name (bytes are matched as the glob matcher decodes them, with invalid sequences as
+// U+FFFD, and reported unchanged), descending into a matched entry (its whole tree is protected by
+// one mount, so nothing inside matters), or entering a skipped subtree.
 #include <fcntl.h>
 #include <sys/stat.h>
 
