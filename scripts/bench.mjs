@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick] [-- --json FILE]
+// npm run bench [-- --quick] [-- --only ID,ID] [-- --json FILE]
 //
 // One run, every contender side by side on the same fresh trees: warm-up, several rounds, medians.
 // Prints a markdown table (ops/s, ratio to node:fs/promises and to the path-based fallback, file
@@ -24,6 +24,9 @@ const argv = process.argv.slice(2)
 const quick = argv.includes("--quick")
 const jsonAt = argv.indexOf("--json")
 const jsonFile = jsonAt >= 0 ? argv[jsonAt + 1] : undefined
+// --only id,id: just those scenarios (a figure re-measured without the whole run).
+const onlyAt = argv.indexOf("--only")
+const only = onlyAt >= 0 ? new Set((argv[onlyAt + 1] ?? "").split(",")) : undefined
 const repo = path.resolve(fileURLToPath(new URL("..", import.meta.url)))
 
 if (!fs.existsSync(path.join(repo, "dist", "index.js"))) {
@@ -32,7 +35,7 @@ if (!fs.existsSync(path.join(repo, "dist", "index.js"))) {
 }
 
 const QUICK_SCENARIOS = new Set(["read-4k-d1", "read-4k-d8", "stat", "reads-256-concurrent", "reads-256-batch", "glob-10k"])
-const chosen = scenarios.filter((s) => !quick || QUICK_SCENARIOS.has(s.id))
+const chosen = scenarios.filter((s) => (!quick || QUICK_SCENARIOS.has(s.id)) && (!only || only.has(s.id)))
 const trees = makeTrees(quick ? { globFiles: 2_000 } : {})
 const rows = []
 const notes = []
@@ -166,7 +169,7 @@ const main = async () => {
 }
 
 const fmt = (n, d = 2) => (n === null || n === undefined ? "n/a" : Number(n).toFixed(d))
-const fmtOps = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n.toFixed(0))
+const fmtOps = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n >= 10 ? n.toFixed(0) : n.toFixed(2))
 
 const report = ({ loop, memory, confine }) => {
   const out = []
@@ -176,6 +179,12 @@ const report = ({ loop, memory, confine }) => {
   out.push("|---|---|---|---:|---:|---:|---:|---:|")
   for (const r of rows) {
     out.push(`| ${r.title} | ${r.contender} | ${r.strategy} | ${fmtOps(r.opsPerSec)} | ${fmt(r.ratioVsNode)}× | ${r.ratioVsFallback === null ? "n/a" : `${fmt(r.ratioVsFallback)}×`} | ${r.cpuUsPerOp === undefined ? "" : fmt(r.cpuUsPerOp, 1)} | ${r.syscallsPerOp ?? ""} |`)
+  }
+  // The per-call bound on a directory program, as time: what one call may hold a pool thread for.
+  const held = rows.filter((r) => r.scenario === "mkdirs-largest" && r.contender === "PinnedRoot" && r.opsPerSec > 0)
+  if (held.length > 0) {
+    out.push("")
+    out.push(`Longest one mkdirs call may hold a thread of the pool (the largest plan it accepts, 4,093 directories; median wall): ${held.map((r) => `${fmt(1000 / r.opsPerSec, 0)} ms (${r.strategy})`).join(", ")}.`)
   }
   out.push("")
   out.push(`Event-loop delay during a ${quick ? "2,000" : "10,000"}-read flood (256 in flight):`)

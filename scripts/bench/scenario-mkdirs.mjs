@@ -35,3 +35,30 @@ export const mkdirsChain = {
     }
   }
 }
+
+// The largest plan one call accepts: four 1,023-level chains under one new directory (4,093
+// directories, just under the 4,096 a call may name, implied ones included, each chain short
+// enough for PATH_MAX). Ops are calls, so 1 / ops/s is how long one call holds a thread of the
+// pool: the bound the per-call limit buys, measured.
+const QUARTER = Array.from({ length: 1022 }, () => "d").join("/")
+
+export const mkdirsLargest = {
+  id: "mkdirs-largest",
+  title: "mkdirs, the largest plan one call takes: 4,093 dirs (ops = calls; 1/ops = pool thread held)",
+  needs: "mkdirsPlan",
+  ops: 1,
+  rounds: 3,
+  minMs: 0,
+  warmupMs: 0,
+  unit: (c, trees) => {
+    let n = 0
+    let dir
+    return {
+      before: () => {
+        if (dir && trees) execFileSync("rm", ["-rf", path.join(trees.root, dir)])
+        dir = `out/q${c.name.length}${c.strategy[0]}${n++}`
+      },
+      run: () => c.mkdirsPlan([0, 1, 2, 3].map((j) => ({ path: `${dir}/c${j}/${QUARTER}`, mode: 0o755 })))
+    }
+  }
+}

@@ -8,10 +8,10 @@
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../src/index.ts"
-import { native } from "../src/internal/native.ts"
-import { strategies } from "./support/strategies.ts"
-import { scratch } from "./support/tree.ts"
+import { PinnedFsError, PinnedRoot } from "../../src/index.ts"
+import { native } from "../../src/internal/native.ts"
+import { strategies } from "../support/strategies.ts"
+import { scratch } from "../support/tree.ts"
 
 const CHAIN = Array.from({ length: 1980 }, () => "d").join("/")
 
