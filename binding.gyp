@@ -1,4 +1,12 @@
 {
+  "variables": {
+    # -Werror for CI and development builds only (npm run build, .ci/run set GYP_DEFINES): a user's
+    # source build must not fail because a newer compiler grew a new warning.
+    "pinnedfs_werror%": "false",
+    # The published prebuilds (scripts/package/prebuild.mjs): libstdc++ and libgcc linked in, and
+    # no glibc symbol version above 2.28. A source build links against the machine it runs on.
+    "pinnedfs_portable%": "false"
+  },
   "targets": [
     {
       "target_name": "pinnedfs",
@@ -16,8 +24,22 @@
             "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
             "MACOSX_DEPLOYMENT_TARGET": "11.0",
             "GCC_ENABLE_CPP_EXCEPTIONS": "NO",
-            "OTHER_CPLUSPLUSFLAGS": ["-Wall", "-Wextra", "-Werror"]
+            "OTHER_CPLUSPLUSFLAGS": ["-Wall", "-Wextra"]
           }
+        }],
+        ["pinnedfs_werror=='true'", {
+          "cflags_cc": ["-Werror"],
+          "xcode_settings": { "OTHER_CPLUSPLUSFLAGS": ["-Werror"] }
+        }],
+        ["OS=='linux' and pinnedfs_portable=='true'", {
+          "sources": ["<!@(node -p \"require('./native/sources.json').portable.join(' ')\")"],
+          "cflags_cc": ["-ffile-prefix-map=<(module_root_dir)/="],
+          "ldflags": [
+            "-static-libstdc++",
+            "-static-libgcc",
+            "-Wl,--exclude-libs,ALL",
+            "<!@(node -p \"require('./native/sources.json').portableWraps.map(s => '-Wl,--wrap=' + s).join(' ')\")"
+          ]
         }]
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
@@ -25,7 +47,7 @@
                   "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++20"],
-      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-Werror", "-fno-exceptions", "-fvisibility=hidden"]
+      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-fno-exceptions", "-fvisibility=hidden"]
     }
   ]
 }

@@ -281,6 +281,18 @@ Napi::Value element(Napi::Array a, uint32_t i, const char* what, std::string* pr
   return checked(a.Env(), a.Get(i), what, problem);
 }
 
+// An array's length, read once: everything checked, sized or bounded by it uses this one figure.
+// A second read may disagree. A member's getter can grow or shrink the array, so a bound checked on
+// one read did not bound the next. And worker.terminate(), on the parent's thread, marks this
+// environment as stopping at any instant, even between two statements here; every read after that
+// fails, and node-addon-api's Length() reports the failure as 0. batch() sized its requests by one
+// read and its problems by the next, then walked both by the first: an empty vector was indexed
+// and the process died (SIGSEGV). False when the length cannot be read.
+bool length_of(Napi::Array a, uint32_t* n) {
+  *n = 0;
+  return napi_get_array_length(a.Env(), a, n) == napi_ok;
+}
+
 constexpr uint32_t kMaxListMembers = 100000;
 
 // What one call may copy out of JavaScript (core/limits.h). A string is measured before it is
@@ -374,14 +386,19 @@ struct Reader {
       return out;
     }
     Napi::Array a = v.As<Napi::Array>();
-    for (uint32_t i = 0; i < a.Length(); ++i) {
+    uint32_t n = 0;
+    if (!length_of(a, &n)) {
+      fail(std::string("operand '") + key + "' could not be read");
+      return {};
+    }
+    if (n > kMaxListMembers) {
+      fail(std::string("operand '") + key + "' has more than " + std::to_string(kMaxListMembers) + " members");
+      return {};
+    }
+    for (uint32_t i = 0; i < n; ++i) {
       Napi::Value e = element(a, i, "an array member", &problem);
       if (!e.IsString()) {
         fail(std::string("operand '") + key + "' must be an array of strings");
-        return {};
-      }
-      if (i >= kMaxListMembers) {
-        fail(std::string("operand '") + key + "' has more than " + std::to_string(kMaxListMembers) + " members");
         return {};
       }
       std::string text;
@@ -444,11 +461,12 @@ bool read_request(Napi::Value value, Request* r, std::string* problem, Budget* b
   }
   if (in.has("plan")) {
     Napi::Value p = in.get("plan");
-    if (!p.IsArray() || p.As<Napi::Array>().Length() > kMaxListMembers) {
+    uint32_t n = 0;
+    if (!p.IsArray() || !length_of(p.As<Napi::Array>(), &n) || n > kMaxListMembers) {
       in.fail("operand 'plan' must be an array of { path, mode }");
     } else {
       Napi::Array a = p.As<Napi::Array>();
-      for (uint32_t i = 0; i < a.Length() && in.problem.empty(); ++i) {
+      for (uint32_t i = 0; i < n && in.problem.empty(); ++i) {
         Napi::Value e = element(a, i, "a list member", &in.problem);
         if (!e.IsObject()) { in.fail("plan member must be an object"); break; }
         Reader m{e.As<Napi::Object>(), budget, {}};
@@ -464,11 +482,12 @@ bool read_request(Napi::Value value, Request* r, std::string* problem, Budget* b
   }
   if (in.has("owned")) {
     Napi::Value p = in.get("owned");
-    if (!p.IsArray() || p.As<Napi::Array>().Length() > kMaxListMembers) {
+    uint32_t n = 0;
+    if (!p.IsArray() || !length_of(p.As<Napi::Array>(), &n) || n > kMaxListMembers) {
       in.fail("operand 'owned' must be an array of { path, identity, optional }");
     } else {
       Napi::Array a = p.As<Napi::Array>();
-      for (uint32_t i = 0; i < a.Length() && in.problem.empty(); ++i) {
+      for (uint32_t i = 0; i < n && in.problem.empty(); ++i) {
         Napi::Value e = element(a, i, "a list member", &in.problem);
         if (!e.IsObject()) { in.fail("owned member must be an object"); break; }
         Reader m{e.As<Napi::Object>(), budget, {}};
@@ -506,11 +525,12 @@ bool read_request(Napi::Value value, Request* r, std::string* problem, Budget* b
   if (r->op == Op::Mkdirs && in.has("testAfterPlan")) {
     // Test hook (see HookStep): deterministic "something changed after planning".
     Napi::Value p = in.get("testAfterPlan");
-    if (!p.IsArray() || p.As<Napi::Array>().Length() > 64) {
+    uint32_t n = 0;
+    if (!p.IsArray() || !length_of(p.As<Napi::Array>(), &n) || n > 64) {
       in.fail("operand 'testAfterPlan' must be an array of { kind, path, to }");
     } else {
       Napi::Array a = p.As<Napi::Array>();
-      for (uint32_t i = 0; i < a.Length() && in.problem.empty(); ++i) {
+      for (uint32_t i = 0; i < n && in.problem.empty(); ++i) {
         Napi::Value e = element(a, i, "a list member", &in.problem);
         if (!e.IsObject()) { in.fail("testAfterPlan member must be an object"); break; }
         Reader m{e.As<Napi::Object>(), budget, {}};
@@ -932,7 +952,8 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     Napi::Array paths = info[1].As<Napi::Array>();
     Napi::Uint8Array recursive = info[2].As<Napi::Uint8Array>();
     std::size_t n = op_codes.ElementLength();
-    if (paths.Length() != n || recursive.ElementLength() != n) {
+    uint32_t path_count = 0;
+    if (!length_of(paths, &path_count) || path_count != n || recursive.ElementLength() != n) {
       return rejected(env, bad_argument("readMany: ops, paths and recursive differ in length"));
     }
     BatchLimits limits;
@@ -1021,15 +1042,17 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     if (!info[0].IsArray()) return rejected(env, bad_argument("batch requests must be an array"));
     // One budget for every member: a batch copies no more than one request may.
     Napi::Array in = info[0].As<Napi::Array>();
-    if (in.Length() > limits.size) {
-      return rejected(env, bad_argument("batch of " + std::to_string(in.Length()) +
+    uint32_t n = 0;
+    if (!length_of(in, &n)) return rejected(env, bad_argument("batch requests could not be read"));
+    if (n > limits.size) {
+      return rejected(env, bad_argument("batch of " + std::to_string(n) +
                                         " members exceeds the limit of " +
                                         std::to_string(limits.size)));
     }
     // Malformed members fail alone: they are recorded here and never reach the worker.
-    auto requests = std::make_shared<std::vector<Request>>(in.Length());
-    auto problems = std::make_shared<std::vector<std::string>>(in.Length());
-    for (uint32_t i = 0; i < requests->size(); ++i) {
+    auto requests = std::make_shared<std::vector<Request>>(n);
+    auto problems = std::make_shared<std::vector<std::string>>(n);
+    for (uint32_t i = 0; i < n; ++i) {
       Napi::Value member = element(in, i, "a batch member", &(*problems)[i]);
       if ((*problems)[i].empty()) read_request(member, &(*requests)[i], &(*problems)[i], &budget);
     }

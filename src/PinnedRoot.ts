@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import { isAbsolute, resolve } from "node:path"
 import { TextDecoder } from "node:util"
 import { badArgument, fromNative, PinnedFsError } from "./internal/errors.ts"
 import { native, type NativeRequest, type NativeRootHandle } from "./internal/native.ts"
@@ -203,6 +204,9 @@ const decoder = (encoding: unknown): TextDecoder => {
   }
 }
 
+/** Only {@link PinnedRoot.open} holds this, so only it can construct a root. */
+const opening: unique symbol = Symbol("PinnedRoot.open")
+
 /**
  * A pinned root directory. Create one with {@link PinnedRoot.open}; close it when done (operations
  * already in flight finish first: the handle is reference-counted).
@@ -211,7 +215,7 @@ const decoder = (encoding: unknown): TextDecoder => {
  * @category constructors
  */
 export class PinnedRoot {
-  /** The path the root was opened with. */
+  /** The path the root was opened with, made absolute against the working directory of that call. */
   readonly path: string
   /** `"dev:ino"` of the pinned directory, decimal from 64-bit values. */
   readonly identity: string
@@ -227,9 +231,14 @@ export class PinnedRoot {
   /** The largest `readLimit` there is: 2 GiB - 1, Node's own `fs.readFile` ceiling. */
   static readonly maxReadLimit: number = maxReadLimit
 
-  private constructor(handle: NativeRootHandle, readLimit: number) {
+  private constructor(token: typeof opening, handle: NativeRootHandle, readLimit: number, path: string) {
+    // TypeScript keeps `new` out of reach; plain JavaScript does not, and would otherwise fail
+    // later on a missing handle with a message about `undefined`.
+    if (token !== opening) {
+      throw new TypeError("PinnedRoot cannot be created with `new`: use `await PinnedRoot.open(directory)`")
+    }
     this.handle = handle
-    this.path = handle.path
+    this.path = path
     this.identity = handle.identity
     this.strategy = handle.strategy
     this.readLimit = readLimit
@@ -237,7 +246,18 @@ export class PinnedRoot {
 
   /**
    * Pins `dir`. The path itself is trusted (links in it are followed once, here); everything after
-   * is resolved from the handle.
+   * is resolved from the handle, and a relative `dir` is recorded absolute in {@link PinnedRoot.path}.
+   *
+   * @example
+   * ```ts
+   * const root = await PinnedRoot.open("/home/me/project")
+   * try {
+   *   const text = await root.readFileString("src/index.ts")
+   *   await root.writeFileString("out/index.ts", text, { atomic: true })
+   * } finally {
+   *   root.close()
+   * }
+   * ```
    */
   static async open(dir: string, options?: OpenOptions): Promise<PinnedRoot> {
     if (typeof dir !== "string" || dir === "") throw badArgument("root directory must be a non-empty string")
@@ -247,7 +267,10 @@ export class PinnedRoot {
     }
     const readLimit = options?.readLimit === undefined ? defaultReadLimit : readLimitOf(options.readLimit, "readLimit")
     try {
-      return new PinnedRoot(await native.pin(dir, strategy), readLimit)
+      // Recorded absolute, from the working directory at the call: a relative label would change
+      // meaning whenever the process changes directory, while the pinned handle never does.
+      const shown = isAbsolute(dir) ? dir : resolve(dir)
+      return new PinnedRoot(opening, await native.pin(dir, strategy), readLimit, shown)
     } catch (u) {
       throw fromNative(u, dir)
     }
@@ -282,7 +305,16 @@ export class PinnedRoot {
     return this.call(ops.stat, path)
   }
 
-  /** At most `readLimit` bytes (the root's, or `options.limit`); a larger file is `toolarge`. */
+  /**
+   * The whole content of the regular file at `path`: at most `readLimit` bytes (the root's, or
+   * `options.limit`); a larger file is `toolarge`. A FIFO, socket or device is refused
+   * (`BadResource`) without being opened for reading; a link anywhere on the path is refused.
+   *
+   * @example
+   * ```ts
+   * const bytes = await root.readFile("assets/logo.png", { limit: 1024 * 1024 })
+   * ```
+   */
   async readFile(path: string, options?: ReadOptions): Promise<Buffer> {
     return this.call(ops.readFile, path, false, this.limitOf(options))
   }
@@ -308,10 +340,15 @@ export class PinnedRoot {
     return options?.limit === undefined ? this.readLimit : readLimitOf(options.limit, "read limit")
   }
 
+  /**
+   * The names in the directory at `path` (`""` is the root). With `recursive`, every entry below as
+   * a `/`-separated path; a link is listed, never descended, and recursion stops at depth 256.
+   */
   async readDirectory(path: string, options?: { readonly recursive?: boolean | undefined }): Promise<Array<string>> {
     return this.call(ops.readDirectory, path, options?.recursive === true)
   }
 
+  /** The text of the link at `path`, as stored; `EINVAL` for anything that is not a link. */
   async readLink(path: string): Promise<string> {
     return this.call(ops.readLink, path)
   }
@@ -371,6 +408,10 @@ export class PinnedRoot {
     )
   }
 
+  /**
+   * Creates the directory at `path`, with `mode` (before the umask) when given. With `recursive`,
+   * missing parents too, each through its pinned parent, and an existing directory is not an error.
+   */
   async makeDirectory(
     path: string,
     options?: { readonly recursive?: boolean | undefined; readonly mode?: number | undefined }
@@ -387,6 +428,15 @@ export class PinnedRoot {
     )
   }
 
+  /**
+   * Removes what `path` names, as Node's `fs.rm`: a directory needs `recursive`; `force` only
+   * silences a missing name. A link is removed itself, never what it points at.
+   *
+   * @example
+   * ```ts
+   * await root.remove("dist", { recursive: true, force: true })
+   * ```
+   */
   async remove(path: string, options?: { readonly recursive?: boolean | undefined; readonly force?: boolean | undefined }): Promise<void> {
     return this.run(
       { op: ops.remove, path: relativePath(path), recursive: options?.recursive === true, force: options?.force === true },
@@ -394,16 +444,19 @@ export class PinnedRoot {
     )
   }
 
+  /** Moves `from` to `to`, both relative to this root; what `to` named before is replaced, as rename(2). */
   async rename(from: string, to: string): Promise<void> {
     return this.run({ op: ops.rename, path: relativePath(from, "from"), to: relativePath(to, "to") }, from)
   }
 
+  /** Sets the permission bits (`0` to `0o7777`) of what `path` names; a link is refused, never followed. */
   async chmod(path: string, mode: number): Promise<void> {
     const m = checkMode(mode)
     if (m === undefined) throw badArgument("chmod needs a mode")
     return this.run({ op: ops.chmod, path: relativePath(path), mode: m }, path)
   }
 
+  /** Sets the owner and group of what `path` names (`-1` keeps one as it is); a link is refused. */
   async chown(path: string, uid: number, gid: number): Promise<void> {
     for (const [name, id] of [["uid", uid], ["gid", gid]] as const) {
       if (typeof id !== "number" || !Number.isInteger(id) || id < -1 || id > 0xfffffffe) {
@@ -413,11 +466,23 @@ export class PinnedRoot {
     return this.run({ op: ops.chown, path: relativePath(path), uid, gid }, path)
   }
 
+  /**
+   * Writes `data` to the file at `path`. `flag` is Node's (`"w"` default, `"wx"`, `"a"`, `"r+"`, …),
+   * `mode` applies to a file it creates. The file is opened, checked to be a regular file with one
+   * link, then truncated (never `O_TRUNC`). `atomic: true` writes a temporary file, syncs it, renames
+   * it over `path` and syncs the directory, so a reader sees the old content or the new, whole.
+   *
+   * @example
+   * ```ts
+   * await root.writeFile("data.bin", new Uint8Array([1, 2, 3]), { atomic: true, mode: 0o600 })
+   * ```
+   */
   async writeFile(path: string, data: Uint8Array, options?: WriteOptions): Promise<void> {
     if (!(data instanceof Uint8Array)) throw badArgument("data must be a Uint8Array")
     return this.write(path, data, options)
   }
 
+  /** {@link PinnedRoot.writeFile} for text, encoded as UTF-8. */
   async writeFileString(path: string, data: string, options?: WriteOptions): Promise<void> {
     if (typeof data !== "string") throw badArgument("data must be a string")
     return this.write(path, data, options)

@@ -7,8 +7,10 @@
  */
 import * as path from "node:path"
 import { type Command, InvalidArgumentError } from "commander"
+import { Confinement, type ProtectedRule, sandboxAvailable } from "../confine/index.ts"
 import { PinnedRoot } from "../PinnedRoot.ts"
 import { acquire, type Diagnostic, externalFixer, Plan, Policy, type Progress, Step } from "../dev/index.ts"
+import { CANNOT_CONFINE } from "./run.ts"
 
 /**
  * Where `fix` writes: `out` for the report, `err` for progress. A test or an embedding program
@@ -32,7 +34,21 @@ export interface FixOptions {
   readonly timeout?: number | undefined
   readonly progressInterval: number
   readonly quiet?: boolean | undefined
+  /** Run the command under `pinnedfs/confine` (see {@link confinedRules}). */
+  readonly confine?: boolean | undefined
 }
+
+/**
+ * What a confined fixer may not write besides confine's defaults (`.git` read-only, `~/.ssh` and
+ * `~/.gnupg` hidden): the rest of the mandatory deny set, so that the sandbox holds the child to
+ * what the façade holds an engine to.
+ *
+ * @since 0.1.0
+ */
+export const confinedRules: ReadonlyArray<ProtectedRule> = [
+  { glob: "**/.vscode", access: "read-only" },
+  { glob: "**/.bashrc", access: "read-only" }
+]
 
 const collect = (value: string, previous: ReadonlyArray<string> | undefined): Array<string> => [...(previous ?? []), value]
 
@@ -61,7 +77,8 @@ export const registerFix = (program: Command, io: Io = defaultIo): Command =>
       "Run COMMAND as an in-place fixer on the files matched by --scope, with those files appended to " +
         "its arguments, then re-read the scope and report what changed, what was admitted, withheld or " +
         "made unreadable, and any warnings. Exits 1 when the step fails (the command failed, a file " +
-        "could not be re-read as text), 2 on a usage error."
+        "could not be re-read as text, a confined launch was refused), 2 on a usage error, 125 when " +
+        "--confine was asked for and this machine cannot confine a command."
     )
     .usage("[options] --scope <glob> [--scope <glob>]... -- <command> [args...]")
     .argument("<command...>", "the fixer and its arguments, after --")
@@ -73,16 +90,19 @@ export const registerFix = (program: Command, io: Io = defaultIo): Command =>
     .option("--timeout <ms>", "kill the command after this many milliseconds", positiveInt)
     .option("--progress-interval <ms>", "how often to report a command still running", positiveInt, 2000)
     .option("-q, --quiet", "print only the report: no progress, no output from the command")
+    .option("--confine", "run the command in a sandbox (bubblewrap): only the workspace writable, .git, .vscode and .bashrc read-only, ~/.ssh and ~/.gnupg hidden")
     .passThroughOptions()
     .addHelpText(
       "after",
       "\nExamples:\n" +
         "  pinnedfs fix --scope 'src/**/*.ts' -- npx eslint --fix\n" +
         "  pinnedfs fix -w ~/project -s 'src/**/*.{ts,tsx}' -s '*.md' -- npx prettier --write\n" +
-        "  pinnedfs fix --scope 'src/**' -- npx biome check --write\n\n" +
+        "  pinnedfs fix --scope 'src/**' -- npx biome check --write\n" +
+        "  pinnedfs fix --confine --scope 'src/**/*.ts' -- npx eslint --fix\n\n" +
         "Every file access of pinnedfs itself is made relative to the pinned workspace directory and\n" +
         "follows no symbolic link. The command is a child process: pinnedfs re-reads what it was given,\n" +
-        "but it cannot stop or see what the command does outside that.\n"
+        "but it cannot stop or see what the command does outside that, unless --confine runs it in a\n" +
+        "sandbox (Linux, bubblewrap), where writing outside the workspace or into a protected path fails.\n"
     )
     .action(async (command: Array<string>, parsed: Partial<FixOptions>, cmd: Command) => {
       if (!parsed.scope?.length) cmd.error("error: at least one --scope <glob> is required", { exitCode: 2 })
@@ -101,6 +121,14 @@ export const runFix = async (command: ReadonlyArray<string>, options: FixOptions
     if (!options.quiet) io.err(`${text}\n`)
   }
   const workspace = path.resolve(options.workspace ?? process.cwd())
+  if (options.confine === true) {
+    // Asked once, before anything is read: a missing sandbox is a refusal, never an unconfined run.
+    const sandbox = await sandboxAvailable()
+    if (!sandbox.available) {
+      io.err(`pinnedfs fix: cannot confine ${command[0]}: ${sandbox.reason}\n`)
+      return CANNOT_CONFINE
+    }
+  }
   let root: PinnedRoot
   try {
     root = await PinnedRoot.open(workspace)
@@ -114,6 +142,7 @@ export const runFix = async (command: ReadonlyArray<string>, options: FixOptions
     progress(`pinnedfs fix: workspace ${root.path}, scope ${options.scope.join(" ")}`)
     const ws = await acquire(root, { scope: options.scope, limits })
     progress(`acquired ${ws.paths().length} file(s)${ws.unreadable.size ? `, ${ws.unreadable.size} unreadable` : ""}`)
+    if (options.confine === true) progress("confined: only the workspace writable; .git, .vscode, .bashrc read-only; ~/.ssh, ~/.gnupg hidden")
     const [executable, ...args] = command
     const fixer = externalFixer({
       name: command.join(" "),
@@ -122,7 +151,8 @@ export const runFix = async (command: ReadonlyArray<string>, options: FixOptions
       scope: options.scope,
       mayCreate: options.mayCreate,
       timeoutMs: options.timeout,
-      heartbeatMs: options.progressInterval
+      heartbeatMs: options.progressInterval,
+      confine: options.confine === true ? new Confinement({ target: { workspace: root.path }, policy: { protected: confinedRules } }) : undefined
     })
     const result = await Plan.run([Step.fix("fix", fixer)], {
       root,

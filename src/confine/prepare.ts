@@ -17,7 +17,6 @@
  * @since 0.1.0
  */
 import { randomBytes } from "node:crypto"
-import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Strategy } from "../PinnedRoot.ts"
@@ -31,6 +30,7 @@ import { type LayerInput, planLayers } from "./layers.ts"
 import { PreparedLaunch } from "./launch.ts"
 import type { Access, CompiledPolicy, Mode } from "./policy.ts"
 import { beneath, joinRaw, type RawPath, rawOf, relativeTo, shown, within } from "./raw.ts"
+import { findBwrap } from "./available.ts"
 import { renderSandboxProfile } from "./sandboxExec.ts"
 import type { ExecutionTarget } from "./target.ts"
 import { closeHeld, type EntryType, hold, type HeldMember } from "./wire.ts"
@@ -104,28 +104,6 @@ export const fingerprintOf = (inputs: LaunchInputs): string =>
 
 const cancelled = (signal: AbortSignal | undefined) => {
   if (signal?.aborted) throw new ConfinementError("cancelled", "launch preparation was cancelled", { cause: signal.reason })
-}
-
-// Where `bwrap` was found on PATH, once per process: its location is not an observation a launch
-// relies on (a bubblewrap gone since fails to start, and that launch is refused).
-let foundBwrap: string | undefined
-
-const findBwrap = async (given: string | undefined): Promise<string> => {
-  if (given === undefined && foundBwrap !== undefined) return foundBwrap
-  const candidates = given !== undefined ? [given] : (process.env["PATH"] ?? "/usr/bin:/bin").split(":").filter(Boolean).map((d) => path.join(d, "bwrap"))
-  for (const c of candidates) {
-    try {
-      await fs.promises.access(c, fs.constants.X_OK)
-      if (given === undefined) foundBwrap = c
-      return c
-    } catch {
-      // next
-    }
-  }
-  throw new ConfinementError(
-    "sandbox-unavailable",
-    given !== undefined ? `bubblewrap is not executable at '${given}'` : "bubblewrap (bwrap) is not installed or not on PATH (Debian: apt-get install bubblewrap)"
-  )
 }
 
 const mustExist = async (text: string, what: string): Promise<RawPath> => {

@@ -4,7 +4,8 @@
  * object whose `stdout` and `stderr` are ready to read and whose `error`, `exit` and `close` events
  * come from the real command once the launch has been prepared and started in its sandbox. A launch
  * that cannot be confined ends as `error` (a {@link ConfinementError}) then `close` with no code,
- * and nothing runs; `kill()` before the start cancels the preparation.
+ * and nothing runs; `kill()` before the start cancels the preparation. `close` comes after the
+ * launch's cleanup, so the directories it made for itself are gone by then.
  *
  * @since 0.1.0
  */
@@ -60,7 +61,19 @@ export const confinedSpawner =
         else out.stderr.end()
         child.on("error", (e) => out.emit("error", e))
         child.on("exit", (code, signal) => out.emit("exit", code, signal))
-        child.on("close", (code, signal) => out.emit("close", code, signal))
+        // bubblewrap failing to set the sandbox up exits 1 like many commands; only the launch
+        // knows which it was, and a command that never ran must not read as one that failed.
+        // `close` waits for the cleanup too: a caller that looks at the disk once the command is
+        // done (a fixer's re-read) must not see the directories this launch made for itself.
+        child.on("close", (code, signal) => {
+          const cleaned = child.confinement.cleanup().catch(() => undefined)
+          void Promise.all([child.confinement.started, cleaned]).then(([started]) => {
+            if (!started && out.listenerCount("error") > 0) {
+              out.emit("error", new ConfinementError("sandbox-unavailable", `the sandbox could not be set up (bubblewrap exited with ${code ?? signal}): '${command}' was not run`))
+            }
+            out.emit("close", started ? code : null, signal)
+          })
+        })
       })
       .catch((e: unknown) => {
         out.stdout.end()

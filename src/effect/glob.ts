@@ -5,12 +5,18 @@
  * answer is what `NodeFileSystem.glob` gives for the same absolute pattern: absolute paths, in the
  * pattern's own spelling, with the same excludes applied.
  *
- * Excludes follow Effect's rule, not intuition: `FileSystem.glob` matches them against the path as
- * its walk spells it, which for an absolute pattern is absolute, so a relative exclude never matches
- * anything (observed with `NodeFileSystem`), and an absolute one does.
+ * Excludes: Effect's `FileSystem.glob` (4.1) matches an exclude against the path as its walk spells
+ * it, relative to `root` for a relative pattern and absolute for an absolute one. A kernel always
+ * sends the caller's pattern made absolute (`path.resolve(root, pattern)`), so what the caller wrote
+ * relative is read against `root` here in the same way: a relative exclude becomes `root/exclude`
+ * (the root escaped, so its own name is literal) and an absolute one is taken as is. The answer is
+ * then what Effect gives the caller's own call. (Which kind of exclude a caller's pattern can match at
+ * all, Effect decides by the pattern's form, which only the kernel still knows: it drops the other
+ * kind before sending.)
  *
  * @since 0.1.0
  */
+import * as NPath from "node:path"
 import { Glob, type PlatformError, Result } from "effect"
 import { badArgument, outsideRoots } from "./errors.ts"
 import { join, locate, rootOf, type Roots } from "./roots.ts"
@@ -82,14 +88,39 @@ export const planGlob = (
     }
   }
   const base = join(rootOf(roots, p.spelling), to)
+  // An exclude under `base`, spelled with `base` literal, is applied by the addon (relative to
+  // `to`), so an excluded directory is never read; any other is applied to the answer.
+  const literalBase = `${Glob.escape(base)}/`
   const native: Array<string> = []
   const late: Array<Glob.Glob> = []
-  for (const e of exclude) {
-    if (!e.startsWith("/")) continue
-    if (e.startsWith(`${base}/`) && e.length > base.length + 1) native.push(e.slice(base.length + 1))
+  for (const e of anchorExcludes(root, exclude)) {
+    if (e.startsWith(literalBase) && e.length > literalBase.length) native.push(e.slice(literalBase.length))
     else late.push(Glob.make(e, { dot: true }))
   }
   return Result.succeed({ to, pattern: rest, exclude: native, base, late, includeBase })
+}
+
+/**
+ * The request's excludes as absolute patterns: a relative one read against `root` (escaped: the
+ * root's own name is literal, even when it holds glob syntax), an absolute one as it is. A relative
+ * exclude with no segment of its own (`""`, `"."`, `"./"`) can match nothing in Effect's walk and is
+ * dropped rather than turned into the root itself.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const anchorExcludes = (root: string, exclude: ReadonlyArray<string>): Array<string> => {
+  const anchored: Array<string> = []
+  const base = NPath.posix.resolve(root).replace(/\/+$/, "")
+  for (const e of exclude) {
+    if (e.startsWith("/")) {
+      anchored.push(e)
+      continue
+    }
+    if (e.split("/").every((segment) => segment === "" || segment === ".")) continue
+    anchored.push(`${Glob.escape(base)}/${e}`)
+  }
+  return anchored
 }
 
 /** Every proper ancestor of an absolute path, as a directory ("/a/", "/a/b/"). */

@@ -127,6 +127,13 @@ export type BatchRequest =
   }
   | { readonly operation: "readLink"; readonly path: string }
   | { readonly operation: "realPath"; readonly path: string }
+  | {
+    readonly operation: "glob"
+    /** The absolute pattern (the kernel reads it against `root`). */
+    readonly path: string
+    readonly root: string
+    readonly options?: { readonly exclude?: ReadonlyArray<string> | undefined } | undefined
+  }
 
 /**
  * A public read's value in a batch answer: `{ operation, value }`.
@@ -142,6 +149,7 @@ export type BatchValue =
   | { readonly operation: "readDirectory"; readonly value: Array<string> }
   | { readonly operation: "readLink"; readonly value: string }
   | { readonly operation: "realPath"; readonly value: string }
+  | { readonly operation: "glob"; readonly value: Array<string> }
 
 /** A batch member: a public read, or authorization's `resolve`. @since 0.1.0 @category models */
 export type AtomicBatchRequest = BatchRequest | { readonly operation: "resolve"; readonly path: string }

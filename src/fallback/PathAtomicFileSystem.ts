@@ -136,8 +136,10 @@ export const make = (options: Options = {}): AtomicFileSystem => {
       return run(root, fields, undefined, contentLimit)
     })
   }
+  // No `noFollowAuthorization`: that claim is for an executor that pins a root handle and refuses
+  // links while traversing from it. This one resolves paths again at use, so a kernel must
+  // authorize over it through the host's own realPath and hard-link guard, as over any path host.
   return {
-    noFollowAuthorization: true,
     identifyRoot: (path) => attempt("identifyRoot", typeof path === "string" ? path : "", () => identify(path)),
     execute: execute as <R extends AtomicRequest>(request: R) => Effect.Effect<AtomicResult<R>, PlatformError.PlatformError>,
     batchLimits,

@@ -12,7 +12,12 @@ import { badArgument, toFailure, toPlatformError } from "./failure.ts"
 import { glob } from "./glob.ts"
 import { type Budget, operations } from "./operations.ts"
 
-/** @internal */
+/**
+ * How much one `batch` may ask for: `size` members at most, and `response` bytes of file content
+ * in its answer. Part of `PathAtomicFileSystem.defaults`, so published with it.
+ *
+ * @since 0.1.0
+ */
 export interface BatchLimits {
   readonly size: number
   readonly response: number

@@ -5,15 +5,16 @@
  *
  * The kernel sends an absolute `pattern`, the `root` it was resolved from, and `exclude` patterns as
  * the caller wrote them. Answers are absolute, in the pattern's spelling of the root, as Effect's
- * glob answers an absolute pattern. Excludes follow Effect's rule for an absolute pattern, as the
- * native extension does: they are matched against the absolute path the walk spells, so a relative
- * exclude never matches anything and an absolute one does (one under the pattern's root spelling
- * also keeps its directory from being read; any other is applied to the answer).
+ * glob answers an absolute pattern. Excludes are read as the native extension reads them
+ * (`anchorExcludes`): a relative one against the request's `root`, as Effect reads it against `root`
+ * for the caller's relative pattern, an absolute one as it is; one under the pattern's root spelling
+ * also keeps its directory from being read, any other is applied to the answer.
  *
  * @internal
  */
 import { Effect, FileSystem, Glob, type PlatformError } from "effect"
 import * as fsp from "node:fs/promises"
+import { anchorExcludes } from "../effect/glob.ts"
 import { below, found, lex, noLink, type Root, walk } from "./confine.ts"
 import { badArgument, refuse, sysError, toFailure, toPlatformError } from "./failure.ts"
 import { fileInfo } from "./info.ts"
@@ -100,18 +101,19 @@ const prepare = (root: Root, request: Record<string, unknown>) => {
   const prefix = pattern.slice(0, pattern.length - rest.length).replace(/\/$/, "")
   // "/ws//src/*" must stay relative to the root: a leading "/" would make Effect's glob walk from "/".
   const relative = rest.replace(/^\/+/, "")
+  const anchored = anchorExcludes(request.root, exclude)
+  const literalPrefix = `${Glob.escape(prefix)}/`
   const early: Array<string> = []
   const late: Array<Glob.Glob> = []
-  for (const e of exclude) {
-    if (!e.startsWith("/")) continue
-    if (e.startsWith(`${prefix}/`) && e.length > prefix.length + 1) early.push(e.slice(prefix.length + 1))
+  for (const e of anchored) {
+    if (e.startsWith(literalPrefix) && e.length > literalPrefix.length) early.push(e.slice(literalPrefix.length))
     else late.push(Glob.make(e, { dot: true }))
   }
   // The walk below starts inside the root and never lists the root itself, but Effect's walk of the
   // absolute pattern reaches it as a name ("dir/**" includes "dir"): answer it the same way.
   const dir = prefix === "" ? "/" : prefix
   const withRoot = relative !== "" && Glob.match(Glob.make(pattern), dir) &&
-    !exclude.some((e) => e.startsWith("/") && Glob.match(Glob.make(e, { dot: true }), dir))
+    !anchored.some((e) => Glob.match(Glob.make(e, { dot: true }), dir))
   return { pattern, rest: relative, prefix, early, late, withRoot: withRoot ? [dir] : [] }
 }
 

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { getSystemErrorMap } from "node:util"
 import type { NativeErrorInfo } from "./native.ts"
 
 /**
@@ -84,6 +85,25 @@ export const reasonOf = (code: string, refusal: Refusal = ""): ReasonTag => {
   }
 }
 
+/** libuv's wording for each errno, the text Node's own errors carry ("no such file or directory"). */
+const systemErrors = getSystemErrorMap()
+
+/**
+ * Node's shape: `ENOENT: no such file or directory, open 'a/b'`. A kernel error without a
+ * description of ours takes libuv's; an input check (`validate`) or an error with no path leaves
+ * out what would only be an empty tail.
+ */
+const messageOf = (code: string, errno: number, description: string, syscall: string, path: string): string => {
+  const text = description || systemErrors.get(errno)?.[1] || descriptionByName(code) || code
+  const tail = path !== "" ? `, ${syscall} '${path}'` : syscall === "validate" || syscall === "" ? "" : `, ${syscall}`
+  return `${code}: ${text}${tail}`
+}
+
+const descriptionByName = (code: string): string | undefined => {
+  for (const [name, text] of systemErrors.values()) if (name === code) return text
+  return undefined
+}
+
 /**
  * Every failure of the plain promise API. Node's error fields (`code`, `errno`, `syscall`, `path`)
  * plus the Effect reason tag, so a caller can branch on either vocabulary.
@@ -116,7 +136,7 @@ export class PinnedFsError extends Error {
   }) {
     const refusal = fields.refusal ?? ""
     const description = fields.description ?? ""
-    super(`${fields.code}: ${description || fields.code}, ${fields.syscall} '${fields.path}'`)
+    super(messageOf(fields.code, fields.errno ?? 0, description, fields.syscall, fields.path))
     this.code = fields.code
     this.errno = fields.errno ?? 0
     this.syscall = fields.syscall

@@ -113,16 +113,36 @@ export interface NativeBinding {
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 
+/** What a source build needs, for the two messages below. */
+const sourceBuild =
+  "A source build needs Python 3, make and a C++17 compiler (Debian/Ubuntu: build-essential; " +
+  "Alpine: build-base python3; macOS: the Xcode command line tools)."
+
+const platform = () =>
+  `${process.platform}-${process.arch} (Node ${process.versions.node}, N-API ${process.versions.napi})`
+
 const load = (): NativeBinding => {
   const require = createRequire(import.meta.url)
+  const nodeGypBuild = require("node-gyp-build") as { path(dir: string): string }
+  let file: string
   try {
-    const nodeGypBuild = require("node-gyp-build") as (dir: string) => NativeBinding
-    return nodeGypBuild(packageRoot)
+    file = nodeGypBuild.path(packageRoot)
   } catch (cause) {
     throw new Error(
-      `pinnedfs: no native binary for ${process.platform}-${process.arch} (Node ${process.versions.node}, ` +
-        `N-API ${process.versions.napi}). Build it from source with \`npx node-gyp rebuild\` in ${packageRoot} ` +
-        `(needs python3, make and a C++17 compiler), or install a package that ships prebuilds/.`,
+      `pinnedfs: no native binary for ${platform()}: the package ships prebuilds for linux-x64 and ` +
+        `linux-arm64 (glibc), and none was built from source in ${packageRoot}. ` +
+        `Run \`npm rebuild pinnedfs\` to build it. ${sourceBuild}`,
+      { cause }
+    )
+  }
+  try {
+    return require(file) as NativeBinding
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause)
+    throw new Error(
+      `pinnedfs: a native binary was found and failed to load: ${reason}\n` +
+        `  binary: ${file}\n  platform: ${platform()}\n` +
+        `Run \`npm rebuild pinnedfs --build-from-source\` to build one for this machine. ${sourceBuild}`,
       { cause }
     )
   }

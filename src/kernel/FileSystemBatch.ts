@@ -14,12 +14,23 @@ import { Context, Effect, FileSystem, Layer, PlatformError, type Result } from "
 import type { BatchRequest, BatchValue } from "../effect/wire.ts"
 
 /**
+ * One member of a batch: a public read, or a `glob` whose `path` is its pattern, read against its
+ * `root` (itself read against the workspace root) as the client's batch frames it. A glob member is
+ * authorized by its literal prefix and its results are filtered by the read grants exactly as
+ * `glob`'s are.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type { BatchRequest, BatchValue }
+
+/**
  * The symbol the guarded file system carries its batch service under.
  *
  * @since 0.1.0
  * @category symbols
  */
-export const FileSystemBatchTypeId: unique symbol = Symbol.for("pinnedfs/kernel/FileSystemBatch") as never
+export const FileSystemBatchTypeId: unique symbol = Symbol.for("@smthrs/kernel/FileSystemBatch") as never
 
 /**
  * One member's answer. `index` is its position in the request; `path` its absolute path.

@@ -1,31 +1,22 @@
 /**
- * The permission kernel: a layer that takes the host's `FileSystem` out of context and puts a
- * guarded one in its place. Every path operation is authorized (the path resolved to the resource
- * it names through the executor's no-follow `resolve`, the grant store asked, the path resolved
- * again) and then executed as one request of the atomic host extension, stamped with the root that
- * was pinned when the layer was built.
+ * The permission kernel: a layer over Effect's own `FileSystem` tag that takes the host's service
+ * out of context and puts a guarded one in its place, so every consumer of `FileSystem.FileSystem`,
+ * including code that never heard of the kernel, asks a grant store first.
  *
+ * It is a drop-in for the client's kernel module: the same exports, the same answers, the same
+ * grant-store questions in the same order, plus additions that are each strictly safer and listed
+ * in docs/kernel.md (the path acted through asked about as well, refusals that do not describe what
+ * lies behind a denied path, trees authorized entry by entry, renames authorized as reads, listings
+ * filtered by the read grants, temporary names and copies made from executor requests alone).
+ *
+ * Every path operation is authorized, then executed as one request of the atomic host extension
+ * on the path the caller gave, normalized, stamped with the root pinned when the layer was built.
  * A host without the extension cannot confine anything: every method fails closed with
- * `PermissionDenied`, as the client's kernel does. Methods the wire protocol has no request for are
- * built from confined requests where that is safe (`open` and what derives from it, `truncate`,
- * `utimes`, `copyFile`, `access`, temporary files inside the workspace) and refused otherwise
- * (`link`, `symlink`, `watch`, copying a directory).
+ * `PermissionDenied`.
  *
  * @since 0.1.0
  */
-import * as OS from "node:os"
-import * as Crypto from "node:crypto"
-import {
-  Effect,
-  FileSystem,
-  Layer,
-  Option,
-  Path,
-  PlatformError,
-  Result,
-  type Scope,
-  Stream
-} from "effect"
+import { Effect, FileSystem, Layer, Option, Path, PlatformError } from "effect"
 import {
   type AtomicFileSystem,
   AtomicFileSystemTypeId,
@@ -34,19 +25,63 @@ import {
 import { FileSystemFault } from "./Fault.ts"
 import { FileSystemBatchTypeId } from "./FileSystemBatch.ts"
 import { GrantStore } from "./GrantStore.ts"
-import { type Action, toPlatformError } from "./Permission.ts"
-import { type Authorizer, makeAuthorizer } from "./internal/authorize.ts"
+import { makeAuthorizer } from "./internal/authorize.ts"
 import { makeBatch } from "./internal/batch.ts"
-import { openVerified, withVerifiedHandle } from "./internal/openFile.ts"
-import { isInside, logicalOf, type PinnedRoot } from "./internal/paths.ts"
-import { snapshot } from "./internal/snapshot.ts"
-import { description, refusing, unconfined } from "./internal/unconfined.ts"
+import { canonicalResource as canonical } from "./internal/canonical.ts"
+import { makeConfinedView } from "./internal/confinedView.ts"
+import { makeGuarded } from "./internal/guarded.ts"
+import { withIsolatedFileSystem as attest } from "./internal/isolated.ts"
+import type { PinnedRoot } from "./internal/paths.ts"
+import { identifyRoot } from "./internal/pinning.ts"
+import { description, refusing, unconfined } from "./internal/refusing.ts"
 import { Workspace } from "./Workspace.ts"
 
+export {
+  /** @since 0.1.0 */
+  AtomicFileSystemTypeId,
+  /** @since 0.1.0 */
+  withAtomicFileSystem
+} from "../effect/wire.ts"
+
+export type {
+  /** @since 0.1.0 */
+  AtomicBatchRequest,
+  /** @since 0.1.0 */
+  AtomicBatchResponse,
+  /** @since 0.1.0 */
+  AtomicBatchValue,
+  /** @since 0.1.0 */
+  AtomicFileSystem,
+  /** @since 0.1.0 */
+  AtomicHostFileSystem,
+  /** @since 0.1.0 */
+  AtomicRequest,
+  /** @since 0.1.0 */
+  AtomicResult,
+  /** @since 0.1.0 */
+  AtomicResults,
+  /** @since 0.1.0 */
+  AtomicRoot,
+  /** @since 0.1.0 */
+  Resolution
+} from "../effect/wire.ts"
+
+export {
+  /** @since 0.1.0 */
+  FileSystemFault,
+  /** @since 0.1.0 */
+  FileSystemFaultCode
+} from "./Fault.ts"
+
+export type {
+  /** @since 0.1.0 */
+  AtomicHandlers
+} from "./internal/isolated.ts"
+
 /**
- * The name that stands for the host's temporary directory in a capability: a temporary file made
- * without an explicit `directory` is authorized as a write to `<system-temp>` beside the workspace
- * root, a resource no workspace grant can cover by accident.
+ * The name that stands for the host's temporary directory in a capability: a temporary entry made
+ * without a `directory` is authorized as a write to `<system-temp>` beside the workspace root, a
+ * resource no workspace grant can cover by accident.
  *
  * @since 0.1.0
  * @category models
@@ -61,362 +96,90 @@ export const systemTemporaryDirectoryName = "<system-temp>"
  */
 export const unconfinedDescription: string = description
 
-const ConfinedTypeId = Symbol.for("pinnedfs/kernel/Confined")
+/** The brand a confined view (and a guarded service) carries: the logical root it is pinned to. */
+const ConfinedFileSystemTypeId = Symbol.for("@smthrs/kernel/ConfinedFileSystem")
 
-/** The extension a host carries, if any. */
 const atomicOf = (fileSystem: FileSystem.FileSystem): AtomicFileSystem | undefined =>
   (fileSystem as Partial<AtomicHostFileSystem>)[AtomicFileSystemTypeId]
 
 /**
- * Whether the kernel can confine operations over this host: it carries an atomic extension that
- * authorizes through its own no-follow `resolve`.
+ * Attests that `fileSystem` is isolated as a whole (a browser or test volume that cannot address
+ * the host file system at all) and attaches an executor that delegates to it. Throws a
+ * `FileSystemFault` (`executor_already_present`) for a file system that already carries an
+ * executor: that executor is the stronger guarantee.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const withIsolatedFileSystem: (fileSystem: FileSystem.FileSystem) => AtomicHostFileSystem = attest
+
+/**
+ * Whether {@link confined} can build a view over this file system: it carries the atomic host
+ * extension (a descriptor-relative executor or an isolation attestation), or it is already a
+ * confined view or a guarded service. A plain path-based host answers `false`.
  *
  * @since 0.1.0
  * @category guards
  */
 export const isConfinable = (fileSystem: FileSystem.FileSystem): boolean =>
-  atomicOf(fileSystem)?.noFollowAuthorization === true
-
-const identify = (fileSystem: FileSystem.FileSystem, atomic: AtomicFileSystem, path: string) =>
-  atomic.identifyRoot !== undefined
-    ? atomic.identifyRoot(path)
-    : Effect.flatMap(fileSystem.stat(path), (info) =>
-      Option.isSome(info.ino)
-        ? Effect.succeed(`${info.dev}:${info.ino.value}`)
-        : Effect.fail(unconfined("fs:read", "identifyRoot", path)))
-
-/** Pins the root: its canonical path and its identity, once. */
-const pin = (fileSystem: FileSystem.FileSystem, atomic: AtomicFileSystem, logicalRoot: string) =>
-  Effect.gen(function*() {
-    const boundaryRoot = yield* fileSystem.realPath(logicalRoot)
-    const rootIdentity = yield* identify(fileSystem, atomic, boundaryRoot)
-    return { boundaryRoot, logicalRoot, rootIdentity } satisfies PinnedRoot
-  })
-
-const base64 = (bytes: Uint8Array): string =>
-  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
-
-const contentTooLarge = (method: string, size: number, limit: number) =>
-  PlatformError.badArgument({
-    module: "FileSystem",
-    method,
-    description: `${method} payload of ${size} bytes exceeds the ${limit} byte limit the host advertises`
-  })
+  ConfinedFileSystemTypeId in fileSystem || AtomicFileSystemTypeId in fileSystem
 
 /**
- * Builds the guarded file system over `host` with `auth` (which holds the grant store, or none
- * for a confined view).
+ * The logical root a file system is already confined to (a confined view's, or a guarded service's
+ * workspace root); `undefined` for any other, including a host that is merely confinable.
+ *
+ * @since 0.1.0
+ * @category guards
  */
-const assemble = (
-  host: FileSystem.FileSystem,
-  auth: Authorizer,
-  grants: GrantStore["Service"] | undefined
-): FileSystem.FileSystem => {
-  const { atomic, path, root, run } = auth
-  const { logicalRoot } = root
-  const limit = atomic.contentLimit
+export const confinedRoot = (fileSystem: FileSystem.FileSystem): string | undefined =>
+  (fileSystem as { readonly [ConfinedFileSystemTypeId]?: string })[ConfinedFileSystemTypeId]
 
-  /** Authorizes, then runs what `use` builds against the authorized resource. */
-  const guarded = <A>(
-    action: Action,
-    method: string,
-    value: string,
-    mode: "follow" | "leaf",
-    use: (resource: string) => Effect.Effect<A, PlatformError.PlatformError>
-  ) => Effect.flatMap(auth.guard(action, method, value, mode), use)
+/**
+ * Fails with the `PermissionDenied` refusal unless {@link confined} can build a view over this file
+ * system: a composition-time check for layers that pin their root later.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const requireConfinable = (
+  fileSystem: FileSystem.FileSystem,
+  root: string
+): Effect.Effect<void, PlatformError.PlatformError> =>
+  isConfinable(fileSystem) ? Effect.void : Effect.fail(unconfined("confined", root))
 
-  const refuse = (action: Action, method: string, value: string) =>
-    Effect.fail(unconfined(action, method, auth.normalize(value)))
-
-  const systemTemp = path.resolve(logicalRoot, "..", systemTemporaryDirectoryName)
-
-  /** A fresh directory made through the executor (mkdir is exclusive: a name taken fails). */
-  const tempDirectoryIn = (method: string, directory: string, prefix: string | undefined) =>
-    guarded("fs:write", method, directory, "follow", (parent) => {
-      const name = path.join(parent, `${prefix ?? ""}${Crypto.randomBytes(6).toString("hex")}`)
-      return Effect.as(run({ operation: "makeDirectory", path: name }), name)
-    })
-
-  const makeTempDirectory = (
-    method: string,
-    options: { readonly directory?: string | undefined; readonly prefix?: string | undefined } | undefined
-  ): Effect.Effect<string, PlatformError.PlatformError> => {
-    if (options?.directory !== undefined) return tempDirectoryIn(method, options.directory, options.prefix)
-    // The host's temporary directory is outside the workspace: its own capability, then the host.
-    const tmp = path.resolve(OS.tmpdir())
-    if (isInside(path, root.boundaryRoot, tmp) || isInside(path, logicalRoot, tmp)) {
-      return refuse("fs:write", method, systemTemp)
-    }
-    return Effect.andThen(
-      auth.check("fs:write", method, systemTemp),
-      host.makeTempDirectory(options)
-    )
-  }
-
-  const makeTempFile = (
-    method: string,
-    options:
-      | { readonly directory?: string | undefined; readonly prefix?: string | undefined; readonly suffix?: string | undefined }
-      | undefined
-  ): Effect.Effect<string, PlatformError.PlatformError> =>
-    Effect.gen(function*() {
-      if (options?.directory === undefined) {
-        const tmp = path.resolve(OS.tmpdir())
-        if (isInside(path, root.boundaryRoot, tmp) || isInside(path, logicalRoot, tmp)) {
-          return yield* refuse("fs:write", method, systemTemp)
-        }
-        yield* auth.check("fs:write", method, systemTemp)
-        return yield* host.makeTempFile(options)
-      }
-      const directory = yield* tempDirectoryIn(method, options.directory, options.prefix)
-      const name = path.join(directory, `${Crypto.randomBytes(6).toString("hex")}${options.suffix ?? ""}`)
-      yield* run({ operation: "writeFile", path: name, data: "", options: { flag: "wx" } })
-      return name
-    })
-
-  /** Removes what a scoped temporary made, through the executor (our own bookkeeping). */
-  const cleanup = (made: string) =>
-    isInside(path, logicalRoot, made)
-      ? Effect.ignore(run({ operation: "remove", path: made, options: { recursive: true, force: true } }))
-      : Effect.ignore(host.remove(made, { recursive: true, force: true }))
-
-  const statEntries = (directory: string, names: ReadonlyArray<string>) => {
-    const typeOf = (r: Result.Result<FileSystem.File.Type, PlatformError.PlatformError>): FileSystem.File.Type =>
-      Result.isSuccess(r) ? r.success : "Unknown"
-    const one = (name: string) =>
-      Effect.result(Effect.map(run({ operation: "stat", path: path.join(directory, name) }), (info) => info.type))
-    const size = atomic.batchLimits?.size
-    if (size === undefined || names.length === 0) {
-      return Effect.forEach(names, (name) => Effect.map(one(name), typeOf), { concurrency: 16 })
-    }
-    const chunks: Array<ReadonlyArray<string>> = []
-    for (let i = 0; i < names.length; i += size) chunks.push(names.slice(i, i + size))
-    return Effect.map(
-      Effect.forEach(chunks, (chunk) =>
-        Effect.map(
-          run({ operation: "batch", requests: chunk.map((name) => ({ operation: "stat", path: path.join(directory, name) })) }),
-          (out) => {
-            const byIndex = new Map(out.entries.map((entry) => [entry.index, entry.result] as const))
-            return chunk.map((_, i): FileSystem.File.Type => {
-              const r = byIndex.get(i)
-              return r !== undefined && Result.isSuccess(r) && r.success.operation === "stat" ? r.success.value.type : "Unknown"
-            })
-          }
-        )),
-      (parts) => parts.flat()
-    )
-  }
-
-  const copyFileOf = (method: string, from: string, to: string, overwrite: boolean) =>
-    Effect.gen(function*() {
-      const source = yield* auth.guard("fs:read", method, from, "follow")
-      const target = yield* auth.guard("fs:write", method, to, "follow")
-      const info = yield* run({ operation: "stat", path: source })
-      if (info.type !== "File") {
-        return yield* Effect.fail(unconfined("fs:read", method, source))
-      }
-      const bytes = yield* run({ operation: "readFile", path: source })
-      if (limit !== undefined && bytes.byteLength > limit) {
-        return yield* Effect.fail(contentTooLarge(method, bytes.byteLength, limit))
-      }
-      yield* run({
-        operation: "writeFile",
-        path: target,
-        data: base64(bytes),
-        options: { flag: overwrite ? "w" : "wx", mode: info.mode & 0o7777 }
-      })
-    })
-
-  const access = (
-    value: string,
-    options: { readonly ok?: boolean | undefined; readonly readable?: boolean | undefined; readonly writable?: boolean | undefined } | undefined
-  ) =>
-    guarded("fs:read", "access", value, "follow", (resource) =>
-      Effect.flatMap(run({ operation: "stat", path: resource }), (info) => {
-        // Mode bits against this process's ids: the descriptor-free answer the executor allows.
-        const uid = process.getuid?.() ?? -1
-        const gid = process.getgid?.() ?? -1
-        if (uid === 0) return Effect.void
-        const shift = Option.getOrUndefined(info.uid) === uid ? 6 : Option.getOrUndefined(info.gid) === gid ? 3 : 0
-        const bits = (info.mode >> shift) & 7
-        const missing = (options?.readable === true && (bits & 4) === 0) || (options?.writable === true && (bits & 2) === 0)
-        return missing
-          ? Effect.fail(PlatformError.systemError({
-            _tag: "PermissionDenied",
-            module: "FileSystem",
-            method: "access",
-            pathOrDescriptor: resource,
-            syscall: "access",
-            description: "permission denied"
-          }))
-          : Effect.void
-      }))
-
-  const made = FileSystem.make({
-    access: (value, options) => {
-      const captured = snapshot(options)
-      return Effect.suspend(() => access(value, captured))
-    },
-    copy: (from, to, options) => {
-      const captured = snapshot(options)
-      return copyFileOf("copy", from, to, captured?.overwrite === true)
-    },
-    copyFile: (from, to) => copyFileOf("copyFile", from, to, true),
-    chmod: (value, mode) =>
-      guarded("fs:write", "chmod", value, "follow", (resource) =>
-        run({ operation: "chmod", path: resource, options: { mode } })),
-    chown: (value, uid, gid) =>
-      guarded("fs:write", "chown", value, "follow", (resource) =>
-        run({ operation: "chown", path: resource, options: { uid, gid } })),
-    link: (from) => refuse("fs:write", "link", from),
-    lstat: (value) => guarded("fs:read", "lstat", value, "leaf", (resource) => run({ operation: "stat", path: resource })),
-    makeDirectory: (value, options) => {
-      const captured = snapshot(options)
-      return guarded("fs:write", "makeDirectory", value, "follow", (resource) =>
-        run({ operation: "makeDirectory", path: resource, options: captured }))
-    },
-    makeTempDirectory: (options) => {
-      const captured = snapshot(options)
-      return Effect.suspend(() => makeTempDirectory("makeTempDirectory", captured))
-    },
-    makeTempDirectoryScoped: (options) => {
-      const captured = snapshot(options)
-      return Effect.acquireRelease(
-        Effect.suspend(() => makeTempDirectory("makeTempDirectoryScoped", captured)),
-        cleanup
-      )
-    },
-    makeTempFile: (options) => {
-      const captured = snapshot(options)
-      return Effect.suspend(() => makeTempFile("makeTempFile", captured))
-    },
-    makeTempFileScoped: (options) => {
-      const captured = snapshot(options)
-      return Effect.acquireRelease(
-        Effect.suspend(() => makeTempFile("makeTempFileScoped", captured)),
-        (file) => cleanup(path.dirname(file))
-      )
-    },
-    open: (value, options) => {
-      const captured = snapshot(options)
-      return Effect.suspend((): Effect.Effect<FileSystem.File, PlatformError.PlatformError, Scope.Scope> =>
-        openVerified(auth, value, captured)
-      )
-    },
-    readDirectory: (value, options) => {
-      const captured = snapshot(options)
-      return guarded("fs:read", "readDirectory", value, "follow", (resource) =>
-        run({ operation: "readDirectory", path: resource, options: captured }))
-    },
-    readDirectoryEntries: (value) =>
-      guarded("fs:read", "readDirectoryEntries", value, "follow", (resource) =>
-        Effect.gen(function*() {
-          const names = yield* run({ operation: "readDirectory", path: resource })
-          const types = yield* statEntries(resource, names)
-          return names.map((name, i): FileSystem.DirectoryEntry => ({ name, type: types[i]! }))
-        })),
-    readFile: (value) => guarded("fs:read", "readFile", value, "follow", (resource) => run({ operation: "readFile", path: resource })),
-    readLink: (value) => guarded("fs:read", "readLink", value, "leaf", (resource) => run({ operation: "readLink", path: resource })),
-    realPath: (value) => guarded("fs:read", "realPath", value, "follow", (resource) => run({ operation: "realPath", path: resource })),
-    remove: (value, options) => {
-      const captured = snapshot(options)
-      return guarded("fs:write", "remove", value, "leaf", (resource) =>
-        run({ operation: "remove", path: resource, options: captured }))
-    },
-    rename: (from, to) =>
-      Effect.gen(function*() {
-        const source = yield* auth.guard("fs:write", "rename", from, "leaf")
-        const target = yield* auth.guard("fs:write", "rename", to, "leaf")
-        return yield* run({ operation: "rename", from: source, to: target })
-      }),
-    stat: (value) => guarded("fs:read", "stat", value, "follow", (resource) => run({ operation: "stat", path: resource })),
-    symlink: (_, to) => refuse("fs:write", "symlink", to),
-    truncate: (value, length) =>
-      Effect.scoped(Effect.flatMap(openVerified(auth, value, { flag: "r+" }, "truncate", ["fs:write"]), (file) => file.truncate(length))),
-    utimes: (value, atime, mtime) =>
-      withVerifiedHandle(auth, value, "utimes", "fs:write", (handle) => handle.utimes(atime, mtime)),
-    watch: (value) => Stream.fail(unconfined("fs:read", "watch", auth.normalize(value))),
-    writeFile: (value, data, options) => {
-      // The payload is measured before anything is encoded: an oversized write is a typed
-      // BadArgument, never a string the runtime cannot build.
-      if (limit !== undefined && data.byteLength > limit) {
-        return Effect.fail(contentTooLarge("writeFile", data.byteLength, limit))
-      }
-      const bytes = data.slice()
-      const captured = snapshot(options)
-      return guarded("fs:write", "writeFile", value, "follow", (resource) =>
-        run({ operation: "writeFile", path: resource, data: base64(bytes), options: captured }))
-    }
-  })
-
-  const glob: FileSystem.FileSystem["glob"] = (pattern, options) => {
-    const captured = snapshot(options)
-    return Effect.gen(function*() {
-      if (captured?.dot === true) {
-        // The wire's glob has no `dot`: answering without the dot-files asked for would be a
-        // silent lie, so the option is refused (patterns may still name dot segments: `.*`).
-        return yield* Effect.fail(PlatformError.badArgument({
-          module: "FileSystem",
-          method: "glob",
-          description: "glob option `dot` is not carried by the atomic extension; name dot segments in the pattern"
-        }))
-      }
-      const base = captured?.root === undefined ? logicalRoot : auth.normalize(captured.root)
-      const shownBase = logicalOf(path, root, base)
-      const absolute = path.isAbsolute(pattern)
-      const full = absolute ? pattern : `${base}${base.endsWith("/") ? "" : "/"}${pattern}`
-      yield* auth.guard("fs:read", "glob", full, "glob")
-      const found = yield* run({
-        operation: "glob",
-        pattern: full,
-        root: base,
-        options: captured?.exclude === undefined ? undefined : { exclude: captured.exclude }
-      })
-      const kept: Array<string> = []
-      for (const entry of found) {
-        const resource = logicalOf(path, root, path.resolve(base, entry))
-        if (!isInside(path, logicalRoot, resource)) continue
-        if (grants !== undefined) {
-          // Beyond the prefix: every path the glob found is itself a read, dropped when not granted.
-          const decided = yield* Effect.result(grants.check({ action: "fs:read", resource }))
-          if (Result.isFailure(decided)) {
-            if (decided.failure._tag === "GrantStoreError") {
-              return yield* Effect.fail(toPlatformError({ method: "glob", error: decided.failure }))
-            }
-            continue
-          }
-        }
-        kept.push(absolute ? resource : path.relative(shownBase, resource).split(path.sep).join("/"))
-      }
-      return kept
-    })
-  }
-
-  const exists: FileSystem.FileSystem["exists"] = (value) =>
-    guarded("fs:read", "exists", value, "follow", (resource) => run({ operation: "exists", path: resource }))
-
-  const readFileString: FileSystem.FileSystem["readFileString"] = (value, encoding) =>
-    guarded("fs:read", "readFileString", value, "follow", (resource) =>
-      run({ operation: "readFileString", path: resource, encoding }))
-
-  const writeFileString: FileSystem.FileSystem["writeFileString"] = (value, data, options) => {
-    if (limit !== undefined && Buffer.byteLength(data, "utf8") > limit) {
-      return Effect.fail(contentTooLarge("writeFileString", Buffer.byteLength(data, "utf8"), limit))
-    }
-    const captured = snapshot(options)
-    return guarded("fs:write", "writeFileString", value, "follow", (resource) =>
-      run({ operation: "writeFileString", path: resource, data, options: captured }))
-  }
-
-  // `stream` and `sink` stay derived from the guarded `open`; their options are copied at the call,
-  // since the derived stream reads `offset` and `bytesToRead` only after `open`'s checks.
-  const stream: FileSystem.FileSystem["stream"] = (value, options) => made.stream(value, snapshot(options))
-  const sink: FileSystem.FileSystem["sink"] = (value, options) => made.sink(value, snapshot(options))
-
-  // `FileSystem.make` derives `glob`, `exists`, `readFileString` and `writeFileString` from the
-  // primitives; the guarded ones are set after it so a derived, unguarded walk never wins.
-  return { ...made, glob, exists, readFileString, writeFileString, stream, sink }
+/**
+ * The resource `value` names for a host asked for its own `realPath`: resolved through every
+ * existing ancestor (a dangling link read and resolved in its place), and spelled below the
+ * workspace root as the program names it when it lies inside the canonical workspace. What the
+ * kernel asks the grant store about over an executor without `noFollowAuthorization`.
+ *
+ * @since 0.1.0
+ * @category security
+ */
+export const canonicalResource = (
+  fileSystem: FileSystem.FileSystem,
+  path: Path.Path,
+  workspaceRoot: string,
+  value: string
+): Effect.Effect<string, PlatformError.PlatformError> => {
+  const logicalRoot = path.normalize(workspaceRoot)
+  return canonical(
+    fileSystem,
+    path,
+    logicalRoot,
+    path.normalize(path.isAbsolute(value) ? value : path.resolve(logicalRoot, value))
+  )
 }
+
+const rootChanged = (logicalRoot: string, cause: unknown) =>
+  PlatformError.systemError({
+    _tag: "Busy",
+    module: "FileSystem",
+    method: "batch",
+    pathOrDescriptor: logicalRoot,
+    description: "batch root no longer names the authorized descriptor",
+    cause
+  })
 
 /**
  * Builds the guarded file system over the host in context.
@@ -433,18 +196,28 @@ export const make: Effect.Effect<
   const path = yield* Path.Path
   const workspace = yield* Workspace
   const grants = yield* GrantStore
-  const logicalRoot = path.normalize(path.resolve(workspace.root))
   const atomic = atomicOf(host)
-  if (atomic === undefined || atomic.noFollowAuthorization !== true) return refusing(logicalRoot, path, path.resolve(logicalRoot, "..", systemTemporaryDirectoryName))
-  const root = yield* pin(host, atomic, logicalRoot)
-  const auth = makeAuthorizer({ path, root, atomic, grants })
-  const guarded = assemble(host, auth, grants)
-  Object.assign(guarded, { [ConfinedTypeId]: logicalRoot })
+  const logicalRoot = path.normalize(path.resolve(workspace.root))
+  const normalize = (value: string) => path.normalize(path.isAbsolute(value) ? value : path.resolve(logicalRoot, value))
+  const systemTemp = path.resolve(logicalRoot, "..", systemTemporaryDirectoryName)
+  const boundaryRoot = yield* host.realPath(logicalRoot)
+  if (atomic === undefined) {
+    return Object.assign(refusing(normalize, systemTemp), { [ConfinedFileSystemTypeId]: logicalRoot })
+  }
+  // An attested volume with no batch protocol needs no identity: its attestation is its boundary.
+  const rootIdentity = atomic.isolated !== undefined && atomic.batchLimits === undefined
+    ? Option.none<string>()
+    : yield* identifyRoot(atomic, host, boundaryRoot)
+  const root: PinnedRoot = { boundaryRoot, logicalRoot, rootIdentity: Option.getOrUndefined(rootIdentity) }
+  const auth = makeAuthorizer({ path, root, atomic, grants, host })
+  const guarded = Object.assign(makeGuarded({ auth, systemTemp }), { [ConfinedFileSystemTypeId]: logicalRoot })
   if (atomic.batchLimits === undefined) return guarded
-  const verifyRoot = identify(host, atomic, logicalRoot).pipe(
+  // A vanished or replaced workspace is a lost boundary, not N missing files: its logical path must
+  // still name the directory pinned here (the executor checks the canonical one on its side).
+  const verifyRoot = identifyRoot(atomic, host, logicalRoot).pipe(
     Effect.mapError((cause) => rootChanged(logicalRoot, cause)),
     Effect.flatMap((now) =>
-      now === root.rootIdentity
+      Option.isSome(now) && now.value === root.rootIdentity
         ? Effect.void
         : Effect.fail(rootChanged(
           logicalRoot,
@@ -455,19 +228,8 @@ export const make: Effect.Effect<
   return Object.assign(guarded, { [FileSystemBatchTypeId]: makeBatch(auth, atomic.batchLimits, verifyRoot) })
 })
 
-const rootChanged = (logicalRoot: string, cause: unknown) =>
-  PlatformError.systemError({
-    _tag: "Busy",
-    module: "FileSystem",
-    method: "batch",
-    pathOrDescriptor: logicalRoot,
-    description: "workspace_identity_changed: the workspace root no longer names the pinned directory",
-    cause
-  })
-
 /**
- * The kernel as a layer: over a host `FileSystem` it provides the guarded `FileSystem`, so every
- * consumer of `FileSystem.FileSystem`, even one that never heard of the kernel, is guarded.
+ * The kernel as a layer: over a host `FileSystem` it provides the guarded `FileSystem`.
  *
  * @since 0.1.0
  * @category layers
@@ -479,9 +241,14 @@ export const layer: Layer.Layer<
 > = Layer.effect(FileSystem.FileSystem, make)
 
 /**
- * A view of `fileSystem` confined to `root` without grant checks, for the kernel's own bookkeeping
- * (journals, caches): every path operation is still one executor request against a root pinned
- * here, so nothing it does leaves `root`. Refused over a host without the atomic extension.
+ * A view of `fileSystem` confined to `root` without grant checks, for machinery that must not ask
+ * a grant store about its own bookkeeping (journals, caches) but must never be carried outside the
+ * workspace: every path operation is one executor request against the root pinned here (its
+ * canonical path and identity), so nothing it does leaves `root`. Every method that cannot be one
+ * such request (`access`, `copy`, `copyFile`, `link`, `symlink`, `open`, `stream`, `sink`,
+ * `truncate`, `utimes`, `watch` and every `makeTemp*`) is refused. An isolated volume is returned
+ * as it is (its attestation is the boundary), and so is a view or guarded service already pinned
+ * to the same root. Refused over a host without the extension. The root must exist.
  *
  * @since 0.1.0
  * @category constructors
@@ -492,13 +259,14 @@ export const confined = (
 ): Effect.Effect<FileSystem.FileSystem, PlatformError.PlatformError, Path.Path> =>
   Effect.gen(function*() {
     const path = yield* Path.Path
-    const logicalRoot = path.normalize(path.resolve(root === "" ? "." : root))
-    if ((fileSystem as { readonly [ConfinedTypeId]?: string })[ConfinedTypeId] === logicalRoot) return fileSystem
+    const logicalRoot = path.resolve(root === "" ? "." : root)
+    if (confinedRoot(fileSystem) === logicalRoot) return fileSystem
     const atomic = atomicOf(fileSystem)
-    if (atomic === undefined || atomic.noFollowAuthorization !== true) {
-      return yield* Effect.fail(unconfined("fs:write", "confined", logicalRoot))
-    }
-    const pinned = yield* pin(fileSystem, atomic, logicalRoot)
-    const view = assemble(fileSystem, makeAuthorizer({ path, root: pinned, atomic, grants: undefined }), undefined)
-    return Object.assign(view, { [ConfinedTypeId]: logicalRoot })
+    if (atomic === undefined) return yield* Effect.fail(unconfined("confined", logicalRoot))
+    if (atomic.isolated !== undefined) return fileSystem
+    const boundaryRoot = yield* fileSystem.realPath(logicalRoot)
+    const rootIdentity = yield* identifyRoot(atomic, fileSystem, boundaryRoot)
+    if (Option.isNone(rootIdentity)) return yield* Effect.fail(unconfined("confined", logicalRoot))
+    const view = makeConfinedView(atomic, path, { boundaryRoot, logicalRoot, rootIdentity: rootIdentity.value })
+    return Object.assign(view, { [ConfinedFileSystemTypeId]: logicalRoot })
   })

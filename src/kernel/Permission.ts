@@ -83,16 +83,30 @@ export class GrantStoreError extends Data.TaggedError("GrantStoreError")<{
  */
 export type PermissionError = PermissionRequired | PermissionDenied | GrantStoreError
 
-/** @since 0.1.0 @category guards */
-export const isPermissionError = (u: unknown): u is PermissionError =>
-  u instanceof PermissionRequired || u instanceof PermissionDenied || u instanceof GrantStoreError
+const permissionTags: ReadonlySet<unknown> = new Set(["PermissionRequired", "PermissionDenied", "GrantStoreError"])
+
+/**
+ * Whether `u` is a permission failure: one of the three classes above, or any error of the same
+ * shape (its `_tag` one of the three, a `capability` with a string `resource`), so that a client's
+ * own grant store failing with its own classes is understood and read back unchanged.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isPermissionError = (u: unknown): u is PermissionError => {
+  if (typeof u !== "object" || u === null) return false
+  const { _tag, capability } = u as { readonly _tag?: unknown; readonly capability?: unknown }
+  return permissionTags.has(_tag) && typeof capability === "object" && capability !== null &&
+    typeof (capability as { readonly resource?: unknown }).resource === "string"
+}
 
 const describe = (error: PermissionError): string => {
   switch (error._tag) {
     case "PermissionRequired":
       return `permission required: ${error.capability.action} ${error.capability.resource}`
     case "PermissionDenied":
-      return error.reason
+      // A client's class may carry its explanation as `message` rather than `reason`.
+      return typeof error.reason === "string" ? error.reason : String((error as { readonly message?: unknown }).message)
     case "GrantStoreError":
       return `grant store failed: ${error.message}`
   }

@@ -45,6 +45,26 @@ describe.each(strategies)("confinedSpawner (%s)", (strategy) => {
     expect(fs.existsSync(path.join(t.ws, "ran"))).toBe(false)
   })
 
+  it("close comes after the launch's cleanup: a missing .git made for the launch is gone by then", async () => {
+    const t = sandboxTree()
+    fs.rmSync(path.join(t.ws, ".git"), { recursive: true })
+    const child = spawner(t)("/bin/sh", ["-c", "test -d .git && echo made"], { cwd: t.ws })
+    const atClose = new Promise<boolean>((resolve) => child.on("close", () => resolve(fs.existsSync(path.join(t.ws, ".git")))))
+    const r = await outcome(child)
+    expect(r.stdout).toContain("made")
+    expect(await atClose).toBe(false)
+  })
+
+  it("a sandbox program that fails before starting the command ends as error then close, not as the command's exit 1", async () => {
+    const t = sandboxTree()
+    const spawn = confinedSpawner(new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy, bwrap: "/bin/false" }))
+    const r = await outcome(spawn("/bin/sh", ["-c", "touch ran"], { cwd: t.ws }))
+    expect(r.error).toBeInstanceOf(ConfinementError)
+    expect((r.error as ConfinementError).reason).toBe("sandbox-unavailable")
+    expect(r.code).toBeNull()
+    expect(fs.existsSync(path.join(t.ws, "ran"))).toBe(false)
+  })
+
   it("kill() before the command started cancels the launch", async () => {
     const t = sandboxTree()
     const child = spawner(t)("/bin/sh", ["-c", "touch ran"], { cwd: t.ws })

@@ -7,6 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { sandboxAvailable } from "../../src/confine/index.ts"
 import { scratch } from "../support/tree.ts"
 import { runNode, type Ran } from "./support/node.ts"
 import { eslintConfig, repo, tools } from "./support/tools.ts"
@@ -22,8 +23,11 @@ beforeAll(() => {
 })
 afterAll(() => cleanup())
 
-const pinnedfs = (args: ReadonlyArray<string>, options: { cwd?: string; bin?: string } = {}): Promise<Ran> =>
-  runNode([options.bin ?? cli, ...args], { cwd: options.cwd ?? os.tmpdir() })
+const pinnedfs = (args: ReadonlyArray<string>, options: { cwd?: string; bin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Ran> =>
+  runNode([options.bin ?? cli, ...args], { cwd: options.cwd ?? os.tmpdir(), ...(options.env ? { env: options.env } : {}) })
+
+const sandbox = await sandboxAvailable()
+if (!sandbox.available) console.warn(`test/dev/cli.test.ts: fix --confine in a sandbox skipped: ${sandbox.reason}`)
 
 /** A fixer script outside the workspace, run as `node SCRIPT FILES...`. */
 const script = (body: string): string => {
@@ -42,7 +46,7 @@ describe("pinnedfs (the bin)", () => {
     const help = await pinnedfs(["fix", "--help"])
     expect(help.code).toBe(0)
     expect(help.stdout).toMatch(/Usage: pinnedfs fix \[options\] --scope <glob> \[--scope <glob>\]\.\.\. -- <command> \[args\.\.\.\]/)
-    for (const text of ["--workspace <dir>", "--scope <glob>", "--may-create <glob>", "appended", "Exits 1 when", "cannot stop or see"]) {
+    for (const text of ["--workspace <dir>", "--scope <glob>", "--may-create <glob>", "appended", "Exits 1 when", "cannot stop or see", "--confine", "125 when"]) {
       expect(help.stdout).toContain(text)
     }
   })
@@ -53,6 +57,42 @@ describe("pinnedfs (the bin)", () => {
     const r = await pinnedfs(["run", "--workspace", s.root, "--", "/bin/sh", "-c", "echo b > src/b.ts; exit 7"], { cwd: s.root })
     expect([r.code, r.stderr]).toEqual([7, ""])
     expect(disk(s, "src/b.ts")).toBe("b\n")
+  })
+
+  it.skipIf(!sandbox.available)("fix --confine: the fixer's edit lands and is reported; its writes outside, into .git and .vscode fail", async () => {
+    const s = scratch()
+    s.make({ "src/a.ts": "a\n", ".git/config": "[core]\n" })
+    const attempt = (what: string, file: string) =>
+      `try { fs.writeFileSync(${JSON.stringify(file)}, "x"); console.log("${what}-written") } catch (e) { console.log("${what}-denied " + e.code) }`
+    const fixer = script(
+      [
+        "for (const f of files) fs.appendFileSync(f, 'fixed\\n')",
+        attempt("outside", path.join(s.outside, "escaped")),
+        attempt("config", ".git/config"),
+        "try { fs.mkdirSync('.vscode', { recursive: true }) } catch {}",
+        attempt("vscode", ".vscode/tasks.json")
+      ].join("\n")
+    )
+    const r = await pinnedfs(["fix", "--confine", "--workspace", s.root, "--scope", "src/**", "--", process.execPath, fixer])
+    expect([r.code, r.stdout]).toEqual([0, expect.stringContaining("changed:    src/a.ts")])
+    expect(r.stderr).toContain("confined: only the workspace writable")
+    for (const what of ["outside", "config", "vscode"]) expect(r.stderr).toMatch(new RegExp(`${what}-denied (EROFS|EACCES)`))
+    expect(disk(s, "src/a.ts")).toBe("a\nfixed\n")
+    expect(fs.existsSync(path.join(s.outside, "escaped"))).toBe(false)
+    expect(disk(s, ".git/config")).toBe("[core]\n")
+    // The empty .vscode made read-only for the run is removed after it; nothing was written in it.
+    expect(fs.existsSync(s.abs(".vscode"))).toBe(false)
+  })
+
+  it("fix --confine where no sandbox can be built exits 125 saying why, and runs nothing", async () => {
+    const s = scratch()
+    s.make({ "src/a.ts": "a\n" })
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-nopath-"))
+    const r = await pinnedfs(["fix", "--confine", "--workspace", s.root, "--scope", "src/**", "--", "/bin/sh", "-c", "touch ran"], { env: { ...process.env, PATH: empty } })
+    expect(r.code).toBe(125)
+    expect(r.stderr).toMatch(/pinnedfs fix: cannot confine \/bin\/sh: bubblewrap \(bwrap\) is not installed or not on PATH/)
+    expect(fs.existsSync(s.abs("ran"))).toBe(false)
+    expect(disk(s, "src/a.ts")).toBe("a\n")
   })
 
   it("--version prints the package's version", async () => {

@@ -115,6 +115,22 @@ const glob = (pattern: string, exclude?: (p: P) => Array<string>, root = ""): Ca
     })
   )
 
+/**
+ * A glob as a caller writes it through a kernel: pattern and excludes relative, read against `root`.
+ * The kernel sends the pattern made absolute and the excludes as written; the answer must be
+ * Effect's answer to the caller's own call, made absolute the same way.
+ */
+const relativeGlob = (pattern: string, exclude: Array<string>, root = ""): Case =>
+  c(
+    `glob ${pattern} excluding ${exclude.join(", ")} (relative${root ? `, from ${root}` : ""})`,
+    (f, p) =>
+      Effect.map(
+        f.glob(pattern, { root: p(root), exclude }),
+        (paths) => paths.map((relative) => path.join(p(root), relative))
+      ),
+    (p) => ({ operation: "glob", pattern: path.join(p(root), pattern), root: p(root), options: { exclude } })
+  )
+
 const globs: ReadonlyArray<Case> = [
   glob("*"),
   glob("**"),
@@ -130,7 +146,14 @@ const globs: ReadonlyArray<Case> = [
   glob("top.txt"),
   glob("a/b/../b/*.md"),
   glob("**/*.txt", (p) => [p("a/c/**")]),
-  glob("**/*.txt", () => ["a/c/**"]),
+  relativeGlob("**/*.txt", ["a/c/**"]),
+  relativeGlob("**/*", ["a/c"]),
+  relativeGlob("**/*", ["**/*.md", "a/.hidden.txt"]),
+  relativeGlob("**/*", ["*/"]),
+  relativeGlob("**/*.txt", ["", ".", "./"]),
+  relativeGlob("*", ["file.txt"], "a/b"),
+  relativeGlob("**/*", ["deep/**"], "a/c"),
+  relativeGlob("**/*", ["./a/b/**"]),
   glob("**", (p) => [p("a")]),
   glob("**", (p) => [p("")]),
   glob("**/"),

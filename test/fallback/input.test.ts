@@ -60,9 +60,9 @@ describe("fallback identifyRoot", () => {
     expectReason(await Effect.runPromise(Effect.flip(extension.identifyRoot!("relative"))), "BadArgument")
   })
 
-  it("advertises no-follow authorization and its limits", () => {
+  it("advertises its limits, and no no-follow authorization (it pins no root handle)", () => {
     const extension = PathAtomicFileSystem.make()
-    expect(extension.noFollowAuthorization).toBe(true)
+    expect(extension.noFollowAuthorization).toBeUndefined()
     expect(extension.batchLimits).toEqual(PathAtomicFileSystem.defaults.batchLimits)
     expect(extension.contentLimit).toBe(PathAtomicFileSystem.defaults.contentLimit)
   })
@@ -78,7 +78,7 @@ describe("fallback layer", () => {
     const withExtension = await Effect.runPromise(Effect.provide(service, PathAtomicFileSystem.layer))
     const plain = await Effect.runPromise(Effect.provide(service, NodeFileSystem.layer))
     const atomic = (withExtension as AtomicHostFileSystem)[AtomicFileSystemTypeId]
-    expect(atomic.noFollowAuthorization).toBe(true)
+    expect(atomic.noFollowAuthorization).toBeUndefined()
     expect(AtomicFileSystemTypeId in plain).toBe(false)
     expect(await Effect.runPromise(withExtension.readFileString(s.abs("a.txt")))).toBe("via layer")
     const rootIdentity = await Effect.runPromise(atomic.identifyRoot!(s.root))

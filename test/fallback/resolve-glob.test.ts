@@ -124,7 +124,6 @@ describe.each(spellings)("fallback glob (%s root)", (spelling) => {
       )
     const cases: Array<[string, Array<string>]> = [
       [h.at("**/*.ts"), []],
-      [h.at("**/*.ts"), ["node_modules/**"]], // relative: never matches an absolute walk (Effect's rule)
       [h.at("**/*.ts"), [h.at("node_modules/**")]],
       [h.at("**"), [h.at("src")]],
       [h.at("src/*.ts"), [h.at("src/util.ts")]],
@@ -140,6 +139,17 @@ describe.each(spellings)("fallback glob (%s root)", (spelling) => {
     ]
     for (const [pattern, exclude] of cases) {
       expect(await glob(h, pattern, exclude), `${pattern} exclude ${exclude}`).toEqual(await reference(pattern, exclude))
+    }
+    // A relative exclude is the caller's, written beside a relative pattern the kernel made absolute
+    // against `root`: the answer is Effect's answer to that relative call, made absolute.
+    const relative: Array<[string, Array<string>]> = [
+      ["**/*.ts", ["node_modules/**"]],
+      ["**/*.ts", ["node_modules"]],
+      ["**/*", ["src/*.ts", "*.md"]]
+    ]
+    for (const [pattern, exclude] of relative) {
+      const expected = (await reference(pattern, exclude)).map((p) => path.join(h.base, p))
+      expect(await glob(h, h.at(pattern), exclude), `${pattern} exclude ${exclude} (relative)`).toEqual(expected)
     }
   })
 

@@ -37,7 +37,8 @@ const tree = {
 }
 
 const cases: ReadonlyArray<Case> = [
-  { method: "access", expected: null, run: (fs) => fs.access("a.txt", { readable: true }), answer: (r) => r ?? null },
+  // Issue 9: no access guessed from mode bits; refused as the client refuses it.
+  { method: "access", run: (fs) => fs.access("a.txt", { readable: true }), unconfinable: true },
   { method: "copy", expected: "alpha", run: (fs) => fs.copy("a.txt", "copy.txt"), answer: (_, s) => NFS.readFileSync(s.abs("copy.txt"), "utf8") },
   { method: "copyFile", expected: "alpha", run: (fs) => fs.copyFile("a.txt", "dir/copy.txt"), answer: (_, s) => NFS.readFileSync(s.abs("dir/copy.txt"), "utf8") },
   { method: "chmod", expected: 0o600, run: (fs) => fs.chmod("a.txt", 0o600), answer: (_, s) => NFS.lstatSync(s.abs("a.txt")).mode & 0o7777 },
@@ -50,7 +51,13 @@ const cases: ReadonlyArray<Case> = [
     answer: (_, s) => [NFS.lstatSync(s.abs("a.txt")).uid, NFS.lstatSync(s.abs("a.txt")).gid]
   },
   { method: "exists", expected: [true, false], run: (fs) => Effect.all([fs.exists("a.txt"), fs.exists("nope")]), answer: (r) => r },
-  { method: "glob", expected: ["a.txt", "dir/b.txt", "dir/sub/c.txt"], run: (fs) => fs.glob("**/*.txt"), answer: (r) => [...(r as Array<string>)].sort() },
+  // Answers absolute paths, as the client's kernel passes the executor's answer on.
+  {
+    method: "glob",
+    expected: ["a.txt", "dir/b.txt", "dir/sub/c.txt"],
+    run: (fs) => fs.glob("**/*.txt"),
+    answer: (r, s) => (r as Array<string>).map((p) => rel(s, p)).sort()
+  },
   { method: "link", run: (fs) => fs.link("a.txt", "hard.txt"), unconfinable: true },
   { method: "lstat", expected: "Directory", run: (fs) => fs.lstat("dir"), answer: (r) => infoShape(r as FileSystem.File.Info).type },
   { method: "makeDirectory", expected: true, run: (fs) => fs.makeDirectory("new/deep", { recursive: true }), answer: (_, s) => NFS.statSync(s.abs("new/deep")).isDirectory() },
@@ -73,17 +80,16 @@ const cases: ReadonlyArray<Case> = [
     answer: (r, s) => rel(s, r).startsWith("empty/") && String(r).endsWith(".tmp") && NFS.readFileSync(String(r), "utf8") === ""
   },
   { method: "makeTempFileScoped", expected: false, run: (fs) => fs.makeTempFileScoped({ directory: "empty" }), answer: (r) => NFS.existsSync(String(r)) },
+  // Issue 9: no host-path open followed by a check; refused as the client refuses it.
   {
     method: "open",
-    expected: [Option.some("bravo"), 5],
     run: (fs) =>
       Effect.gen(function*() {
         const file = yield* fs.open("dir/b.txt")
         const bytes = yield* file.readAlloc(64)
-        const info = yield* file.stat
-        return [Option.map(bytes, text), Number(info.size)]
+        return Option.map(bytes, text)
       }),
-    answer: (r) => r
+    unconfinable: true
   },
   { method: "readDirectory", expected: ["b.txt", "sub"], run: (fs) => fs.readDirectory("dir"), answer: (r) => [...(r as Array<string>)].sort() },
   {
@@ -100,20 +106,18 @@ const cases: ReadonlyArray<Case> = [
   { method: "rename", expected: "alpha", run: (fs) => fs.rename("a.txt", "dir/moved.txt"), answer: (_, s) => NFS.readFileSync(s.abs("dir/moved.txt"), "utf8") },
   {
     method: "sink",
-    expected: "sunk",
     run: (fs) => Stream.make(new TextEncoder().encode("sunk")).pipe(Stream.run(fs.sink("sunk.txt"))),
-    answer: (_, s) => NFS.readFileSync(s.abs("sunk.txt"), "utf8")
+    unconfinable: true
   },
   { method: "stat", expected: { type: "File", size: 5 }, run: (fs) => fs.stat("a.txt"), answer: (r) => infoShape(r as FileSystem.File.Info) },
   {
     method: "stream",
-    expected: "bravo",
     run: (fs) => fs.stream("dir/b.txt", { chunkSize: 2 }).pipe(Stream.runCollect, Effect.map((chunks) => text(Buffer.concat([...chunks])))),
-    answer: (r) => r
+    unconfinable: true
   },
   { method: "symlink", run: (fs) => fs.symlink("a.txt", "made-link"), unconfinable: true },
-  { method: "truncate", expected: "al", run: (fs) => fs.truncate("a.txt", 2), answer: (_, s) => NFS.readFileSync(s.abs("a.txt"), "utf8") },
-  { method: "utimes", expected: 2_000_000_000, run: (fs) => fs.utimes("a.txt", 1_000_000, 2_000_000), answer: (_, s) => NFS.statSync(s.abs("a.txt")).mtimeMs },
+  { method: "truncate", run: (fs) => fs.truncate("a.txt", 2), unconfinable: true },
+  { method: "utimes", run: (fs) => fs.utimes("a.txt", 1_000_000, 2_000_000), unconfinable: true },
   { method: "watch", run: (fs) => Stream.runHead(fs.watch("dir")), unconfinable: true },
   { method: "writeFile", expected: "hi", run: (fs) => fs.writeFile("dir/w.bin", new Uint8Array([104, 105])), answer: (_, s) => NFS.readFileSync(s.abs("dir/w.bin"), "utf8") },
   { method: "writeFileString", expected: "over", run: (fs) => fs.writeFileString("a.txt", "over"), answer: (_, s) => NFS.readFileSync(s.abs("a.txt"), "utf8") }
@@ -207,11 +211,13 @@ describe("answers on a quiet tree", () => {
           link: yield* fs.readLink("link"),
           lstat: (yield* fs.lstat("link")).type,
           stat: (yield* fs.stat("link")).type,
-          viaLink: yield* fs.readFileString("link")
+          viaLink: reasonTag(yield* Effect.flip(fs.readFileString("link")))
         }
       }).pipe(Effect.scoped, Effect.provide(layer))
+      // Issue 9: the executor acts on the path the caller gave, as the client's kernel sends it: a
+      // no-follow executor stats the link itself and refuses to read through it.
       expect(got).toEqual({
-        glob: ["a.txt", "dir/b.txt", "dir/sub/c.txt"],
+        glob: ["a.txt", "dir/b.txt", "dir/sub/c.txt"].map((p) => s.abs(p)),
         entries: [
           { name: "a.txt", type: "File" },
           { name: "dir", type: "Directory" },
@@ -220,8 +226,8 @@ describe("answers on a quiet tree", () => {
         ],
         link: "a.txt",
         lstat: "SymbolicLink",
-        stat: "File",
-        viaLink: "alpha"
+        stat: "SymbolicLink",
+        viaLink: "PermissionDenied"
       })
     }))
 })

@@ -52,7 +52,13 @@ const checks: Record<string, Check> = {
     expect(fs.readFileSync(s.abs("src/index.ts"), "utf8")).toBe("export const answer = 42\n")
     expect(fs.readFileSync(s.abs("src/util.ts"), "utf8")).toBe("export const twice = (n: number) => 2 * n\n")
     expect(fs.readFileSync(s.abs("secrets/key.ts"), "utf8")).toBe(workspace["secrets/key.ts"])
-    const refusal = b["refusal"] as Option.Option<{ readonly _tag: string; readonly reason: string; readonly capability: { readonly resource: string } }>
+    // A real project has .ts files outside src/: listed, read, and left alone.
+    expect(fs.readFileSync(s.abs("vite.config.ts"), "utf8")).toBe("export default {}  \n")
+    expect(fs.readFileSync(s.abs("test/a.test.ts"), "utf8")).toBe("export {}  \n")
+    const result = b["result"] as { readonly seen: ReadonlyArray<string>; readonly refusal: unknown }
+    const seen = result.seen.map((f) => path.relative(s.root, path.resolve(s.root, f))).sort()
+    expect(seen).toEqual(["src/index.ts", "src/util.ts", "test/a.test.ts", "vite.config.ts"])
+    const refusal = result.refusal as Option.Option<{ readonly _tag: string; readonly reason: string; readonly capability: { readonly resource: string } }>
     expect(Option.isOption(refusal)).toBe(true)
     expect(Option.map(refusal, (e) => [e._tag, e.reason, e.capability.resource])).toEqual(
       Option.some(["PermissionDenied", "denied by rule", s.abs(".env")])
@@ -103,15 +109,19 @@ const blocks = (text: string): Array<Block> => {
   return out
 }
 
-/** package.json's exports as specifier -> source file: "pinnedfs/effect" -> src/effect/index.ts. */
+/**
+ * package.json's exports as specifier -> source file: "pinnedfs/effect" -> src/effect/index.ts.
+ * `types` names the implementation; `default` may be an entry point that checks optional peers and
+ * then loads the compiled implementation (src/entry), which has no source form to run.
+ */
 const sources = (() => {
   const pkg = JSON.parse(fs.readFileSync(path.join(repo, "package.json"), "utf8")) as {
     readonly name: string
-    readonly exports: Record<string, string | { readonly default?: string }>
+    readonly exports: Record<string, string | { readonly types?: string; readonly default?: string }>
   }
   const out = new Map<string, string>()
   for (const [sub, target] of Object.entries(pkg.exports)) {
-    const file = typeof target === "string" ? target : target.default
+    const file = typeof target === "string" ? target : (target.types?.replace(/\.d\.ts$/, ".js") ?? target.default)
     if (!file?.startsWith("./dist/") || !file.endsWith(".js")) continue
     const source = path.join(repo, "src", file.slice("./dist/".length).replace(/\.js$/, ".ts"))
     out.set(sub === "." ? pkg.name : `${pkg.name}/${sub.slice(2)}`, source)

@@ -7,12 +7,16 @@
  * calls; nothing here sees or checks them. It is given the allowlist, and the re-read reconciles
  * the envelope afterwards (so a change inside the envelope is always seen, and a change to a path
  * withheld from it is reported), but a child that writes outside its envelope is neither stopped
- * nor noticed. Containing a child takes confinement of the process itself; the `spawn` option is
- * where a confining spawner is plugged in.
+ * nor noticed, unless the child is confined: given a `pinnedfs/confine` session (`confine`), the
+ * command runs in its sandbox, where the workspace is the only writable tree and its protected
+ * paths (`.git` by default) are read-only or hidden. A launch that cannot be confined fails the
+ * step with the reason and the command does not run; it is never retried unconfined.
  *
  * @since 0.1.0
  */
 import { spawn as nodeSpawn } from "node:child_process"
+import * as fs from "node:fs"
+import { type Confinement, confinedSpawner } from "../../confine/index.ts"
 import type { Capability } from "../Capability.ts"
 
 /**
@@ -66,6 +70,11 @@ export interface ExternalFixerOptions {
   /** Append the allowlisted files to `args` (default). With none to append the tool is not run. */
   readonly appendFiles?: boolean | undefined
   readonly spawn?: Spawn | undefined
+  /**
+   * Run the command confined by this session (its workspace must be the plan's workspace
+   * directory). Excludes `spawn`.
+   */
+  readonly confine?: Confinement | undefined
   readonly env?: NodeJS.ProcessEnv | undefined
   /** Exit codes that mean success. Default `[0]`. */
   readonly okExitCodes?: ReadonlyArray<number> | undefined
@@ -73,6 +82,17 @@ export interface ExternalFixerOptions {
   readonly timeoutMs?: number | undefined
   /** How often a `running` progress event is sent while the child runs. Default 2000 ms. */
   readonly heartbeatMs?: number | undefined
+}
+
+/**
+ * A session confining another directory would leave this workspace read-only to the tool (its
+ * edits would fail) while making that other directory writable: a mistake to report, not to run.
+ */
+const sameWorkspace = async (confinement: Confinement, workspaceDir: string): Promise<void> => {
+  const [theirs, ours] = await Promise.all([fs.promises.realpath(confinement.target.workspace), fs.promises.realpath(workspaceDir)])
+  if (theirs !== ours) {
+    throw new Error(`the confinement's workspace '${theirs}' is not this plan's workspace '${ours}': the command was not run`)
+  }
 }
 
 /** How much of the child's output a failure diagnostic quotes. */
@@ -84,6 +104,10 @@ const tailBytes = 4096
  */
 export const externalFixer = (o: ExternalFixerOptions): Capability => {
   const name = o.name ?? [o.command, ...(o.args ?? [])].join(" ")
+  if (o.confine !== undefined && o.spawn !== undefined) {
+    throw new TypeError(`externalFixer '${name}': give either confine or spawn, not both (confine supplies the spawn)`)
+  }
+  const spawn: Spawn = o.confine !== undefined ? confinedSpawner(o.confine) : (o.spawn ?? defaultSpawn)
   return {
     name,
     scope: o.scope,
@@ -96,8 +120,9 @@ export const externalFixer = (o: ExternalFixerOptions): Capability => {
       // A file named like an option must not be read as one.
       const appended = o.appendFiles === false ? [] : files.map((f) => (f.startsWith("-") ? `./${f}` : f))
       const args = [...(o.args ?? []), ...appended]
+      if (o.confine !== undefined) await sameWorkspace(o.confine, context.workspaceDir)
       const started = Date.now()
-      const child = (o.spawn ?? defaultSpawn)(o.command, args, { cwd: context.workspaceDir, env: o.env ?? process.env })
+      const child = spawn(o.command, args, { cwd: context.workspaceDir, env: o.env ?? process.env })
       let tail = ""
       const keep = (stream: "stdout" | "stderr") => (chunk: Buffer | string) => {
         const text = chunk.toString()

@@ -1,49 +1,88 @@
 /**
- * The authorization step every guarded operation shares: resolve the path to the resource it
- * names through the executor, ask the grant store, resolve again, and refuse when the path no
- * longer names what was authorized.
+ * Authorization, in two phases.
+ *
+ * 1. The client's guard, question for question: the path is resolved to the resource it names
+ *    (through the executor's no-follow `resolve` when it claims `noFollowAuthorization`, through
+ *    the host's `realPath` and hard-link guard otherwise), the grant store is asked about that
+ *    resource, and the path is resolved again: one that names another resource once the decision
+ *    arrives is refused.
+ * 2. pinnedfs's additions, only once every question of phase 1 was answered (see docs/kernel.md):
+ *    the executor acts on the path the caller gave, so when that path differs from the resource it
+ *    resolved to (a link on the way) the path itself is asked about too; and when phase 1 refused
+ *    for any reason other than the store's answer about that very path, the path is asked about
+ *    before the refusal is reported, so that a denied path is refused the same way whatever lies
+ *    behind it.
  *
  * @internal
  */
-import { Effect, type Path, PlatformError } from "effect"
+import { Effect, type FileSystem, type Path, PlatformError } from "effect"
 import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../effect/wire.ts"
 import type { GrantStore } from "../GrantStore.ts"
-import { type Action, PermissionDenied, toPlatformError } from "../Permission.ts"
+import {
+  type Action,
+  type Capability,
+  GrantStoreError,
+  isPermissionError,
+  PermissionDenied,
+  toPlatformError
+} from "../Permission.ts"
+import { canonicalResource, hardLinked, hardLinkGuard } from "./canonical.ts"
 import { globPrefix, isInside, logicalOf, type PinnedRoot } from "./paths.ts"
 import { type Refusal, resourceOf } from "./resolve.ts"
 
-/**
- * How a path names its resource. `follow`: the whole path, links followed lexically (the
- * operation acts on what the path leads to). `leaf`: the parent followed, the last name kept (the
- * operation acts on the entry itself: `lstat`, `readLink`, `remove`, `rename`). `glob`: the
- * pattern's literal prefix followed, the pattern segments kept as written.
- *
- * @internal
- */
-export type Mode = "follow" | "leaf" | "glob"
+/** One path an operation needs authorized. @internal */
+export interface Need {
+  readonly action: Action
+  /** Absolute and normalized (the caller's path, or a glob's pattern). */
+  readonly value: string
+  /** A glob: its literal prefix is resolved, its pattern segments kept as written. */
+  readonly glob?: boolean | undefined
+}
+
+/** What phase 1 settled for one {@link Need}. @internal */
+export interface Granted {
+  readonly need: Need
+  /** The resource the store was asked about. */
+  readonly resource: string
+  /** The caller's own path in logical spelling, nothing followed. */
+  readonly lexical: string
+}
 
 /** The authorization toolkit one guarded file system is built from. @internal */
 export interface Authorizer {
   readonly root: PinnedRoot
   readonly path: Path.Path
   readonly atomic: AtomicFileSystem
-  /** Absolute, normalized, read against the workspace root. */
+  /** Absolute and normalized, read against `base` (the workspace root by default). */
   readonly normalize: (value: string, base?: string) => string
   /** Runs one request stamped with the pinned root. */
   readonly run: <R extends AtomicRequest>(request: R) => Effect.Effect<AtomicResult<R>, PlatformError.PlatformError>
-  /** The resource `value` names, refused when it is outside the workspace or uninspectable. */
-  readonly resource: (action: Action, method: string, value: string, mode: Mode) => Effect.Effect<string, PlatformError.PlatformError>
-  /** Resolve, decide, resolve again: the authorized resource. */
-  readonly guard: (action: Action, method: string, value: string, mode: Mode) => Effect.Effect<string, PlatformError.PlatformError>
-  /** Asks the grant store alone, about a resource already resolved. */
-  readonly check: (action: Action, method: string, resource: string) => Effect.Effect<void, PlatformError.PlatformError>
-  readonly deny: (
-    action: Action,
-    method: string,
-    resource: string,
-    reason: string,
-    cause?: unknown
-  ) => PlatformError.PlatformError
+  /** The resource a path names (phase 1's resolution alone), refused as the client refuses it. */
+  readonly resolve: (need: Need) => Effect.Effect<string, PlatformError.PlatformError>
+  /** The caller's own path of a need, in logical spelling, nothing followed. */
+  readonly lexicalOf: (need: Need) => string
+  /** Both phases for every need, in order: the resources authorized. */
+  readonly authorize: (needs: ReadonlyArray<Need>) => Effect.Effect<Array<Granted>, PlatformError.PlatformError>
+  /** Phase 1 alone for one need: the resource, or the refusal and whether it was the store's answer about the path itself. */
+  readonly phaseOne: (need: Need) => Effect.Effect<string, PhaseOneRefusal>
+  /** Phase 2 for a need whose phase 1 succeeded: the path itself when it differs. */
+  readonly entry: (granted: Granted) => Effect.Effect<void, PlatformError.PlatformError>
+  /** Phase 2 for a need whose phase 1 refused: the refusal to report. */
+  readonly conceal: (need: Need, refusal: PhaseOneRefusal) => Effect.Effect<never, PlatformError.PlatformError>
+  /** The store's decision about a resource as a boolean; fails only when the store cannot decide. */
+  readonly decide: (action: Action, resource: string, method?: string) => Effect.Effect<boolean, PlatformError.PlatformError>
+  /** Asks the grant store alone about a resource; a refusal is reported with `method`. */
+  readonly check: (action: Action, resource: string, method?: string) => Effect.Effect<void, PlatformError.PlatformError>
+  readonly deny: (action: Action, resource: string, reason: string, cause?: unknown, method?: string) => PlatformError.PlatformError
+  /** `read` or `write`: the method every guard refusal carries, as the client's does. */
+  readonly methodOf: (action: Action) => string
+}
+
+/** How phase 1 refused. @internal */
+export interface PhaseOneRefusal {
+  readonly error: PlatformError.PlatformError
+  /** The store itself answered about the caller's own path (nothing is left to conceal). */
+  readonly ownAnswered: boolean
 }
 
 const describeCause = (cause: unknown): string | undefined =>
@@ -56,10 +95,13 @@ export const makeAuthorizer = (options: {
   readonly path: Path.Path
   readonly root: PinnedRoot
   readonly atomic: AtomicFileSystem
-  /** Absent for a confined view: paths are confined by the executor alone, nothing is asked. */
-  readonly grants: GrantStore["Service"] | undefined
+  readonly grants: GrantStore["Service"]
+  /** The host `FileSystem`: asked for `realPath` when the executor does not resolve without following. */
+  readonly host: FileSystem.FileSystem
 }): Authorizer => {
-  const { atomic, grants, path, root } = options
+  const { atomic, grants, host, path, root } = options
+  const noFollow = atomic.noFollowAuthorization === true
+  const methodOf = (action: Action) => action === "fs:read" ? "read" : "write"
   const run = <R extends AtomicRequest>(request: R) =>
     atomic.execute<R>({
       ...request,
@@ -69,7 +111,8 @@ export const makeAuthorizer = (options: {
     })
   const normalize = (value: string, base: string = root.logicalRoot) =>
     path.normalize(path.isAbsolute(value) ? value : path.resolve(base, value))
-  const deny = (action: Action, method: string, resource: string, reason: string, cause?: unknown) => {
+
+  const deny = (action: Action, resource: string, reason: string, cause?: unknown, method = methodOf(action)) => {
     const detail = describeCause(cause)
     return toPlatformError({
       method,
@@ -80,55 +123,109 @@ export const makeAuthorizer = (options: {
       })
     })
   }
-  const resolveOne = (boundaryPath: string) => run({ operation: "resolve", path: boundaryPath })
-  const refused = (action: Action, method: string) => (refusal: Refusal) =>
-    deny(action, method, refusal.resource, refusal.reason, refusal.cause)
-  const inside = (action: Action, method: string) => (resource: string) =>
-    isInside(path, root.logicalRoot, resource)
-      ? Effect.succeed(resource)
-      : Effect.fail(deny(action, method, resource, "path is outside the workspace"))
 
-  const resource = (action: Action, method: string, value: string, mode: Mode) => {
-    const normalized = normalize(value)
-    const follow = (target: string) =>
-      resourceOf(path, root, resolveOne, target).pipe(Effect.mapError(refused(action, method)))
-    let named: Effect.Effect<string, PlatformError.PlatformError>
-    if (mode === "glob") {
-      const { prefix, rest } = globPrefix(path, root.logicalRoot, value)
-      named = Effect.map(follow(prefix), (resolved) => rest.length === 0 ? resolved : `${resolved}/${rest.join("/")}`)
-    } else if (mode === "leaf" && normalized !== path.dirname(normalized)) {
-      const parent = path.dirname(normalized)
-      const leaf = path.basename(normalized)
-      // The root itself has no entry of its own to act on: it is resolved whole.
-      named = normalized === root.logicalRoot || normalized === root.boundaryRoot
-        ? follow(normalized)
-        : Effect.map(follow(parent), (resolved) => path.join(resolved, leaf))
-    } else {
-      named = follow(normalized)
-    }
-    return Effect.flatMap(named, inside(action, method))
+  /**
+   * The store's decision as a boolean, for questions whose refusal is not reported (a listed name):
+   * a refusal is `false`, built into no error; a store that cannot decide still fails.
+   */
+  const decide = (action: Action, resource: string, method = methodOf(action)) => {
+    const capability: Capability = { action, resource }
+    return Effect.matchEffect(grants.check(capability), {
+      onSuccess: () => Effect.succeed(true),
+      onFailure: (error: unknown) =>
+        isPermissionError(error) && error._tag !== "GrantStoreError"
+          ? Effect.succeed(false)
+          : Effect.fail(toPlatformError({
+            method,
+            error: isPermissionError(error)
+              ? error
+              : new GrantStoreError({ capability, message: "the grant store failed with an error of unknown shape", cause: error })
+          }))
+    })
   }
 
-  const check = (action: Action, method: string, resource: string) =>
-    grants === undefined ? Effect.void : grants.check({ action, resource }).pipe(
-      Effect.mapError((error) => toPlatformError({ method, error }))
+  const check = (action: Action, resource: string, method = methodOf(action)) => {
+    const capability: Capability = { action, resource }
+    return grants.check(capability).pipe(
+      Effect.mapError((error: unknown) =>
+        toPlatformError({
+          method,
+          // A store's own failure of another shape is still a failure to decide, never a grant.
+          error: isPermissionError(error)
+            ? error
+            : new GrantStoreError({ capability, message: "the grant store failed with an error of unknown shape", cause: error })
+        })
+      )
     )
+  }
 
-  const guard = (action: Action, method: string, value: string, mode: Mode) =>
-    grants === undefined ? inside(action, method)(logicalOf(path, root, normalize(value))) : Effect.gen(function*() {
-      const before = yield* resource(action, method, value, mode)
-      yield* check(action, method, before)
+  const insideWorkspace = (action: Action) => (resource: string) =>
+    isInside(path, root.logicalRoot, resource)
+      ? Effect.succeed(resource)
+      : Effect.fail(deny(action, resource, "path is outside the workspace"))
+
+  const resolveOne = (boundaryPath: string) => run({ operation: "resolve", path: boundaryPath })
+
+  const resolve = (need: Need): Effect.Effect<string, PlatformError.PlatformError> => {
+    const { action, value } = need
+    if (noFollow) {
+      const { prefix, rest } = need.glob === true ? globPrefix(path, root, value) : { prefix: value, rest: [] }
+      return resourceOf(path, root, resolveOne, prefix).pipe(
+        Effect.mapError((refusal: Refusal) => deny(action, refusal.resource, refusal.reason, refusal.cause)),
+        Effect.map((resolved) => rest.length === 0 ? resolved : `${resolved}/${rest.join("/")}`),
+        Effect.flatMap(insideWorkspace(action))
+      )
+    }
+    // The client asks such a host for its own realPath, then refuses a hard-linked file itself,
+    // and asks the store about whatever that names (outside the workspace included).
+    return canonicalResource(host, path, root.logicalRoot, value).pipe(
+      Effect.flatMap((resolved) =>
+        Effect.flatMap(hardLinked(host, value), (linked) =>
+          linked ? Effect.fail(deny(action, resolved, hardLinkGuard)) : Effect.succeed(resolved))
+      )
+    )
+  }
+
+  const lexicalOf = (need: Need) => logicalOf(path, root, need.value)
+
+  const phaseOne = (need: Need): Effect.Effect<string, PhaseOneRefusal> =>
+    Effect.gen(function*() {
+      const lexical = lexicalOf(need)
+      const refuse = (ownAnswered: boolean) => (error: PlatformError.PlatformError): PhaseOneRefusal => ({ error, ownAnswered })
+      const before = yield* Effect.mapError(resolve(need), refuse(false))
+      const own = before === lexical
+      yield* Effect.mapError(check(need.action, before), refuse(own))
       // The decision may have waited on a person or a journal. What was granted is the resource
-      // the path named when asked; if the path names another one now (a directory swapped for a
-      // link, a rename), the grant does not carry over.
-      const after = yield* resource(action, method, value, mode)
+      // the path named when asked; if it names another one now, the grant does not carry over.
+      const after = yield* Effect.mapError(resolve(need), refuse(own))
       if (after !== before) {
-        return yield* Effect.fail(
-          deny(action, method, before, "path no longer names the resource that was authorized")
-        )
+        return yield* Effect.fail(refuse(own)(deny(need.action, before, "path no longer names the resource that was authorized")))
       }
       return before
     })
 
-  return { root, path, atomic, normalize, run, resource, guard, check, deny }
+  const entry = (granted: Granted) =>
+    granted.lexical !== granted.resource && isInside(path, root.logicalRoot, granted.lexical)
+      ? check(granted.need.action, granted.lexical)
+      : Effect.void
+
+  const conceal = (need: Need, refusal: PhaseOneRefusal): Effect.Effect<never, PlatformError.PlatformError> => {
+    const lexical = lexicalOf(need)
+    return refusal.ownAnswered || !isInside(path, root.logicalRoot, lexical)
+      ? Effect.fail(refusal.error)
+      : Effect.flatMap(check(need.action, lexical), () => Effect.fail(refusal.error))
+  }
+
+  const authorize = (needs: ReadonlyArray<Need>) =>
+    Effect.gen(function*() {
+      const granted: Array<Granted> = []
+      for (const need of needs) {
+        const resource = yield* Effect.catch(phaseOne(need), (refusal) => conceal(need, refusal))
+        granted.push({ need, resource, lexical: lexicalOf(need) })
+      }
+      for (const one of granted) yield* entry(one)
+      return granted
+    })
+
+  return { root, path, atomic, normalize, run, resolve, lexicalOf, authorize, phaseOne, entry, conceal, check, decide, deny, methodOf }
 }

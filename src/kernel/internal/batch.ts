@@ -1,21 +1,46 @@
 /**
- * The batch algorithm behind {@link FileSystemBatch}: two executor batches for any number of reads
- * (plus one `resolve` per link met on the way).
+ * The batch algorithm behind {@link FileSystemBatch}.
+ *
+ * As the client's batch: the root's identity is checked; every member is resolved (a no-follow
+ * executor answers all of them in one `resolve` batch, a link met costing one more request for
+ * its target; another host is asked for `realPath` member by member); the grant store is asked
+ * about each member in request order, so quota and one-shot grants go to the earliest request; the
+ * root is checked again; and the admitted members, as the caller spelled them (normalized), are
+ * executed in one executor batch.
+ *
+ * Where it differs, it is stricter or cheaper, never wider (docs/kernel.md):
+ * - a malformed member fails alone with `BadArgument`, before anything is asked;
+ * - after the client's questions, each member is asked about under its own path when that differs
+ *   from what it resolved to, and a refused member is asked about under its own path before its
+ *   refusal is reported (the same two rules as a single operation);
+ * - a listing member's names are filtered as the single methods filter theirs;
+ * - over a no-follow executor the members are not resolved a second time after the decisions:
+ *   the executor acts on each member's own path and refuses any link on it, so a path changed
+ *   during a decision cannot carry the read elsewhere, and a batch costs two executor trips where
+ *   the client's costs three.
  *
  * @internal
  */
 import { Effect, PlatformError, Result } from "effect"
-import type { AtomicBatchRequest, AtomicBatchValue, BatchRequest, BatchValue } from "../../effect/wire.ts"
-import type { BatchEntry, FileSystemBatch } from "../FileSystemBatch.ts"
-import type { Authorizer } from "./authorize.ts"
-import { isInside, toBoundary } from "./paths.ts"
+import type { AtomicBatchRequest, AtomicBatchValue } from "../../effect/wire.ts"
+import type { BatchEntry, BatchRequest, BatchValue, FileSystemBatch } from "../FileSystemBatch.ts"
+import type { Authorizer, PhaseOneRefusal } from "./authorize.ts"
+import { checkMember } from "./batchInput.ts"
+import { readable } from "./listing.ts"
+import { globPrefix, isInside, logicalOf, toBoundary, toLogical } from "./paths.ts"
 import { follow } from "./resolve.ts"
-import { snapshot } from "./snapshot.ts"
+import { unavailable } from "./refusing.ts"
+import { copyData } from "./snapshot.ts"
 
 type Outcome<A> = Result.Result<A, PlatformError.PlatformError>
 
-const badArgument = (description: string) =>
-  PlatformError.badArgument({ module: "FileSystem", method: "batch", description })
+/** Path order, then request order. */
+const sorted = (entries: Array<BatchEntry>): Array<BatchEntry> =>
+  entries.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.index - b.index)
+
+const badArgument = (description: string) => PlatformError.badArgument({ module: "FileSystem", method: "batch", description })
+
+const uninspectable = "path component could not be inspected without following it"
 
 /** @internal */
 export const makeBatch = (
@@ -24,133 +49,198 @@ export const makeBatch = (
   verifyRoot: Effect.Effect<void, PlatformError.PlatformError>
 ): FileSystemBatch["Service"] => {
   const { path, root } = auth
+  const noFollow = auth.atomic.noFollowAuthorization === true
   const resolveOne = (boundaryPath: string) => auth.run({ operation: "resolve", path: boundaryPath })
+  const needOf = (request: BatchRequest) => ({ action: "fs:read" as const, value: request.path, glob: request.operation === "glob" })
 
-  /** Where a member's resource is found: the whole path, or (readLink) its parent plus the leaf. */
-  const target = (request: BatchRequest) => {
-    const whole = request.path === root.logicalRoot || request.operation !== "readLink"
-    return whole
-      ? { walk: request.path, leaf: undefined }
-      : { walk: path.dirname(request.path), leaf: path.basename(request.path) }
-  }
-
-  /** Turns one executor answer about `walk` into the member's resource, following links lexically. */
-  const settle = (
-    request: BatchRequest,
-    answer: Outcome<AtomicBatchValue> | undefined
-  ): Effect.Effect<string, PlatformError.PlatformError> => {
-    const { leaf, walk } = target(request)
-    const boundary = toBoundary(path, root, walk)
-    const deny = (resource: string, reason: string, cause?: unknown) =>
-      Effect.fail(auth.deny("fs:read", "batch", resource, reason, cause))
-    if (boundary === undefined) return deny(request.path, "path is outside the workspace")
-    if (answer === undefined || Result.isFailure(answer) || answer.success.operation !== "resolve") {
-      return deny(
-        request.path,
-        "path component could not be inspected without following it",
-        answer !== undefined && Result.isFailure(answer) ? answer.failure : undefined
-      )
-    }
-    return follow(path, root, resolveOne, boundary, answer.success.resolution, 0).pipe(
-      Effect.mapError((refusal) => auth.deny("fs:read", "batch", refusal.resource, refusal.reason, refusal.cause)),
-      Effect.map((resource) => leaf === undefined ? resource : path.join(resource, leaf)),
-      Effect.flatMap((resource) =>
-        isInside(path, root.logicalRoot, resource) ? Effect.succeed(resource) : deny(resource, "path is outside the workspace")
-      )
-    )
-  }
-
-  const resolveMember = (request: BatchRequest): AtomicBatchRequest | undefined => {
-    const boundary = toBoundary(path, root, target(request).walk)
-    return boundary === undefined ? undefined : { operation: "resolve", path: boundary }
-  }
-
-  /** One executor batch of `resolve` members; answers aligned with `requests`. */
-  const resolveAll = (requests: ReadonlyArray<BatchRequest>) =>
+  /** Phase 1's resolution of every member, the no-follow way: one `resolve` batch. */
+  const resolveAll = (requests: ReadonlyArray<BatchRequest>): Effect.Effect<Array<Outcome<string>>, PlatformError.PlatformError> =>
     Effect.gen(function*() {
+      const parts = requests.map((request) =>
+        request.operation === "glob" ? globPrefix(path, root, request.path) : { prefix: request.path, rest: [] as ReadonlyArray<string> }
+      )
+      const boundaries = parts.map(({ prefix }) => toBoundary(path, root, prefix))
       const members: Array<AtomicBatchRequest> = []
-      const slot = requests.map((request) => {
-        const member = resolveMember(request)
-        return member === undefined ? undefined : members.push(member) - 1
-      })
+      const slot = boundaries.map((boundary) =>
+        boundary === undefined ? undefined : members.push({ operation: "resolve", path: boundary }) - 1
+      )
       const answers = members.length === 0 ? [] : (yield* auth.run({ operation: "batch", requests: members })).entries
       const byIndex = new Map(answers.map((entry) => [entry.index, entry.result] as const))
       return yield* Effect.forEach(requests, (request, i) => {
+        const boundary = boundaries[i]
         const at = slot[i]
-        return Effect.result(settle(request, at === undefined ? undefined : byIndex.get(at)))
+        const answer = at === undefined ? undefined : byIndex.get(at)
+        const deny = (resource: string, reason: string, cause?: unknown) => Effect.fail(auth.deny("fs:read", resource, reason, cause))
+        const resolved: Effect.Effect<string, PlatformError.PlatformError> = boundary === undefined
+          ? Effect.succeed(path.normalize(parts[i]!.prefix))
+          : answer === undefined || Result.isFailure(answer) || answer.success.operation !== "resolve"
+          ? deny(
+            toLogical(path, root, boundary),
+            uninspectable,
+            answer !== undefined && Result.isFailure(answer) ? answer.failure : undefined
+          )
+          : follow(path, root, resolveOne, boundary, answer.success.resolution, 0).pipe(
+            Effect.mapError((refusal) => auth.deny("fs:read", refusal.resource, refusal.reason, refusal.cause))
+          )
+        const rest = parts[i]!.rest
+        return Effect.result(resolved.pipe(
+          Effect.map((resource) => rest.length === 0 ? resource : `${resource}/${rest.join("/")}`),
+          Effect.flatMap((resource) =>
+            isInside(path, root.logicalRoot, resource) ? Effect.succeed(resource) : deny(resource, "path is outside the workspace")
+          )
+        ))
       })
     })
 
+  /** Phase 1's resolution of every member over a host asked for `realPath`, a few at a time. */
+  const resolveEach = (requests: ReadonlyArray<BatchRequest>) =>
+    Effect.forEach(requests, (request) => Effect.result(auth.resolve(needOf(request))), { concurrency: 16 })
+
   const publicValue = (request: BatchRequest, answer: Outcome<AtomicBatchValue> | undefined): Outcome<BatchValue> => {
-    if (answer === undefined) return Result.fail(auth.deny("fs:read", "batch", request.path, "executor gave no answer for this member"))
+    if (answer === undefined) return Result.fail(auth.deny("fs:read", request.path, "executor gave no answer for this member"))
     if (Result.isFailure(answer)) return Result.fail(answer.failure)
     return answer.success.operation === request.operation
       ? Result.succeed(answer.success as BatchValue)
-      : Result.fail(auth.deny("fs:read", "batch", request.path, "executor answered another operation"))
+      : Result.fail(auth.deny("fs:read", request.path, "executor answered a batch read with another operation"))
   }
 
-  const execute: FileSystemBatch["Service"]["execute"] = (requests) => {
-    if (!Array.isArray(requests) || requests.length === 0 || requests.length > limits.size) {
-      return Effect.fail(badArgument(`a batch carries 1 to ${limits.size} reads`))
+  /** A listing member's names, filtered as the single methods filter theirs. */
+  const listedOnly = (request: BatchRequest, result: Outcome<BatchValue>): Effect.Effect<Outcome<BatchValue>> => {
+    if (Result.isFailure(result)) return Effect.succeed(result)
+    const decide = (at: string) => auth.decide("fs:read", at)
+    const inWorkspace = (absolutePath: string) => {
+      const at = logicalOf(path, root, absolutePath)
+      return isInside(path, root.logicalRoot, at) ? at : undefined
     }
-    // Copied now, before any check can suspend: a caller mutating its array meanwhile changes nothing.
-    const captured: Array<BatchRequest> = snapshot(requests).map((request) => ({
-      ...request,
-      path: auth.normalize(request.path)
-    }))
-    return Effect.gen(function*() {
-      yield* verifyRoot
-      const resources = yield* resolveAll(captured)
-      const entries: Array<BatchEntry> = []
-      const granted: Array<{ readonly index: number; readonly resource: string }> = []
-      // Request order, one at a time: quota and one-shot grants go to the earliest request.
-      for (const [index, request] of captured.entries()) {
-        const resource = resources[index]!
-        const decided = Result.isFailure(resource)
-          ? resource
-          : yield* Effect.result(Effect.as(auth.check("fs:read", "batch", resource.success), resource.success))
-        if (Result.isFailure(decided)) entries.push({ index, path: request.path, result: Result.fail(decided.failure) })
-        else granted.push({ index, resource: decided.success })
-      }
-      // Decisions may have waited: the root must still be the pinned one before anything executes.
-      yield* verifyRoot
-      if (granted.length > 0) {
-        const reads = granted.map(({ index, resource }) => ({ ...captured[index]!, path: resource }) as BatchRequest)
-        const again = granted.map(({ index }) => captured[index]!)
-        let now: Array<Outcome<string>>
-        let answered: Array<Outcome<AtomicBatchValue> | undefined>
-        if (2 * granted.length <= limits.size && again.every((request) => resolveMember(request) !== undefined)) {
-          // Each read travels right after a fresh resolution of its path, in one trip.
-          const members = again.flatMap((request, i) => [resolveMember(request)!, reads[i]!])
-          const out = yield* auth.run({ operation: "batch", requests: members })
-          const byIndex = new Map(out.entries.map((entry) => [entry.index, entry.result] as const))
-          answered = granted.map((_, i) => byIndex.get(2 * i + 1))
-          now = yield* Effect.forEach(again, (request, i) => Effect.result(settle(request, byIndex.get(2 * i))))
-        } else {
-          now = yield* resolveAll(again)
-          const out = yield* auth.run({ operation: "batch", requests: reads })
-          const byIndex = new Map(out.entries.map((entry) => [entry.index, entry.result] as const))
-          answered = granted.map((_, i) => byIndex.get(i))
-        }
-        for (const [i, { index, resource }] of granted.entries()) {
-          const request = captured[index]!
-          const fresh = now[i]!
-          entries.push({
-            index,
-            path: request.path,
-            result: Result.isFailure(fresh)
-              ? Result.fail(fresh.failure)
-              : fresh.success !== resource
-              ? Result.fail(auth.deny("fs:read", "batch", resource, "path no longer names the resource that was authorized"))
-              : publicValue(request, answered[i])
-          })
-        }
-      }
-      yield* verifyRoot
-      entries.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.index - b.index)
-      return { rootIdentity: root.rootIdentity, entries }
-    })
+    const value = result.success
+    if (value.operation === "glob") {
+      const base = logicalOf(path, root, globPrefix(path, root, request.path).prefix)
+      const listed = value.value.map((entry) => ({ item: entry, resource: inWorkspace(entry) }))
+      return Effect.result(
+        Effect.map(readable({ path, base, listed, decide }), (kept): BatchValue => ({ operation: "glob", value: kept }))
+      )
+    }
+    if (value.operation === "readDirectory") {
+      const base = logicalOf(path, root, request.path)
+      const listed = value.value.map((name) => ({ item: name, resource: inWorkspace(path.join(request.path, name)) }))
+      return Effect.result(
+        Effect.map(readable({ path, base, listed, decide }), (kept): BatchValue => ({ operation: "readDirectory", value: kept }))
+      )
+    }
+    return Effect.succeed(result)
   }
+
+  /** Copies and checks every member; normalizes the well-formed ones as the client frames them. */
+  const capture = (requests: ReadonlyArray<unknown>) => {
+    const failed: Array<BatchEntry> = []
+    const members: Array<{ readonly index: number; readonly request: BatchRequest }> = []
+    for (let index = 0; index < requests.length; index++) {
+      const slot = Object.getOwnPropertyDescriptor(requests, index)
+      if (slot === undefined || !("value" in slot)) return Result.fail(badArgument(`batch member ${index} is missing or an accessor`))
+      const copied = copyData(slot.value)
+      const checked = Result.isFailure(copied) ? Result.fail(badArgument(copied.failure)) : checkMember(copied.success)
+      if (Result.isFailure(checked)) {
+        const raw = (slot.value as { readonly path?: unknown } | null)?.path
+        failed.push({ index, path: typeof raw === "string" ? raw : "", result: Result.fail(checked.failure) })
+        continue
+      }
+      const request = checked.success
+      if (request.operation !== "glob") {
+        members.push({ index, request: { ...request, path: auth.normalize(request.path) } })
+        continue
+      }
+      // A glob's pattern is read against its own root, itself read against the workspace root. An
+      // exclude of the kind its pattern can never match (see `glob`) is not sent.
+      const base = auth.normalize(request.root)
+      const absolute = path.isAbsolute(request.path)
+      const exclude = request.options?.exclude
+      members.push({
+        index,
+        request: {
+          ...request,
+          root: base,
+          path: auth.normalize(request.path, base),
+          ...(exclude === undefined ? {} : { options: { exclude: exclude.filter((e) => e.startsWith("/") === absolute) } })
+        }
+      })
+    }
+    return Result.succeed({ failed, members })
+  }
+
+  const execute: FileSystemBatch["Service"]["execute"] = (requests) =>
+    Effect.suspend(() => {
+      if (!Array.isArray(requests) || requests.length === 0 || requests.length > limits.size) {
+        return Effect.fail(badArgument(`batch must contain 1 to ${limits.size} operations`))
+      }
+      const rootIdentity = root.rootIdentity
+      if (rootIdentity === undefined) return Effect.fail(unavailable("fs:read", "batch", root.logicalRoot))
+      // Copied now, before any check can suspend: a caller mutating its array meanwhile changes nothing.
+      const captured = capture(requests)
+      if (Result.isFailure(captured)) return Effect.fail(captured.failure)
+      const { failed, members } = captured.success
+      return Effect.gen(function*() {
+        const entries = [...failed]
+        if (members.length === 0) return { rootIdentity, entries: sorted(entries) }
+        yield* verifyRoot
+        const requests = members.map(({ request }) => request)
+        const resources = noFollow ? yield* resolveAll(requests) : yield* resolveEach(requests)
+        // The client's questions, in request order.
+        const refused = new Map<number, PhaseOneRefusal>()
+        for (const [i, request] of requests.entries()) {
+          const resource = resources[i]!
+          if (Result.isFailure(resource)) {
+            refused.set(i, { error: resource.failure, ownAnswered: false })
+            continue
+          }
+          const own = resource.success === auth.lexicalOf(needOf(request))
+          const decided = yield* Effect.result(auth.check("fs:read", resource.success))
+          if (Result.isFailure(decided)) refused.set(i, { error: decided.failure, ownAnswered: own })
+        }
+        if (!noFollow) {
+          // The client resolves again once the decisions are in; over a host asked for realPath
+          // that costs no executor trip.
+          const pending = requests.map((request, i) => ({ request, i })).filter(({ i }) => !refused.has(i))
+          const again = yield* resolveEach(pending.map(({ request }) => request))
+          for (const [k, { i }] of pending.entries()) {
+            const now = again[k]!
+            const before = (resources[i] as Result.Success<string, PlatformError.PlatformError>).success
+            const own = before === auth.lexicalOf(needOf(requests[i]!))
+            if (Result.isFailure(now)) refused.set(i, { error: now.failure, ownAnswered: own })
+            else if (now.success !== before) {
+              refused.set(i, {
+                error: auth.deny("fs:read", before, "path no longer names the resource that was authorized"),
+                ownAnswered: own
+              })
+            }
+          }
+        }
+        // pinnedfs's questions, in request order (see the module comment).
+        const admitted: Array<number> = []
+        for (const [i, request] of requests.entries()) {
+          const need = needOf(request)
+          const refusal = refused.get(i)
+          const outcome = yield* Effect.result(
+            refusal !== undefined
+              ? auth.conceal(need, refusal)
+              : auth.entry({ need, resource: (resources[i] as Result.Success<string, PlatformError.PlatformError>).success, lexical: auth.lexicalOf(need) })
+          )
+          if (Result.isFailure(outcome)) entries.push({ index: members[i]!.index, path: request.path, result: Result.fail(outcome.failure) })
+          else admitted.push(i)
+        }
+        // Decisions may have waited: the root must still be the pinned one before anything executes.
+        yield* verifyRoot
+        if (admitted.length > 0) {
+          const out = yield* auth.run({ operation: "batch", requests: admitted.map((i) => requests[i]!) })
+          const byIndex = new Map(out.entries.map((entry) => [entry.index, entry.result] as const))
+          for (const [k, i] of admitted.entries()) {
+            const request = requests[i]!
+            const result = yield* listedOnly(request, publicValue(request, byIndex.get(k)))
+            entries.push({ index: members[i]!.index, path: request.path, result })
+          }
+        }
+        return { rootIdentity, entries: sorted(entries) }
+      })
+    })
 
   return { maxSize: limits.size, maxResponseBytes: limits.response, execute }
 }

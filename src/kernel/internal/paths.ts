@@ -7,11 +7,16 @@
  */
 import type { Path } from "effect"
 
-/** The pinned root every request is stamped with. @internal */
+/**
+ * The pinned root every request is stamped with. `rootIdentity` is absent only when the host
+ * reports no inode identity for it (an isolated volume), as the client's kernel leaves it.
+ *
+ * @internal
+ */
 export interface PinnedRoot {
   readonly boundaryRoot: string
   readonly logicalRoot: string
-  readonly rootIdentity: string
+  readonly rootIdentity: string | undefined
 }
 
 /** Whether `candidate` is `root` or below it (both absolute and normalized). @internal */
@@ -56,23 +61,34 @@ export const logicalOf = (path: Path.Path, root: PinnedRoot, value: string): str
 const patternSyntax = /[*?[\]{}\\]|[@+!]\(/
 
 /**
- * Splits a glob into its literal prefix (the directory authorization may name as a file) and the
- * pattern segments that follow. Pattern syntax is never looked up as a file name.
+ * Splits a glob (absolute and normalized, or relative to `base`) into its literal prefix (the
+ * directory authorization may name as a file) and the pattern segments that follow. Pattern syntax
+ * is never looked up as a file name, and the workspace's own path is literal whatever it holds: a
+ * root named `ws[1]` is a name, not a character class, so syntax is looked for only below whichever
+ * root the pattern lies under.
  *
  * @internal
  */
 export const globPrefix = (
   path: Path.Path,
-  base: string,
-  pattern: string
-): { readonly prefix: string; readonly rest: ReadonlyArray<string> } => {
-  const absolute = path.isAbsolute(pattern)
-  const segments = pattern.split("/")
+  root: Pick<PinnedRoot, "boundaryRoot" | "logicalRoot">,
+  pattern: string,
+  base: string = root.logicalRoot
+): { readonly prefix: string; readonly rest: ReadonlyArray<string>; readonly full: string } => {
+  const whole = path.isAbsolute(pattern) ? pattern : path.resolve(base, pattern)
+  const under = isInside(path, root.logicalRoot, whole)
+    ? root.logicalRoot
+    : isInside(path, root.boundaryRoot, whole)
+    ? root.boundaryRoot
+    : undefined
+  // The part that is literal no matter what it holds, and the segments below it.
+  const literalHead = under ?? "/"
+  const segments = under === undefined
+    ? whole.split("/").filter((segment) => segment !== "")
+    : segmentsBelow(path, under, whole)
   const first = segments.findIndex((segment) => patternSyntax.test(segment))
-  if (first < 0) return { prefix: path.resolve(base, pattern), rest: [] }
-  const literal = segments.slice(0, first).join("/")
-  const prefix = absolute
-    ? path.resolve(literal === "" ? "/" : literal)
-    : path.resolve(base, literal === "" ? "." : literal)
-  return { prefix, rest: segments.slice(first) }
+  if (first < 0) return { prefix: whole, rest: [], full: whole }
+  const prefix = path.join(literalHead, ...segments.slice(0, first))
+  const rest = segments.slice(first)
+  return { prefix, rest, full: `${prefix === "/" ? "" : prefix}/${rest.join("/")}` }
 }

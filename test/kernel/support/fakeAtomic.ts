@@ -18,7 +18,8 @@ import {
   type AtomicRequest,
   withAtomicFileSystem
 } from "../../../src/effect/wire.ts"
-import { fileInfo } from "../../../src/kernel/internal/fileInfo.ts"
+import { anchorExcludes } from "../../../src/effect/glob.ts"
+import { fileInfo } from "./fileInfo.ts"
 
 /** Every request the double received, for trip-counting tests. */
 export interface Trips {
@@ -108,10 +109,13 @@ export const makeFakeAtomic = (options: { readonly contentLimit?: number } = {})
       let st: NFS.Stats
       try {
         st = NFS.lstatSync(next)
-      } catch {
-        return { path: NPath.join(at, ...parts.slice(i)), target: null }
+      } catch (e) {
+        // Missing: the rest kept as requested. Anything else (a component under a file) fails.
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") return { path: NPath.join(at, ...parts.slice(i)), target: null }
+        throw e
       }
       if (st.isSymbolicLink()) return { path: next, target: NFS.readlinkSync(next) }
+      if (!st.isDirectory() && i < parts.length - 1) throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" })
       at = next
     }
     return { path: at, target: null }
@@ -166,12 +170,21 @@ export const makeFakeAtomic = (options: { readonly contentLimit?: number } = {})
           ? NPath.relative(NPath.resolve(request.root), request.pattern)
           : request.pattern
         const glob = Glob.make(pattern)
-        const exclude = (request.options?.exclude ?? []).map((e) => Glob.make(e))
+        // As the executors read them: a relative exclude against the request's root.
+        const exclude = anchorExcludes(request.root, request.options?.exclude ?? []).map((e) => Glob.make(e, { dot: true }))
         const all: Array<{ rel: string; dir: boolean }> = []
         listAll(root, "", all)
+        const excluded = (rel: string) => {
+          const segments = rel.split("/")
+          return segments.some((_, i) => {
+            const at = NPath.join(NPath.resolve(request.root), ...segments.slice(0, i + 1))
+            return exclude.some((x) => Glob.match(x, at))
+          })
+        }
         return all
-          .filter((e) => Glob.match(glob, e.rel) && !exclude.some((x) => Glob.match(x, e.rel)))
-          .map((e) => NPath.isAbsolute(request.pattern) ? NPath.join(root, e.rel) : e.rel)
+          .filter((e) => Glob.match(glob, e.rel) && !excluded(e.rel))
+          // In the pattern's own spelling of the root, as the executors answer.
+          .map((e) => NPath.isAbsolute(request.pattern) ? NPath.join(NPath.resolve(request.root), e.rel) : e.rel)
       }
       case "makeDirectory":
         NFS.mkdirSync(walk(request, request.path, false), request.options)
@@ -212,7 +225,9 @@ export const makeFakeAtomic = (options: { readonly contentLimit?: number } = {})
       case "batch": {
         locate(request, request.boundaryRoot!)
         const entries = request.requests.map((member: AtomicBatchRequest, index) => {
-          const one = { ...member, boundaryRoot: request.boundaryRoot, logicalRoot: request.logicalRoot, rootIdentity: request.rootIdentity } as AtomicRequest
+          // A glob member carries its pattern in `path`, as the batch frames it.
+          const shaped = member.operation === "glob" ? { ...member, pattern: member.path } : member
+          const one = { ...shaped, boundaryRoot: request.boundaryRoot, logicalRoot: request.logicalRoot, rootIdentity: request.rootIdentity } as AtomicRequest
           try {
             const value = run(one)
             const answer = (member.operation === "resolve"

@@ -15,6 +15,8 @@ import { layerFakeAtomic, makeFakeAtomic, type Trips } from "./fakeAtomic.ts"
 
 export interface Host {
   readonly name: string
+  /** The executor claims `noFollowAuthorization`: the kernel resolves through it, not the host. */
+  readonly noFollow: boolean
   /** A fresh host layer; `trips` when the host counts executor requests. */
   readonly make: (options?: { readonly contentLimit?: number }) => {
     readonly layer: Layer.Layer<FileSystem.FileSystem>
@@ -35,6 +37,7 @@ const fallback = import.meta.glob<{ readonly PathAtomicFileSystem: { readonly la
 
 export const testDouble: Host = {
   name: "test double",
+  noFollow: true,
   make: (options) => {
     const { atomic, trips } = makeFakeAtomic(options)
     return { layer: layerFakeAtomic(atomic), trips }
@@ -43,11 +46,13 @@ export const testDouble: Host = {
 
 const native: ReadonlyArray<Host> = effect === undefined ? [] : strategies.map((strategy) => ({
   name: `NodeAtomicFileSystem (${strategy})`,
+  noFollow: true,
   make: (options) => ({ layer: effect.NodeAtomicFileSystem.layerWith({ strategy, contentLimit: options?.contentLimit }) })
 }))
 
 const pathBased: ReadonlyArray<Host> = fallback === undefined ? [] : [{
   name: "PathAtomicFileSystem",
+  noFollow: false,
   make: (options) => ({ layer: fallback.PathAtomicFileSystem.layerWith({ contentLimit: options?.contentLimit }) })
 }]
 

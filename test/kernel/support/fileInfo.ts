@@ -1,7 +1,7 @@
 /**
- * `File.Info` from Node's bigint stats, for handles the kernel opened itself.
+ * `File.Info` from Node's bigint stats, for the test double's answers.
  *
- * @internal
+
  */
 import type { BigIntStats } from "node:fs"
 import { ByteSize, type FileSystem, Option } from "effect"

@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+// npm run check:darwin — compiles the macOS build's sources on Linux, syntax and types only.
+//
+// There is no Mac in CI, and the macOS files would otherwise first meet a compiler on a user's
+// machine. This runs clang++ -fsyntax-only, with the strictest flags the build uses plus -Werror,
+// over exactly what binding.gyp compiles on macOS (native/sources.json: addon, core, darwin), as
+// the macOS compiler sees it: __APPLE__ and __MACH__ defined, __linux__ not, and
+// native/ci/darwin-shim in front of the system headers for the few macOS-only declarations
+// (README.md there says what it can and cannot catch).
+import { spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { availableParallelism } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
+const require = createRequire(join(root, "package.json"))
+const shim = join(root, "native", "ci", "darwin-shim")
+const sources = JSON.parse(readFileSync(join(root, "native", "sources.json"), "utf8"))
+
+export const darwinSources = () => [...sources.addon, ...sources.core, ...sources.darwin]
+
+export const clangArgs = (file) => [
+  "-fsyntax-only",
+  "-std=c++17",
+  "-Wall",
+  "-Wextra",
+  "-Werror",
+  "-fno-exceptions",
+  "-U__linux__",
+  "-U__linux",
+  "-Ulinux",
+  "-U__gnu_linux__",
+  "-D__APPLE__=1",
+  "-D__MACH__=1",
+  // binding.gyp's defines, so the addon is checked as it is built.
+  "-DNAPI_VERSION=8",
+  "-DNAPI_DISABLE_CPP_EXCEPTIONS",
+  "-DNODE_ADDON_API_DISABLE_DEPRECATED",
+  "-DNODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
+  "-isystem",
+  shim,
+  "-include",
+  join(shim, "linux_only.h"),
+  "-isystem",
+  require("node-api-headers").include_dir,
+  "-I",
+  require("node-addon-api").include_dir,
+  "-I",
+  join(root, "native"),
+  resolve(root, file)
+]
+
+/** Compiles one file as the macOS build would, syntax only: `{ ok, output }`. */
+export const checkDarwin = (compiler, file) =>
+  new Promise((done) => {
+    const child = spawn(compiler, clangArgs(file), { stdio: ["ignore", "pipe", "pipe"] })
+    let output = ""
+    child.stdout.on("data", (d) => (output += d))
+    child.stderr.on("data", (d) => (output += d))
+    child.on("error", (e) => done({ file, ok: false, output: `${compiler}: ${e.message}` }))
+    child.on("close", (code) => done({ file, ok: code === 0, output }))
+  })
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const compiler = process.env.CLANGXX ?? "clang++"
+  const files = darwinSources()
+  const results = []
+  let next = 0
+  const worker = async () => {
+    while (next < files.length) results.push(await checkDarwin(compiler, files[next++]))
+  }
+  await Promise.all(Array.from({ length: Math.min(2, availableParallelism()) }, worker))
+  const failed = results.filter((r) => !r.ok)
+  for (const r of failed) process.stderr.write(`== ${r.file}\n${r.output}\n`)
+  console.log(`macOS syntax check (${compiler}): ${results.length - failed.length} of ${files.length} sources compile`)
+  process.exit(failed.length > 0 ? 1 : 0)
+}

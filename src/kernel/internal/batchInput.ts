@@ -1,0 +1,59 @@
+/**
+ * The shape of a batch, checked before anything is asked or sent. The batch as a whole must be an
+ * array of 1 to `maxSize` members; a member that is malformed fails alone with `BadArgument`, as
+ * the executors fail one, and is neither authorized nor executed.
+ *
+ * @internal
+ */
+import { PlatformError, Result } from "effect"
+import type { BatchRequest } from "../FileSystemBatch.ts"
+
+const reads = new Set(["exists", "stat", "readFile", "readFileString", "readDirectory", "readLink", "realPath", "glob"])
+
+const bad = (description: string) => Result.fail(PlatformError.badArgument({ module: "FileSystem", method: "batch", description }))
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const pathLike = (u: unknown, what: string): Result.Result<string, PlatformError.PlatformError> =>
+  typeof u !== "string"
+    ? bad(`${what} must be a string`)
+    : u.includes("\0")
+    ? bad(`${what} must not contain a NUL byte`)
+    : Result.succeed(u)
+
+/**
+ * One member, checked (already a copy of plain data). Paths are returned as given; the caller
+ * normalizes them.
+ *
+ * @internal
+ */
+export const checkMember = (u: unknown): Result.Result<BatchRequest, PlatformError.PlatformError> =>
+  Result.gen(function*() {
+    if (!isRecord(u)) return yield* bad("a batch member must be an object")
+    const operation = u.operation
+    if (typeof operation !== "string" || !reads.has(operation)) {
+      return yield* bad(`batch member operation '${String(operation).slice(0, 64)}' is not a read`)
+    }
+    yield* pathLike(u.path, operation === "glob" ? "a glob member's pattern (path)" : "a batch member's path")
+    if (operation === "readFileString" && u.encoding !== undefined && typeof u.encoding !== "string") {
+      return yield* bad("encoding must be a string")
+    }
+    if (operation === "readDirectory" || operation === "glob") {
+      const options = u.options
+      if (options !== undefined && !isRecord(options)) return yield* bad("options must be an object")
+      if (operation === "readDirectory" && options?.recursive !== undefined && typeof options.recursive !== "boolean") {
+        return yield* bad("recursive must be a boolean")
+      }
+      if (operation === "glob") {
+        yield* pathLike(u.root, "a glob member's root")
+        const exclude = options?.exclude
+        if (
+          exclude !== undefined &&
+          (!Array.isArray(exclude) || exclude.some((e) => typeof e !== "string" || e.includes("\0")))
+        ) {
+          return yield* bad("exclude must be an array of strings without NUL bytes")
+        }
+      }
+    }
+    return u as unknown as BatchRequest
+  })

@@ -1,0 +1,73 @@
+/**
+ * Listings filtered by the read grants.
+ *
+ * The client's kernel authorizes a listing once (a directory, or a glob's literal prefix) and then
+ * hands back every name the executor found, including names the grants deny and names inside
+ * directories the caller may not read. Here a listed name is a read of that name and of every
+ * directory that holds it below the listed one: it is kept only when the store grants all of them.
+ * Each directory is asked about once per listing, before the first name it holds; once one is
+ * refused, nothing below it is asked about.
+ *
+ * @internal
+ */
+import { Effect, type Path, type PlatformError } from "effect"
+
+/** One listed item and the resource (logical spelling) it names; `undefined` when outside the workspace. @internal */
+export interface Listed<A> {
+  readonly item: A
+  readonly resource: string | undefined
+}
+
+/**
+ * The items of a listing the caller may read, in their order. `base` is the directory that was
+ * listed (already authorized): the directories between it and an item are asked about as well. A
+ * grant store that fails (rather than deciding) fails the listing: a name is never shown, or
+ * hidden, on a guess.
+ *
+ * @internal
+ */
+export const readable = <A>(options: {
+  readonly path: Path.Path
+  readonly base: string
+  readonly listed: ReadonlyArray<Listed<A>>
+  /** The store's decision about reading one resource; a store that cannot decide fails. */
+  readonly decide: (resource: string) => Effect.Effect<boolean, PlatformError.PlatformError>
+}): Effect.Effect<Array<A>, PlatformError.PlatformError> =>
+  Effect.gen(function*() {
+    const { base, decide, path } = options
+    const decided = new Map<string, boolean>()
+    const kept: Array<A> = []
+    for (const { item, resource } of options.listed) {
+      if (resource === undefined) continue
+      // The listed directory itself (a glob such as `dir/**` answers it) was what was authorized.
+      if (resource === base) {
+        kept.push(item)
+        continue
+      }
+      // The undecided directories holding it below the listed one, then itself: outermost first.
+      const chain: Array<string> = []
+      let allowed: boolean | undefined
+      for (let at = resource;;) {
+        const known = decided.get(at)
+        if (known !== undefined) {
+          allowed = known
+          break
+        }
+        chain.push(at)
+        const parent = path.dirname(at)
+        if (parent === base || parent === at || path.relative(base, parent).startsWith("..")) {
+          allowed = true
+          break
+        }
+        at = parent
+      }
+      for (let i = chain.length - 1; i >= 0; i--) {
+        const at = chain[i]!
+        // Nothing below a refused directory is asked about.
+        if (allowed) allowed = yield* decide(at)
+        decided.set(at, allowed)
+      }
+      if (allowed) kept.push(item)
+    }
+    return kept
+  })

@@ -1,0 +1,164 @@
+/**
+ * The in-place fixers' external processes run under `pinnedfs/confine` (the `confine` option of
+ * `externalFixer`): real `eslint --fix` and `prettier --write` in bubblewrap, a rogue fixer whose
+ * writes outside the workspace and into `.git` are stopped by the sandbox while its edit of its
+ * own file lands and is reconciled by the re-read, and launches that cannot be confined failing
+ * their step with the reason, nothing run. Under both resolve strategies.
+ *
+ * Without a usable bubblewrap the sandbox cases are skipped and the reason is printed; the case
+ * that a missing bubblewrap refuses the step still runs.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "vitest"
+import { Confinement, sandboxAvailable } from "../../src/confine/index.ts"
+import { acquire, approveAll, eslintFixer, externalFixer, Plan, Step } from "../../src/dev/index.ts"
+import { strategies } from "../support/strategies.ts"
+import type { Scratch } from "../support/tree.ts"
+import { eslintConfig, tools } from "./support/tools.ts"
+import { disk, expectDiskEqualsWorkspace, openPolicy, setup } from "./support/workspace.ts"
+
+const sandbox = await sandboxAvailable()
+if (!sandbox.available) console.warn(`test/dev/confined.test.ts: sandbox cases skipped: ${sandbox.reason}`)
+
+const aSource = "var x: number = 1\nlet y = 2\nif (x) y++\nexport const o = { x: x, y }\n"
+const bSource = "let z: string = 'a'\nexport { z }\n"
+const scope = ["src/**/*.ts"]
+
+// A fixer gone wrong: it does its job on the files it is given, then writes outside the
+// workspace, into .git/config, and plants a hook. Each attempt's outcome is echoed; `set -e` is
+// not used so that every attempt is made and the disk, not the exit code, is the evidence.
+const rogue = (outside: string): string =>
+  [
+    'for f in "$@"; do printf "// fixed\\n" >> "$f"; done',
+    `printf escaped > '${outside}/escaped' && echo outside-written || echo outside-denied`,
+    "printf '[evil]\\n' >> .git/config && echo config-written || echo config-denied",
+    "mkdir -p .git/hooks && printf '#!/bin/sh\\n' > .git/hooks/pre-commit && echo hook-written || echo hook-denied"
+  ].join("\n")
+
+describe.each(strategies)("external fixers confined (%s)", (strategy) => {
+  const start = async () => {
+    const { s, root } = await setup(strategy, {
+      "eslint.config.js": eslintConfig(),
+      "src/a.ts": aSource,
+      "src/b.ts": bSource,
+      ".git/config": "[core]\n"
+    })
+    // Home and temporary root beside the workspace, in the scratch base (never the real home).
+    const base = path.dirname(s.root)
+    for (const d of ["home", "tmp"]) fs.mkdirSync(path.join(base, d))
+    const confinement = (options: { readonly bwrap?: string } = {}) =>
+      new Confinement({ target: { workspace: s.root, home: path.join(base, "home"), tempRoot: path.join(base, "tmp") }, strategy, ...options })
+    const ws = await acquire(root, { scope })
+    const output: Array<string> = []
+    const run = (steps: ReadonlyArray<Step.Step>) =>
+      Plan.run(steps, { root, workspace: ws, policy: openPolicy, gate: approveAll, onProgress: (e) => void (e.type === "output" && output.push(e.text)) })
+    return { s, root, ws, run, confinement, output }
+  }
+  const escaped = (s: Scratch) => path.join(s.outside, "escaped")
+
+  describe.skipIf(!sandbox.available)("in the sandbox", () => {
+    it("edit(a.ts) → eslint --fix → write → prettier --write → check, the tools confined, ends with disk and workspace equal", async () => {
+      const { s, ws, run, confinement } = await start()
+      const c = confinement()
+      const result = await run([
+        Step.edit("edit a.ts", (e) => e.write("src/a.ts", "export const answer   =   42\n")),
+        Step.fix("eslint --fix", externalFixer({ command: tools.eslint, args: ["--fix"], scope, confine: c })),
+        Step.write(),
+        Step.fix("prettier --write", externalFixer({ command: tools.prettier, args: ["--write"], scope, confine: c })),
+        Step.check("check", eslintFixer({ scope, fix: false }))
+      ])
+      expect(result.steps.map((x) => [x.name, x.status])).toEqual([
+        ["edit a.ts", "ok"],
+        ["eslint --fix", "ok"],
+        ["write", "ok"],
+        ["prettier --write", "ok"],
+        ["check", "ok"]
+      ])
+      expect(result.steps[1]!.capabilities[0]!.reread!.changed).toEqual(["src/b.ts"])
+      expect(result.steps[3]!.capabilities[0]!.reread!.changed).toEqual(["src/a.ts", "src/b.ts"])
+      expect(ws.get("src/a.ts")).toBe("export const answer = 42;\n")
+      expect(ws.get("src/b.ts")).toBe('const z: string = "a";\nexport { z };\n')
+      expectDiskEqualsWorkspace(s, ws)
+      expect(disk(s, ".git/config")).toBe("[core]\n")
+    })
+
+    it("a rogue fixer: its edits land and are re-read; its writes outside the workspace and into .git are stopped", async () => {
+      const { s, ws, run, confinement, output } = await start()
+      const result = await run([
+        Step.fix("rogue", externalFixer({ command: "/bin/sh", args: ["-c", rogue(s.outside), "rogue"], scope, confine: confinement() }))
+      ])
+      expect(result.steps[0]!.status).toBe("ok")
+      const said = output.join("")
+      expect(said).toContain("outside-denied")
+      expect(said).toContain("config-denied")
+      expect(said).toContain("hook-denied")
+      expect(fs.existsSync(escaped(s))).toBe(false)
+      expect(disk(s, ".git/config")).toBe("[core]\n")
+      expect(fs.existsSync(s.abs(".git/hooks"))).toBe(false)
+      // What it was allowed to do, it did, and the re-read took it in.
+      expect(result.steps[0]!.capabilities[0]!.reread!.changed).toEqual(["src/a.ts", "src/b.ts"])
+      expect(ws.get("src/a.ts")).toBe(`${aSource}// fixed\n`)
+      expectDiskEqualsWorkspace(s, ws)
+    })
+
+    it("the same rogue fixer unconfined writes all three (what the sandbox is there to stop)", async () => {
+      const { s, run, output } = await start()
+      const result = await run([Step.fix("rogue", externalFixer({ command: "/bin/sh", args: ["-c", rogue(s.outside), "rogue"], scope }))])
+      expect(result.steps[0]!.status).toBe("ok")
+      expect(output.join("")).toContain("outside-written")
+      expect(disk(s, "../outside/escaped")).toBe("escaped")
+      expect(disk(s, ".git/config")).toBe("[core]\n[evil]\n")
+      expect(fs.existsSync(s.abs(".git/hooks/pre-commit"))).toBe(true)
+    })
+
+    it("a fixer that fails on a write the sandbox refuses fails its step, and the re-read still reconciles its edits", async () => {
+      const { s, ws, run, confinement } = await start()
+      const script = `set -e\nfor f in "$@"; do printf "// fixed\\n" >> "$f"; done\nprintf escaped > '${s.outside}/escaped'`
+      const result = await run([Step.fix("rogue", externalFixer({ command: "/bin/sh", args: ["-c", script, "rogue"], scope, confine: confinement() }))])
+      const step = result.steps[0]!
+      expect(step.status).toBe("failed")
+      const error = step.diagnostics.find((d) => d.severity === "ERROR")!
+      expect(error.message).toMatch(/exited with code \d+/)
+      expect(error.message).toMatch(/Read-only file system|Permission denied/)
+      expect(fs.existsSync(escaped(s))).toBe(false)
+      expect(step.capabilities[0]!.reread!.changed).toEqual(["src/a.ts", "src/b.ts"])
+      expect(ws.get("src/b.ts")).toBe(`${bSource}// fixed\n`)
+      expectDiskEqualsWorkspace(s, ws)
+    })
+
+    it("a launch that cannot be confined (a .git that is a link out) fails the step with the reason; nothing runs", async () => {
+      const { s, run, confinement } = await start()
+      fs.mkdirSync(s.abs("lib"))
+      fs.symlinkSync(s.outside, s.abs("lib/.git"))
+      const result = await run([Step.fix("f", externalFixer({ command: "/bin/sh", args: ["-c", "touch ran"], scope, confine: confinement() }))])
+      expect(result.steps[0]!.status).toBe("failed")
+      expect(result.steps[0]!.diagnostics.find((d) => d.severity === "ERROR")!.message).toMatch(/could not run '\/bin\/sh': .*link/)
+      expect(fs.existsSync(s.abs("ran"))).toBe(false)
+    })
+  })
+
+  it("without bubblewrap the step fails saying so, and the command is not run", async () => {
+    const { s, run, confinement } = await start()
+    const c = confinement({ bwrap: path.join(s.outside, "no-bwrap-here") })
+    const result = await run([Step.fix("f", externalFixer({ command: "/bin/sh", args: ["-c", "touch ran"], scope, confine: c }))])
+    expect(result.steps[0]!.status).toBe("failed")
+    expect(result.steps[0]!.diagnostics.find((d) => d.severity === "ERROR")!.message).toContain("bubblewrap is not executable")
+    expect(fs.existsSync(s.abs("ran"))).toBe(false)
+  })
+
+  it("a confinement of another directory is refused before the command runs", async () => {
+    const { s, run } = await start()
+    const other = new Confinement({ target: { workspace: s.outside }, strategy })
+    const result = await run([Step.fix("f", externalFixer({ command: "/bin/sh", args: ["-c", "touch ran"], scope, confine: other }))])
+    expect(result.steps[0]!.status).toBe("failed")
+    expect(result.steps[0]!.diagnostics.find((d) => d.severity === "ERROR")!.message).toContain("is not this plan's workspace")
+    expect(fs.existsSync(s.abs("ran"))).toBe(false)
+  })
+
+  it("confine and spawn together are refused when the fixer is made", async () => {
+    const { s } = await start()
+    const c = new Confinement({ target: { workspace: s.root }, strategy })
+    expect(() => externalFixer({ command: "/bin/sh", scope, confine: c, spawn: () => { throw new Error("unused") } })).toThrow(/either confine or spawn/)
+  })
+})
