@@ -209,7 +209,7 @@ const targets = (loop) => {
 }
 
 const fmt = (n, d = 2) => (n === null || n === undefined ? "n/a" : Number(n).toFixed(d))
-const fmtOps = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n.toFixed(0))
+const fmtOps = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n >= 10 ? n.toFixed(0) : n.toFixed(2))
 
 const report = ({ loop, memory, confine, targets }) => {
   const out = []
@@ -219,6 +219,12 @@ const report = ({ loop, memory, confine, targets }) => {
   out.push("|---|---|---|---:|---:|---:|---:|---:|")
   for (const r of rows) {
     out.push(`| ${r.title} | ${r.contender} | ${r.strategy} | ${fmtOps(r.opsPerSec)} | ${fmt(r.ratioVsNode)}× | ${r.ratioVsFallback === null ? "n/a" : `${fmt(r.ratioVsFallback)}×`} | ${r.cpuUsPerOp === undefined ? "" : fmt(r.cpuUsPerOp, 1)} | ${r.syscallsPerOp ?? ""} |`)
+  }
+  // The per-call bound on a directory program, as time: what one call may hold a pool thread for.
+  const held = rows.filter((r) => r.scenario === "mkdirs-largest" && r.contender === "PinnedRoot" && r.opsPerSec > 0)
+  if (held.length > 0) {
+    out.push("")
+    out.push(`Longest one mkdirs call may hold a thread of the pool (the largest plan it accepts, 4,093 directories; median wall): ${held.map((r) => `${fmt(1000 / r.opsPerSec, 0)} ms (${r.strategy})`).join(", ")}.`)
   }
   out.push("")
   out.push(`Event-loop delay during a ${quick ? "2,000" : "10,000"}-read flood (256 in flight):`)

@@ -13,8 +13,9 @@ namespace pinnedfs {
 enum class Refusal : unsigned char {
   None = 0,          // a plain errno from a syscall
   Symlink,           // a symbolic link met where none may be followed   -> PermissionDenied
-  Escape,            // the path leaves the pinned root                  -> PermissionDenied
-  HardLink,          // a regular file with more than one link           -> PermissionDenied
+  Escape,            // the path leaves the pinned root: a directory moved
+                     // out of it, or a mount point crossed              -> PermissionDenied
+  HardLink,          // a non-directory with more than one link          -> PermissionDenied
   NotRegular,        // a FIFO, socket or device                         -> BadResource
   BadArgument,       // malformed input, caught before any syscall       -> BadArgument
   IdentityChanged,   // the root path no longer names the pinned handle  -> Busy
@@ -28,6 +29,8 @@ struct Error {
   std::string path;             // root-relative path the error concerns
   Refusal refusal = Refusal::None;
   std::string description;      // human text for refusals; empty for plain errno errors
+  bool mount = false;           // an Escape refusal because a mount point stood in the way
+  bool moved = false;           // a held handle failed its proof: it is no longer at its path
 };
 
 inline Error sys_error(int err, const char* syscall, std::string path = {}) {

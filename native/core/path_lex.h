@@ -1,4 +1,4 @@
-// The lexer every request path passes through before any syscall (platform-notes §0.2).
+// The lexer every request path passes through before any syscall (docs/platform.md, "The lexer").
 //
 // Input is a path relative to the pinned root, in bytes. The lexer refuses what can never be valid
 // (NUL, a leading '/', a component over NAME_MAX, a whole over PATH_MAX), drops "." and empty

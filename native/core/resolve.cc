@@ -96,15 +96,25 @@ Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode
   return walk::open_beneath(root, path, want, mode);
 }
 
-Result<DirRef> open_dirs(const Root& root, const LexedPath& path, std::size_t count) {
-  if (count == 0) return DirRef::borrow(root.fd());
+Result<Held> hold_beneath(const Root& root, const LexedPath& path, int flags) {
+  auto fd = open_beneath(root, path, flags);
+  if (!fd.ok()) return fd.take_error();
+  return Held::from_lookup(root, fd.take(), path.joined());
+}
+
+Result<Held> open_dirs(const Root& root, const LexedPath& path, std::size_t count) {
+  if (count == 0) return Held::root(root);
+  std::string rel = path.joined(count);
   if (root.strategy() == Strategy::Kernel) {
-    auto fd = platform::kernel_open(root.fd(), path.joined(count), kDirHandleFlags, 0,
-                                    path.joined(count));
+    auto fd = platform::kernel_open(root.fd(), rel, kDirHandleFlags, 0, rel);
     if (!fd.ok()) return fd.take_error();
-    return DirRef::own(fd.take());
+    return Held::fresh(fd.take(), std::move(rel));
   }
-  return walk::open_dirs(root, path, count);
+  auto fd = walk::open_dirs(root, path, count);
+  if (!fd.ok()) return fd.take_error();
+  auto same = same_mount(root, fd.value().get(), rel);
+  if (!same.ok()) return same.take_error();
+  return Held::unproven(fd.take(), std::move(rel));
 }
 
 Result<Parent> open_parent(const Root& root, const LexedPath& path) {
@@ -112,6 +122,40 @@ Result<Parent> open_parent(const Root& root, const LexedPath& path) {
   auto dir = open_dirs(root, path, path.parts.size() - 1);
   if (!dir.ok()) return dir.take_error();
   return Parent{dir.take(), path.leaf()};
+}
+
+namespace {
+
+// The child could not be opened because it is gone, is a link now, or left mid-lookup: maybe the
+// child changed, maybe the parent left the root. Only a proof of the parent tells which.
+bool changed_or_gone(const Error& e) {
+  if (e.refusal == Refusal::Symlink) return true;
+  if (e.refusal == Refusal::Escape) return !e.mount;
+  return e.refusal == Refusal::None && (e.err == ENOENT || e.err == ENOTDIR);
+}
+}  // namespace
+
+Result<Held> descend(const Root& root, const Held& parent, const std::string& name, int flags,
+                     const std::string& shown) {
+  std::string rel = parent.rel().empty() ? name : parent.rel() + "/" + name;
+  std::size_t depth = 1;
+  for (char c : rel) depth += c == '/';
+  if (root.strategy() == Strategy::Kernel && depth <= kLookupDepth) {
+    auto fd = platform::kernel_open(root.fd(), rel, flags, 0, shown);
+    if (fd.ok()) return Held::fresh(fd.take(), std::move(rel));
+    if (changed_or_gone(fd.error()) && !parent.is_root()) {
+      auto still = prove_beneath(root, parent.fd(), nullptr, parent.rel(), "openat2", shown);
+      if (!still.ok()) return still.take_error();
+    }
+    return fd.take_error();
+  }
+  auto fd = open_child(root, parent.fd(), name, flags, 0, shown);
+  if (!fd.ok()) return fd.take_error();
+  if (root.strategy() != Strategy::Kernel) {
+    auto same = same_mount(root, fd.value().get(), shown);
+    if (!same.ok()) return same.take_error();
+  }
+  return Held::unproven(fd.take(), std::move(rel));
 }
 
 }  // namespace pinnedfs

@@ -1,15 +1,19 @@
 // Resolution beneath a pinned root: the one seam every operation goes through.
 //
 // Callers hand in a lexed, ".."-free path (see prepare_path) and get back a descriptor opened with
-// no symbolic link followed anywhere. Which mechanism does it is the root's strategy; the platform
-// files (linux/openat2.cc, darwin/nofollow_any.cc, posix/walk.cc) implement the primitives below.
+// no symbolic link followed anywhere and no mount crossed. Which mechanism does it is the root's
+// strategy; the platform files (linux/openat2.cc, darwin/nofollow_any.cc, posix/walk.cc) implement
+// the primitives below. A directory kept to act in is a Held (core/beneath.h): it is proven
+// beneath the root again before every mutation or listing through it.
 #pragma once
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "beneath.h"
 #include "error.h"
 #include "fd.h"
 #include "path_lex.h"
@@ -37,23 +41,35 @@ Result<LexedPath> prepare_path(const Root& root, std::string_view relative);
 
 // Opens the object `path` names with `flags` (O_NOFOLLOW|O_CLOEXEC are always added). With O_PATH a
 // trailing link is opened as the link itself, which is how stat/readLink/exists see links; any
-// other flags refuse a trailing link. The root itself is opened as ".".
+// other flags refuse a trailing link. The root itself is opened as ".". Under the walk, flags that
+// create or write prove the parent beneath the root before the leaf is opened in it.
 Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode_t mode = 0);
+// The same, kept as a Held (a directory to list, an object to change).
+Result<Held> hold_beneath(const Root& root, const LexedPath& path, int flags);
 
-// The directory holding the first `count` components of `path` (count 0 = the root, borrowed).
-Result<DirRef> open_dirs(const Root& root, const LexedPath& path, std::size_t count);
+// The directory holding the first `count` components of `path` (count 0 = the root).
+Result<Held> open_dirs(const Root& root, const LexedPath& path, std::size_t count);
 
 struct Parent {
-  DirRef dir;
+  Held dir;
   std::string leaf;
 };
 // The parent directory of a non-root path, and the leaf name to act on there.
 Result<Parent> open_parent(const Root& root, const LexedPath& path);
 
 // A single component beneath an already-resolved directory, never following a link: the building
-// block of the walk, of ".." resolution, and of recursive operations that descend by handle.
+// block of the walk and of ".." resolution.
 Result<Fd> open_child(const Root& root, int dirfd, const std::string& name, int flags,
                       mode_t mode, const std::string& shown_path);
+
+// The child `name` of a held directory, for recursive operations that descend (listing, glob,
+// remove). Under the kernel strategy it is looked up from the root by its whole relative path,
+// confined (so it arrives proven), up to a depth where that lookup costs more than a proof; past
+// it, and under the walk, it is opened from the parent's handle and proven before use. A child
+// that cannot be opened because its parent has left the root is refused as moved out; one that
+// is a mount point is refused with Error::mount set.
+Result<Held> descend(const Root& root, const Held& parent, const std::string& name, int flags,
+                     const std::string& shown);
 
 // Explains a failed no-follow open of `name` in `dirfd`: a link there becomes our Symlink refusal,
 // anything else stays the syscall's own errno.
@@ -64,6 +80,17 @@ Error explain_open_failure(int dirfd, const std::string& name, int err, const ch
 Status fstat_fd(int fd, struct stat* st, const char* what, const std::string& shown_path);
 
 namespace platform {
+// Where `fd` is, as the kernel says: 0 and its absolute path, or an errno (ENOSYS where the
+// platform cannot say, ENAMETOOLONG past a page).
+int fd_path(int fd, std::string* out);
+// The mount `fd` lies on.
+Result<MountIdentity> mount_of(int fd);
+#if defined(__linux__)
+// Whether /proc is procfs (checked once): the /proc routes are used only then.
+bool proc_is_procfs();
+// The "mnt_id:" line of a /proc/self/fdinfo/N text (exposed for the native tests).
+bool parse_fdinfo_mount_id(const char* text, std::uint64_t* id);
+#endif
 // The kernel-confined strategy, implemented per platform. Returns false from kernel_available()
 // where this build or this kernel has none; the walk is then the only strategy.
 bool kernel_compiled();
@@ -76,7 +103,8 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
 
 namespace walk {
 Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode_t mode);
-Result<DirRef> open_dirs(const Root& root, const LexedPath& path, std::size_t count);
+// count >= 1: the directory of the first `count` components, on the root's mount.
+Result<Fd> open_dirs(const Root& root, const LexedPath& path, std::size_t count);
 }  // namespace walk
 
 }  // namespace pinnedfs

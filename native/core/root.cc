@@ -82,7 +82,13 @@ Result<std::shared_ptr<Root>> Root::pin(const std::string& path, Strategy reques
                      probe);
     }
   }
-  return std::shared_ptr<Root>(new Root(std::move(fd), identity_of(st), path, chosen));
+  auto mount = platform::mount_of(fd.get());
+  if (!mount.ok()) {
+    Error e = mount.take_error();
+    e.path = path;
+    return e;
+  }
+  return std::shared_ptr<Root>(new Root(std::move(fd), identity_of(st), mount.value(), path, chosen));
 }
 
 Status Root::verify_path_identity(const std::string& alias) const {

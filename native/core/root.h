@@ -1,6 +1,6 @@
 // The pinned root: one directory handle, opened once by a trusted path and never reopened by path.
 //
-// Shared ownership is the lifetime rule of platform-notes §0.1: every operation in flight holds a
+// Shared ownership is the lifetime rule: every operation in flight holds a
 // reference, so closing the root from JavaScript only drops the caller's reference and the
 // descriptor is closed when the last operation finishes. A late openat on a closed, reused number
 // cannot happen.
@@ -32,6 +32,19 @@ struct Identity {
   std::string str() const;  // "dev:ino", decimal, from the 64-bit values
 };
 
+// The mount a descriptor lies on: Linux's mount id where the kernel tells it, else only the
+// device. Two handles are on the same mount when their ids match (or, lacking ids, their devices):
+// a same-device bind mount has the root's st_dev but its own mount id.
+struct MountIdentity {
+  std::uint64_t id = 0;
+  bool has_id = false;
+  std::uint64_t dev = 0;
+  bool same_as(const MountIdentity& o) const {
+    if (has_id && o.has_id) return id == o.id;
+    return dev == o.dev;
+  }
+};
+
 class Root {
  public:
   // Opens `path` (which may itself pass through links: it is trusted) and records its identity.
@@ -40,10 +53,11 @@ class Root {
 
   int fd() const { return fd_.get(); }
   const Identity& identity() const { return identity_; }
+  const MountIdentity& mount() const { return mount_; }
   const std::string& path() const { return path_; }
   Strategy strategy() const { return strategy_; }
 
-  // Confirms the root path still names the pinned directory (platform-notes pitfall 14). The path
+  // Confirms the root path still names the pinned directory. The path
   // is trusted, so stat(2) may follow links in it; what matters is the identity it lands on.
   //
   // `alias`, when given, is another spelling of the root the caller also trusts (the extension's
@@ -52,10 +66,11 @@ class Root {
   Status verify_path_identity(const std::string& alias = {}) const;
 
  private:
-  Root(Fd fd, Identity id, std::string path, Strategy s)
-      : fd_(std::move(fd)), identity_(id), path_(std::move(path)), strategy_(s) {}
+  Root(Fd fd, Identity id, MountIdentity mount, std::string path, Strategy s)
+      : fd_(std::move(fd)), identity_(id), mount_(mount), path_(std::move(path)), strategy_(s) {}
   Fd fd_;
   Identity identity_;
+  MountIdentity mount_;
   std::string path_;
   Strategy strategy_;
 };

@@ -3,6 +3,7 @@
 // Not compiled on Linux; kept compiling in our heads (there is no Mac in CI). XNU silently ignores
 // unknown open flags, so availability is gated on the OS version read once, never by trying: on
 // 10.15 O_NOFOLLOW_ANY would be dropped and the open would follow links.
+#include <sys/stat.h>
 #include <sys/sysctl.h>
 
 #include <atomic>
@@ -47,7 +48,16 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
   int fd;
   do fd = ::openat(dirfd, relative.c_str(), f, mode);
   while (fd < 0 && errno == EINTR);
-  if (fd >= 0) return Fd(fd);
+  if (fd >= 0) {
+    // XNU has no RESOLVE_NO_XDEV: a mounted volume on the way shows as another st_dev.
+    Fd opened(fd);
+    struct stat here, base;
+    if (::fstat(opened.get(), &here) != 0 || ::fstat(dirfd, &base) != 0) {
+      return sys_error(errno, "fstat", shown_path);
+    }
+    if (here.st_dev != base.st_dev) return mount_point("openat", shown_path, relative);
+    return opened;
+  }
   int err = errno;
   if (err == ELOOP) {
     return refusal(Refusal::Symlink, "openat", shown_path, "path contains a symbolic link", ELOOP);

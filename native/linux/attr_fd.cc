@@ -5,8 +5,7 @@
 // acts on it. chmod: fchmodat2(fd, "", mode, AT_EMPTY_PATH) (Linux 6.6), else chmod of the
 // /proc/self/fd/N magic link, as glibc 2.32-2.38 and Go do. Never glibc's fchmodat with
 // AT_SYMLINK_NOFOLLOW: before 2.32 it always fails ENOTSUP, and from 2.39 it falls back only on
-// ENOSYS, so a Docker < 26 seccomp profile (EPERM) breaks it (platform-notes §1).
-#include <sys/statfs.h>
+// ENOSYS, so a Docker < 26 seccomp profile (EPERM) breaks it.
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,29 +25,9 @@ namespace pinnedfs::attr {
 
 namespace {
 
-constexpr long kProcSuperMagic = 0x9fa0;
-
 // Whether fchmodat2 is worth trying: cleared once the kernel (ENOSYS) or a seccomp filter (EPERM
 // that the /proc route then does not share) has said no, so later calls skip the failing syscall.
 std::atomic<bool> g_fchmodat2{true};
-
-// 1 procfs, 0 not (or not mounted), -1 not yet checked. Checked once: chmod through a /proc that
-// is not procfs would follow whatever someone mounted or linked there.
-std::atomic<int> g_procfs{-1};
-
-bool proc_is_procfs() {
-  int known = g_procfs.load();
-  if (known >= 0) return known == 1;
-  int ok = 0;
-  int fd = ::open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0) {
-    struct statfs sfs;
-    if (::fstatfs(fd, &sfs) == 0 && static_cast<long>(sfs.f_type) == kProcSuperMagic) ok = 1;
-    ::close(fd);
-  }
-  g_procfs.store(ok);
-  return ok == 1;
-}
 
 }  // namespace
 
@@ -57,7 +36,8 @@ Result<Fd> open_for_change(const Root& root, const LexedPath& path, const std::s
 }
 
 Status change_mode_via_proc(int fd, mode_t mode, const std::string& shown) {
-  if (!proc_is_procfs()) {
+  // Through a /proc that is not procfs, chmod would follow whatever someone mounted or linked there.
+  if (!platform::proc_is_procfs()) {
     Error e = sys_error(ENOSYS, "chmod", shown);
     e.description = "no fchmodat2 on this kernel and /proc is not procfs: cannot chmod by handle";
     return e;

@@ -1,5 +1,5 @@
-// Linux: directory entries straight from getdents64(2), 32 KiB at a time (platform-notes §1,
-// "Directory listing"). No DIR*, no hidden fstat/fcntl, and the descriptor stays ours.
+// Linux: directory entries straight from getdents64(2), 32 KiB at a time. No DIR*, no hidden
+// fstat/fcntl, and the descriptor stays ours.
 #include <dirent.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -82,6 +82,7 @@ bool DirectoryReader::next(std::string_view* name, unsigned char* type) {
     }
     pos_ = 0;
     len_ = static_cast<std::size_t>(n);
+    ++batches_;
   }
 }
 

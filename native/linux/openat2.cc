@@ -2,7 +2,9 @@
 //
 // RESOLVE_BENEATH refuses any step above the dirfd (EXDEV) and re-checks at the end of the walk
 // that the result is still beneath it, so a directory renamed out mid-lookup fails closed;
-// RESOLVE_NO_SYMLINKS refuses a link anywhere (ELOOP), RESOLVE_NO_MAGICLINKS the /proc kind.
+// RESOLVE_NO_SYMLINKS refuses a link anywhere (ELOOP), RESOLVE_NO_MAGICLINKS the /proc kind, and
+// RESOLVE_NO_XDEV any mount point, bind mounts of the same file system included (EXDEV, which is
+// then told apart from an escape by looking again without it).
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,28 +20,52 @@ namespace pinnedfs::platform {
 
 namespace {
 // Our own definition, not <linux/openat2.h>: headers older than 5.6 lack it, and glibc 2.43 may
-// define the struct itself (platform-notes §1 Build). The layout is the kernel ABI (v0, 24 bytes).
+// define the struct itself. The layout is the kernel ABI (v0, 24 bytes).
 struct pinnedfs_open_how {
   std::uint64_t flags;
   std::uint64_t mode;
   std::uint64_t resolve;
 };
+constexpr std::uint64_t kResolveNoXdev = 0x01;
 constexpr std::uint64_t kResolveNoMagicLinks = 0x02;
 constexpr std::uint64_t kResolveNoSymlinks = 0x04;
 constexpr std::uint64_t kResolveBeneath = 0x08;
-constexpr std::uint64_t kResolveFlags = kResolveBeneath | kResolveNoSymlinks | kResolveNoMagicLinks;
+constexpr std::uint64_t kConfined = kResolveBeneath | kResolveNoSymlinks | kResolveNoMagicLinks;
+constexpr std::uint64_t kResolveFlags = kConfined | kResolveNoXdev;
 // EAGAIN comes only from ".." handling after a concurrent rename or mount (fs/namei.c
 // handle_dots); our paths are ".."-free, so this should never be reached. Bounded anyway.
 constexpr int kEagainRetries = 128;
 
-long raw_openat2(int dirfd, const char* path, int flags, mode_t mode) {
+long raw_openat2(int dirfd, const char* path, int flags, mode_t mode,
+                 std::uint64_t resolve = kResolveFlags) {
   pinnedfs_open_how how;
   std::memset(&how, 0, sizeof how);
   how.flags = static_cast<std::uint64_t>(static_cast<unsigned>(flags));
   // The kernel refuses a mode without O_CREAT/O_TMPFILE.
   how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
-  how.resolve = kResolveFlags;
+  how.resolve = resolve;
   return ::syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+}
+
+// EXDEV under RESOLVE_NO_XDEV is a mount point on the way, or (as without it) a directory that
+// left the dirfd mid-lookup. Each prefix of the path is opened without NO_XDEV (O_PATH: nothing
+// runs) until one lies on another mount than the dirfd: that is the mount point, and the refusal
+// names it. None found: the lookup left the dirfd. Error path only.
+Error explain_exdev(int dirfd, const std::string& relative, const std::string& shown_path) {
+  constexpr int kLook = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+  auto base = mount_of(dirfd);
+  if (base.ok()) {
+    for (std::size_t end = relative.find('/');; end = relative.find('/', end + 1)) {
+      std::string prefix = relative.substr(0, end);
+      long p = raw_openat2(dirfd, prefix.c_str(), kLook, 0, kConfined);
+      if (p < 0) break;
+      Fd held(static_cast<int>(p));
+      auto here = mount_of(held.get());
+      if (here.ok() && !base.value().same_as(here.value())) return mount_point("openat2", shown_path, prefix);
+      if (end == std::string::npos) break;
+    }
+  }
+  return refusal(Refusal::Escape, "openat2", shown_path, "path escapes the root", EXDEV);
 }
 }  // namespace
 
@@ -69,7 +95,7 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
       return refusal(Refusal::Symlink, "openat2", shown_path, "path contains a symbolic link",
                      ELOOP);
     case EXDEV:
-      return refusal(Refusal::Escape, "openat2", shown_path, "path escapes the root", EXDEV);
+      return explain_exdev(dirfd, relative, shown_path);
     case ENOTDIR: {
       // O_DIRECTORY|O_NOFOLLOW on a trailing link reports ENOTDIR; say it was a link. An
       // intermediate link gives ELOOP above.

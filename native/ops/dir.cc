@@ -1,11 +1,13 @@
 // readDirectory, flat and recursive (Node's fs.readdir(p, { recursive: true }) shape: '/'-separated
 // paths relative to the listed directory).
 //
-// The listing descends by handle only: each subdirectory is opened by its bare name in the
-// descriptor being listed, with O_DIRECTORY|O_NOFOLLOW, never by a joined path (platform-notes
-// pitfall 3). A link entry is listed and never descended, whatever it points at. The walk is depth
-// first so at most one descriptor per level is open (a breadth-first queue of handles would hold
-// one per pending directory, unbounded), and the depth is bounded.
+// The listing descends only as core/resolve.h descend() does: each subdirectory is opened
+// O_DIRECTORY|O_NOFOLLOW as a child of the directory being listed, confined beneath the root and to
+// its mount, and every directory is proven beneath the root before it is listed (and again before
+// each later batch of a large one), so a directory moved out mid-listing is refused, never listed.
+// A link entry is listed and never descended, whatever it points at; so is a mount point. The walk
+// is depth first so at most one descriptor per level is open (a breadth-first queue of handles
+// would hold one per pending directory, unbounded), and the depth is bounded.
 //
 // Order: each directory's entries in the order the file system gives them, then its subtrees, one
 // after the other. Node's own order (breadth first) is not a promise either; callers sort.
@@ -43,36 +45,51 @@ class Lister {
   Lister(const Root& root, std::string base, bool recursive)
       : root_(root), base_(std::move(base)), recursive_(recursive) {}
 
-  // Lists `dirfd`, which is `prefix` below the listed directory ("" for the listed one itself).
-  Status run(int dirfd, const std::string& prefix, std::size_t depth) {
+  // Lists `dir`, which is `prefix` below the listed directory ("" for the listed one itself). A
+  // directory below the listed one that is no longer at its path (moved out of the root, or within
+  // it, or replaced) is treated as a concurrent change: listed as it was seen in its parent, its
+  // own entries not listed. The listed directory itself failing its proof is the refusal.
+  Status run(Held& dir, const std::string& prefix, std::size_t depth) {
+    std::string here = shown(prefix);
+    auto listable = dir.beneath(root_, "getdents64", here);
+    if (!listable.ok()) return listable;
     std::vector<DirEntry> entries;
-    auto listed = lister_.list(dirfd, shown(prefix), entries);
+    auto listed = lister_.list(dir.fd(), here, entries,
+                               [&]() { return dir.beneath(root_, "getdents64", here); });
     if (!listed.ok()) return listed;
+    int dirfd = dir.fd();
     for (const DirEntry& e : entries) {
       names_.push_back(join(prefix, e.name));
       bytes_ += names_.back().size() + kNameOverhead;
-      if (bytes_ > kMaxListingBytes) return too_many_names(shown(prefix));
+      if (bytes_ > kMaxListingBytes) return too_many_names(here);
     }
     if (!recursive_) return ok_status();
     for (const DirEntry& e : entries) {
       std::string rel = join(prefix, e.name);
-      auto dir = is_directory(dirfd, e, rel);
-      if (!dir.ok()) return dir.take_error();
-      if (!dir.value()) continue;
+      auto is_dir = is_directory(dirfd, e, rel);
+      if (!is_dir.ok()) return is_dir.take_error();
+      if (!is_dir.value()) continue;
       if (depth + 1 > kMaxDepth) {
         return refusal(Refusal::TooLarge, "readdir", shown(rel),
                        "directory tree is deeper than the recursive listing limit of " +
                            std::to_string(kMaxDepth) + " levels",
                        ENAMETOOLONG);
       }
-      auto child = open_child(root_, dirfd, e.name, kListFlags, 0, shown(rel));
+      auto child = descend(root_, dir, e.name, kListFlags, shown(rel));
       if (!child.ok()) {
-        if (changed_under_us(child.error())) continue;
+        // This directory itself has left its path (descend proved it): the caller decides.
+        if (child.error().moved) return child.take_error();
+        // A mount point is listed (its name is an entry here) and never entered.
+        if (child.error().mount || changed_under_us(child.error())) continue;
         return child.take_error();
       }
       // The child's descriptor closes when this iteration ends, before the next sibling's subtree.
-      auto sub = run(child.value().get(), rel, depth + 1);
-      if (!sub.ok()) return sub;
+      auto sub = run(child.value(), rel, depth + 1);
+      if (!sub.ok()) {
+        if (!sub.error().moved) return sub;
+        auto listed_still = departed(sub.take_error());
+        if (!listed_still.ok()) return listed_still;
+      }
     }
     return ok_status();
   }
@@ -80,6 +97,13 @@ class Lister {
   std::vector<std::string> take() { return std::move(names_); }
 
  private:
+  // A directory below the listed one failed its proof. Moved or replaced within the root: a
+  // concurrent change, its subtree is not listed. Out of the root: the refusal.
+  static Status departed(Error e) {
+    if (e.refusal == Refusal::Escape) return e;
+    return ok_status();
+  }
+
   std::string shown(const std::string& rel) const { return join(base_, rel); }
 
   // d_type decides only whether to try; the O_DIRECTORY|O_NOFOLLOW open is the enforcement.
@@ -103,6 +127,7 @@ class Lister {
   // particular is never followed.
   static bool changed_under_us(const Error& e) {
     if (e.refusal == Refusal::Symlink) return true;
+    if (e.refusal == Refusal::Escape) return true;  // left mid-lookup (mounts and proofs are caught before)
     return e.refusal == Refusal::None && (e.err == ENOENT || e.err == ENOTDIR);
   }
 
@@ -121,10 +146,10 @@ Result<Value> read_directory(const Root& root, const Request& request) {
   if (!path.ok()) return path.take_error();
   // The listed directory itself may not be a link: O_NOFOLLOW (trailing) plus the strategy's
   // no-follow resolution (on the way) refuse it.
-  auto fd = open_beneath(root, path.value(), kListFlags);
-  if (!fd.ok()) return fd.take_error();
+  auto dir = hold_beneath(root, path.value(), kListFlags);
+  if (!dir.ok()) return dir.take_error();
   Lister lister(root, path.value().joined(), request.recursive);
-  auto listed = lister.run(fd.value().get(), "", 0);
+  auto listed = lister.run(dir.value(), "", 0);
   if (!listed.ok()) return listed.take_error();
   return Value(Names{lister.take()});
 }

@@ -12,12 +12,19 @@ Error too_many_names(const std::string& shown_path) {
                  EFBIG);
 }
 
-Status DirLister::list(int dirfd, const std::string& shown_path, std::vector<DirEntry>& out) {
+Status DirLister::list(int dirfd, const std::string& shown_path, std::vector<DirEntry>& out,
+                       const BatchGuard& guard) {
   DirectoryReader reader(dirfd, buffer);
   std::string_view name;
   unsigned char type = 0;
+  std::size_t proven = 1;
   std::size_t bytes = 0;
   while (reader.next(&name, &type)) {
+    if (reader.batches() > proven && guard) {
+      proven = reader.batches();
+      auto still = guard();
+      if (!still.ok()) return still;
+    }
     // One directory's entries are sized by the disk: bounded, so a directory made huge on purpose
     // is a refusal, never an allocation that aborts the process.
     bytes += name.size() + kNameOverhead;

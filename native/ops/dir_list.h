@@ -2,13 +2,19 @@
 // recursive remove.
 //
 // Linux calls getdents64 directly (linux/getdents.cc); elsewhere portable readdir(3) runs on a dup
-// of the descriptor (posix/readdir.cc). Why not fdopendir on Linux (platform-notes §1): it costs an
-// extra fstat + fcntl per directory, takes ownership of the descriptor we still need to open the
-// children through, and on glibc < 2.39 accepts an O_PATH descriptor whose first readdir fails.
+// of the descriptor (posix/readdir.cc). Why not fdopendir on Linux: it costs an extra fstat + fcntl
+// per directory, takes ownership of the descriptor we still need to open the children through, and
+// on glibc < 2.39 accepts an O_PATH descriptor whose first readdir fails.
+//
+// A large directory arrives in several batches, each a separate read of the directory. The first
+// is covered by the proof its caller took before listing (core/beneath.h); every later one is
+// proven again before any of its names is used, so a directory moved out of the root between two
+// batches is never listed.
 #pragma once
 #include <dirent.h>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +23,7 @@
 
 namespace pinnedfs {
 
-// What d_type said about an entry. A hint only (platform-notes pitfall 8): the decision to descend
+// What d_type said about an entry. A hint only: the decision to descend
 // is enforced by an O_DIRECTORY|O_NOFOLLOW open, never by this value.
 enum class EntryKind : unsigned char { Unknown, Directory, Link, Other };
 
@@ -41,20 +47,30 @@ class DirectoryReader {
   // error (`error()` then non-zero: an errno, EIO for a malformed kernel record).
   bool next(std::string_view* name, unsigned char* type);
   int error() const { return error_; }
+  // How many reads of the directory the entries so far came from (1 for the first batch). Where
+  // the platform hides its reads (readdir), every 512 entries count as one.
+  std::size_t batches() const { return batches_; }
 
  private:
   int fd_;
   int error_ = 0;
   bool done_ = false;
+  std::size_t batches_ = 0;
   [[maybe_unused]] std::vector<char>& buffer_;
   [[maybe_unused]] std::size_t pos_ = 0;  // Linux: the unread part of the last getdents64 answer
   [[maybe_unused]] std::size_t len_ = 0;
   [[maybe_unused]] void* dir_ = nullptr;  // elsewhere: the DIR* over a private dup
+  [[maybe_unused]] std::size_t delivered_ = 0;  // elsewhere: entries given out so far
 };
+
+// Runs before the names of every batch after the first are used: the proof that the directory is
+// still beneath the root. Empty: no check (the caller acts on nothing it lists).
+using BatchGuard = std::function<Status()>;
 
 // Collects a whole directory into DirEntry values (names owned), for callers that list, then act.
 struct DirLister {
-  Status list(int dirfd, const std::string& shown_path, std::vector<DirEntry>& out);
+  Status list(int dirfd, const std::string& shown_path, std::vector<DirEntry>& out,
+              const BatchGuard& guard = {});
   std::vector<char> buffer;  // the reader's buffer, reused across the directories of one operation
 };
 

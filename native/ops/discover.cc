@@ -6,11 +6,16 @@
 // carry the glob states they were reached with, one state set per pattern (patterns are matched
 // separately because the first matching one decides the protection).
 //
-// What is never done: following a link (a child is opened O_NOFOLLOW|O_DIRECTORY from its
-// parent's handle; a name that turned into a link between the listing and the open is skipped, as
-// anything that vanished is), decoding a name (bytes are matched as the glob matcher decodes them,
-// with invalid sequences as U+FFFD, and reported unchanged), descending into a matched entry (its
-// whole tree is protected by one mount, so nothing inside matters), or entering a skipped subtree.
+// What is never done: following a link (a child is opened O_NOFOLLOW|O_DIRECTORY as
+// core/resolve.h descend() opens one: from the anchor within the lookup depth under the kernel
+// strategy, else from its parent's handle; a name that turned into a link between the listing and
+// the open is skipped, as anything that vanished is), listing a directory that is no longer at its
+// path beneath the anchor (each is proven, core/beneath.h, before its listing and before each later
+// batch of it; one moved away, out of the anchor or within it, is skipped as a concurrent change,
+// so a departed tree's names are never reported as the anchor's), crossing into another mount,
+// decoding a name (bytes are matched as the glob matcher decodes them, with invalid sequences as
+// U+FFFD, and reported unchanged), descending into a matched entry (its whole tree is protected by
+// one mount, so nothing inside matters), or entering a skipped subtree.
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -39,7 +44,7 @@ struct Pending {
 };
 
 struct Frame {
-  Fd fd;
+  pinnedfs::Held dir;
   std::string relative;  // "" for the anchor itself
   std::vector<Pending> children;
   std::size_t next = 0;
@@ -116,10 +121,26 @@ Access Walker::strictest_alive(const States& states) const {
 }
 
 Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& out) {
-  DirectoryReader reader(frame.fd.get(), buffer_);
+  // Only a directory still beneath the anchor at its path is listed; a departed one is skipped.
+  auto listable = frame.dir.beneath(root_, "getdents64", frame.relative);
+  if (!listable.ok()) {
+    if (listable.error().moved) return true;
+    return listable.take_error();
+  }
+  DirectoryReader reader(frame.dir.fd(), buffer_);
   std::string_view name;
   unsigned char dtype = DT_UNKNOWN;
+  std::size_t proven = 1;
   while (reader.next(&name, &dtype)) {
+    if (reader.batches() > proven) {
+      proven = reader.batches();
+      auto still = frame.dir.beneath(root_, "getdents64", frame.relative);
+      if (!still.ok()) {
+        frame.children.clear();  // what was queued came from a place that may now be outside
+        if (still.error().moved) return true;
+        return still.take_error();
+      }
+    }
     if (++out.entries > request_.max_entries) {
       out.truncated = Truncation::Entries;
       return false;
@@ -143,7 +164,7 @@ Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& ou
     if (typed && type == Type::Unknown) {
       struct stat st;
       std::string n(name);
-      if (::fstatat(frame.fd.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      if (::fstatat(frame.dir.fd(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
         type = type_of_mode(st.st_mode);
       } else if (errno == ENOENT) {
         continue;  // vanished since the listing
@@ -205,7 +226,7 @@ Status Walker::run(DiscoverResult& out) {
 
   std::vector<Frame> stack;
   {
-    auto opened = open_beneath(root_, LexedPath{}, kListFlags);
+    auto opened = hold_beneath(root_, LexedPath{}, kListFlags);
     if (!opened.ok()) {
       const Error& e = opened.error();
       if (e.refusal == Refusal::None && permission(e.err)) {
@@ -215,7 +236,7 @@ Status Walker::run(DiscoverResult& out) {
       return opened.take_error();
     }
     Frame top;
-    top.fd = opened.take();
+    top.dir = opened.take();
     ++out.directories;
     auto listed = list(top, initial, out);
     if (!listed.ok()) return listed.take_error();
@@ -239,18 +260,18 @@ Status Walker::run(DiscoverResult& out) {
       out.truncated = Truncation::Depth;
       return ok_status();
     }
-    auto opened = open_child(root_, f.fd.get(), child.name, kListFlags, 0, relative);
+    auto opened = descend(root_, f.dir, child.name, kListFlags, relative);
     if (!opened.ok()) {
       const Error& e = opened.error();
       if (e.refusal == Refusal::None && permission(e.err)) {
         out.unreadable.push_back(Unreadable{std::move(relative), e.err, strictest_alive(child.states)});
         continue;
       }
-      if (vanished(e)) continue;
+      if (vanished(e) || e.moved) continue;
       return opened.take_error();
     }
     Frame next;
-    next.fd = opened.take();
+    next.dir = opened.take();
     next.relative = std::move(relative);
     ++out.directories;
     auto listed = list(next, child.states, out);
@@ -281,6 +302,12 @@ Probe probe(const Root& root, const std::string& path) {
     return out;
   }
   auto parent = open_parent(root, p);
+  if (parent.ok()) {
+    // The type answered must be the type of what the path names beneath the anchor, not of an
+    // entry in a parent that left it.
+    auto still = parent.value().dir.beneath(root, "fstatat", path);
+    if (!still.ok()) parent = still.take_error();
+  }
   if (!parent.ok()) {
     Error e = parent.take_error();
     if (e.refusal == Refusal::None && (e.err == ENOENT || e.err == ENOTDIR)) {
@@ -293,7 +320,7 @@ Probe probe(const Root& root, const std::string& path) {
   }
   struct stat st;
   int rc;
-  do rc = ::fstatat(parent.value().dir.get(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+  do rc = ::fstatat(parent.value().dir.fd(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW);
   while (rc != 0 && errno == EINTR);
   if (rc != 0) {
     if (errno == ENOENT || errno == ENOTDIR) {

@@ -8,9 +8,13 @@
 //    Effect), and neither does a literal or wildcard segment (Effect follows those). A link named
 //    by the last segment is still a match, as a link; a directory-only pattern (`link/`) does not
 //    match it, since telling would mean looking through it.
-//  - Every directory is opened beneath the root by handle, child by child from the handle being
-//    listed (O_NOFOLLOW|O_DIRECTORY), never by a joined path. Types come from d_type, with
-//    fstatat(AT_SYMLINK_NOFOLLOW) on the listed handle where the file system does not say.
+//  - Every directory is opened beneath the root as core/resolve.h descend() opens a child of the
+//    directory being listed (O_NOFOLLOW|O_DIRECTORY, confined, on the root's mount), never by an
+//    unconfined joined path, and is proven beneath the root before it is listed (and before each
+//    later batch of a large one): a directory moved out mid-glob is refused, never listed. Types
+//    come from d_type, with fstatat(AT_SYMLINK_NOFOLLOW) on the listed handle where the file
+//    system does not say.
+//  - A mount point is like a link: it can match, it is never entered.
 //  - The glob root itself must be a real directory: a link there is refused (PermissionDenied),
 //    where Effect would list whatever it names.
 //  - ".." segments are resolved physically, by returning to the handle the walk came from (or to
@@ -27,6 +31,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <deque>
 
 #include "../core/limits.h"
 #include "dir_list.h"
@@ -67,7 +72,8 @@ Kind kind_of_mode(mode_t m) {
 // moment ago (a race) contributes nothing, as a link does.
 bool missing(const Error& e) {
   return (e.refusal == Refusal::None && (e.err == ENOENT || e.err == ENOTDIR || e.err == EISDIR)) ||
-         e.refusal == Refusal::Symlink;
+         e.refusal == Refusal::Symlink ||
+         (e.refusal == Refusal::Escape && !e.mount && !e.moved);  // left mid-lookup
 }
 bool skippable(const Error& e, bool named) {
   if (missing(e)) return true;
@@ -94,7 +100,7 @@ struct Entry {
 // capacity and the walk allocates per directory at most, never per entry (the names it reports
 // aside).
 struct Frame {
-  DirRef dir;                  // the handle this frame opened, if it opened one
+  Held dir;                    // the handle this frame opened, if it opened one
   bool dir_unread = false;     // `dir` was opened for reading and is still at its start
   // Which handle this directory is: a frame index (>= 0), or an ancestor of the glob root (-k is
   // k levels above it). "." and ".." segments reuse handles instead of opening by name.
@@ -110,7 +116,7 @@ struct Frame {
   std::size_t next = 0;
 
   void reset() {
-    dir = DirRef();
+    dir.reset();
     dir_unread = false;
     relative.clear();
     states.clear();
@@ -143,11 +149,18 @@ class Walker {
     return to_shown_ + "/" + std::string(relative);
   }
   int parent_ref(int ref) const { return ref >= 0 ? frames_[static_cast<std::size_t>(ref)].phys_parent : ref - 1; }
-  Result<int> handle(int ref);
+  Result<Held*> handle(int ref);
   Status enter(std::size_t index);
   Status probe_and_visit(std::size_t index, std::string_view name);
   Status visit(Frame& f, std::string_view name, Kind kind, int dirfd);
   Status descend(std::size_t parent, const Entry& e, std::string relative, bool* entered);
+  // A handle that failed its proof. Below the glob root and moved or replaced within the pinned
+  // root: a concurrent change whose subtree is not read (as a directory that vanished). Out of the
+  // root, or the glob root itself (or above it): the refusal.
+  static Status departed(int ref, Status s) {
+    if (s.ok() || !s.error().moved || ref <= 0 || s.error().refusal == Refusal::Escape) return s;
+    return ok_status();
+  }
 
   const Root& root_;
   const Compiled& pattern_;
@@ -157,27 +170,28 @@ class Walker {
   Stepper step_, step_excluded_;
   bool exclude_needs_directory_;
   std::vector<Frame> frames_;
-  std::vector<DirRef> ancestors_;  // [k-1]: k levels above the glob root, opened on demand
+  std::deque<Held> ancestors_;     // [k-1]: k levels above the glob root, opened on demand
   std::vector<char> buffer_;       // getdents buffer, one for the whole walk
   std::vector<State> next_, next_excluded_;
   std::vector<std::string> out_;
   std::size_t out_bytes_ = 0;  // of out_, counted as kMaxListingBytes counts them
 };
 
-Result<int> Walker::handle(int ref) {
-  if (ref >= 0) return frames_[static_cast<std::size_t>(ref)].dir.get();
+Result<Held*> Walker::handle(int ref) {
+  if (ref >= 0) return &frames_[static_cast<std::size_t>(ref)].dir;
   std::size_t up = static_cast<std::size_t>(-ref);
   if (up > to_.parts.size()) {
     return refusal(Refusal::Escape, "glob", to_shown_, "glob pattern climbs above the root", EXDEV);
   }
   if (ancestors_.size() < up) ancestors_.resize(up);
-  DirRef& a = ancestors_[up - 1];
-  if (a.get() < 0) {
+  Held& a = ancestors_[up - 1];
+  if (!a.valid()) {
     auto d = open_dirs(root_, to_, to_.parts.size() - up);
     if (!d.ok()) return d.take_error();
     a = d.take();
+    a.spend();  // kept for later listings and probes, not used at once
   }
-  return a.get();
+  return &a;
 }
 
 Status Walker::visit(Frame& f, std::string_view name, Kind kind, int dirfd) {
@@ -234,18 +248,19 @@ Status Walker::probe_and_visit(std::size_t index, std::string_view name) {
   if (name == "." || name == "..") {
     auto fd = handle(f.phys);
     if (!fd.ok()) return fd.take_error();
-    return visit(f, name, Kind::Directory, fd.value());
+    return visit(f, name, Kind::Directory, fd.value()->fd());
   }
   if (name.find('/') != std::string_view::npos || name.size() > kNameMax) return ok_status();
   auto fd = handle(f.phys);
   if (!fd.ok()) return fd.take_error();
+  int dirfd = fd.value()->fd();
   std::string n(name);
   struct stat st;
-  if (::fstatat(fd.value(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+  if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     Error e = sys_error(errno, "fstatat", shown(f.relative.empty() ? n : f.relative + "/" + n));
     return skippable(e, f.named) ? ok_status() : Status(std::move(e));
   }
-  return visit(f, name, kind_of_mode(st.st_mode), fd.value());
+  return visit(f, name, kind_of_mode(st.st_mode), dirfd);
 }
 
 Status Walker::enter(std::size_t index) {
@@ -254,15 +269,22 @@ Status Walker::enter(std::size_t index) {
   if (f.listed) {
     Fd fresh;
     int fd = -1;
+    // The handle whose directory is listed: this frame's own, or the one another frame holds
+    // (".", "..", an ancestor). It is proven beneath the root before the listing and again
+    // before each later batch.
+    auto owner = handle(f.phys);
+    if (!owner.ok()) return owner.take_error();
+    Held* held = owner.value();
+    std::string here = shown(f.relative);
+    auto listable = held->beneath(root_, "getdents64", here);
+    if (!listable.ok()) return departed(f.phys, listable);
     if (f.dir_unread) {
-      fd = f.dir.get();
+      fd = f.dir.fd();
       f.dir_unread = false;
     } else {
-      // A handle another frame holds (".", "..", an ancestor) or an O_PATH one: list a fresh open
-      // description of it, never a shared offset.
-      auto h = handle(f.phys);
-      if (!h.ok()) return h.take_error();
-      auto opened = open_child(root_, h.value(), ".", kListFlags, 0, shown(f.relative));
+      // Another frame's handle, or an O_PATH one: list a fresh open description of it, never a
+      // shared offset.
+      auto opened = open_child(root_, held->fd(), ".", kListFlags, 0, here);
       if (!opened.ok()) {
         if (!skippable(opened.error(), f.named)) return opened.take_error();
       } else {
@@ -274,7 +296,16 @@ Status Walker::enter(std::size_t index) {
       DirectoryReader reader(fd, buffer_);
       std::string_view name;
       unsigned char type = DT_UNKNOWN;
+      std::size_t proven = 1;
       while (reader.next(&name, &type)) {
+        if (reader.batches() > proven) {
+          proven = reader.batches();
+          auto still = held->beneath(root_, "getdents64", here);
+          if (!still.ok()) {
+            frames_[index].entries.clear();
+            return departed(f.phys, still);
+          }
+        }
         if (!glob::valid_utf8(name)) continue;
         auto v = visit(frames_[index], name, kind_of_dtype(type), fd);
         if (!v.ok()) return v;
@@ -338,12 +369,17 @@ Status Walker::descend(std::size_t parent, const Entry& e, std::string relative,
     auto h = handle(f.phys);
     if (!h.ok()) return h.take_error();
     bool will_list = !c.named || has_wildcard(pattern_, c.states);
-    auto opened = open_child(root_, h.value(), std::string(name),
-                             will_list ? kListFlags : kDirHandleFlags, 0, shown(c.relative));
+    auto opened = pinnedfs::descend(root_, *h.value(), std::string(name),
+                          will_list ? kListFlags : kDirHandleFlags, shown(c.relative));
     if (!opened.ok()) {
+      // The parent has left its path: nothing more of it is read.
+      if (opened.error().moved) return departed(f.phys, opened.take_error());
+      // A mount point matches as a name and is never entered, as a link.
+      if (opened.error().mount) return ok_status();
       return skippable(opened.error(), c.named) ? ok_status() : Status(opened.take_error());
     }
-    c.dir = DirRef::own(opened.take());
+    c.dir = opened.take();
+    if (!will_list) c.dir.spend();  // a path to probe through later, not a listing now
     c.dir_unread = will_list;
     c.phys = static_cast<int>(index);
     c.phys_parent = f.phys;
@@ -365,9 +401,9 @@ Result<Value> Walker::run() {
   top.excluded = exclude_.initial;
   bool will_list = has_wildcard(pattern_, top.states);
   if (!will_list && to_.is_root()) {
-    top.dir = DirRef::borrow(root_.fd());
+    top.dir = Held::root(root_);
   } else {
-    auto opened = open_beneath(root_, to_, will_list ? kListFlags : kDirHandleFlags);
+    auto opened = hold_beneath(root_, to_, will_list ? kListFlags : kDirHandleFlags);
     if (!opened.ok()) {
       // A missing glob root is an empty result; a link there is not "missing": it is refused.
       const Error& e = opened.error();
@@ -376,7 +412,8 @@ Result<Value> Walker::run() {
       }
       return opened.take_error();
     }
-    top.dir = DirRef::own(opened.take());
+    top.dir = opened.take();
+    if (!will_list) top.dir.spend();
     top.dir_unread = will_list;
   }
   auto first = enter(0);
@@ -385,7 +422,7 @@ Result<Value> Walker::run() {
   while (depth > 0) {
     std::size_t index = depth - 1;
     if (frames_[index].next == frames_[index].entries.size()) {
-      frames_[index].dir = DirRef();
+      frames_[index].dir.reset();
       --depth;
       continue;
     }

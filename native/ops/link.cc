@@ -84,7 +84,7 @@ Result<Value> read_link(const Root& root, const Request& request) {
   // Links on the way are refused by the parent's resolution; readlinkat never follows its leaf.
   auto parent = open_parent(root, path);
   if (!parent.ok()) return parent.take_error();
-  auto text = read_link_at(parent.value().dir.get(), parent.value().leaf, request.path);
+  auto text = read_link_at(parent.value().dir.fd(), parent.value().leaf, request.path);
   if (!text.ok()) return text.take_error();
   return Value(Text{text.take()});
 }

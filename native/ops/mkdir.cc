@@ -21,15 +21,18 @@ Result<Value> make_directory(const Root& root, const Request& request) {
     if (path.value().is_root()) return sys_error(EEXIST, "mkdir", request.path);
     auto parent = open_parent(root, path.value());
     if (!parent.ok()) return parent.take_error();
+    Held& dir = parent.value().dir;
+    auto still = dir.beneath(root, "mkdir", request.path);
+    if (!still.ok()) return still.take_error();
     int rc;
-    do rc = ::mkdirat(parent.value().dir.get(), parent.value().leaf.c_str(), mode);
+    do rc = ::mkdirat(dir.fd(), parent.value().leaf.c_str(), mode);
     while (rc != 0 && errno == EINTR);
     if (rc != 0) {
       int err = errno;
       if (err == EEXIST && path.value().must_be_dir) {
         // "ln/" names what the link points at: a link met on the way (contract), not a taken name.
         struct stat st;
-        if (::fstatat(parent.value().dir.get(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        if (::fstatat(dir.fd(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
             S_ISLNK(st.st_mode)) {
           return refusal(Refusal::Symlink, "mkdir", request.path,
                          "path component '" + parent.value().leaf + "' is a symbolic link", ELOOP);

@@ -4,66 +4,99 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <map>
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
 
 #include "attr_fd.h"
+#include "dir_cursor.h"
 
 namespace pinnedfs::ops {
 
 namespace {
 
-// Plans are written by programs, not people; a bound keeps one request from holding a worker
-// thread (and memory) for an unbounded time. Implied ancestors count.
-constexpr std::size_t kMaxDirectories = 65536;
-constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-
 enum class State : unsigned char { Unknown, Exists, Missing, Created };
 
-struct Node {
-  LexedPath path;              // ".."-free
-  std::string shown;           // path.joined(), the name errors and the outcome use
+// What the plan says of one directory of the tree (the tree itself is the cursor's TreeNode list).
+struct Planned {
   mode_t mode = 0777;
-  bool listed = false;         // named in the plan, not only implied by a descendant
+  bool listed = false;  // named in the plan, not only implied by a descendant
   State state = State::Unknown;
-  Identity identity;           // Exists / Created: the directory that stood there
-  std::size_t parent = kNone;  // index of the parent node; kNone when the parent is the root
+  std::vector<std::size_t> children;
 };
 
 Identity identity_of(const struct stat& st) {
   return Identity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 }
 
-LexedPath prefix_of(const LexedPath& p, std::size_t count) {
-  LexedPath out;
-  out.parts.assign(p.parts.begin(), p.parts.begin() + static_cast<std::ptrdiff_t>(count));
-  return out;
-}
+class PlanTree {
+ public:
+  std::vector<TreeNode> nodes;
+  std::vector<Planned> info;
 
-// The parent of `n`: the pinned root itself at depth 1 (borrowed, nothing to check), else opened
-// beneath the root afresh and, when `expected` is given, required to be that directory still.
-Result<DirRef> parent_handle(const Root& root, const Node& n, const Identity* expected) {
-  std::size_t depth = n.path.parts.size();
-  if (depth == 1) return DirRef::borrow(root.fd());
-  auto dir = open_dirs(root, n.path, depth - 1);
-  if (!dir.ok()) {
-    Error e = dir.take_error();
-    if (e.description.empty()) {
-      e.description = "the parent of '" + n.shown + "' no longer resolves to a directory";
+  // Adds `parts` with `mode`, implied ancestors included. Linear in the entry's components.
+  Status insert(const std::vector<std::string>& parts, mode_t mode) {
+    std::size_t at = kNoNode;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      bool last = i + 1 == parts.size();
+      std::string key = key_of(at, parts[i]);
+      auto found = index_.find(key);
+      if (found != index_.end()) {
+        at = found->second;
+        if (last) {
+          Planned& p = info[at];
+          if (p.listed && p.mode != mode) {
+            std::string shown = path_of(nodes, at);
+            return bad_argument("directory '" + shown + "' is planned twice with different modes", shown);
+          }
+          p.listed = true;
+          p.mode = mode;
+        }
+        continue;
+      }
+      if (nodes.size() >= kMaxDirectories) {
+        return bad_argument("plan names more than " + std::to_string(kMaxDirectories) +
+                            " directories (implied ancestors count)");
+      }
+      std::size_t made = add_node(nodes, at, parts[i]);
+      Planned p;
+      p.mode = mode;
+      p.listed = last;
+      info.push_back(std::move(p));
+      (at == kNoNode ? top_ : info[at].children).push_back(made);
+      index_.emplace(std::move(key), made);
+      at = made;
     }
-    return e;
+    return ok_status();
   }
-  if (expected) {
-    struct stat st;
-    if (::fstat(dir.value().get(), &st) != 0) return sys_error(errno, "fstat", n.path.joined(depth - 1));
-    if (identity_of(st) != *expected) {
-      return refusal(Refusal::IdentityChanged, "mkdir", n.shown,
-                     "the parent '" + n.path.joined(depth - 1) + "' was replaced after planning (" +
-                         expected->str() + " is now " + identity_of(st).str() + ")",
-                     EBUSY);
+
+  // Parent before child, siblings in byte order of their names.
+  std::vector<std::size_t> preorder() {
+    auto by_name = [this](std::size_t a, std::size_t b) { return nodes[a].name < nodes[b].name; };
+    std::sort(top_.begin(), top_.end(), by_name);
+    for (Planned& p : info) std::sort(p.children.begin(), p.children.end(), by_name);
+    std::vector<std::size_t> order;
+    order.reserve(nodes.size());
+    std::vector<std::size_t> stack(top_.rbegin(), top_.rend());
+    while (!stack.empty()) {
+      std::size_t i = stack.back();
+      stack.pop_back();
+      order.push_back(i);
+      const auto& kids = info[i].children;
+      stack.insert(stack.end(), kids.rbegin(), kids.rend());
     }
+    return order;
   }
-  return dir;
-}
+
+ private:
+  static std::string key_of(std::size_t parent, const std::string& name) {
+    std::string key(sizeof parent, '\0');
+    std::memcpy(&key[0], &parent, sizeof parent);
+    return key + name;
+  }
+  std::unordered_map<std::string, std::size_t> index_;
+  std::vector<std::size_t> top_;
+};
 
 Status run_hook(const Root& root, const std::vector<HookStep>& steps) {
   for (const HookStep& step : steps) {
@@ -71,7 +104,7 @@ Status run_hook(const Root& root, const std::vector<HookStep>& steps) {
     if (!from.ok()) return from.take_error();
     auto parent = open_parent(root, from.value());
     if (!parent.ok()) return parent.take_error();
-    int dir = parent.value().dir.get();
+    int dir = parent.value().dir.fd();
     const char* leaf = parent.value().leaf.c_str();
     int rc = 0;
     switch (step.kind) {
@@ -92,7 +125,7 @@ Status run_hook(const Root& root, const std::vector<HookStep>& steps) {
         if (!to.ok()) return to.take_error();
         auto to_parent = open_parent(root, to.value());
         if (!to_parent.ok()) return to_parent.take_error();
-        rc = ::renameat(dir, leaf, to_parent.value().dir.get(), to_parent.value().leaf.c_str());
+        rc = ::renameat(dir, leaf, to_parent.value().dir.fd(), to_parent.value().leaf.c_str());
         break;
       }
     }
@@ -101,21 +134,39 @@ Status run_hook(const Root& root, const std::vector<HookStep>& steps) {
   return ok_status();
 }
 
+Error symlink_in_the_way(const std::string& shown) {
+  return refusal(Refusal::Symlink, "mkdir", shown,
+                 "'" + shown + "' is a symbolic link where a directory is wanted", ELOOP);
+}
+
 }  // namespace
 
 Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<MkdirsEntry>& plan,
                                          const ProgramOptions& options) {
-  // Validation first: nothing malformed reaches a syscall.
-  std::vector<LexedPath> lexed;
-  lexed.reserve(plan.size());
-  for (const MkdirsEntry& entry : plan) {
+  // Validation first: nothing malformed, and nothing over the bounds, reaches a syscall. Each
+  // entry is lexed and put in the tree at once, so memory grows with the tree, not the plan.
+  PlanTree tree;
+  std::vector<std::size_t> dotdot;
+  std::size_t components = 0;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const MkdirsEntry& entry = plan[i];
     if (entry.mode > 07777) {
       return bad_argument("mode " + std::to_string(entry.mode) + " is not a permission mode (0..07777)",
                           entry.path);
     }
     auto l = lex_path(entry.path);
     if (!l.ok()) return l.take_error();
-    lexed.push_back(l.take());
+    components += l.value().parts.size();
+    if (components > kMaxPlanComponents) {
+      return bad_argument("plan has more than " + std::to_string(kMaxPlanComponents) +
+                          " path components in all");
+    }
+    if (l.value().has_dotdot) {
+      dotdot.push_back(i);  // resolved on the file system below
+      continue;
+    }
+    auto added = tree.insert(l.value().parts, static_cast<mode_t>(entry.mode));
+    if (!added.ok()) return added.take_error();
   }
 
   MkdirsOutcome out;
@@ -125,86 +176,55 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
     return Result<MkdirsOutcome>(std::move(out));
   };
 
-  // Plan: physical ".." resolution, implied ancestors, parent-before-child order. std::map orders
-  // component vectors lexicographically, and a parent is a prefix of its child, so iteration order
-  // is a pre-order walk of the tree: every parent before its children.
-  std::vector<Node> nodes;
-  std::map<std::vector<std::string>, std::size_t> index;
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    LexedPath path = std::move(lexed[i]);
-    if (path.has_dotdot) {
-      auto resolved = prepare_path(root, plan[i].path);
-      if (!resolved.ok()) return stop(resolved.take_error());
-      path = resolved.take();
-    }
-    if (path.is_root()) continue;  // the root exists by definition
-    mode_t mode = static_cast<mode_t>(plan[i].mode);
-    auto found = index.find(path.parts);
-    if (found != index.end()) {
-      Node& n = nodes[found->second];
-      if (n.listed && n.mode != mode) {
-        return bad_argument("directory '" + n.shown + "' is planned twice with different modes", n.shown);
-      }
-      n.listed = true;
-      n.mode = mode;
-      continue;
-    }
-    for (std::size_t depth = 1; depth <= path.parts.size(); ++depth) {
-      LexedPath p = prefix_of(path, depth);
-      if (index.count(p.parts)) continue;
-      if (nodes.size() >= kMaxDirectories) {
-        return bad_argument("plan names more than " + std::to_string(kMaxDirectories) + " directories");
-      }
-      Node n;
-      n.shown = p.joined();
-      n.mode = mode;
-      n.listed = depth == path.parts.size();
-      n.path = std::move(p);
-      index.emplace(n.path.parts, nodes.size());
-      nodes.push_back(std::move(n));
-    }
+  // ".." is resolved physically, which needs the file system.
+  for (std::size_t i : dotdot) {
+    auto resolved = prepare_path(root, plan[i].path);
+    if (!resolved.ok()) return stop(resolved.take_error());
+    auto added = tree.insert(resolved.value().parts, static_cast<mode_t>(plan[i].mode));
+    if (!added.ok()) return added.take_error();
   }
-  std::vector<std::size_t> order;
-  order.reserve(nodes.size());
-  for (auto& [parts, i] : index) {
-    order.push_back(i);
-    if (parts.size() > 1) {
-      std::vector<std::string> up(parts.begin(), parts.end() - 1);
-      nodes[i].parent = index.at(up);
-    }
-  }
+  std::vector<TreeNode>& nodes = tree.nodes;
+  std::vector<Planned>& info = tree.info;
+  const std::vector<std::size_t> order = tree.preorder();
+  DirCursor cursor(root, nodes);
 
   // Drop what exists, without following anything. A parent known missing answers for its
   // children, so a fresh tree costs one probe.
   for (std::size_t i : order) {
-    Node& n = nodes[i];
-    if (n.parent != kNone && nodes[n.parent].state == State::Missing) {
-      n.state = State::Missing;
+    TreeNode& n = nodes[i];
+    Planned& p = info[i];
+    if (n.parent != kNoNode && info[n.parent].state == State::Missing) {
+      p.state = State::Missing;
       continue;
     }
-    auto dir = parent_handle(root, n, nullptr);
-    if (!dir.ok()) return stop(dir.take_error());
+    auto there = cursor.move_to(n.parent);
+    if (!there.ok()) return stop(there.take_error());
     struct stat st;
     int rc;
-    do rc = ::fstatat(dir.value().get(), n.path.leaf().c_str(), &st, AT_SYMLINK_NOFOLLOW);
+    do rc = ::fstatat(cursor.held().fd(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW);
     while (rc != 0 && errno == EINTR);
     if (rc != 0) {
-      if (errno != ENOENT) return stop(sys_error(errno, "fstatat", n.shown));
-      n.state = State::Missing;
+      if (errno != ENOENT) return stop(sys_error(errno, "fstatat", path_of(nodes, i)));
+      p.state = State::Missing;
     } else if (S_ISDIR(st.st_mode)) {
-      n.state = State::Exists;
+      p.state = State::Exists;
       n.identity = identity_of(st);
+      n.known = true;
     } else if (S_ISLNK(st.st_mode)) {
-      return stop(refusal(Refusal::Symlink, "mkdir", n.shown,
-                          "'" + n.shown + "' is a symbolic link where a directory is wanted", ELOOP));
+      return stop(symlink_in_the_way(path_of(nodes, i)));
     } else {
       // As Node's mkdir -p: the named directory itself is taken (EEXIST), or a component on the
       // way to it is not a directory (ENOTDIR).
-      Error e = sys_error(n.listed ? EEXIST : ENOTDIR, "mkdir", n.shown);
-      e.description = "'" + n.shown + "' exists and is not a directory";
+      std::string shown = path_of(nodes, i);
+      Error e = sys_error(p.listed ? EEXIST : ENOTDIR, "mkdir", shown);
+      e.description = "'" + shown + "' exists and is not a directory";
       return stop(std::move(e));
     }
   }
+
+  // Where the planning left the cursor, it stands for acts that come only later (after the hook,
+  // after any delay): a kernel lookup's free proof does not stretch that far.
+  cursor.held().spend();
 
   if (options.after_plan && !options.after_plan->empty()) {
     auto hooked = run_hook(root, *options.after_plan);
@@ -213,72 +233,72 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
 
   // Run.
   for (std::size_t i : order) {
-    Node& n = nodes[i];
-    if (n.state != State::Missing) continue;
-    const Identity* expected = n.parent == kNone ? nullptr : &nodes[n.parent].identity;
-    auto dir = parent_handle(root, n, expected);
-    if (!dir.ok()) return stop(dir.take_error());
-    int parent = dir.value().get();
-    const std::string& leaf = n.path.leaf();
+    TreeNode& n = nodes[i];
+    Planned& p = info[i];
+    if (p.state != State::Missing) continue;
+    std::string shown = path_of(nodes, i);
+    auto there = cursor.move_to(n.parent);
+    if (!there.ok()) {
+      Error e = there.take_error();
+      if (e.description.empty()) {
+        e.description = "the parent of '" + shown + "' no longer resolves to the directory planned";
+      }
+      return stop(std::move(e));
+    }
+    Held& parent = cursor.held();
+    auto still = parent.beneath(root, "mkdir", shown);
+    if (!still.ok()) return stop(still.take_error());
     int rc;
-    do rc = ::mkdirat(parent, leaf.c_str(), n.mode & 07777);
+    do rc = ::mkdirat(parent.fd(), n.name.c_str(), p.mode & 07777);
     while (rc != 0 && errno == EINTR);
     if (rc != 0) {
       int err = errno;
       if (err == EEXIST && options.tolerate_existing) {
         // A concurrent creator won the race: fine if, without following, it is a directory.
         struct stat st;
-        if (::fstatat(parent, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-          return stop(sys_error(errno, "fstatat", n.shown));
+        if (::fstatat(parent.fd(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+          return stop(sys_error(errno, "fstatat", shown));
         }
         if (S_ISDIR(st.st_mode)) {
-          n.state = State::Exists;
+          p.state = State::Exists;
           n.identity = identity_of(st);
+          n.known = true;
           continue;
         }
-        if (S_ISLNK(st.st_mode)) {
-          return stop(refusal(Refusal::Symlink, "mkdir", n.shown,
-                              "'" + n.shown + "' is a symbolic link where a directory is wanted", ELOOP));
-        }
-        return stop(sys_error(n.listed ? EEXIST : ENOTDIR, "mkdir", n.shown));
+        if (S_ISLNK(st.st_mode)) return stop(symlink_in_the_way(shown));
+        return stop(sys_error(p.listed ? EEXIST : ENOTDIR, "mkdir", shown));
       }
-      Error e = sys_error(err, "mkdir", n.shown);
+      Error e = sys_error(err, "mkdir", shown);
       if (err == EEXIST) {
-        e.description = "'" + n.shown + "' appeared after planning: not ours, left untouched";
+        e.description = "'" + shown + "' appeared after planning: not ours, left untouched";
       }
       return stop(std::move(e));
     }
-    if (options.exact_modes) {
-      // Open what now stands at the name, without following, to learn the identity that becomes
-      // the caller's ownership and to set the mode on that very handle.
-      auto made = open_child(root, parent, leaf, kDirHandleFlags, 0, n.shown);
-      if (!made.ok()) {
-        Error e = made.take_error();
-        e.description = "'" + n.shown + "' was created, then replaced before it could be confirmed" +
-                        (e.description.empty() ? "" : ": " + e.description);
-        return stop(std::move(e));
-      }
-      struct stat st;
-      if (::fstat(made.value().get(), &st) != 0) return stop(sys_error(errno, "fstat", n.shown));
-      n.state = State::Created;
-      n.identity = identity_of(st);
-      out.created.push_back(CreatedDir{n.shown, n.identity});
-      auto moded = attr::change_mode(made.value().get(), n.mode & 07777, n.shown);
-      if (!moded.ok()) return stop(moded.take_error());
-    } else {
-      struct stat st;
-      if (::fstatat(parent, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        return stop(sys_error(errno, "fstatat", n.shown));
-      }
-      if (!S_ISDIR(st.st_mode)) {
-        Error e = sys_error(EEXIST, "mkdir", n.shown);
-        e.description = "'" + n.shown + "' was created, then replaced by something that is not a directory";
-        return stop(std::move(e));
-      }
-      n.state = State::Created;
-      n.identity = identity_of(st);
-      out.created.push_back(CreatedDir{n.shown, n.identity});
+    // Open what now stands at the name, without following, to learn the identity that becomes the
+    // caller's ownership, (exact modes) to set the mode on that very handle, and to stand in it for
+    // its children, which come next in pre-order.
+    auto made = descend(root, parent, n.name, kDirHandleFlags, shown);
+    if (!made.ok()) {
+      Error e = made.take_error();
+      e.description = "'" + shown + "' was created, then replaced before it could be confirmed" +
+                      (e.description.empty() ? "" : ": " + e.description);
+      return stop(std::move(e));
     }
+    Held dir = made.take();
+    struct stat st;
+    if (::fstat(dir.fd(), &st) != 0) return stop(sys_error(errno, "fstat", shown));
+    p.state = State::Created;
+    n.identity = identity_of(st);
+    n.known = true;
+    dir.know_identity(n.identity);
+    out.created.push_back(CreatedDir{shown, n.identity});
+    if (options.exact_modes) {
+      auto mine = dir.beneath(root, "chmod", shown);
+      if (!mine.ok()) return stop(mine.take_error());
+      auto moded = attr::change_mode(dir.fd(), p.mode & 07777, shown);
+      if (!moded.ok()) return stop(moded.take_error());
+    }
+    cursor.adopt(i, std::move(dir));
   }
   return Result<MkdirsOutcome>(std::move(out));
 }

@@ -1,19 +1,30 @@
 // The pinned-parent creation program behind mkdirs and makeDirectory({ recursive: true }).
 //
 // One call plans and runs, so a whole program is one trip off the JavaScript thread:
-//  plan  lex every entry, add the ancestors it implies, order parent before child, and drop what
-//        already exists, checked with fstatat(parent, name, AT_SYMLINK_NOFOLLOW) on a parent
-//        opened beneath the root (a link where a directory is wanted is a refusal, never
-//        "exists"; a parent known missing makes its children missing without a syscall);
-//  run   for each missing directory: open its parent beneath the root again, check the parent is
-//        still the directory planned or created (dev:ino), mkdirat(parent, name, mode), then
-//        (exact modes) open the new name O_NOFOLLOW|O_DIRECTORY, record its identity and chmod
-//        that handle. EEXIST or a changed parent stops the program before the next mode change;
-//        what was created is answered all the same, since it is the caller's to clean up.
+//  plan  lex every entry, insert it into a tree of components (implied ancestors included), order
+//        it parent before child (pre-order, siblings by name), and drop what already exists,
+//        checked with fstatat(parent, name, AT_SYMLINK_NOFOLLOW) on the parent's handle (a link
+//        where a directory is wanted is a refusal, never "exists"; a parent known missing makes
+//        its children missing without a syscall);
+//  run   for each missing directory: bring the handle to its parent, prove that parent beneath
+//        the root (core/beneath.h), mkdirat(parent, name, mode), then (exact modes) open the new
+//        name O_NOFOLLOW|O_DIRECTORY, record its identity, prove it and chmod that handle. EEXIST,
+//        a parent that is no longer the directory planned or created (dev:ino), or one that left
+//        the root stops the program before the next change; what was created is answered all the
+//        same, since it is the caller's to clean up.
+//
+// Linear in the plan: one handle travels the tree, a child opened from its parent going down, ".."
+// going up, each arrival checked against the identity recorded for that directory, so the
+// syscalls are a constant per directory whatever the depth (a program never reopens a parent from
+// the root). Each proof costs a constant number of syscalls; under the kernel strategy its one
+// confined lookup walks the path in the kernel, which grows with the depth. Bounded: at most
+// kMaxDirectories directories and kMaxPlanComponents components per call, refused as BadArgument
+// before any syscall.
 #pragma once
+#include <cstddef>
 #include <vector>
 
-#include "ops.h"
+#include "dir_cursor.h"
 
 namespace pinnedfs::ops {
 
@@ -29,8 +40,8 @@ struct ProgramOptions {
 };
 
 // Plans and runs `plan`. A malformed plan (bad path, mode, duplicate with another mode, too many
-// directories) is an Error before any syscall; everything after the first syscall is answered in
-// the outcome, with the directories created so far.
+// directories or components) is an Error before any syscall; everything after the first syscall
+// is answered in the outcome, with the directories created so far.
 Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<MkdirsEntry>& plan,
                                          const ProgramOptions& options);
 

@@ -47,8 +47,9 @@ inline Result<Value> pending(const char* name) {
 
 // Shared by several operations.
 StatInfo stat_info(const struct stat& st);
-// The contract's rule for objects we read, write, stat, chmod or chown: a regular file with more
-// than one link may have its other name outside the root.
+// The contract's rule for objects we read, write, stat, chmod or chown: anything but a directory
+// with more than one link (a regular file, a FIFO, a socket, a device, a symbolic link) may have
+// its other name outside the root, and acting on it would act on that outside object.
 Status refuse_hard_link(const struct stat& st, const std::string& shown_path, const char* syscall);
 
 }  // namespace pinnedfs::ops

@@ -66,7 +66,7 @@ StatInfo stat_info(const struct stat& st) {
 }
 
 Status refuse_hard_link(const struct stat& st, const std::string& shown_path, const char* syscall) {
-  if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+  if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
     return refusal(Refusal::HardLink, syscall, shown_path,
                    "file is hard-linked (" + std::to_string(st.st_nlink) +
                        " links): another name may lie outside the root",

@@ -53,7 +53,8 @@ Result<Value> remove(const Root& root, const Request& request) {
   };
   auto parent = open_parent(root, path.value());
   if (!parent.ok()) return gone(parent.take_error());
-  int dir = parent.value().dir.get();
+  Held& held = parent.value().dir;
+  int dir = held.fd();
   const std::string& leaf = parent.value().leaf;
 
   if (path.value().must_be_dir) {
@@ -69,25 +70,32 @@ Result<Value> remove(const Root& root, const Request& request) {
     }
     if (!S_ISDIR(st.st_mode)) return sys_error(ENOTDIR, "rm", shown);
     if (!request.recursive) return is_a_directory(shown);
-    auto removed = remove_tree(root, dir, leaf, path.value().joined());
+    auto removed = remove_tree(root, held, leaf, path.value().joined());
     if (!removed.ok()) return removed.take_error();
     return Value(std::monostate{});
   }
 
+  auto still = held.beneath(root, "unlink", shown);
+  if (!still.ok()) return still.take_error();
   int rc;
   do rc = ::unlinkat(dir, leaf.c_str(), 0);
   while (rc != 0 && errno == EINTR);
   if (rc == 0) return Value(std::monostate{});
   int err = errno;
+  // A file bind-mounted over the name: the kernel never unlinks a mount point.
+  if (err == EBUSY) return mount_point("unlink", shown, path.value().joined());
   if (!unlink_says_directory(err, dir, leaf)) return gone(sys_error(err, "unlink", shown));
   if (!request.recursive) return is_a_directory(shown);
   // An empty directory goes in one call; only a full one needs the walk.
+  still = held.beneath(root, "rmdir", shown);
+  if (!still.ok()) return still.take_error();
   do rc = ::unlinkat(dir, leaf.c_str(), AT_REMOVEDIR);
   while (rc != 0 && errno == EINTR);
   if (rc == 0 || errno == ENOENT) return Value(std::monostate{});
   err = errno;
-  if (err != ENOTEMPTY && err != EEXIST) return sys_error(err, "rmdir", shown);
-  auto removed = remove_tree(root, dir, leaf, path.value().joined());
+  // EBUSY: a mount point (the tree walk below refuses it as one, having looked).
+  if (err != ENOTEMPTY && err != EEXIST && err != EBUSY) return sys_error(err, "rmdir", shown);
+  auto removed = remove_tree(root, held, leaf, path.value().joined());
   if (!removed.ok()) return removed.take_error();
   return Value(std::monostate{});
 }

@@ -34,91 +34,105 @@ bool is_directory_errno(int err, int dirfd, const std::string& name) {
 
 std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : a + "/" + b; }
 
-Status remove_dir(DirLister& lister, const Root& root, int parent, const std::string& name,
-                  const std::string& shown, const dev_t* dev, int depth);
+class Remover {
+ public:
+  explicit Remover(const Root& root) : root_(root) {}
+  Status remove_dir(Held& parent, const std::string& name, const std::string& shown, int depth);
 
-// One entry of a directory being emptied: unlinked as an entry unless it is a directory.
-Status remove_entry(DirLister& lister, const Root& root, int dirfd, const DirEntry& entry,
-                    const std::string& shown, dev_t dev, int depth) {
-  const std::string& name = entry.name;
-  // d_type is a hint: a "directory" that is a link by now fails the no-follow open in remove_dir
-  // and is unlinked as an entry there.
-  if (entry.kind != EntryKind::Directory) {
-    int rc;
-    do rc = ::unlinkat(dirfd, name.c_str(), 0);
-    while (rc != 0 && errno == EINTR);
-    if (rc == 0 || errno == ENOENT) return ok_status();
-    int err = errno;
-    if (!is_directory_errno(err, dirfd, name)) return sys_error(err, "unlink", shown);
+ private:
+  Status unlink_entry(Held& dir, const std::string& name, const std::string& shown, bool* is_dir);
+  const Root& root_;
+  DirLister lister_;
+};
+
+// Unlinks `name` in `dir` as an entry (never what it names), once `dir` is proven beneath the root.
+// A directory there is not unlinked: *is_dir says so and the caller descends.
+Status Remover::unlink_entry(Held& dir, const std::string& name, const std::string& shown, bool* is_dir) {
+  *is_dir = false;
+  auto still = dir.beneath(root_, "unlink", shown);
+  if (!still.ok()) return still;
+  int rc;
+  do rc = ::unlinkat(dir.fd(), name.c_str(), 0);
+  while (rc != 0 && errno == EINTR);
+  if (rc == 0 || errno == ENOENT) return ok_status();
+  int err = errno;
+  if (is_directory_errno(err, dir.fd(), name)) {
+    *is_dir = true;
+    return ok_status();
   }
-  return remove_dir(lister, root, dirfd, name, shown, &dev, depth + 1);
+  // A file bind-mounted over the entry: the kernel will not unlink a mount point.
+  if (err == EBUSY) return mount_point("unlink", shown, shown);
+  return sys_error(err, "unlink", shown);
 }
 
-Status remove_dir(DirLister& lister, const Root& root, int parent, const std::string& name,
-                  const std::string& shown, const dev_t* dev, int depth) {
+Status Remover::remove_dir(Held& parent, const std::string& name, const std::string& shown, int depth) {
   if (depth > kMaxRemoveDepth) {
     Error e = sys_error(ENAMETOOLONG, "rm", shown);
     e.description = "directory tree deeper than " + std::to_string(kMaxRemoveDepth) + " levels";
     return e;
   }
   for (int attempt = 0;; ++attempt) {
-    auto opened = open_child(root, parent, name, O_RDONLY | O_DIRECTORY | O_NONBLOCK, 0, shown);
+    if (attempt >= kMaxPasses) {
+      Error e = sys_error(ENOTEMPTY, "rmdir", shown);
+      e.description = "directory kept changing while it was being emptied";
+      return e;
+    }
+    auto opened = descend(root_, parent, name, O_RDONLY | O_DIRECTORY | O_NONBLOCK, shown);
     if (!opened.ok()) {
       const Error& e = opened.error();
       if (e.refusal == Refusal::None && e.err == ENOENT) return ok_status();  // already gone
       if (e.refusal == Refusal::Symlink || (e.refusal == Refusal::None && e.err == ENOTDIR)) {
         // No longer a directory (d_type was stale, or something was swapped in): the entry itself
         // is what we remove; what a link names is never touched.
-        int rc;
-        do rc = ::unlinkat(parent, name.c_str(), 0);
-        while (rc != 0 && errno == EINTR);
-        if (rc == 0 || errno == ENOENT) return ok_status();
-        return sys_error(errno, "unlink", shown);
+        bool is_dir = false;
+        auto gone = unlink_entry(parent, name, shown, &is_dir);
+        if (!gone.ok() || !is_dir) return gone;
+        continue;  // a directory again: go round
       }
+      // A mount point (nothing beneath it is touched), a departed parent, anything else: stop.
       return opened.take_error();
     }
-    int fd = opened.value().get();
-    struct stat st;
-    if (::fstat(fd, &st) != 0) return sys_error(errno, "fstat", shown);
-    if (dev && st.st_dev != *dev) {
-      // A mount point inside the tree: emptying it would reach into another file system, which
-      // may be a bind mount of something outside the root.
-      Error e = sys_error(EXDEV, "rm", shown);
-      e.description = "refusing to descend into a mount point";
-      return e;
-    }
+    Held dir = opened.take();
     // One listing pass, then rmdir: the kernel's ENOTEMPTY is the authoritative "a fresh listing
     // is not empty" (entries skipped by deleting while iterating, or added meanwhile), and sends
-    // us round again, boundedly. An empty directory costs no second listing.
-    // The whole listing is taken before any entry is removed, so the lister's buffer is free for
-    // the levels below.
+    // us round again, boundedly. The whole listing is taken before any entry is removed, so the
+    // lister's buffer is free for the levels below.
+    auto listable = dir.beneath(root_, "getdents64", shown);
+    if (!listable.ok()) return listable;
     std::vector<DirEntry> entries;
-    auto listed = lister.list(fd, shown, entries);
+    auto listed = lister_.list(dir.fd(), shown, entries);
     if (!listed.ok()) return listed;
     for (const DirEntry& entry : entries) {
-      auto removed = remove_entry(lister, root, fd, entry, join(shown, entry.name), st.st_dev, depth);
-      if (!removed.ok()) return removed;
+      std::string below = join(shown, entry.name);
+      // d_type is a hint: a "directory" that is a link by now fails the no-follow open in
+      // remove_dir and is unlinked as an entry there.
+      bool is_dir = entry.kind == EntryKind::Directory;
+      if (!is_dir) {
+        auto gone = unlink_entry(dir, entry.name, below, &is_dir);
+        if (!gone.ok()) return gone;
+      }
+      if (is_dir) {
+        auto sub = remove_dir(dir, entry.name, below, depth + 1);
+        if (!sub.ok()) return sub;
+      }
     }
-    opened.value().reset();
+    dir.reset();
+    auto still = parent.beneath(root_, "rmdir", shown);
+    if (!still.ok()) return still;
     int rc;
-    do rc = ::unlinkat(parent, name.c_str(), AT_REMOVEDIR);
+    do rc = ::unlinkat(parent.fd(), name.c_str(), AT_REMOVEDIR);
     while (rc != 0 && errno == EINTR);
     if (rc == 0 || errno == ENOENT) return ok_status();
     int err = errno;
     if (err != ENOTEMPTY && err != EEXIST) return sys_error(err, "rmdir", shown);
-    if (attempt + 1 >= kMaxPasses) {
-      Error e = sys_error(err, "rmdir", shown);
-      e.description = "directory kept gaining entries while it was being emptied";
-      return e;
-    }
   }
 }
 
 }  // namespace
 
-Status remove_tree(const Root& root, int parent, const std::string& name, const std::string& shown) {
-  DirLister lister;
-  return remove_dir(lister, root, parent, name, shown, nullptr, 0);
+Status remove_tree(const Root& root, Held& parent, const std::string& name, const std::string& shown) {
+  Remover remover(root);
+  return remover.remove_dir(parent, name, shown, 0);
 }
 
 }  // namespace pinnedfs::ops

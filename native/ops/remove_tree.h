@@ -1,8 +1,15 @@
-// Recursive removal by handle (platform-notes pitfall 10): every directory is opened
-// O_DIRECTORY|O_NOFOLLOW from the handle of its parent, listed, emptied entry by entry with
-// unlinkat on that handle, then removed from its parent with unlinkat(AT_REMOVEDIR); when that
-// finds it not empty (entries skipped or added meanwhile) it is opened and emptied again, boundedly. No path is ever joined and resolved again, so a link anywhere in
-// the tree is removed as the entry it is and never followed.
+// Recursive removal by handle: every directory is opened O_DIRECTORY|O_NOFOLLOW as a child of the
+// directory being emptied (core/resolve.h descend: confined, on the root's mount), listed, emptied
+// entry by entry with unlinkat on its handle, then removed from its parent with
+// unlinkat(AT_REMOVEDIR); when that finds it not empty (entries skipped or added meanwhile) it is
+// opened and emptied again, boundedly. No path is ever joined and resolved without confinement, so
+// a link anywhere in the tree is removed as the entry it is and never followed.
+//
+// Every unlink and every listing is preceded by the proof that the directory it acts in is still
+// beneath the root (Held::beneath): a directory moved out mid-removal is refused, and nothing in
+// the departed tree is listed or deleted. A mount point met in the tree stops the removal with a
+// PermissionDenied refusal naming it: nothing beneath it is deleted, and what was removed before it
+// was met stays removed (as any failing fs.rm leaves it).
 #pragma once
 #include <sys/types.h>
 
@@ -18,6 +25,6 @@ constexpr int kMaxRemoveDepth = 256;
 // Removes directory `name` in `parent` and everything beneath it. `shown` is its root-relative path
 // for errors. Something already gone counts as removed; an entry that turns out not to be a
 // directory (a link or file swapped in) is unlinked as an entry.
-Status remove_tree(const Root& root, int parent, const std::string& name, const std::string& shown);
+Status remove_tree(const Root& root, Held& parent, const std::string& name, const std::string& shown);
 
 }  // namespace pinnedfs::ops

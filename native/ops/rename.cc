@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "ops.h"
 
@@ -56,11 +57,16 @@ Result<Value> rename(const Root& root, const Request& request) {
   // Same directory on both sides (the common case: a rename in place): one handle, one lookup.
   bool same = a.parts.size() == b.parts.size() &&
               std::equal(a.parts.begin(), a.parts.end() - 1, b.parts.begin());
-  Result<Parent> target = same ? Result<Parent>(Parent{DirRef::borrow(source.value().dir.get()), b.leaf()})
-                               : open_parent(root, b);
-  if (!target.ok()) return target.take_error();
-  int from_dir = source.value().dir.get();
-  int to_dir = target.value().dir.get();
+  std::optional<Parent> target;
+  if (!same) {
+    auto opened = open_parent(root, b);
+    if (!opened.ok()) return opened.take_error();
+    target.emplace(opened.take());
+  }
+  Held& from_held = source.value().dir;
+  Held& to_held = same ? from_held : target->dir;
+  int from_dir = from_held.fd();
+  int to_dir = to_held.fd();
 
   if (a.must_be_dir || b.must_be_dir) {
     auto src = check_slash(from_dir, a.leaf(), request.path, true);
@@ -69,6 +75,14 @@ Result<Value> rename(const Root& root, const Request& request) {
       auto dst = check_slash(to_dir, b.leaf(), request.to, false);
       if (!dst.ok()) return dst.take_error();
     }
+  }
+  // Both directories must still be beneath the root as the rename runs: renameat acts through
+  // the handles, wherever they are by then.
+  auto from_still = from_held.beneath(root, "rename", request.path);
+  if (!from_still.ok()) return from_still.take_error();
+  if (!same) {
+    auto to_still = to_held.beneath(root, "rename", request.to);
+    if (!to_still.ok()) return to_still.take_error();
   }
   if (::renameat(from_dir, a.leaf().c_str(), to_dir, b.leaf().c_str()) != 0) {
     return sys_error(errno, "rename", request.path);

@@ -1,31 +1,31 @@
 // rmdirs: cleanup of directories a mkdirs program created, each removed through its pinned parent
-// only while it is still the directory recorded (platform-notes pitfall 13).
+// only while it is still the directory recorded.
 //
-// Per member, child before parent: open the parent beneath the root (a link or a vanished parent is
-// a visible refusal), require the parent to be the recorded one when it is itself an owned member,
-// fstatat(parent, name, AT_SYMLINK_NOFOLLOW) for type and identity, then unlinkat(AT_REMOVEDIR) on
-// that parent. Residual window, by design: between that fstatat and unlinkat a writer in the same
-// parent can swap the name for another empty directory, which is then what goes; nothing outside
-// the root, and nothing that is not empty, can be reached that way.
+// Per member, child before parent: bring the handle to the parent (ops/dir_cursor.h: one handle
+// travels the members' tree, so a program is linear in its directories, never reopening a parent
+// from the root), require the parent to be the recorded one when it is itself an owned member,
+// fstatat(parent, name, AT_SYMLINK_NOFOLLOW) for type and identity, prove the parent beneath the
+// root, then unlinkat(AT_REMOVEDIR) on that parent. Residual window, by design: between that fstatat
+// and unlinkat a writer in the same parent can swap the name for another empty directory, which is
+// then what goes; nothing outside the root, and nothing that is not empty, can be reached that way.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <map>
+#include <cstring>
+#include <unordered_map>
 
-#include "ops.h"
+#include "dir_cursor.h"
 
 namespace pinnedfs::ops {
 
 namespace {
 
-constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-
 struct Member {
   const OwnedDir* owned;
-  LexedPath path;
-  std::size_t parent = kNone;  // index of the owned member that is this one's parent, if any
+  std::size_t node = kNoNode;    // its place in the tree (its components are the tree's)
+  std::size_t parent = kNoNode;  // the owned member that is this one's parent, if any
 };
 
 Identity identity_of(const struct stat& st) {
@@ -40,31 +40,59 @@ RmdirMember answer(const Member& m, RmdirStatus status, Error error = {}) {
   return out;
 }
 
+// The members' tree: one node per component, shared by members with a common prefix.
+class Tree {
+ public:
+  std::vector<TreeNode> nodes;
+  std::size_t insert(const std::vector<std::string>& parts) {
+    std::size_t at = kNoNode;
+    for (const std::string& part : parts) {
+      std::string key(sizeof at, '\0');
+      std::memcpy(&key[0], &at, sizeof at);
+      key += part;
+      auto found = index_.find(key);
+      if (found != index_.end()) {
+        at = found->second;
+        continue;
+      }
+      std::size_t made = add_node(nodes, at, part);
+      index_.emplace(std::move(key), made);
+      at = made;
+    }
+    return at;
+  }
+
+ private:
+  std::unordered_map<std::string, std::size_t> index_;
+};
+
 // What happens to one member; Refused answers carry why.
-RmdirMember remove_one(const Root& root, const Member& m, const Identity* parent_identity) {
-  const std::string shown = m.path.joined();
-  auto parent = open_parent(root, m.path);
-  if (!parent.ok()) {
-    Error e = parent.take_error();
+RmdirMember remove_one(const Root& root, DirCursor& cursor, const std::vector<TreeNode>& nodes,
+                       const Member& m, const Identity* parent_identity) {
+  const std::string shown = path_of(nodes, m.node);
+  auto there = cursor.move_to(nodes[m.node].parent);
+  if (!there.ok()) {
+    Error e = there.take_error();
     e.description = "the parent of '" + shown + "' no longer resolves" +
                     (e.description.empty() ? "" : ": " + e.description);
     return answer(m, RmdirStatus::Refused, std::move(e));
   }
-  int dir = parent.value().dir.get();
-  const std::string& leaf = parent.value().leaf;
-  struct stat st;
+  Held& parent = cursor.held();
+  const std::string& leaf = nodes[m.node].name;
   if (parent_identity) {
-    if (::fstat(dir, &st) != 0) return answer(m, RmdirStatus::Refused, sys_error(errno, "fstat", shown));
-    if (identity_of(st) != *parent_identity) {
+    auto now = parent.identity(shown);
+    if (!now.ok()) return answer(m, RmdirStatus::Refused, now.take_error());
+    if (now.value() != *parent_identity) {
       return answer(m, RmdirStatus::Refused,
                     refusal(Refusal::IdentityChanged, "rmdir", shown,
                             "the parent of '" + shown + "' is no longer the directory recorded (" +
-                                parent_identity->str() + " is now " + identity_of(st).str() + ")",
+                                parent_identity->str() + " is now " + now.value().str() + ")",
                             EBUSY));
     }
   }
+  struct stat st;
   int rc;
-  do rc = ::fstatat(dir, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+  do rc = ::fstatat(parent.fd(), leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW);
   while (rc != 0 && errno == EINTR);
   if (rc != 0) {
     if (errno == ENOENT) return answer(m, RmdirStatus::Missing);
@@ -87,7 +115,9 @@ RmdirMember remove_one(const Root& root, const Member& m, const Identity* parent
                               m.owned->identity.str() + " is now " + identity_of(st).str() + ")",
                           EBUSY));
   }
-  do rc = ::unlinkat(dir, leaf.c_str(), AT_REMOVEDIR);
+  auto still = parent.beneath(root, "rmdir", shown);
+  if (!still.ok()) return answer(m, RmdirStatus::Refused, still.take_error());
+  do rc = ::unlinkat(parent.fd(), leaf.c_str(), AT_REMOVEDIR);
   while (rc != 0 && errno == EINTR);
   if (rc == 0) return answer(m, RmdirStatus::Removed);
   int err = errno;
@@ -97,66 +127,107 @@ RmdirMember remove_one(const Root& root, const Member& m, const Identity* parent
     e.description = "'" + shown + "' is not empty: kept";
     return answer(m, RmdirStatus::Kept, std::move(e));
   }
+  if (err == EBUSY) return answer(m, RmdirStatus::Refused, mount_point("rmdir", shown, shown));
   return answer(m, RmdirStatus::Refused, sys_error(err, "rmdir", shown));
 }
 
 }  // namespace
 
 Result<Value> rmdirs(const Root& root, const Request& request) {
-  // Validation, before any syscall: every path lexes, none is the root, no path is listed twice
-  // with different identities.
+  // Validation, before any syscall: within the bound (members are what a mkdirs program created,
+  // each path within PATH_MAX), every path lexes, none is the root, no path is listed twice with
+  // different identities. Each member is put in the tree as it is lexed: memory grows with the
+  // tree, not with the members' components.
+  if (request.owned.size() > kMaxDirectories) {
+    return bad_argument("rmdirs names more than " + std::to_string(kMaxDirectories) + " directories");
+  }
   std::vector<Member> members;
   members.reserve(request.owned.size());
+  Tree tree;
+  std::vector<std::size_t> dotdot;
   for (const OwnedDir& owned : request.owned) {
     auto l = lex_path(owned.path);
     if (!l.ok()) return l.take_error();
-    members.push_back(Member{&owned, l.take()});
+    Member m{&owned};
+    if (l.value().has_dotdot) {
+      dotdot.push_back(members.size());
+    } else {
+      if (l.value().is_root()) return bad_argument("the pinned root itself is never removed", owned.path);
+      m.node = tree.insert(l.value().parts);
+    }
+    members.push_back(m);
   }
   // ".." is resolved physically, which needs the file system; a member whose ".." meets a link is
   // refused like any other member below.
   std::vector<Error> unresolved(members.size());
   std::vector<bool> failed(members.size(), false);
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    if (!members[i].path.has_dotdot) continue;
+  for (std::size_t i : dotdot) {
     auto p = prepare_path(root, members[i].owned->path);
-    if (p.ok()) {
-      members[i].path = p.take();
-    } else {
+    if (!p.ok()) {
       unresolved[i] = p.take_error();
       failed[i] = true;
+      continue;
     }
-  }
-  std::map<std::vector<std::string>, std::size_t> index;
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    if (failed[i]) continue;
-    if (members[i].path.is_root()) {
+    if (p.value().is_root()) {
       return bad_argument("the pinned root itself is never removed", members[i].owned->path);
     }
-    auto [it, inserted] = index.emplace(members[i].path.parts, i);
+    members[i].node = tree.insert(p.value().parts);
+  }
+  // Member by node: the first listing of a path runs; an identical duplicate runs once.
+  std::unordered_map<std::size_t, std::size_t> by_node;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (failed[i]) continue;
+    auto [it, inserted] = by_node.emplace(members[i].node, i);
     if (!inserted && members[it->second].owned->identity != members[i].owned->identity) {
       return bad_argument("directory listed twice with different identities", members[i].owned->path);
     }
   }
-  for (auto& [parts, i] : index) {
-    if (parts.size() < 2) continue;
-    auto up = index.find(std::vector<std::string>(parts.begin(), parts.end() - 1));
-    if (up != index.end()) members[i].parent = up->second;
+  for (auto& [node, i] : by_node) {
+    std::size_t up = tree.nodes[node].parent;
+    if (up == kNoNode) continue;
+    auto owner = by_node.find(up);
+    if (owner != by_node.end()) members[i].parent = owner->second;
   }
 
-  // Child before parent: the reverse of the pre-order that lexicographic component order gives.
-  // Identical duplicates run once. A member whose ".." failed runs where the caller put it, last.
+  // Child before parent: the reverse of a pre-order with siblings in byte order of their names
+  // (what ordering the members' component lists lexicographically gives). A member whose ".."
+  // failed runs where the caller put it, last.
   std::vector<std::size_t> order;
-  for (auto it = index.rbegin(); it != index.rend(); ++it) order.push_back(it->second);
+  {
+    std::vector<std::vector<std::size_t>> children(tree.nodes.size());
+    std::vector<std::size_t> top;
+    for (std::size_t n = 0; n < tree.nodes.size(); ++n) {
+      std::size_t up = tree.nodes[n].parent;
+      (up == kNoNode ? top : children[up]).push_back(n);
+    }
+    auto by_name = [&](std::size_t a, std::size_t b) { return tree.nodes[a].name < tree.nodes[b].name; };
+    std::sort(top.begin(), top.end(), by_name);
+    for (auto& kids : children) std::sort(kids.begin(), kids.end(), by_name);
+    std::vector<std::size_t> stack(top.rbegin(), top.rend());
+    std::vector<std::size_t> pre;
+    while (!stack.empty()) {
+      std::size_t n = stack.back();
+      stack.pop_back();
+      pre.push_back(n);
+      stack.insert(stack.end(), children[n].rbegin(), children[n].rend());
+    }
+    for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
+      auto member = by_node.find(*it);
+      if (member != by_node.end()) order.push_back(member->second);
+    }
+  }
   for (std::size_t i = 0; i < members.size(); ++i) {
     if (failed[i]) order.push_back(i);
   }
 
   RmdirsOutcome out;
+  DirCursor cursor(root, tree.nodes);
   for (std::size_t i : order) {
     const Member& m = members[i];
     RmdirMember result =
         failed[i] ? answer(m, RmdirStatus::Refused, std::move(unresolved[i]))
-                  : remove_one(root, m, m.parent == kNone ? nullptr : &members[m.parent].owned->identity);
+                  : remove_one(root, cursor, tree.nodes, m,
+                               m.parent == kNoNode ? nullptr : &members[m.parent].owned->identity);
     bool refused = result.status == RmdirStatus::Refused;
     out.members.push_back(std::move(result));
     if (refused && !m.owned->optional) {

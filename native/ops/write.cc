@@ -1,7 +1,7 @@
 // writeFile: Node's fs.writeFile semantics for each open flag, without O_TRUNC.
 //
 // O_TRUNC (and O_CREAT without O_EXCL) act at open time, before a hard-linked or non-regular file
-// could be refused (platform-notes pitfall 5). So: open beneath the root with no truncation, fstat
+// could be refused. So: open beneath the root with no truncation, fstat
 // the descriptor, refuse what the contract refuses, and only then ftruncate and write.
 #include "write.h"
 
@@ -111,9 +111,9 @@ Result<Value> write_file(const Root& root, const Request& request) {
     auto got = fstat_fd(fd.value().get(), &st, "fstat", shown);
     if (!got.ok()) return got.take_error();
     if (S_ISDIR(st.st_mode)) return sys_error(EISDIR, "open", shown);
-    if (!S_ISREG(st.st_mode)) return not_regular("open", shown);
     auto hard = refuse_hard_link(st, shown, "open");
     if (!hard.ok()) return hard.take_error();
+    if (!S_ISREG(st.st_mode)) return not_regular("open", shown);
     if (plan.truncate && st.st_size != 0) {
       int rc;
       do rc = ::ftruncate(fd.value().get(), 0);

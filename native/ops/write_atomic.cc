@@ -1,5 +1,5 @@
 // writeFile({ atomic: true }): readers see the old content or the new, never a half-written file,
-// and a crash leaves one or the other on disk (platform-notes pitfall 12).
+// and a crash leaves one or the other on disk.
 //
 // The temporary file lives in the target's own directory (rename cannot cross mounts), opened
 // beneath the root through the same resolution as everything else. Preferred: an anonymous
@@ -7,6 +7,10 @@
 // any error; then linkat publishes it. Where the file system has no O_TMPFILE (EOPNOTSUPP, or
 // EISDIR from kernels that predate it) or the platform has none (macOS): a random name created
 // with O_CREAT|O_EXCL|O_NOFOLLOW, unlinked on every error path.
+//
+// The directory is held for the whole write, fsync included: long enough for it to be renamed
+// out of the root. Every name this writes there (the named temp, the published file, the cleanup
+// of the temp) is preceded by the proof that the directory is still beneath the root.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -28,19 +32,19 @@ constexpr int kNameAttempts = 16;
 // descriptor, so the parent is opened O_RDONLY; a parent we may search but not read (mode 0311)
 // still gets its atomic rename, only without the directory fsync.
 struct SyncDir {
-  DirRef dir;
+  Held dir;
   bool can_sync = true;
 };
 
 Result<SyncDir> open_sync_dir(const Root& root, const LexedPath& path) {
   // The pinned root itself is opened O_RDONLY|O_DIRECTORY (root.cc): borrow it, no open/close.
-  if (path.parts.size() == 1) return SyncDir{DirRef::borrow(root.fd()), true};
+  if (path.parts.size() == 1) return SyncDir{Held::root(root), true};
   LexedPath parent = path;
   parent.parts.pop_back();
   parent.must_be_dir = false;
-  auto fd = open_beneath(root, parent, O_RDONLY | O_DIRECTORY);
-  if (fd.ok()) return SyncDir{DirRef::own(fd.take()), true};
-  if (fd.error().refusal != Refusal::None || fd.error().err != EACCES) return fd.take_error();
+  auto dir = hold_beneath(root, parent, O_RDONLY | O_DIRECTORY);
+  if (dir.ok()) return SyncDir{dir.take(), true};
+  if (dir.error().refusal != Refusal::None || dir.error().err != EACCES) return dir.take_error();
   auto searchable = open_parent(root, path);
   if (!searchable.ok()) return searchable.take_error();
   return SyncDir{std::move(searchable.value().dir), false};
@@ -67,14 +71,16 @@ std::string random_name() {
 }
 
 // The temporary file. While `name` is set and not published, the destructor unlinks it: every early
-// return below cleans up by leaving scope.
+// return below cleans up by leaving scope. Only while the directory is still beneath the root: a
+// temp left in a directory that has moved out stays there, outside, untouched.
 class Temp {
  public:
-  explicit Temp(int dirfd) : dirfd_(dirfd) {}
+  Temp(const Root& root, Held& dir, const std::string& shown) : root_(root), dir_(dir), shown_(shown) {}
   Temp(const Temp&) = delete;
   Temp& operator=(const Temp&) = delete;
   ~Temp() {
-    if (!name_.empty() && !published_) ::unlinkat(dirfd_, name_.c_str(), 0);
+    if (name_.empty() || published_) return;
+    if (dir_.beneath(root_, "unlink", shown_).ok()) ::unlinkat(dir_.fd(), name_.c_str(), 0);
   }
   Fd fd;
   const std::string& name() const { return name_; }
@@ -82,13 +88,18 @@ class Temp {
   void published() { published_ = true; }
 
  private:
-  int dirfd_;
+  const Root& root_;
+  Held& dir_;
+  const std::string& shown_;
   std::string name_;
   bool published_ = false;
 };
 
-Status create_named(Temp& tmp, int dirfd, mode_t mode, const std::string& shown) {
+Status create_named(const Root& root, Temp& tmp, Held& dir, mode_t mode, const std::string& shown) {
+  int dirfd = dir.fd();
   for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
+    auto still = dir.beneath(root, "openat", shown);
+    if (!still.ok()) return still;
     std::string name = random_name();
     int fd;
     do fd = ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -149,22 +160,29 @@ Status check_target(int dirfd, const std::string& leaf, const std::string& shown
                    ELOOP);
   }
   if (S_ISDIR(st->st_mode)) return sys_error(EISDIR, "open", shown);
+  // Replacing a hard-linked name would not write the other name, so nothing outside would change.
+  // We refuse all the same: the contract promises a hard-linked file is never written, a plain
+  // write refuses it, and silently splitting the link (a pnpm store, a backup) loses the sharing
+  // the user set up. One rule for both paths, and for every kind of file.
+  auto hard = refuse_hard_link(*st, shown, "open");
+  if (!hard.ok()) return hard;
   if (!S_ISREG(st->st_mode)) {
     return refusal(Refusal::NotRegular, "open", shown,
                    "not a regular file (FIFO, socket or device): refused, never replaced", EINVAL);
   }
-  // Replacing a hard-linked name would not write the other name, so nothing outside would change.
-  // We refuse all the same: the contract promises a hard-linked file is never written, a plain
-  // write refuses it, and silently splitting the link (a pnpm store, a backup) loses the sharing
-  // the user set up. One rule for both paths.
-  return refuse_hard_link(*st, shown, "open");
+  return ok_status();
 }
 
-Status create_temp(Temp& tmp, int dirfd, mode_t mode, bool allow_tmpfile, const std::string& shown) {
+Status create_temp(const Root& root, Temp& tmp, Held& dir, mode_t mode, bool allow_tmpfile,
+                   const std::string& shown) {
 #if defined(O_TMPFILE)
   if (allow_tmpfile) {
+    // Anonymous: nothing is named until publish, which proves the directory again. This act spends
+    // the lookup's proof all the same, so that publish, after the write and its fsync, cannot.
+    auto still = dir.beneath(root, "openat", shown);
+    if (!still.ok()) return still;
     int fd;
-    do fd = ::openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+    do fd = ::openat(dir.fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
     while (fd < 0 && errno == EINTR);
     if (fd >= 0) {
       tmp.fd = Fd(fd);
@@ -175,17 +193,22 @@ Status create_temp(Temp& tmp, int dirfd, mode_t mode, bool allow_tmpfile, const 
 #else
   (void)allow_tmpfile;
 #endif
-  return create_named(tmp, dirfd, mode, shown);
+  return create_named(root, tmp, dir, mode, shown);
 }
 
 // Publishes the complete temp file as `leaf`: renameat over it, or for an anonymous file linkat.
-Status publish(Temp& tmp, int dirfd, const std::string& leaf, bool target_existed,
+// Each of those names is written only once the directory is proven beneath the root again: the
+// write and its fsync took time.
+Status publish(const Root& root, Temp& tmp, Held& dir, const std::string& leaf, bool target_existed,
                const std::string& shown) {
+  int dirfd = dir.fd();
 #if defined(O_TMPFILE)
   if (tmp.name().empty()) {
     // Nothing stood there: link straight to the name, atomically create-only. If something
     // appeared since the check (EEXIST), fall through to a random name and replace it.
     if (!target_existed) {
+      auto still = dir.beneath(root, "linkat", shown);
+      if (!still.ok()) return still;
       int err = link_tmpfile(tmp.fd.get(), dirfd, leaf);
       if (err == 0) {
         tmp.published();
@@ -194,6 +217,8 @@ Status publish(Temp& tmp, int dirfd, const std::string& leaf, bool target_existe
       if (err != EEXIST) return sys_error(err, "linkat", shown);
     }
     for (int attempt = 0;; ++attempt) {
+      auto still = dir.beneath(root, "linkat", shown);
+      if (!still.ok()) return still;
       std::string name = random_name();
       int err = link_tmpfile(tmp.fd.get(), dirfd, name);
       if (err == 0) {
@@ -206,6 +231,8 @@ Status publish(Temp& tmp, int dirfd, const std::string& leaf, bool target_existe
 #else
   (void)target_existed;
 #endif
+  auto still = dir.beneath(root, "rename", shown);
+  if (!still.ok()) return still;
   if (::renameat(dirfd, tmp.name().c_str(), dirfd, leaf.c_str()) != 0) {
     return sys_error(errno, "rename", shown);
   }
@@ -221,7 +248,8 @@ Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const R
   if (path.is_root()) return sys_error(EISDIR, "open", shown);
   auto parent = open_sync_dir(root, path);
   if (!parent.ok()) return parent.take_error();
-  int dirfd = parent.value().dir.get();
+  Held& dir = parent.value().dir;
+  int dirfd = dir.fd();
   const std::string& leaf = path.leaf();
 
   bool exists = false;
@@ -234,8 +262,8 @@ Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const R
   mode_t keep = exists ? (target.st_mode & 07777) : 0;
   mode_t create_mode = exists ? (keep & 0777) : request.has_mode ? static_cast<mode_t>(request.mode)
                                                                  : kDefaultFileMode;
-  Temp tmp(dirfd);
-  auto created = create_temp(tmp, dirfd, create_mode, allow_tmpfile, shown);
+  Temp tmp(root, dir, shown);
+  auto created = create_temp(root, tmp, dir, create_mode, allow_tmpfile, shown);
   if (!created.ok()) return created.take_error();
   int fd = tmp.fd.get();
   if (exists) {
@@ -265,7 +293,7 @@ Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const R
   if (!wrote.ok()) return wrote.take_error();
   auto synced = sync_file(fd, shown);
   if (!synced.ok()) return synced.take_error();
-  auto published = publish(tmp, dirfd, leaf, exists, shown);
+  auto published = publish(root, tmp, dir, leaf, exists, shown);
   if (!published.ok()) return published.take_error();
   if (parent.value().can_sync) {
     // The new name is in place; this makes it survive a crash. A file system that cannot fsync a

@@ -1,7 +1,7 @@
 // Portable listing (macOS and other non-Linux POSIX systems): readdir(3) on a dup of the caller's
 // descriptor, because fdopendir takes ownership of the descriptor it is given and the caller still
 // needs its own to open children through. The dup shares the offset, which is harmless: the caller
-// opened this description itself and lists it once (platform-notes pitfall 9).
+// opened this description itself and lists it once.
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -51,6 +51,8 @@ bool DirectoryReader::next(std::string_view* name, unsigned char* type) {
       return false;
     }
     if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    // readdir hides its reads of the directory: count every 512 entries as one batch.
+    if (delivered_++ % 512 == 0) ++batches_;
     *name = std::string_view(e->d_name);
     *type = e->d_type;
     return true;

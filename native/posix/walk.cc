@@ -3,17 +3,31 @@
 // Used where the kernel cannot confine a whole lookup (Linux < 5.6, openat2 blocked by seccomp,
 // macOS < 11) and selectable on Linux so every test runs it. Residual risk, documented in the
 // README: a directory the walk already holds, renamed out of the root mid-walk by someone with write
-// access on both sides, carries the rest of that walk with it (endara-ai/endara-relay#158).
+// access on both sides, carries the rest of that walk with it (endara-ai/endara-relay#158). A walk
+// that only reads ends there; one that creates or writes proves its parent beneath the root first
+// (core/beneath.h). Whatever it opens must lie on the root's mount.
 #include "../core/resolve.h"
 
 namespace pinnedfs::walk {
 
-Result<DirRef> open_dirs(const Root& root, const LexedPath& path, std::size_t count) {
-  DirRef cur = DirRef::borrow(root.fd());
+namespace {
+// Flags that change the file system or what the descriptor reaches: the parent they act in is
+// proven beneath the root first. O_PATH and O_RDONLY opens only look.
+bool mutates(int flags) {
+#if defined(O_PATH)
+  if (flags & O_PATH) return false;
+#endif
+  return (flags & (O_CREAT | O_TRUNC)) != 0 || (flags & O_ACCMODE) != O_RDONLY;
+}
+}  // namespace
+
+Result<Fd> open_dirs(const Root& root, const LexedPath& path, std::size_t count) {
+  Fd cur;
   for (std::size_t i = 0; i < count; ++i) {
-    auto next = open_child(root, cur.get(), path.parts[i], kDirHandleFlags, 0, path.joined(i + 1));
+    auto next = open_child(root, cur.valid() ? cur.get() : root.fd(), path.parts[i], kDirHandleFlags,
+                           0, path.joined(i + 1));
     if (!next.ok()) return next.take_error();
-    cur = DirRef::own(next.take());
+    cur = next.take();
   }
   return cur;
 }
@@ -26,9 +40,28 @@ Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode
     if (fd < 0) return sys_error(errno, "openat", "");
     return Fd(fd);
   }
-  auto parent = walk::open_dirs(root, path, path.parts.size() - 1);
-  if (!parent.ok()) return parent.take_error();
-  return open_child(root, parent.value().get(), path.leaf(), flags, mode, path.joined());
+  std::string shown = path.joined();
+  std::size_t n = path.parts.size();
+  Fd parent;
+  if (n > 1) {
+    auto dirs = walk::open_dirs(root, path, n - 1);
+    if (!dirs.ok()) return dirs.take_error();
+    parent = dirs.take();
+    if (mutates(flags)) {
+      // Creating or writing in a directory the walk holds: it must still be beneath the root, and
+      // on the root's mount, before the leaf is opened (and perhaps created) in it.
+      auto same = same_mount(root, parent.get(), path.joined(n - 1));
+      if (!same.ok()) return same.take_error();
+      auto still = prove_beneath(root, parent.get(), nullptr, path.joined(n - 1), "openat", shown);
+      if (!still.ok()) return still.take_error();
+    }
+  }
+  auto fd = open_child(root, parent.valid() ? parent.get() : root.fd(), path.leaf(), flags, mode, shown);
+  if (!fd.ok()) return fd;
+  // Descending never leaves a mount once crossed, so the object's mount says it all.
+  auto same = same_mount(root, fd.value().get(), shown);
+  if (!same.ok()) return same.take_error();
+  return fd;
 }
 
 }  // namespace pinnedfs::walk

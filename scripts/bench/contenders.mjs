@@ -41,6 +41,9 @@ export const nodeFs = (root) => {
     writeFileAtomic: (rel, data) => atomicNodeWrite(abs(rel), data),
     readDirectory: (rel) => fsp.readdir(abs(rel)),
     mkdirp: (rel) => fsp.mkdir(abs(rel), { recursive: true }),
+    mkdirsPlan: async (plan) => {
+      for (const d of plan) await fsp.mkdir(abs(d.path), { recursive: true, mode: d.mode })
+    },
     removeTree: (rel) => fsp.rm(abs(rel), { recursive: true }),
     rereadEnvelope: rereadNode(root),
     close: () => {}
@@ -79,6 +82,10 @@ export const pinnedRoot = async (root, strategy) => {
       return out
     },
     mkdirp: (rel) => r.makeDirectory(rel, { recursive: true }),
+    mkdirsPlan: async (plan) => {
+      const out = await r.mkdirs(plan)
+      if (out.error) throw out.error
+    },
     removeTree: (rel) => r.remove(rel, { recursive: true }),
     rereadEnvelope: rereadPinned(root, r),
     close: () => r.close()

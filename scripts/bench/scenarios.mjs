@@ -1,5 +1,6 @@
 // The scenarios, each a unit of work over a contender adapter (see contenders.mjs).
 import { rereadScenarios } from "./reread.mjs"
+import { mkdirsChain, mkdirsLargest } from "./scenario-mkdirs.mjs"
 import { DEEP, SHALLOW } from "./trees.mjs"
 
 const payload = Buffer.alloc(4096, 0x62)
@@ -39,6 +40,8 @@ export const scenarios = [
     unit: (c) => { let n = 0; return () => c.mkdirp(`out/mk-${c.name.length}-${c.strategy}-${n++}/b/c/d/e/f/g/h`) } },
   { id: "remove-1000", title: "remove a 1,000-file tree", needs: "removeTree", rounds: 3, minMs: 0, warmupMs: 0,
     unit: (c, trees) => { let dir; return { before: () => { dir = trees.removeTemplate() }, run: () => c.removeTree(dir) } } },
+  mkdirsChain,
+  mkdirsLargest,
   ...rereadScenarios
 ]
 

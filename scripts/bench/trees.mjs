@@ -1,4 +1,5 @@
 // The benchmark's trees, made fresh in a temporary directory for each run.
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -35,6 +36,7 @@ export const makeTrees = ({ globFiles = 10_000, dirEntries = 1_000, removeFiles 
     base,
     root,
     removeTemplate,
-    cleanup: () => fs.rmSync(base, { recursive: true, force: true })
+    // rm -rf: a recursive fs.rm runs out of stack on the mkdirs chain scenario's 1,980 levels.
+    cleanup: () => execFileSync("rm", ["-rf", base])
   }
 }

@@ -31,10 +31,42 @@ const allAttacks = ["symlink", "dirswap", "hardlink"]
  */
 export const refusalsUnder = (attack) => (attack === "hardlink" ? ["hardlink"] : ["symlink", "escape", "ENOTDIR"])
 
+/**
+ * An operation that holds a directory across steps (a recursive listing, a glob, the directory
+ * programs, a recursive mkdir) proves it is still beneath the root before each act. Under a
+ * directory attack the held directory can be exchanged with another inside the root (d with the
+ * link, or with the planted tree while it sits inside): the proof then refuses with "identity"
+ * (EBUSY). A directory moved out of the root is the "escape" refusal, already the attack's. The
+ * refusal is only ever accepted as a refusal: what was answered, listed or written is judged by
+ * the canary detectors all the same.
+ */
+const heldRefusals = (attack) => (dirAttacks.includes(attack) ? ["identity"] : [])
+
+/**
+ * chmod and chown hold the file they change (the walk opens it O_PATH, then acts through the
+ * handle once it is proven). Under the hard-link attack file.txt can be exchanged with .hl between
+ * the two: the held object is no longer what the path names, refused as "identity" (EBUSY). When
+ * the exchange lands before the open, the held file has two links and is refused as "hardlink".
+ */
+const heldFileRefusals = (attack) => (attack === "hardlink" ? ["identity"] : [])
+
+/** The refusals a cell accepts: the attack's own, and the operation's (RaceOp.refusals). */
+export const refusalsFor = (op, attack) => [...refusalsUnder(attack), ...(op.refusals?.(attack) ?? [])]
+
 const identityOf = (info) => `${info.dev}:${info.ino}`
 const listing = ["inner.txt", "nest", "nest/n.txt", "vacant"]
 const sameSet = (value, want) =>
   Array.isArray(value) && value.length === want.length && [...value].sort().every((v, i) => v === want[i])
+// A listing is right when it is the inside listing, or that listing with the entries below a listed
+// subdirectory left out: a recursive listing does not list the subtree of a subdirectory that a
+// concurrent change took elsewhere in the root (docs/moved-out.md), and under a directory attack d
+// is such a change. Every name given must still be an inside one, and every name left out must lie
+// below a directory that was listed.
+const rightListing = (value) => {
+  if (!Array.isArray(value) || new Set(value).size !== value.length) return false
+  if (!value.every((v) => listing.includes(v))) return false
+  return listing.every((want) => value.includes(want) || value.some((dir) => want.startsWith(`${dir}/`)))
+}
 const text = (v) => (v instanceof Uint8Array ? Buffer.from(v).toString() : String(v))
 
 const rightContent = (value, _truth, attack) =>
@@ -68,9 +100,11 @@ export const outcomeOf = (e) => {
  *   run: (target: any, attack: string, ctx: unknown) => Promise<unknown>,
  *   right: (value: any, truth: import("./arena.mjs").Truth, attack: string) => string | null,
  *   outcome?: (value: any) => string,
+ *   refusals?: (attack: string) => ReadonlyArray<string>,
  *   leak?: (arena: import("./arena.mjs").Arena, value: unknown) => boolean }} RaceOp
  * mutates: changes the tree's shape, so the tree is rebuilt (attacker parked) before each try.
  * writes: may change content, modes or owners, so the canary is checked after each try.
+ * refusals: failures the operation itself can answer under the attack, beyond refusalsUnder's.
  * leak: whether a successful answer carries the canary (default: arena.leaks).
  */
 
@@ -100,29 +134,39 @@ export const raceOps = [
     run: (t, a) => t.writeFile(fileFor(a), Buffer.from("appended\n"), { flag: "a" }),
     right: nothing
   },
-  { name: "chmod", attacks: allAttacks, writes: true, run: (t, a) => t.chmod(fileFor(a), 0o600), right: nothing },
+  {
+    name: "chmod",
+    attacks: allAttacks,
+    writes: true,
+    refusals: heldFileRefusals,
+    run: (t, a) => t.chmod(fileFor(a), 0o600),
+    right: nothing
+  },
   {
     name: "chown",
     attacks: allAttacks,
     writes: true,
+    refusals: heldFileRefusals,
     run: (t, a) => t.chown(fileFor(a), 1234, 1234),
     right: nothing
   },
   {
     name: "readDirectory",
     attacks: dirAttacks,
+    refusals: heldRefusals,
     run: (t) => t.readDirectory("d/sub/deep", { recursive: true }),
-    right: (v) => (sameSet(v, listing) ? null : `listed ${JSON.stringify(v)}`)
+    right: (v) => (rightListing(v) ? null : `listed ${JSON.stringify(v)}`)
   },
   {
     name: "glob",
     attacks: dirAttacks,
+    refusals: heldRefusals,
     run: (t) => t.glob("**", { root: "d/sub/deep" }),
     // A glob root that is not a directory matches nothing (Effect's glob does the same). The attack
     // can make d/sub/deep a link at the moment it is opened and a directory again when asked why,
     // which elsewhere is the ENOTDIR failure: count it as that.
     outcome: (v) => (Array.isArray(v) && v.length === 0 ? "ENOTDIR" : "ok"),
-    right: (v) => (sameSet(v, listing) || sameSet(v, []) ? null : `matched ${JSON.stringify(v)}`)
+    right: (v) => (rightListing(v) || sameSet(v, []) ? null : `matched ${JSON.stringify(v)}`)
   },
   {
     name: "makeDirectory",
@@ -135,6 +179,7 @@ export const raceOps = [
   {
     name: "makeDirectory-recursive",
     attacks: dirAttacks,
+    refusals: heldRefusals,
     mutates: true,
     writes: true,
     run: (t) => t.makeDirectory("d/sub/deep/made/more", { recursive: true }),
@@ -143,20 +188,25 @@ export const raceOps = [
   {
     name: "mkdirs",
     attacks: dirAttacks,
+    refusals: heldRefusals,
     mutates: true,
     writes: true,
     run: (t) => t.mkdirs([{ path: "d/sub/deep/made", mode: 0o700 }, { path: "d/sub/deep/made/x", mode: 0o700 }]),
-    // A refusal stops the program: whatever it created before is reported, in plan order.
+    // A refusal stops the program: whatever it created before is reported, in plan order. A
+    // directory is reported once made, so the proof before its exact mode is set can refuse after
+    // both were made (whether they were made inside is the canary's to judge).
     outcome: (v) => (v.error === null ? "ok" : outcomeOf(v.error)),
     right: (v) => {
       const made = v.created.map((c) => c.path).join(",")
-      const want = v.error === null ? "d/sub/deep/made,d/sub/deep/made/x" : ["", "d/sub/deep/made"]
+      const all = "d/sub/deep/made,d/sub/deep/made/x"
+      const want = v.error === null ? all : ["", "d/sub/deep/made", all]
       return (Array.isArray(want) ? want.includes(made) : made === want) ? null : `created ${made}`
     }
   },
   {
     name: "remove-recursive",
     attacks: dirAttacks,
+    refusals: heldRefusals,
     mutates: true,
     writes: true,
     run: (t) => t.remove("d/sub/deep/nest", { recursive: true }),
@@ -173,6 +223,7 @@ export const raceOps = [
   {
     name: "rmdirs",
     attacks: dirAttacks,
+    refusals: heldRefusals,
     mutates: true,
     writes: true,
     // The identity the caller recorded when it created d/sub/deep/vacant: the real one, inside.
@@ -192,6 +243,7 @@ export const raceOps = [
   {
     name: "batch",
     attacks: allAttacks,
+    refusals: heldRefusals,
     run: (t, a) =>
       t.batch([
         { operation: "readFile", path: fileFor(a) },
@@ -210,14 +262,14 @@ export const raceOps = [
       const checks = [
         (x) => rightContent(x, truth, attack),
         (x) => rightInfo(x, truth, attack),
-        (x) => (sameSet(x, listing) ? null : `listed ${JSON.stringify(x)}`),
+        (x) => (rightListing(x) ? null : `listed ${JSON.stringify(x)}`),
         (x) => (x === false ? null : `exists answered ${x}`)
       ]
       for (const [i, e] of v.entries()) {
         if (e.ok) {
           const wrong = checks[i](e.value)
           if (wrong) return `member ${i}: ${wrong}`
-        } else if (!refusalsUnder(attack).includes(outcomeOf(e.error))) {
+        } else if (![...refusalsUnder(attack), ...heldRefusals(attack)].includes(outcomeOf(e.error))) {
           return `member ${i} failed with ${outcomeOf(e.error)}`
         }
       }

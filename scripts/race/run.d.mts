@@ -22,6 +22,8 @@ export interface RaceOp {
   readonly attacks: ReadonlyArray<AttackName>
   readonly mutates?: boolean
   readonly writes?: boolean
+  /** Failures the operation itself can answer under the attack, beyond refusalsUnder's. */
+  readonly refusals?: (attack: AttackName) => ReadonlyArray<string>
 }
 
 /** One phase of a cell: one executor's tries under the running attacker. */
@@ -36,7 +38,7 @@ export interface PhaseResult {
   canaryChanged: number
   /** Answers neither right nor a failure the attack explains. */
   unexpected: number
-  /** Tries that ended in a failure only the attack causes (refusalsUnder). */
+  /** Tries that ended in a failure only the attack causes (refusalsFor). */
   refused: number
   outcomes: Record<string, number>
   examples: Array<string>
@@ -77,6 +79,8 @@ export declare const buildHelper: (source: string, name: string, options?: { rea
 export declare const makeArena: (parent?: string) => Arena
 export declare const leaks: (arena: Arena, value: unknown) => boolean
 export declare const refusalsUnder: (attack: AttackName) => ReadonlyArray<string>
+/** The refusals a cell accepts: the attack's own and the operation's. */
+export declare const refusalsFor: (op: RaceOp, attack: AttackName) => ReadonlyArray<string>
 export declare const openNaive: (root: string, options?: { window?: () => Promise<void> }) => unknown
 export declare const runCell: (options: {
   readonly attackerBin: string

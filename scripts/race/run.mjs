@@ -12,10 +12,10 @@
 // or the cell has shown nothing about the target.
 import { attacks, leaks, makeArena } from "./arena.mjs"
 import { buildAttacker, buildHelper, startAttacker } from "./attacker.mjs"
-import { outcomeOf, refusalsUnder } from "./ops.mjs"
+import { outcomeOf, refusalsFor } from "./ops.mjs"
 
 export { attacks, buildAttacker, buildHelper, leaks, makeArena, startAttacker }
-export { raceOps, refusalsUnder } from "./ops.mjs"
+export { raceOps, refusalsFor, refusalsUnder } from "./ops.mjs"
 export { openNaive } from "./naive.mjs"
 
 const emptyPhase = () => ({
@@ -59,7 +59,7 @@ export const runCell = async ({
   const arena = makeArena(parent)
   const attacker = startAttacker(attackerBin, attacks[attack](arena))
   const leak = op.leak ?? leaks
-  const refusals = refusalsUnder(attack)
+  const refusals = refusalsFor(op, attack)
   let truth
   let ctx
 

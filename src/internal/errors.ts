@@ -34,7 +34,7 @@ export type ReasonTag =
 export type Refusal = NativeErrorInfo["refusal"]
 
 /**
- * Effect's errno mapping, extended where a caller is helped (marked †, as platform-notes §4):
+ * Effect's errno mapping, extended where a caller is helped (marked †; docs/platform.md, "Error mapping"):
  * `EROFS` is a permission problem †, `ETXTBSY` is busy †, `EAGAIN` after the bounded `openat2`
  * retries is busy †, `ETIMEDOUT` is a timeout †.
  *
@@ -72,7 +72,7 @@ export const reasonOf = (code: string, refusal: Refusal = ""): ReasonTag => {
     case "ENOTDIR":
       return "BadResource"
     case "ELOOP":
-      // We never follow links, so ELOOP always means one was met (platform-notes §4).
+      // We never follow links, so ELOOP always means one was met (docs/platform.md, "Error mapping").
       return "PermissionDenied"
     case "EBUSY":
     case "ETXTBSY":

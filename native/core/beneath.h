@@ -1,0 +1,100 @@
+// The one rule for handles an operation keeps after its lookup: before a mutation or a listing
+// through one, prove that it is still what its root-relative path names beneath the root.
+//
+// A lookup confined by the kernel (openat2 RESOLVE_BENEATH) proves the directory was beneath the
+// root when the lookup ended. It says nothing about a moment later: an attacker with write access
+// on both sides can rename the directory (or an ancestor) out of the root while we hold it, and
+// every *at() call through the held descriptor then acts out there. So each act through a held
+// handle is preceded by Held::beneath(): free exactly once right after a kernel-confined lookup
+// from the root (that lookup was the proof, taken an instant before), a proof otherwise:
+//  - kernel strategy, up to kLookupDepth components: the root-relative path is looked up again
+//    from the root, confined (openat2, one atomic beneath check in the kernel), and the object
+//    found must be the held one (dev:ino);
+//  - walk strategy, and deeper paths under the kernel strategy (where that lookup, which walks
+//    every component again, would make a deep program quadratic): the kernel's own account of
+//    where the descriptor is (readlink of /proc/self/fd/N) must be the root's account plus the
+//    relative path, read as root, held, root again so a root that moved in between is caught.
+//    Where /proc is not procfs, or the path is longer than the kernel will print, the lookup
+//    (the root's strategy) is the proof.
+// A held handle that fails its proof is refused. Out of the root (as the kernel tells where the
+// descriptor is, or where it cannot tell) it is an escape: PermissionDenied, "moved out of the
+// root". Moved or replaced within the root, it is answered as what its path names now (Busy,
+// NotFound-like, a link). Either way nothing is done through it, and the error is marked `moved`
+// so a listing can skip a subtree that a concurrent change took away. What remains is the time
+// between a proof and the act that follows it; docs/moved-out.md measures it and README's
+// residual-risk section states it.
+//
+// Mounts: every handle acted on must be on the root's mount (Linux mount id; st_dev where the
+// platform has no mount ids). The kernel strategy refuses crossings in the lookup itself
+// (RESOLVE_NO_XDEV); the walk checks what it opens. Descending never leaves a mount it has crossed
+// into, so checking the handle acted on is enough.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "error.h"
+#include "fd.h"
+#include "root.h"
+
+namespace pinnedfs {
+
+// Up to this depth a lookup from the root is the proof (and a descent looks its child up from the
+// root, arriving proven); past it the lookup's cost, which grows with every component, exceeds
+// /proc's account and a proof taken from the parent.
+constexpr std::size_t kLookupDepth = 32;
+
+class Held {
+ public:
+  Held() = default;
+  // The pinned root itself: beneath by definition, never proven.
+  static Held root(const Root& root);
+  // Opened by one kernel-confined lookup from the root handle just now (kernel strategy only).
+  static Held fresh(Fd fd, std::string rel);
+  // Opened any other way (the walk, a child opened from its parent, a ".." climb).
+  static Held unproven(Fd fd, std::string rel);
+  // What a lookup from the root gave: fresh under the kernel strategy, unproven under the walk.
+  static Held from_lookup(const Root& root, Fd fd, std::string rel);
+
+  int fd() const { return dir_.get(); }
+  bool valid() const { return dir_.get() >= 0; }
+  bool is_root() const { return root_; }
+  const std::string& rel() const { return rel_; }
+
+  // Before every mutation or listing through this handle. Spends the lookup's proof, or proves
+  // again; refuses (Escape, "moved out of the root") when the handle is no longer beneath.
+  Status beneath(const Root& root, const char* syscall, const std::string& shown);
+  // The handle's dev:ino, from one fstat the first time it is asked.
+  Result<Identity> identity(const std::string& shown);
+  void know_identity(const Identity& id) {
+    id_ = id;
+    have_id_ = true;
+  }
+  // For a handle kept to act through later, not at once: the lookup's proof does not carry over.
+  void spend() { fresh_ = false; }
+  void reset() { *this = Held(); }
+
+ private:
+  DirRef dir_;
+  std::string rel_;
+  bool root_ = false;
+  bool fresh_ = false;
+  bool have_id_ = false;
+  Identity id_;
+};
+
+// The proof itself, for a descriptor `fd` that should be the object `rel` ("a/b", non-empty)
+// names beneath the root. `known` is its identity when the caller has it (saves an fstat).
+Status prove_beneath(const Root& root, int fd, const Identity* known, const std::string& rel,
+                     const char* syscall, const std::string& shown);
+
+// The refusal of a handle found departed.
+Error moved_out(const char* syscall, const std::string& shown, const std::string& rel);
+
+// Refuses `fd` when it lies on another mount than the root (a bind mount, a file system mounted
+// inside the workspace): PermissionDenied, saying it is a mount point.
+Status same_mount(const Root& root, int fd, const std::string& shown);
+
+// The refusal of a mount crossing at `where` (root-relative).
+Error mount_point(const char* syscall, const std::string& shown, const std::string& where);
+
+}  // namespace pinnedfs

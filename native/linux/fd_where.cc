@@ -1,0 +1,139 @@
+// Linux: where a descriptor is, as the kernel tells it. Its path (readlink of /proc/self/fd/N, the
+// kernel's d_path of the open file) for the walk's proof that a held directory is still beneath
+// the root, and its mount (statx STATX_MNT_ID, 5.8+; /proc/self/fdinfo's mnt_id line, 3.15+; else
+// only st_dev) for the rule that no mount is crossed.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+
+#include "../core/resolve.h"
+
+#ifndef SYS_statx
+#define SYS_statx __NR_statx
+#endif
+
+namespace pinnedfs::platform {
+
+namespace {
+
+constexpr long kProcSuperMagic = 0x9fa0;
+constexpr unsigned kStatxMntId = 0x1000;  // STATX_MNT_ID, 5.8
+
+// 1 procfs, 0 not (or not mounted), -1 not yet checked. Checked once: a /proc that is not procfs
+// would answer whatever someone mounted or linked there.
+std::atomic<int> g_procfs{-1};
+
+// The kernel's struct statx up to stx_mnt_id, padded to its full 256 bytes: glibc's own struct
+// keeps stx_mnt_id in its padding, and older headers have no statx at all.
+struct KernelStatx {
+  std::uint32_t mask, blksize;
+  std::uint64_t attributes;
+  std::uint32_t nlink, uid, gid;
+  std::uint16_t mode, pad1;
+  std::uint64_t ino, size, blocks, attributes_mask;
+  std::uint64_t times[8];  // atime, btime, ctime, mtime: {s64 sec, u32 nsec, s32 pad} each
+  std::uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
+  std::uint64_t mnt_id;
+  std::uint64_t spare[13];
+};
+static_assert(sizeof(KernelStatx) == 256, "struct statx is 256 bytes");
+
+// mnt_id from /proc/self/fdinfo/N: kernels before 5.8 (no STATX_MNT_ID) still print it there.
+bool mount_id_from_fdinfo(int fd, std::uint64_t* id) {
+  if (!proc_is_procfs()) return false;
+  char path[48];
+  std::snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+  int info;
+  do info = ::open(path, O_RDONLY | O_CLOEXEC);
+  while (info < 0 && errno == EINTR);
+  if (info < 0) return false;
+  Fd closer(info);
+  char text[1024];
+  std::size_t used = 0;
+  for (;;) {
+    ssize_t n = ::read(info, text + used, sizeof text - 1 - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    used += static_cast<std::size_t>(n);
+    if (used == sizeof text - 1) break;
+  }
+  text[used] = '\0';
+  return parse_fdinfo_mount_id(text, id);
+}
+
+}  // namespace
+
+bool parse_fdinfo_mount_id(const char* text, std::uint64_t* id) {
+  for (const char* line = text; line && *line; line = std::strchr(line, '\n')) {
+    if (*line == '\n') ++line;
+    unsigned long long v = 0;
+    if (std::sscanf(line, "mnt_id:%llu", &v) == 1) {
+      *id = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool proc_is_procfs() {
+  int known = g_procfs.load();
+  if (known >= 0) return known == 1;
+  int ok = 0;
+  int fd = ::open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    struct statfs sfs;
+    if (::fstatfs(fd, &sfs) == 0 && static_cast<long>(sfs.f_type) == kProcSuperMagic) ok = 1;
+    ::close(fd);
+  }
+  g_procfs.store(ok);
+  return ok == 1;
+}
+
+int fd_path(int fd, std::string* out) {
+  if (!proc_is_procfs()) return ENOSYS;
+  char link[48];
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  // The kernel prints at most a page; a longer path is ENAMETOOLONG and the caller looks up instead.
+  char buf[4096 + 1];
+  ssize_t n;
+  do n = ::readlink(link, buf, sizeof buf);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) return errno;
+  if (static_cast<std::size_t>(n) >= sizeof buf) return ENAMETOOLONG;
+  out->assign(buf, static_cast<std::size_t>(n));
+  return 0;
+}
+
+Result<MountIdentity> mount_of(int fd) {
+  MountIdentity m;
+  KernelStatx sx;
+  std::memset(&sx, 0, sizeof sx);
+  long rc;
+  do rc = ::syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, kStatxMntId, &sx);
+  while (rc != 0 && errno == EINTR);
+  if (rc == 0) {
+    m.dev = static_cast<std::uint64_t>(makedev(sx.dev_major, sx.dev_minor));
+    if (sx.mask & kStatxMntId) {
+      m.id = sx.mnt_id;
+      m.has_id = true;
+      return m;
+    }
+  } else {
+    // No statx (before 4.11), or a seccomp profile that predates it.
+    if (errno != ENOSYS && errno != EPERM) return sys_error(errno, "statx");
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return sys_error(errno, "fstat");
+    m.dev = static_cast<std::uint64_t>(st.st_dev);
+  }
+  m.has_id = mount_id_from_fdinfo(fd, &m.id);
+  return m;
+}
+
+}  // namespace pinnedfs::platform
