@@ -118,7 +118,7 @@ Account climbed_account(const Root& root, int fd, const std::string& rel) {
   Fd cur;
   for (std::size_t i = keep; i < components; ++i) {
     int up;
-    do up = ::openat(cur.valid() ? cur.get() : fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    do up = ::openat(cur.valid() ? cur.get() : fd, "..", kDirHandleFlags);  // ".." is never a link
     while (up < 0 && errno == EINTR);
     if (up < 0) return Account::Silent;
     cur = Fd(up);
