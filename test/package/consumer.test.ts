@@ -213,8 +213,11 @@ export const values = [NodeAtomicFileSystem, withAtomicFileSystem, FileSystemBat
   // dependency for --os=win32 leaves it out while the same install for linux takes it.
   it("is refused on Windows by npm itself (os)", { timeout: 600_000 }, (ctx) => {
     if (cold) ctx.skip()
-    const root = spawnSync("npm", ["root", "-g"], { encoding: "utf8" }).stdout.trim()
-    const checks = createRequire(path.join(root, "npm", "package.json"))("npm-install-checks") as {
+    // npm's own directory, from the npm on PATH (not `npm root -g`: under another Node binary that
+    // names the Node's prefix, where no npm is installed).
+    const npmCli = fs.realpathSync(spawnSync("sh", ["-c", "command -v npm"], { encoding: "utf8" }).stdout.trim())
+    const npmDir = path.resolve(path.dirname(npmCli), "..")
+    const checks = createRequire(path.join(npmDir, "package.json"))("npm-install-checks") as {
       checkPlatform: (pkg: unknown, force: boolean, environment: { os: string; cpu: string; libc?: string }) => void
     }
     const manifest = JSON.parse(fs.readFileSync(path.join(full, "node_modules", "pinnedfs", "package.json"), "utf8"))

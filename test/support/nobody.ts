@@ -106,6 +106,12 @@ const ensureStage = (): Stage => {
   copy(path.join(repo, "package.json"), path.join(dir, "package.json"))
   const nodeGypBuild = createRequire(import.meta.url)("node-gyp-build") as { path: (dir: string) => string }
   copy(nodeGypBuild.path(repo), path.join(dir, "build", "Release", "pinnedfs.node"))
+  // Under PREBUILDS_ONLY (CI's Node 22 and 24 passes) node-gyp-build looks in prebuilds/ only.
+  const platform = `${process.platform}-${process.arch}`
+  const prebuilt = path.join(repo, "prebuilds", platform)
+  if (fs.existsSync(prebuilt)) {
+    for (const f of fs.readdirSync(prebuilt)) copy(path.join(prebuilt, f), path.join(dir, "prebuilds", platform, f))
+  }
   let node = process.execPath
   if (!canExecute(node)) {
     node = path.join(dir, "node")

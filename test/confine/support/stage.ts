@@ -50,6 +50,8 @@ export const stagePackage = (): string => {
   }
   fs.mkdirSync(path.join(dir, "build", "Release"), { recursive: true, mode: 0o755 })
   fs.copyFileSync(path.join(repo, "build", "Release", "pinnedfs.node"), path.join(dir, "build", "Release", "pinnedfs.node"))
+  // Under PREBUILDS_ONLY (CI's Node 22 and 24 passes) node-gyp-build looks in prebuilds/ only.
+  if (fs.existsSync(path.join(repo, "prebuilds"))) fs.cpSync(path.join(repo, "prebuilds"), path.join(dir, "prebuilds"), { recursive: true })
   fs.cpSync(path.join(repo, "test", "confine", "fixtures"), path.join(dir, "fixtures"), { recursive: true })
   // Readable by anyone: cpSync keeps the checkout's modes, which may be closed to others.
   const open = (p: string) => {
