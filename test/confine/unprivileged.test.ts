@@ -10,6 +10,7 @@ import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { stagePackage } from "./support/stage.ts"
 import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
+import { nodeForNobody } from "../support/nobody.ts"
 
 const NOBODY = 65534
 const asRoot = process.getuid?.() === 0
@@ -30,7 +31,7 @@ beforeAll(() => {
 })
 
 const pinnedfs = (t: SandboxTree, args: ReadonlyArray<string>) =>
-  exec(process.execPath, [cli, ...args], { ...ids, cwd: t.ws, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } })
+  exec(nodeForNobody(), [cli, ...args], { ...ids, cwd: t.ws, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } })
 
 /** A tree whose protected files nobody could change or read on the host, were it not for the sandbox. */
 const openTree = () => {

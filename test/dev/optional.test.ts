@@ -27,6 +27,8 @@ const bareInstall = (): string => {
   fs.cpSync(t.dir, path.join(pkg, "dist"), { recursive: true })
   fs.copyFileSync(path.join(repo, "package.json"), path.join(pkg, "package.json"))
   fs.symlinkSync(path.join(repo, "build"), path.join(pkg, "build"))
+  // Under PREBUILDS_ONLY (CI's Node 22 and 24 passes) node-gyp-build looks in prebuilds/ only.
+  if (fs.existsSync(path.join(repo, "prebuilds"))) fs.symlinkSync(path.join(repo, "prebuilds"), path.join(pkg, "prebuilds"))
   const { dependencies } = JSON.parse(fs.readFileSync(path.join(repo, "package.json"), "utf8")) as { dependencies: Record<string, string> }
   for (const name of Object.keys(dependencies)) fs.symlinkSync(path.join(repo, "node_modules", name), path.join(pkg, "node_modules", name))
   return pkg

@@ -122,6 +122,12 @@ const ensureStage = (): Stage => {
   return current
 }
 
+/**
+ * A Node binary `nobody` can run: this one, or a copy in the world-readable stage when this one sits
+ * in a directory closed to others (CI's Node 22 and 24 live under root's home).
+ */
+export const nodeForNobody = (): string => ensureStage().node
+
 export interface NobodyRun {
   readonly status: number | null
   readonly stdout: string
