@@ -8,6 +8,8 @@ import * as path from "node:path"
 import { expect, it } from "vitest"
 import { sandboxAvailable } from "../../src/confine/index.ts"
 
+if (process.platform !== "linux") console.log("skipped sandboxAvailable's Linux answers: bubblewrap is Linux's")
+else if (!fs.existsSync("/usr/bin/bwrap")) console.log("skipped the available answer: no /usr/bin/bwrap here (apt-get install bubblewrap)")
 it.runIf(process.platform === "linux" && fs.existsSync("/usr/bin/bwrap"))("answers available with the bubblewrap it used when a sandbox can be built", async () => {
   expect(await sandboxAvailable({ bwrap: "/usr/bin/bwrap" })).toEqual({ available: true, sandbox: "bubblewrap", executable: "/usr/bin/bwrap" })
 })

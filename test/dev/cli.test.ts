@@ -13,6 +13,7 @@ import { runNode, type Ran } from "./support/node.ts"
 import { eslintConfig, repo, tools } from "./support/tools.ts"
 import { transpileSources } from "./support/transpile.ts"
 import { disk } from "./support/workspace.ts"
+import { skipUnless } from "../support/skip.ts"
 
 let cli = ""
 let cleanup = (): void => {}
@@ -202,10 +203,8 @@ describe("pinnedfs (the bin)", () => {
     expect(fs.readFileSync(path.join(repo, "src", "cli", "main.ts"), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true)
     const built = path.join(repo, "dist", "cli", "main.js")
     const newestSource = Math.max(...["cli/main.ts", "cli/fix.ts", "dev/index.ts"].map((f) => fs.statSync(path.join(repo, "src", f)).mtimeMs))
-    if (!fs.existsSync(built) || fs.statSync(built).mtimeMs < newestSource) {
-      console.log("skipped: dist/ is missing or older than src/ (npm ci and npm run build:ts build it; CI runs this)")
-      ctx.skip()
-    }
+    const stale = !fs.existsSync(built) || fs.statSync(built).mtimeMs < newestSource
+    skipUnless(ctx, !stale, "dist/ is missing or older than src/ (npm ci and npm run build:ts build it; CI runs this)")
     expect(fs.readFileSync(built, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true)
     const r = await pinnedfs(["fix", "--help"], { bin: built })
     expect(r.code).toBe(0)

@@ -13,6 +13,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fullDependencies, install, pack } from "../../scripts/package/consumer.mjs"
+import { skipUnless } from "../support/skip.ts"
 
 const repo = path.resolve(import.meta.dirname, "..", "..")
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-consumer-"))
@@ -22,6 +23,7 @@ afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }), 300_000)
 
 let cold = ""
 let tarballPath = ""
+const noPrebuild = `no prebuild for linux-${process.arch} here (npm run build:prebuilds; CI requires it)`
 const prebuilt = fs.existsSync(path.join(repo, "prebuilds", `linux-${process.arch}`, "pinnedfs.napi.glibc.node"))
 
 /** dist/ as npm pack will take it: rebuilt when a source is newer. */
@@ -70,7 +72,7 @@ const tsc = (dir: string, config: string) => {
 
 describe("the packed tarball, installed", () => {
   it("loads every entry point from ESM, and PinnedRoot works", (ctx) => {
-    if (cold) ctx.skip()
+    skipUnless(ctx, cold === "", cold)
     write(
       full,
       "esm.mjs",
@@ -110,7 +112,7 @@ console.log(JSON.stringify({ text, refused, same, dev: typeof dev.Workspace }))
   })
 
   it("loads every entry point from CommonJS through require", (ctx) => {
-    if (cold) ctx.skip()
+    skipUnless(ctx, cold === "", cold)
     write(
       full,
       "cjs.cjs",
@@ -172,7 +174,7 @@ export const values = [NodeAtomicFileSystem, withAtomicFileSystem, FileSystemBat
     ["bundler", { module: "esnext", moduleResolution: "bundler", skipLibCheck: true }, "types.ts"],
     ["nodenext, from CommonJS", { module: "nodenext", moduleResolution: "nodenext", skipLibCheck: true }, "types.cts"]
   ] as const)("type-checks a consumer under %s resolution", { timeout: 600_000 }, ([name, options, file], ctx) => {
-    if (cold) ctx.skip()
+    skipUnless(ctx, cold === "", cold)
     write(full, file, typesSource)
     const config = `tsconfig.${name.split(",")[0]}.json`
     write(full, config, JSON.stringify({ compilerOptions: { ...strict, ...options }, files: [file] }))
@@ -182,7 +184,7 @@ export const values = [NodeAtomicFileSystem, withAtomicFileSystem, FileSystemBat
   })
 
   it("ships declarations that name .js files and no internal member", (ctx) => {
-    if (cold) ctx.skip()
+    skipUnless(ctx, cold === "", cold)
     const dist = path.join(full, "node_modules", "pinnedfs", "dist")
     const declarations = fs.readdirSync(dist, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".d.ts"))
     expect(declarations.length).toBeGreaterThan(20)
@@ -196,11 +198,8 @@ export const values = [NodeAtomicFileSystem, withAtomicFileSystem, FileSystemBat
   })
 
   it("installs with a prebuild: nothing compiled, and it loads with install scripts off", (ctx) => {
-    if (cold) ctx.skip()
-    if (!prebuilt && !process.env["CI"]) {
-      console.log(`skipped: no prebuild for linux-${process.arch} here (npm run build:prebuilds; CI requires it)`)
-      ctx.skip()
-    }
+    skipUnless(ctx, cold === "", cold)
+    skipUnless(ctx, prebuilt || process.env["CI"] !== undefined, noPrebuild)
     expect(fs.existsSync(path.join(full, "node_modules", "pinnedfs", "build"))).toBe(false)
     const r = node(bare, ["--input-type=module", "-e", `import { PinnedRoot } from "pinnedfs"; console.log(typeof PinnedRoot.open)`])
     expect(r.stderr).toBe("")
@@ -212,7 +211,7 @@ export const values = [NodeAtomicFileSystem, withAtomicFileSystem, FileSystemBat
   // installed says EBADPLATFORM for Windows, and an install that takes pinnedfs as an optional
   // dependency for --os=win32 leaves it out while the same install for linux takes it.
   it("is refused on Windows by npm itself (os)", { timeout: 600_000 }, (ctx) => {
-    if (cold) ctx.skip()
+    skipUnless(ctx, cold === "", cold)
     // npm's own directory, from the npm on PATH (not `npm root -g`: under another Node binary that
     // names the Node's prefix, where no npm is installed).
     const npmCli = fs.realpathSync(spawnSync("sh", ["-c", "command -v npm"], { encoding: "utf8" }).stdout.trim())
@@ -239,8 +238,8 @@ export const values = [NodeAtomicFileSystem, withAtomicFileSystem, FileSystemBat
   })
 
   it("without the optional peers, pinnedfs and pinnedfs/dev load and the Effect entry points say what to install", (ctx) => {
-    if (cold) ctx.skip()
-    if (!prebuilt && !process.env["CI"]) ctx.skip()
+    skipUnless(ctx, cold === "", cold)
+    skipUnless(ctx, prebuilt || process.env["CI"] !== undefined, noPrebuild)
     write(
       bare,
       "peers.mjs",
@@ -270,8 +269,8 @@ console.log(JSON.stringify(out))
   })
 
   it("installs the pinnedfs command", (ctx) => {
-    if (cold) ctx.skip()
-    if (!prebuilt && !process.env["CI"]) ctx.skip()
+    skipUnless(ctx, cold === "", cold)
+    skipUnless(ctx, prebuilt || process.env["CI"] !== undefined, noPrebuild)
     const r = spawnSync(path.join(bare, "node_modules", ".bin", "pinnedfs"), ["--help"], { encoding: "utf8" })
     expect(r.stderr).toBe("")
     expect(r.stdout).toContain("fix")
@@ -279,7 +278,7 @@ console.log(JSON.stringify(out))
   })
 
   it("gets the Effect peers' own Node floor right in the README (@effect/platform-node 4.1: Node 22.19+)", (ctx) => {
-    if (cold) ctx.skip()
+    skipUnless(ctx, cold === "", cold)
     const peer = JSON.parse(fs.readFileSync(path.join(full, "node_modules", "@effect", "platform-node", "package.json"), "utf8")) as {
       engines: { node: string }
     }

@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
+import { skipUnless } from "../support/skip.ts"
 
 const repo = path.resolve(import.meta.dirname, "..", "..")
 let files: Array<string> = []
@@ -67,10 +68,7 @@ describe("the published tarball", () => {
   it("holds the prebuilds when they were built (CI builds them before the tests)", (ctx) => {
     const promised = ["prebuilds/linux-arm64/pinnedfs.napi.glibc.node", "prebuilds/linux-x64/pinnedfs.napi.glibc.node"]
     const present = promised.filter((f) => fs.existsSync(path.join(repo, f)))
-    if (present.length === 0 && !process.env["CI"]) {
-      console.log("skipped: no prebuilds/ here (npm run build:prebuilds makes them; CI requires them)")
-      ctx.skip()
-    }
+    skipUnless(ctx, present.length > 0 || process.env["CI"] !== undefined, "no prebuilds/ here (npm run build:prebuilds makes them; CI requires them)")
     expect(files.filter((f) => f.startsWith("prebuilds/"))).toEqual(promised)
   })
 })

@@ -1,0 +1,14 @@
+/**
+ * A test skipped at run time says why, twice: printed where the run's output shows it, and as the
+ * skip's note where the reporter lists skipped tests. A skip without a reason hides coverage.
+ */
+interface SkippableContext {
+  readonly task: { readonly name: string }
+  readonly skip: (condition: boolean, note?: string) => void
+}
+
+/** Skips the running test when `condition` holds, printing `why` beside its name. */
+export const skipUnless = (ctx: SkippableContext, ready: boolean, why: string): void => {
+  if (!ready) console.log(`skipped "${ctx.task.name}": ${why}`)
+  ctx.skip(!ready, why)
+}
