@@ -9,10 +9,6 @@ namespace pinnedfs {
 
 namespace {
 
-Identity identity_of(const struct stat& st) {
-  return Identity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
-}
-
 // Marks an error as the failed proof of a held handle (callers that list skip such a subtree).
 Error proof_failed(Error e) {
   e.moved = true;

@@ -34,7 +34,7 @@ const char* strategy_name(Strategy s) {
 
 std::string Identity::str() const { return std::to_string(dev) + ":" + std::to_string(ino); }
 
-static Identity identity_of(const struct stat& st) {
+Identity identity_of(const struct stat& st) {
   // dev_t is signed 32-bit on macOS; widening by plain conversion matches libuv and
   // fs.stat({ bigint: true }), so the "dev:ino" we report equals what Node reports.
   return Identity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};

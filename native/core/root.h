@@ -5,6 +5,7 @@
 // descriptor is closed when the last operation finishes. A late openat on a closed, reused number
 // cannot happen.
 #pragma once
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -31,6 +32,9 @@ struct Identity {
   bool operator!=(const Identity& o) const { return !(*this == o); }
   std::string str() const;  // "dev:ino", decimal, from the 64-bit values
 };
+
+// The identity fstat/fstatat reported, widened as Node reports it.
+Identity identity_of(const struct stat& st);
 
 // The mount a descriptor lies on: Linux's mount id where the kernel tells it, else only the
 // device. Two handles are on the same mount when their ids match (or, lacking ids, their devices):

@@ -11,10 +11,6 @@ namespace pinnedfs::confine {
 
 namespace {
 
-Identity identity_of(const struct stat& st) {
-  return Identity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
-}
-
 Held hold_one(const Root& root, const std::string& path) {
   Held out;
   auto lexed = lex_path(path);

@@ -25,10 +25,6 @@ struct Planned {
   std::vector<std::size_t> children;
 };
 
-Identity identity_of(const struct stat& st) {
-  return Identity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
-}
-
 class PlanTree {
  public:
   std::vector<TreeNode> nodes;

@@ -28,10 +28,6 @@ struct Member {
   std::size_t parent = kNoNode;  // the owned member that is this one's parent, if any
 };
 
-Identity identity_of(const struct stat& st) {
-  return Identity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
-}
-
 RmdirMember answer(const Member& m, RmdirStatus status, Error error = {}) {
   RmdirMember out;
   out.path = m.owned->path;
