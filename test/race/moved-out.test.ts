@@ -62,120 +62,162 @@ const leakDir = (s: Scratch): string => {
   return dir
 }
 
+/**
+ * Runs one attack until the attacker wins its window, at most `attempts` times. The operation's
+ * window (thousands of acts, an fsync) is long next to the mover's wake-up, but on a loaded machine
+ * the scheduler can keep the mover off the CPU until the operation is done: that attempt is a lost
+ * race, not a pass. Every attempt must be safe (`run` checks the disk and, when refused, the typed
+ * refusal) and at least one must see the operation refused.
+ */
+const untilWon = async (name: string, attempts: number, run: () => Promise<boolean>): Promise<void> => {
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    if (await run()) return
+    console.warn(`moved-out: "${name}": attempt ${attempt} finished before the mover's rename landed (a lost race, machine busy); trying again`)
+  }
+  expect.fail(`the mover never landed its rename inside the operation in ${attempts} attempts`)
+}
+
+/** The refusal check for a settled result: refused means moved out (and the attacker won). */
+const refusedMovedOut = (r: { ok: boolean; error?: unknown }): boolean => {
+  if (r.ok) return false
+  movedOut(r)
+  return true
+}
+
 describe.each(strategies)("a directory moved out of the root mid-operation (%s)", (strategy) => {
   it("an atomic write never publishes its file into the departed directory", async () => {
-    const s = scratch()
-    s.make({ "a/": "" })
-    const root = await PinnedRoot.open(s.root, { strategy })
-    // The write opens `a` (to create, rename and fsync in it); the mover then takes `a` outside
-    // while the 8 MiB are written and synced.
-    const mover = startMover({ watch: s.abs("a"), on: "open", renames: [[s.abs("a"), path.join(s.outside, "a")]] })
-    await mover.ready
-    const result = await settle(root.writeFile("a/published.bin", new Uint8Array(8 * 1024 * 1024), { atomic: true }))
-    live(await mover.finish(), 1)
-    expect(fs.existsSync(path.join(s.outside, "a/published.bin"))).toBe(false)
-    movedOut(result)
-    root.close()
+    await untilWon("atomic write", 3, async () => {
+      const s = scratch()
+      s.make({ "a/": "" })
+      const root = await PinnedRoot.open(s.root, { strategy })
+      // The write opens `a` (to create, rename and fsync in it); the mover then takes `a` outside
+      // while the 8 MiB are written and synced.
+      const mover = startMover({ watch: s.abs("a"), on: "open", renames: [[s.abs("a"), path.join(s.outside, "a")]] })
+      await mover.ready
+      const result = await settle(root.writeFile("a/published.bin", new Uint8Array(8 * 1024 * 1024), { atomic: true }))
+      live(await mover.finish(), 1)
+      root.close()
+      if (!result.ok) expect(fs.existsSync(path.join(s.outside, "a/published.bin"))).toBe(false)
+      return refusedMovedOut(result)
+    })
   })
 
   it("a recursive remove never deletes what was moved into the departed tree", async () => {
-    const s = scratch()
-    for (let i = 0; i < 3000; i++) s.make({ [`p/a/f${i}`]: "" })
-    const secret = path.join(s.outside, "secret.txt")
-    const root = await PinnedRoot.open(s.root, { strategy })
-    // At the first unlink in `a`, its parent goes outside and an outside file goes into `a`: the
-    // remove, emptying `a` through the handle it holds, would find it on its next pass.
-    const mover = startMover({
-      watch: s.abs("p/a"),
-      on: "delete",
-      renames: [[s.abs("p"), path.join(s.outside, "p")], [secret, path.join(s.outside, "p/a/secret.txt")]]
+    await untilWon("recursive remove", 3, async () => {
+      const s = scratch()
+      for (let i = 0; i < 3000; i++) s.make({ [`p/a/f${i}`]: "" })
+      const secret = path.join(s.outside, "secret.txt")
+      const root = await PinnedRoot.open(s.root, { strategy })
+      // At the first unlink in `a`, its parent goes outside and an outside file goes into `a`: the
+      // remove, emptying `a` through the handle it holds, would find it on its next pass.
+      const mover = startMover({
+        watch: s.abs("p/a"),
+        on: "delete",
+        renames: [[s.abs("p"), path.join(s.outside, "p")], [secret, path.join(s.outside, "p/a/secret.txt")]]
+      })
+      await mover.ready
+      const result = await settle(root.remove("p/a", { recursive: true }))
+      live(await mover.finish(), 2)
+      root.close()
+      expect(fs.readFileSync(path.join(s.outside, "p/a/secret.txt"), "utf8")).toBe("TOP SECRET")
+      return refusedMovedOut(result)
     })
-    await mover.ready
-    const result = await settle(root.remove("p/a", { recursive: true }))
-    live(await mover.finish(), 2)
-    expect(fs.readFileSync(path.join(s.outside, "p/a/secret.txt"), "utf8")).toBe("TOP SECRET")
-    movedOut(result)
-    root.close()
   })
 
   it("a recursive readDirectory never lists the departed tree", async () => {
-    const s = scratch()
-    const deepest = chain(s, "a", 120, 40)
-    const leak = leakDir(s)
-    const root = await PinnedRoot.open(s.root, { strategy })
-    const mover = startMover({
-      watch: s.abs("a"),
-      on: "open",
-      renames: [[s.abs("a"), path.join(s.outside, "a")], [leak, path.join(s.outside, deepest, "leak")]]
+    await untilWon("recursive readDirectory", 3, async () => {
+      const s = scratch()
+      const deepest = chain(s, "a", 120, 40)
+      const leak = leakDir(s)
+      const root = await PinnedRoot.open(s.root, { strategy })
+      const mover = startMover({
+        watch: s.abs("a"),
+        on: "open",
+        renames: [[s.abs("a"), path.join(s.outside, "a")], [leak, path.join(s.outside, deepest, "leak")]]
+      })
+      await mover.ready
+      const result = await settle(root.readDirectory("a", { recursive: true }))
+      live(await mover.finish(), 2)
+      root.close()
+      if (result.ok) expect(result.value.filter((n) => n.includes("outside-only"))).toEqual([])
+      return refusedMovedOut(result)
     })
-    await mover.ready
-    const result = await settle(root.readDirectory("a", { recursive: true }))
-    live(await mover.finish(), 2)
-    if (result.ok) expect(result.value.filter((n) => n.includes("outside-only"))).toEqual([])
-    movedOut(result)
-    root.close()
   })
 
   it("glob never descends into the departed tree", async () => {
-    const s = scratch()
-    const deepest = chain(s, "a", 120, 40)
-    const leak = leakDir(s)
-    const root = await PinnedRoot.open(s.root, { strategy })
-    const mover = startMover({
-      watch: s.abs("a"),
-      on: "open",
-      renames: [[s.abs("a"), path.join(s.outside, "a")], [leak, path.join(s.outside, deepest, "leak")]]
+    await untilWon("glob", 3, async () => {
+      const s = scratch()
+      const deepest = chain(s, "a", 120, 40)
+      const leak = leakDir(s)
+      const root = await PinnedRoot.open(s.root, { strategy })
+      const mover = startMover({
+        watch: s.abs("a"),
+        on: "open",
+        renames: [[s.abs("a"), path.join(s.outside, "a")], [leak, path.join(s.outside, deepest, "leak")]]
+      })
+      await mover.ready
+      const result = await settle(root.glob("a/**"))
+      live(await mover.finish(), 2)
+      root.close()
+      if (result.ok) expect(result.value.filter((n) => n.includes("outside-only"))).toEqual([])
+      return refusedMovedOut(result)
     })
-    await mover.ready
-    const result = await settle(root.glob("a/**"))
-    live(await mover.finish(), 2)
-    if (result.ok) expect(result.value.filter((n) => n.includes("outside-only"))).toEqual([])
-    movedOut(result)
-    root.close()
   })
 
   it("mkdirs creates nothing in the departed directory", async () => {
-    const s = scratch()
-    s.make({ "a/": "" })
-    const root = await PinnedRoot.open(s.root, { strategy })
-    // Every directory of the plan goes straight into `a`, so the mover, watching `a`, sees each
-    // creation, in order with the move.
-    const plan = Array.from({ length: 80 }, (_, i) => ({ path: `a/c${String(i).padStart(2, "0")}`, mode: 0o755 }))
-    const mover = startMover({ watch: s.abs("a"), on: "create", renames: [[s.abs("a"), path.join(s.outside, "a")]] })
-    await mover.ready
-    const result = await root.mkdirs(plan)
-    live(await mover.finish(), 1)
-    expect(result.created.length).toBeLessThan(plan.length)
-    movedOut({ ok: false, error: result.error })
-    root.close()
+    await untilWon("mkdirs", 3, async () => {
+      const s = scratch()
+      s.make({ "a/": "" })
+      const root = await PinnedRoot.open(s.root, { strategy })
+      // Every directory of the plan goes straight into `a`, so the mover, watching `a`, sees each
+      // creation, in order with the move: at most one of them lands after it.
+      const plan = Array.from({ length: 1000 }, (_, i) => ({ path: `a/c${String(i).padStart(4, "0")}`, mode: 0o755 }))
+      const mover = startMover({ watch: s.abs("a"), on: "create", renames: [[s.abs("a"), path.join(s.outside, "a")]] })
+      await mover.ready
+      const result = await root.mkdirs(plan)
+      live(await mover.finish(), 1)
+      root.close()
+      if (result.error === null) {
+        expect(result.created.length).toBe(plan.length)
+        return false
+      }
+      expect(result.created.length).toBeLessThan(plan.length)
+      return refusedMovedOut({ ok: false, error: result.error })
+    })
   })
 
   it("makeDirectory({ recursive: true }) stops at the first level it would create in the departed tree", async () => {
-    const s = scratch()
-    s.make({ "a/": "" })
-    const root = await PinnedRoot.open(s.root, { strategy })
-    const mover = startMover({ watch: s.abs("a"), on: "create", renames: [[s.abs("a"), path.join(s.outside, "a")]] })
-    await mover.ready
-    const result = await settle(root.makeDirectory(`a/${"c/".repeat(80)}c`, { recursive: true }))
-    live(await mover.finish(), 1)
-    movedOut(result)
-    root.close()
+    await untilWon("makeDirectory recursive", 3, async () => {
+      const s = scratch()
+      s.make({ "a/": "" })
+      const root = await PinnedRoot.open(s.root, { strategy })
+      // 1,000 levels below `a`: the mover, woken by the first, moves `a` while the rest are made.
+      const mover = startMover({ watch: s.abs("a"), on: "create", renames: [[s.abs("a"), path.join(s.outside, "a")]] })
+      await mover.ready
+      const result = await settle(root.makeDirectory(`a/${"c/".repeat(1000)}c`, { recursive: true }))
+      live(await mover.finish(), 1)
+      root.close()
+      return refusedMovedOut(result)
+    })
   })
 
   it("rmdirs removes nothing from the departed directory", async () => {
-    const s = scratch()
-    s.make({ "a/": "" })
-    const root = await PinnedRoot.open(s.root, { strategy })
-    const made = await root.mkdirs(Array.from({ length: 80 }, (_, i) => ({ path: `a/c${String(i).padStart(2, "0")}`, mode: 0o755 })))
-    expect(made.error).toBeNull()
-    // At the first removal in `a`, `a` goes outside; every later member is still there, untouched.
-    const mover = startMover({ watch: s.abs("a"), on: "delete", renames: [[s.abs("a"), path.join(s.outside, "a")]] })
-    await mover.ready
-    const result = await root.rmdirs(made.created.map((c) => ({ path: c.path, identity: c.identity })))
-    live(await mover.finish(), 1)
-    expect(result.stopped).toBe(true)
-    expect(result.members.some((m) => m.status === "refused")).toBe(true)
-    expect(fs.readdirSync(path.join(s.outside, "a")).length).toBeGreaterThan(0)
-    root.close()
+    await untilWon("rmdirs", 3, async () => {
+      const s = scratch()
+      s.make({ "a/": "" })
+      const root = await PinnedRoot.open(s.root, { strategy })
+      const made = await root.mkdirs(Array.from({ length: 1000 }, (_, i) => ({ path: `a/c${String(i).padStart(4, "0")}`, mode: 0o755 })))
+      expect(made.error).toBeNull()
+      // At the first removal in `a`, `a` goes outside; every later member is still there, untouched.
+      const mover = startMover({ watch: s.abs("a"), on: "delete", renames: [[s.abs("a"), path.join(s.outside, "a")]] })
+      await mover.ready
+      const result = await root.rmdirs(made.created.map((c) => ({ path: c.path, identity: c.identity })))
+      live(await mover.finish(), 1)
+      root.close()
+      if (!result.stopped) return false
+      expect(result.members.some((m) => m.status === "refused")).toBe(true)
+      expect(fs.readdirSync(path.join(s.outside, "a")).length).toBeGreaterThan(0)
+      return true
+    })
   })
 })
