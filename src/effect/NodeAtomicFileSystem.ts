@@ -19,11 +19,11 @@ import { Effect, FileSystem, Layer, type PlatformError, Result } from "effect"
 import type { Strategy } from "../PinnedRoot.ts"
 import { native, type NativeErrorInfo, type NativeRequest, type NativeRootHandle } from "../internal/native.ts"
 import { badArgument, fromNativeError, identityChanged, isRootChanged } from "./errors.ts"
-import type { PinnedAtomicFileSystem, PinnedRequest, PinnedResult } from "./extensions.ts"
+import type { PinnedAtomicFileSystem, PinnedRequest, PinnedResult } from "../protocol/extensions.ts"
 import { decodeRequest, type Decoded, type Limits, type Member, type Planned, settle } from "./requests.ts"
 import { type Lease, RootCache } from "./rootCache.ts"
-import type { Roots } from "./roots.ts"
-import { type AtomicBatchResponse, type AtomicHostFileSystem, withAtomicFileSystem } from "./wire.ts"
+import type { Root } from "../protocol/root.ts"
+import { type AtomicBatchResponse, type AtomicHostFileSystem, withAtomicFileSystem } from "../protocol/wire.ts"
 
 /**
  * How the extension is built.
@@ -71,7 +71,7 @@ const positive = (name: string, value: number | undefined, fallback: number, max
 }
 
 /** A request that only re-checks the root (a batch with nothing runnable still vouches for it). */
-const verification = (roots: Roots): Planned => ({
+const verification = (roots: Root): Planned => ({
   operation: "batch",
   path: roots.boundaryRoot,
   native: { op: native.ops.exists, path: "" },
@@ -108,10 +108,10 @@ const isPathOnly = (request: NativeRequest): boolean =>
  * boundary root: an identity remembered from an earlier request says nothing about where a link
  * in the logical spelling points now.
  */
-const verifyOf = (roots: Roots): true | string => roots.logicalRoot === roots.boundaryRoot ? true : roots.logicalRoot
+const verifyOf = (roots: Root): true | string => roots.logicalRoot === roots.boundaryRoot ? true : roots.logicalRoot
 
 /** A root that could not be pinned. */
-const pinFailure = (u: unknown, roots: Roots, method: string): PlatformError.PlatformError => {
+const pinFailure = (u: unknown, roots: Root, method: string): PlatformError.PlatformError => {
   // The trusted root path no longer names a directory: the workspace is gone or replaced.
   const code = typeof u === "object" && u !== null ? (u as { code?: unknown }).code : undefined
   return code === "ENOENT" || code === "ENOTDIR"
@@ -120,11 +120,11 @@ const pinFailure = (u: unknown, roots: Roots, method: string): PlatformError.Pla
 }
 
 /** The root spelling a native `identity` refusal names, if it names one of this request's roots. */
-const changedRoot = (u: unknown, roots: Roots): "boundary" | "logical" | undefined =>
+const changedRoot = (u: unknown, roots: Root): "boundary" | "logical" | undefined =>
   isRootChanged(u, roots.boundaryRoot) ? "boundary" : isRootChanged(u, roots.logicalRoot) ? "logical" : undefined
 
 const readManyWith = (batchLimits: { readonly size: number; readonly response: number }, contentLimit: number) =>
-async (handle: NativeRootHandle, roots: Roots, requests: ReadonlyArray<NativeRequest>): Promise<Array<NativeEntry>> => {
+async (handle: NativeRootHandle, roots: Root, requests: ReadonlyArray<NativeRequest>): Promise<Array<NativeEntry>> => {
   const ops = Uint8Array.from(requests, (r) => r.op)
   const recursive = Uint8Array.from(requests, (r) => (r.recursive === true ? 1 : 0))
   const [failed, values] = await handle.readMany(
@@ -169,7 +169,7 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
   /** The pinned handle of a lease, checked against the identity the caller authorized. */
   const pinned = (
     lease: Lease,
-    roots: Roots,
+    roots: Root,
     method: string
   ): Effect.Effect<NativeRootHandle, PlatformError.PlatformError> =>
     Effect.tryPromise({ try: () => lease.pinned, catch: (u) => u }).pipe(
@@ -190,7 +190,7 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
 
   /** Runs `use` on the root a request names, leased for exactly as long as it runs. */
   const withRoot = <A>(
-    roots: Roots,
+    roots: Root,
     method: string,
     use: (handle: NativeRootHandle, lease: Lease) => Effect.Effect<A, PlatformError.PlatformError>
   ): Effect.Effect<A, PlatformError.PlatformError> =>
@@ -204,7 +204,7 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
    * A native rejection as a PlatformError. The root found changed also drops the cached root, and
    * names the root, not the path the request was about.
    */
-  const failure = (lease: Lease, roots: Roots, planned: Pick<Planned, "operation" | "path">) => (u: unknown) => {
+  const failure = (lease: Lease, roots: Root, planned: Pick<Planned, "operation" | "path">) => (u: unknown) => {
     const changed = changedRoot(u, roots)
     if (changed === undefined) return fromNativeError(u, planned.operation, planned.path)
     // A replaced boundary root makes the pinned handle useless; a logical root that names another
@@ -217,7 +217,7 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
   const bounded = (request: NativeRequest): NativeRequest =>
     request.op === native.ops.readFile ? { ...request, maxBytes: readLimit } : request
 
-  const single = (handle: NativeRootHandle, lease: Lease, roots: Roots, planned: Planned) =>
+  const single = (handle: NativeRootHandle, lease: Lease, roots: Root, planned: Planned) =>
     Effect.tryPromise({ try: () => handle.execute(bounded(planned.native), verifyOf(roots)), catch: failure(lease, roots, planned) }).pipe(
       Effect.flatMap((value) => Effect.fromResult(settle(planned, value)))
     )
@@ -225,7 +225,7 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
   const batch = (
     handle: NativeRootHandle,
     lease: Lease,
-    roots: Roots,
+    roots: Root,
     members: ReadonlyArray<Member>
   ): Effect.Effect<AtomicBatchResponse, PlatformError.PlatformError> => {
     const runnable = members.flatMap((m) => (m.ok ? [m.planned] : []))
@@ -269,7 +269,7 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
    * callback and one native promise. The lease is released when the native work settles, so an
    * interrupted request still holds its root until the worker is done with it.
    */
-  const pathOnly = (roots: Roots, planned: Planned): Effect.Effect<unknown, PlatformError.PlatformError> =>
+  const pathOnly = (roots: Root, planned: Planned): Effect.Effect<unknown, PlatformError.PlatformError> =>
     Effect.callback<unknown, PlatformError.PlatformError>((resume) => {
       const lease = cache.acquire(roots.boundaryRoot, roots.rootIdentity)
       const request = planned.native

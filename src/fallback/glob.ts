@@ -14,7 +14,7 @@
  */
 import { Effect, FileSystem, Glob, type PlatformError } from "effect"
 import * as fsp from "node:fs/promises"
-import { anchorExcludes } from "../effect/glob.ts"
+import { anchorExcludes } from "../protocol/excludes.ts"
 import { below, found, lex, noLink, type Root, walk } from "./confine.ts"
 import { badArgument, refuse, sysError, toFailure, toPlatformError } from "./failure.ts"
 import { fileInfo } from "./info.ts"

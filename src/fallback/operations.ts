@@ -8,7 +8,7 @@
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
 import { TextDecoder } from "node:util"
-import type { Resolution } from "../effect/wire.ts"
+import type { Resolution } from "../protocol/wire.ts"
 import {
   found,
   type Lexed,

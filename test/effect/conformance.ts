@@ -19,7 +19,7 @@ import { Option, type PlatformError, Result } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import type { AtomicFileSystem } from "../../src/effect/wire.ts"
+import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
 import {
   base64,
   failure,

@@ -22,7 +22,7 @@
  * @internal
  */
 import { Effect, PlatformError, Result } from "effect"
-import type { AtomicBatchRequest, AtomicBatchValue } from "../../effect/wire.ts"
+import type { AtomicBatchRequest, AtomicBatchValue } from "../../protocol/wire.ts"
 import type { BatchEntry, BatchRequest, BatchValue, FileSystemBatch } from "../FileSystemBatch.ts"
 import type { Authorizer, PhaseOneRefusal } from "./authorize.ts"
 import { checkMember } from "./batchInput.ts"

@@ -17,8 +17,8 @@ import {
   type AtomicFileSystem,
   type AtomicRequest,
   withAtomicFileSystem
-} from "../../../src/effect/wire.ts"
-import { anchorExcludes } from "../../../src/effect/glob.ts"
+} from "../../../src/protocol/wire.ts"
+import { anchorExcludes } from "../../../src/protocol/excludes.ts"
 import { fileInfo } from "./fileInfo.ts"
 
 /** Every request the double received, for trip-counting tests. */
