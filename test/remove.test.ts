@@ -153,6 +153,10 @@ describe.each(strategies)("remove (%s)", (strategy) => {
     const e = await refusal(root.remove("deep", { recursive: true }))
     expect(e.code).toBe("ENAMETOOLONG")
     expect(e.description).toMatch(/deeper than/)
+    // The one depth-limit refusal (docs/platform.md, "Error mapping"), as the recursive listing's.
+    expect(e.refusal).toBe("toolarge")
+    expect(e.reason).toBe("BadArgument")
+    expect(e.description).toContain("256")
     expect(fs.existsSync(s.abs("deep"))).toBe(true)
   })
 })

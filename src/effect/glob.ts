@@ -17,7 +17,7 @@
  * @since 0.1.0
  */
 import { Glob, type PlatformError, Result } from "effect"
-import { badArgument, outsideRoots } from "./errors.ts"
+import { badArgument, outsideRoots } from "../protocol/errors.ts"
 import { anchorExcludes } from "../protocol/excludes.ts"
 import type { Root } from "../protocol/root.ts"
 import { join, locate, rootOf } from "./roots.ts"

@@ -251,6 +251,18 @@ export const runConformance = (
         await refused(h, w.req("readDirectory", { path: w.l("../outside") }), "PermissionDenied")
         await refused(h, w.req("readDirectory", { path: w.l("top.txt") }), "BadResource")
       })
+
+      it("refuses a recursive listing deeper than 256 levels with the one depth refusal", async () => {
+        const { w, h } = setup()
+        const chain = (top: string, levels: number) =>
+          fs.mkdirSync(w.s.abs(`${top}/${Array(levels).fill("d").join("/")}`), { recursive: true })
+        chain("ok", 256)
+        expect(await ok(h, w.req("readDirectory", { path: w.l("ok"), options: { recursive: true } }))).toHaveLength(256)
+        chain("deep", 257)
+        const error = await refused(h, w.req("readDirectory", { path: w.l("deep"), options: { recursive: true } }), "BadArgument")
+        expect(error.reason.description).toBe("directory tree is deeper than the recursive listing limit of 256 levels")
+        expect(await ok(h, w.req("readDirectory", { path: w.l("deep") }))).toEqual(["d"])
+      })
     })
 
     describe("readLink", () => {

@@ -6,12 +6,13 @@
  * @internal
  */
 import { PlatformError, Result } from "effect"
+import { badArgument } from "../../protocol/errors.ts"
 import { batchReads, isOneOf } from "../../protocol/operations.ts"
 import type { BatchRequest } from "../FileSystemBatch.ts"
 
 const isRead = isOneOf(batchReads)
 
-const bad = (description: string) => Result.fail(PlatformError.badArgument({ module: "FileSystem", method: "batch", description }))
+const bad = (description: string) => Result.fail(badArgument("batch", description))
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
