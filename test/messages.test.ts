@@ -6,15 +6,10 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../src/index.ts"
+import { PinnedRoot } from "../src/index.ts"
 import { strategies } from "./support/strategies.ts"
 import { scratch } from "./support/tree.ts"
-
-const failure = async (p: Promise<unknown>): Promise<PinnedFsError> => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
+import { rejection as failure } from "./support/rejection.ts"
 
 describe.each(strategies)("error messages (%s)", (strategy) => {
   const setup = async () => {

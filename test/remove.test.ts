@@ -6,12 +6,7 @@ import { native } from "../src/internal/native.ts"
 import { raceRounds, snapshot, tally } from "./support/attacker.ts"
 import { strategies } from "./support/strategies.ts"
 import { mkfifo, scratch } from "./support/tree.ts"
-
-const refusal = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
+import { rejection as refusal } from "./support/rejection.ts"
 
 describe.each(strategies)("remove (%s)", (strategy) => {
   const setup = async () => {

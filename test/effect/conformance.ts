@@ -20,6 +20,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
+import { NOBODY } from "../support/ids.ts"
 import {
   base64,
   failure,
@@ -53,8 +54,6 @@ export interface ConformanceFeatures {
   readonly globInBatch?: boolean
 }
 
-/** nobody's uid and gid: another user's ids to give a file to. */
-const NOBODY = 65534
 
 /** The tree every test starts from (plus links made in `setup`). */
 const tree = {
