@@ -281,7 +281,7 @@ export class PinnedRoot {
     try {
       return (await this.handle.execute(request)) as A
     } catch (u) {
-      throw fromNative(u, shown)
+      throw fromNative(u, shown, this.path)
     }
   }
 
@@ -291,7 +291,7 @@ export class PinnedRoot {
     try {
       return (await this.handle.call(op, rel, recursive, limit)) as A
     } catch (u) {
-      throw fromNative(u, path)
+      throw fromNative(u, path, this.path)
     }
   }
 
@@ -515,7 +515,7 @@ export class PinnedRoot {
       { op: ops.mkdirs, plan: request },
       "mkdirs"
     )
-    return { created: out.created, error: out.error === null ? null : fromNative(out.error) }
+    return { created: out.created, error: out.error === null ? null : fromNative(out.error, undefined, this.path) }
   }
 
   /** Removes owned directories, child before parent, each only while it keeps its identity. */
@@ -532,7 +532,7 @@ export class PinnedRoot {
     )
     return {
       stopped: out.stopped,
-      members: out.members.map((m) => ({ ...m, error: m.error === null ? null : fromNative(m.error, m.path) }))
+      members: out.members.map((m) => ({ ...m, error: m.error === null ? null : fromNative(m.error, m.path, this.path) }))
     }
   }
 
@@ -574,14 +574,14 @@ export class PinnedRoot {
     try {
       raw = await this.handle.readMany(opCodes, paths, recursive, size, response, false, this.readLimit)
     } catch (u) {
-      throw fromNative(u, "batch")
+      throw fromNative(u, "batch", this.path)
     }
     const [failed, values] = raw
     const out: Array<BatchResult> = new Array(n)
     for (let i = 0; i < n; i++) {
       const refused = early?.[i]
       if (refused) out[i] = { ok: false, error: refused }
-      else if (failed[i] === 1) out[i] = { ok: false, error: fromNative(values[i], paths[i]) }
+      else if (failed[i] === 1) out[i] = { ok: false, error: fromNative(values[i], paths[i], this.path) }
       else {
         const d = decoders?.[i]
         try {

@@ -5,19 +5,14 @@ import { PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
 import { strategies } from "./support/strategies.ts"
 import { mkfifo, scratch } from "./support/tree.ts"
-
-const refusal = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
+import { rejection as refusal } from "./support/rejection.ts"
+import { asRoot, NOBODY } from "./support/ids.ts"
 
 const modeOf = (p: string) => fs.lstatSync(p).mode & 0o7777
 const ownerOf = (p: string) => {
   const st = fs.lstatSync(p)
   return [st.uid, st.gid]
 }
-const isRoot = process.getuid?.() === 0
 
 describe.each(strategies)("chmod, chown (%s)", (strategy) => {
   const setup = async () => {
@@ -58,8 +53,8 @@ describe.each(strategies)("chmod, chown (%s)", (strategy) => {
   it("changes the owner, -1 leaving an id unchanged", async () => {
     const { s, root } = await setup()
     // Giving a file away needs privilege; as another user only our own ids are allowed.
-    const uid = isRoot ? 65534 : process.getuid!()
-    const gid = isRoot ? 65533 : process.getgid!()
+    const uid = asRoot ? NOBODY : process.getuid!()
+    const gid = asRoot ? 65533 : process.getgid!()
     await root.chown("a/b/file.txt", uid, -1)
     expect(ownerOf(s.abs("a/b/file.txt"))).toEqual([uid, fs.statSync(s.root).gid])
     await root.chown("a/b/file.txt", -1, gid)
@@ -80,7 +75,7 @@ describe.each(strategies)("chmod, chown (%s)", (strategy) => {
     })
     const before = snapshot()
     for (const p of ["linkdir/secret.txt", "a/inner/file.txt", "a/linkfile", "linkdir", "linkdir/", "a/inner/"]) {
-      for (const op of [() => root.chmod(p, 0o777), () => root.chown(p, 65534, 65534)]) {
+      for (const op of [() => root.chmod(p, 0o777), () => root.chown(p, NOBODY, NOBODY)]) {
         const e = await refusal(op())
         expect({ p, reason: e.reason, refusal: e.refusal }).toEqual({ p, reason: "PermissionDenied", refusal: "symlink" })
         expect(e.path).toBe(p)
@@ -93,7 +88,7 @@ describe.each(strategies)("chmod, chown (%s)", (strategy) => {
     const { s, root } = await setup()
     fs.linkSync(s.secret, s.abs("hard.txt"))
     const before = { mode: modeOf(s.secret), owner: ownerOf(s.secret) }
-    for (const op of [() => root.chmod("hard.txt", 0o777), () => root.chown("hard.txt", 65534, 65534)]) {
+    for (const op of [() => root.chmod("hard.txt", 0o777), () => root.chown("hard.txt", NOBODY, NOBODY)]) {
       const e = await refusal(op())
       expect(e.reason).toBe("PermissionDenied")
       expect(e.refusal).toBe("hardlink")
@@ -106,7 +101,7 @@ describe.each(strategies)("chmod, chown (%s)", (strategy) => {
     const { s, root } = await setup()
     const name = path.basename(s.root)
     for (const p of ["../outside/secret.txt", `../${name}/top.txt`, "a/../../outside", ".."]) {
-      for (const op of [() => root.chmod(p, 0o777), () => root.chown(p, 65534, 65534)]) {
+      for (const op of [() => root.chmod(p, 0o777), () => root.chown(p, NOBODY, NOBODY)]) {
         const e = await refusal(op())
         expect(e.reason).toBe("PermissionDenied")
         expect(e.refusal).toBe("escape")

@@ -1,16 +1,11 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../src/index.ts"
+import { PinnedRoot } from "../src/index.ts"
 import { strategies } from "./support/strategies.ts"
 import { asRoot, callsAsNobody, NOBODY } from "./support/nobody.ts"
 import { mkfifo, openDescriptorCount, scratch } from "./support/tree.ts"
-
-const failure = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
+import { rejection as failure } from "./support/rejection.ts"
 
 const sorted = (names: ReadonlyArray<string>) => [...names].sort()
 

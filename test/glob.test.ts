@@ -8,6 +8,7 @@ import { native } from "../src/internal/native.ts"
 import { asRoot, NOBODY, runAsNobody } from "./support/nobody.ts"
 import { strategies } from "./support/strategies.ts"
 import { mkfifo, openDescriptorCount, scratch } from "./support/tree.ts"
+import { rejection as refusal } from "./support/rejection.ts"
 
 interface GlobOptions {
   readonly root?: string
@@ -23,12 +24,6 @@ const effectGlob = (pattern: string, options: GlobOptions): Promise<Array<string
       return yield* fileSystem.glob(pattern, options)
     }).pipe(Effect.provide(NodeFileSystem.layer))
   )
-
-const refusal = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
 
 // Names chosen to exercise dot rules, classes, escapes, code points beyond ASCII, and the one place
 // where JavaScript's sort (UTF-16 code units) differs from code point order ("p\uE000" vs "p😀").

@@ -1,15 +1,10 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../src/index.ts"
+import { PinnedRoot } from "../src/index.ts"
 import { strategies } from "./support/strategies.ts"
 import { mkfifo, openDescriptorCount, scratch } from "./support/tree.ts"
-
-const failure = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
+import { rejection as failure } from "./support/rejection.ts"
 
 const BAD: Array<unknown> = [undefined, null, 42, {}, ["a"], "a\0b", "x".repeat(5000), `${"y".repeat(300)}/z`]
 

@@ -6,15 +6,10 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../src/index.ts"
+import { PinnedRoot } from "../src/index.ts"
 import { strategies } from "./support/strategies.ts"
 import { scratch } from "./support/tree.ts"
-
-const failure = async (p: Promise<unknown>): Promise<PinnedFsError> => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
+import { rejection as failure } from "./support/rejection.ts"
 
 describe.each(strategies)("error messages (%s)", (strategy) => {
   const setup = async () => {
@@ -23,21 +18,22 @@ describe.each(strategies)("error messages (%s)", (strategy) => {
     return { s, root: await PinnedRoot.open(s.root, { strategy }) }
   }
 
-  it("a kernel error carries libuv's description, the system call and the path", async () => {
+  it("a kernel error carries libuv's description, the system call, the path and the root", async () => {
     const { root } = await setup()
     const e = await failure(root.readFile("src/nope.ts"))
     expect(e.code).toBe("ENOENT")
-    expect(e.message).toBe(`ENOENT: no such file or directory, ${e.syscall} 'src/nope.ts'`)
+    expect(e.message).toBe(`ENOENT: no such file or directory, ${e.syscall} 'src/nope.ts' (root ${root.path})`)
+    expect(e.root).toBe(root.path)
     const d = await failure(root.readFile("dir"))
-    expect(d.message).toMatch(/^EISDIR: illegal operation on a directory, \w+ 'dir'$/)
+    expect(d.message).toMatch(/^EISDIR: illegal operation on a directory, \w+ 'dir' \(root \/.+\)$/)
     await root.close()
   })
 
-  it("an error about the root itself (empty path) ends at the system call", async () => {
+  it("an error about the root itself (empty path) ends at the system call, then names the root", async () => {
     const { root } = await setup()
     const e = await failure(root.readFile(""))
     expect(e.code).toBe("EISDIR")
-    expect(e.message).toBe(`EISDIR: illegal operation on a directory, ${e.syscall}`)
+    expect(e.message).toBe(`EISDIR: illegal operation on a directory, ${e.syscall} (root ${root.path})`)
     await root.close()
   })
 
@@ -46,6 +42,7 @@ describe.each(strategies)("error messages (%s)", (strategy) => {
     const e = await failure(root.readFile(5 as unknown as string))
     expect(e.code).toBe("EINVAL")
     expect(e.message).toBe("EINVAL: path must be a string, got number")
+    expect(e.root).toBe("")
     const empty = await failure(PinnedRoot.open(""))
     expect(empty.message).toBe("EINVAL: root directory must be a non-empty string")
     await root.close()
@@ -55,7 +52,7 @@ describe.each(strategies)("error messages (%s)", (strategy) => {
     const { root } = await setup()
     const e = await failure(root.readFile("../x"))
     expect(e.refusal).toBe("escape")
-    expect(e.message).toMatch(/^EXDEV: path escapes the root: .*'\.\.\/x'$/)
+    expect(e.message).toMatch(/^EXDEV: path escapes the root: .*'\.\.\/x' \(root \/.+\)$/)
     await root.close()
   })
 })

@@ -6,12 +6,8 @@ import { native } from "../src/internal/native.ts"
 import { snapshot } from "./support/attacker.ts"
 import { strategies } from "./support/strategies.ts"
 import { scratch } from "./support/tree.ts"
+import { rejection as refusal } from "./support/rejection.ts"
 
-const refusal = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
 const modeOf = (abs: string) => fs.lstatSync(abs).mode & 0o7777
 
 let savedUmask = 0

@@ -1,18 +1,13 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../src/index.ts"
+import { PinnedRoot } from "../src/index.ts"
 import { native, type NativeRequest } from "../src/internal/native.ts"
 import { raceRounds, snapshot } from "./support/attacker.ts"
 import { asRoot, NOBODY, requestsAsNobody } from "./support/nobody.ts"
 import { strategies } from "./support/strategies.ts"
 import { scratch } from "./support/tree.ts"
-
-const refusal = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
+import { rejection as refusal } from "./support/rejection.ts"
 
 const identityOf = (abs: string) => {
   const st = fs.lstatSync(abs, { bigint: true })

@@ -4,12 +4,7 @@ import { describe, expect, it } from "vitest"
 import { PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { strategies } from "./support/strategies.ts"
 import { mkfifo, scratch } from "./support/tree.ts"
-
-const refusal = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
+import { rejection as refusal } from "./support/rejection.ts"
 
 describe.each(strategies)("exists, stat, readFile (%s)", (strategy) => {
   const setup = async () => {

@@ -5,12 +5,7 @@ import { PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
 import { strategies } from "./support/strategies.ts"
 import { scratch } from "./support/tree.ts"
-
-const refusal = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
+import { rejection as refusal } from "./support/rejection.ts"
 
 /** Every entry under `dir` with what it is: file content, link text, or "dir". */
 const tree = (dir: string): Record<string, string> => {

@@ -8,12 +8,7 @@ import type { OpenFlag } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
 import { strategies } from "./support/strategies.ts"
 import { mkfifo, scratch } from "./support/tree.ts"
-
-const refusal = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
+import { rejection as refusal } from "./support/rejection.ts"
 
 const writingFlags: ReadonlyArray<OpenFlag> = ["r+", "w", "wx", "w+", "wx+", "a", "ax", "a+", "ax+"]
 const packageRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), "..")

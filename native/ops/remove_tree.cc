@@ -67,9 +67,11 @@ Status Remover::unlink_entry(Held& dir, const std::string& name, const std::stri
 
 Status Remover::remove_dir(Held& parent, const std::string& name, const std::string& shown, int depth) {
   if (depth > kMaxRemoveDepth) {
-    Error e = sys_error(ENAMETOOLONG, "rm", shown);
-    e.description = "directory tree deeper than " + std::to_string(kMaxRemoveDepth) + " levels";
-    return e;
+    // The same refusal as the recursive listing's depth limit: toolarge (BadArgument), ENAMETOOLONG.
+    return refusal(Refusal::TooLarge, "rm", shown,
+                   "directory tree is deeper than the recursive remove limit of " +
+                       std::to_string(kMaxRemoveDepth) + " levels",
+                   ENAMETOOLONG);
   }
   for (int attempt = 0;; ++attempt) {
     if (attempt >= kMaxPasses) {

@@ -23,24 +23,19 @@ import type { Strategy } from "../PinnedRoot.ts"
 import { Anchors, canonicalDirectory, nearestExisting } from "./anchors.ts"
 import { bwrapArguments, describeArguments, emptyFilesNeeded } from "./bwrap.ts"
 import { cleanupAll, createAll, type CreationRequest, type Owned } from "./creation.ts"
-import { type DiscoveryLimits, type DiscoveryReport, discoverProtected } from "./discovery.ts"
+import { type DiscoveryLimits, discoverProtected } from "./discovery.ts"
 import { ConfinementError } from "./errors.ts"
 import type { Grant } from "./grants.ts"
 import { type LayerInput, planLayers } from "./layers.ts"
 import { PreparedLaunch } from "./launch.ts"
-import type { Access, CompiledPolicy, Mode } from "./policy.ts"
+import type { Access } from "./policy.ts"
 import { beneath, joinRaw, type RawPath, rawOf, relativeTo, shown, within } from "./raw.ts"
 import { findBwrap } from "./available.ts"
 import { renderSandboxProfile } from "./sandboxExec.ts"
-import type { ExecutionTarget } from "./target.ts"
-import { closeHeld, type EntryType, hold, type HeldMember } from "./wire.ts"
+import type { LaunchInputs, LaunchPlan } from "./plan.ts"
+import { closeHeld, hold, type HeldMember } from "./wire.ts"
 
-/** What one launch is prepared from. @since 0.1.0 @category models */
-export interface LaunchInputs {
-  readonly policy: CompiledPolicy
-  readonly grants: ReadonlyArray<Grant>
-  readonly target: ExecutionTarget
-}
+export type { LaunchInputs, LaunchPlan } from "./plan.ts"
 
 /** @since 0.1.0 @category models */
 export interface PrepareOptions {
@@ -64,34 +59,6 @@ export interface PrepareOptions {
   } | undefined
   /** Called once the command has been started with the grants that launch applied. @internal */
   readonly onLaunch?: ((applied: ReadonlyArray<Grant>) => void) | undefined
-}
-
-/** The plan of one launch, for people and tests: paths as text. @since 0.1.0 @category models */
-export interface LaunchPlan {
-  readonly mode: Mode
-  readonly workspace: string
-  readonly cwd: string
-  readonly tempRoot: string
-  readonly writableRoots: ReadonlyArray<string>
-  readonly restrictions: ReadonlyArray<{
-    readonly path: string
-    readonly access: Access
-    readonly type: EntryType
-    readonly origin: "match" | "probe" | "unreadable" | "created"
-    /** The deciding rule's glob; null for an unreadable tree protected whole. */
-    readonly rule: string | null
-  }>
-  readonly created: ReadonlyArray<{ readonly path: string; readonly identity: string; readonly purpose: Owned["purpose"]; readonly permanent: boolean }>
-  readonly grants: {
-    readonly applied: ReadonlyArray<Grant>
-    readonly unapplied: ReadonlyArray<{ readonly grant: Grant; readonly why: string }>
-  }
-  readonly layers: ReadonlyArray<{ readonly op: string; readonly path: string; readonly detail: string; readonly why: string }>
-  readonly discovery: ReadonlyArray<DiscoveryReport>
-  readonly idleRules: ReadonlyArray<{ readonly rule: string; readonly why: string }>
-  readonly sandbox:
-    | { readonly kind: "bubblewrap"; readonly executable: string; readonly arguments: ReadonlyArray<string> }
-    | { readonly kind: "sandbox-exec"; readonly profile: string }
 }
 
 /** Equal fingerprints: the same policy, mode, grants and execution target. @since 0.1.0 */

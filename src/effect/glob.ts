@@ -16,10 +16,11 @@
  *
  * @since 0.1.0
  */
-import * as NPath from "node:path"
 import { Glob, type PlatformError, Result } from "effect"
-import { badArgument, outsideRoots } from "./errors.ts"
-import { join, locate, rootOf, type Roots } from "./roots.ts"
+import { badArgument, outsideRoots } from "../protocol/errors.ts"
+import { anchorExcludes } from "../protocol/excludes.ts"
+import type { Root } from "../protocol/root.ts"
+import { join, locate, rootOf } from "./roots.ts"
 
 /**
  * A glob request ready for the addon, and what turns its answer back into absolute paths.
@@ -57,7 +58,7 @@ const matchesEmpty = (pattern: string): boolean => {
  * @category constructors
  */
 export const planGlob = (
-  roots: Roots,
+  roots: Root,
   method: string,
   pattern: string,
   root: string,
@@ -98,29 +99,6 @@ export const planGlob = (
     else late.push(Glob.make(e, { dot: true }))
   }
   return Result.succeed({ to, pattern: rest, exclude: native, base, late, includeBase })
-}
-
-/**
- * The request's excludes as absolute patterns: a relative one read against `root` (escaped: the
- * root's own name is literal, even when it holds glob syntax), an absolute one as it is. A relative
- * exclude with no segment of its own (`""`, `"."`, `"./"`) can match nothing in Effect's walk and is
- * dropped rather than turned into the root itself.
- *
- * @since 0.1.0
- * @category conversions
- */
-export const anchorExcludes = (root: string, exclude: ReadonlyArray<string>): Array<string> => {
-  const anchored: Array<string> = []
-  const base = NPath.posix.resolve(root).replace(/\/+$/, "")
-  for (const e of exclude) {
-    if (e.startsWith("/")) {
-      anchored.push(e)
-      continue
-    }
-    if (e.split("/").every((segment) => segment === "" || segment === ".")) continue
-    anchored.push(`${Glob.escape(base)}/${e}`)
-  }
-  return anchored
 }
 
 /** Every proper ancestor of an absolute path, as a directory ("/a/", "/a/b/"). */

@@ -12,7 +12,7 @@
  */
 export * as NodeAtomicFileSystem from "./NodeAtomicFileSystem.ts"
 
-export * from "./wire.ts"
+export * from "../protocol/wire.ts"
 
 export type {
   ExtensionRequest,
@@ -28,4 +28,4 @@ export type {
   PlannedDirectory,
   RmdirsRequest,
   RmdirsResult
-} from "./extensions.ts"
+} from "../protocol/extensions.ts"

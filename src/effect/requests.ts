@@ -13,11 +13,13 @@ import type { FileInfo, Resolution as NativeResolution } from "../PinnedRoot.ts"
 import { native, type NativeRequest } from "../internal/native.ts"
 import { decodeText } from "../internal/text.ts"
 import { PinnedFsError } from "../internal/errors.ts"
-import { badArgument, fromNativeError, outsideRoots } from "./errors.ts"
-import type { MkdirsResult, RmdirsResult } from "./extensions.ts"
-import { toFileInfo } from "./fileInfo.ts"
+import { badArgument, fromNativeError, outsideRoots } from "../protocol/errors.ts"
+import type { MkdirsResult, RmdirsResult } from "../protocol/extensions.ts"
+import { fromNative as toFileInfo } from "../protocol/fileInfo.ts"
 import { checkExclude, finishGlob, planGlob } from "./glob.ts"
-import { join, locate, rootOf, type Roots } from "./roots.ts"
+import { type ExecutorRead, executorReads, isOneOf } from "../protocol/operations.ts"
+import type { Root } from "../protocol/root.ts"
+import { join, locate, rootOf } from "./roots.ts"
 
 /**
  * The limits a request is checked against.
@@ -78,8 +80,8 @@ export type Member =
  * @category models
  */
 export type Decoded =
-  | { readonly _tag: "Single"; readonly roots: Roots; readonly planned: Planned }
-  | { readonly _tag: "Batch"; readonly roots: Roots; readonly members: ReadonlyArray<Member> }
+  | { readonly _tag: "Single"; readonly roots: Root; readonly planned: Planned }
+  | { readonly _tag: "Batch"; readonly roots: Root; readonly members: ReadonlyArray<Member> }
 
 type Fields = Readonly<Record<string, unknown>>
 type Check<A> = Result.Result<A, PlatformError.PlatformError>
@@ -110,7 +112,7 @@ const absolute = (method: string, name: string, u: unknown): Check<string> => {
  * @since 0.1.0
  * @category validation
  */
-export const decodeRoots = (method: string, request: Fields): Check<Roots> => {
+export const decodeRoots = (method: string, request: Fields): Check<Root> => {
   // Plain checks, no generator: every request passes here, and a generator per field was a
   // measurable share of a single read's cost.
   const boundaryRoot = absolute(method, "boundaryRoot", request.boundaryRoot)
@@ -131,7 +133,7 @@ interface Inside {
   readonly root: string
 }
 
-const inside = (roots: Roots, method: string, name: string, u: unknown): Check<Inside> => {
+const inside = (roots: Root, method: string, name: string, u: unknown): Check<Inside> => {
   const checked = absolute(method, name, u)
   if (Result.isFailure(checked)) return relay(checked)
   const abs = checked.success
@@ -236,21 +238,12 @@ const planned = (
   finish: (value: unknown) => unknown = same
 ): Planned => ({ operation, path, native: request, finish })
 
-type Read = "exists" | "stat" | "readFile" | "readFileString" | "readDirectory" | "readLink" | "realPath" | "resolve"
+type Read = ExecutorRead
 
-const reads: ReadonlySet<string> = new Set<Read>([
-  "exists",
-  "stat",
-  "readFile",
-  "readFileString",
-  "readDirectory",
-  "readLink",
-  "realPath",
-  "resolve"
-])
+const isRead = isOneOf(executorReads)
 
 /** The operations that read one path: the ones a batch may carry. */
-const decodeRead = (roots: Roots, operation: Read, request: Fields): Check<Planned> => {
+const decodeRead = (roots: Root, operation: Read, request: Fields): Check<Planned> => {
   const located = inside(roots, operation, "path", request.path)
   if (Result.isFailure(located)) return relay(located)
   const { abs, rel } = located.success
@@ -285,7 +278,7 @@ const decodeRead = (roots: Roots, operation: Read, request: Fields): Check<Plann
 }
 
 /** `glob`, given its pattern (the wire's `pattern`, or `path` in a batch member). */
-const decodeGlob = (roots: Roots, pattern: unknown, request: Fields): Check<Planned> =>
+const decodeGlob = (roots: Root, pattern: unknown, request: Fields): Check<Planned> =>
   Result.gen(function*() {
     const method = "glob"
     const p = yield* absolute(method, "pattern", pattern)
@@ -339,7 +332,7 @@ const errorPath = (u: unknown): string | undefined =>
 
 type RmdirStatus = RmdirsResult["members"][number]["status"]
 
-const decodeMkdirs = (roots: Roots, request: Fields): Check<Planned> =>
+const decodeMkdirs = (roots: Root, request: Fields): Check<Planned> =>
   Result.gen(function*() {
     const method = "mkdirs"
     if (!Array.isArray(request.plan)) return yield* fail(badArgument(method, "plan must be an array"))
@@ -363,7 +356,7 @@ const decodeMkdirs = (roots: Roots, request: Fields): Check<Planned> =>
     })
   })
 
-const decodeRmdirs = (roots: Roots, request: Fields): Check<Planned> =>
+const decodeRmdirs = (roots: Root, request: Fields): Check<Planned> =>
   Result.gen(function*() {
     const method = "rmdirs"
     if (!Array.isArray(request.owned)) return yield* fail(badArgument(method, "owned must be an array"))
@@ -394,9 +387,9 @@ const decodeRmdirs = (roots: Roots, request: Fields): Check<Planned> =>
     })
   })
 
-const decodeOne = (roots: Roots, operation: string, request: Fields, limits: Limits): Check<Planned> =>
+const decodeOne = (roots: Root, operation: string, request: Fields, limits: Limits): Check<Planned> =>
   Result.gen(function*() {
-    if (reads.has(operation)) return yield* decodeRead(roots, operation as Read, request)
+    if (isRead(operation)) return yield* decodeRead(roots, operation, request)
     switch (operation) {
       case "glob":
         return yield* decodeGlob(roots, request.pattern, request)
@@ -468,7 +461,7 @@ const decodeOne = (roots: Roots, operation: string, request: Fields, limits: Lim
   })
 
 const knownOperations: ReadonlySet<string> = new Set([
-  ...reads,
+  ...executorReads,
   "glob",
   "makeDirectory",
   "remove",
@@ -483,7 +476,7 @@ const knownOperations: ReadonlySet<string> = new Set([
 ])
 
 /** A batch member: a read, `resolve`, or a glob (pinnedfs extension, see `extensions.ts`). */
-const decodeMember = (roots: Roots, u: unknown): Member => {
+const decodeMember = (roots: Root, u: unknown): Member => {
   const path = isObject(u) && typeof u.path === "string" ? u.path : ""
   if (!isObject(u)) {
     return { ok: false, path, error: badArgument("batch", `batch member must be an object, got ${kind(u)}`) }
@@ -491,8 +484,8 @@ const decodeMember = (roots: Roots, u: unknown): Member => {
   const operation = u.operation
   const one = operation === "glob"
     ? decodeGlob(roots, u.path, u)
-    : typeof operation === "string" && reads.has(operation)
-    ? decodeRead(roots, operation as Read, u)
+    : isRead(operation)
+    ? decodeRead(roots, operation, u)
     : fail(badArgument("batch", `batch member operation '${String(operation).slice(0, 100)}' is not a read`))
   if (Result.isFailure(one)) return { ok: false, path, error: one.failure }
   const p = one.success
@@ -522,9 +515,9 @@ export const decodeRequest = (u: unknown, limits: Limits): Check<Decoded> => {
   const decodedRoots = decodeRoots(knownOperations.has(operation) ? operation : "execute", u)
   if (Result.isFailure(decodedRoots)) return relay(decodedRoots)
   const roots = decodedRoots.success
-  if (reads.has(operation)) {
+  if (isRead(operation)) {
     // The hot path (every read, and both of authorization's resolves) without a generator.
-    const one = decodeRead(roots, operation as Read, u)
+    const one = decodeRead(roots, operation, u)
     return Result.isFailure(one) ? relay(one) : ok({ _tag: "Single", roots, planned: one.success })
   }
   return Result.gen(function*() {

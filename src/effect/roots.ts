@@ -6,21 +6,7 @@
  *
  * @since 0.1.0
  */
-
-/**
- * A request's root, validated.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Roots {
-  /** Canonical path of the workspace: the root is pinned here. */
-  readonly boundaryRoot: string
-  /** The workspace as the caller spells it (may pass through links). */
-  readonly logicalRoot: string
-  /** `"dev:ino"` the pinned handle must have. */
-  readonly rootIdentity: string
-}
+import type { Root } from "../protocol/root.ts"
 
 /**
  * Which root a path was found under; answers that name paths again use the same spelling.
@@ -58,7 +44,7 @@ const under = (root: string, path: string): string | undefined => {
  * @since 0.1.0
  * @category paths
  */
-export const locate = (roots: Roots, path: string): Located | undefined => {
+export const locate = (roots: Root, path: string): Located | undefined => {
   const logical = under(roots.logicalRoot, path)
   if (logical !== undefined) return { relative: logical, spelling: "logical" }
   const boundary = under(roots.boundaryRoot, path)
@@ -81,5 +67,5 @@ export const join = (root: string, relative: string): string =>
  * @since 0.1.0
  * @category paths
  */
-export const rootOf = (roots: Roots, spelling: Spelling): string =>
+export const rootOf = (roots: Root, spelling: Spelling): string =>
   spelling === "logical" ? roots.logicalRoot : roots.boundaryRoot

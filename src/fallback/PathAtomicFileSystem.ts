@@ -40,7 +40,7 @@ import {
   type AtomicRequest,
   type AtomicResult,
   withAtomicFileSystem
-} from "../effect/wire.ts"
+} from "../protocol/wire.ts"
 import { batch, type BatchLimits } from "./batch.ts"
 import { identityOf, rootOf, verifyRoot } from "./confine.ts"
 import { badArgument, sysError, toFailure, toPlatformError } from "./failure.ts"

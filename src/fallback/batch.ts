@@ -6,7 +6,8 @@
  * @internal
  */
 import { Cause, Effect, Exit, Option, PlatformError, Result } from "effect"
-import type { AtomicBatchResponse, AtomicBatchValue } from "../effect/wire.ts"
+import { isOneOf, pathReads } from "../protocol/operations.ts"
+import type { AtomicBatchResponse, AtomicBatchValue } from "../protocol/wire.ts"
 import { type Root, verifyRoot } from "./confine.ts"
 import { badArgument, toFailure, toPlatformError } from "./failure.ts"
 import { glob } from "./glob.ts"
@@ -23,7 +24,7 @@ export interface BatchLimits {
   readonly response: number
 }
 
-const reads = new Set(["exists", "stat", "readFile", "readFileString", "readDirectory", "readLink", "realPath"])
+const isRead = isOneOf(pathReads)
 
 const member = async (root: Root, request: unknown, budget: Budget): Promise<AtomicBatchValue> => {
   if (typeof request !== "object" || request === null) throw badArgument("batch member must be an object")
@@ -37,7 +38,7 @@ const member = async (root: Root, request: unknown, budget: Budget): Promise<Ato
     if (Exit.isSuccess(exit)) return { operation, value: exit.value } as unknown as AtomicBatchValue
     throw Option.getOrElse(Cause.findErrorOption(exit.cause), () => Cause.squash(exit.cause))
   }
-  if (typeof operation !== "string" || !reads.has(operation)) {
+  if (typeof operation !== "string" || !isRead(operation)) {
     throw badArgument(`batch member operation '${String(operation)}' is not a read`)
   }
   const run = operations[operation as "exists"] as (r: Root, f: Record<string, unknown>, b: Budget) => Promise<unknown>

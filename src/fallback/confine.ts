@@ -10,17 +10,13 @@
 import type { BigIntStats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
+import type { Root } from "../protocol/root.ts"
 import { badArgument, Failure, refuse, sysError } from "./failure.ts"
 
 const NAME_MAX = 255
 const PATH_MAX = process.platform === "darwin" ? 1024 : 4096
 
-/** The pinned-root triple every request carries. @internal */
-export interface Root {
-  readonly boundaryRoot: string
-  readonly logicalRoot: string
-  readonly rootIdentity: string
-}
+export type { Root } from "../protocol/root.ts"
 
 const trimSlashes = (p: string): string => {
   let end = p.length

@@ -6,7 +6,8 @@
  *
  * @internal
  */
-import { PlatformError } from "effect"
+import type { PlatformError } from "effect"
+import { platformError } from "../protocol/errors.ts"
 import { reasonOf, type Refusal } from "../internal/errors.ts"
 
 /** A failure on its way to becoming a `PlatformError`. @internal */
@@ -58,22 +59,12 @@ export const toFailure = (u: unknown, path: string): Failure => {
  * @internal
  */
 export const toPlatformError = (failure: Failure, method: string): PlatformError.PlatformError => {
-  const tag = failure.code === "EUNKNOWN" ? "Unknown" : reasonOf(failure.code, failure.refusal)
-  if (tag === "BadArgument") {
-    return PlatformError.badArgument({
-      module: "FileSystem",
-      method,
-      description: failure.description ?? failure.code,
-      ...(failure.cause === undefined ? {} : { cause: failure.cause })
-    })
-  }
-  return PlatformError.systemError({
-    _tag: tag,
-    module: "FileSystem",
-    method,
-    pathOrDescriptor: failure.path,
+  const reason = failure.code === "EUNKNOWN" ? "Unknown" : reasonOf(failure.code, failure.refusal)
+  return platformError(method, {
+    reason,
+    path: failure.path,
     syscall: failure.syscall,
-    ...(failure.description === undefined ? {} : { description: failure.description }),
-    ...(failure.cause === undefined ? {} : { cause: failure.cause })
+    description: reason === "BadArgument" ? failure.description ?? failure.code : failure.description,
+    cause: failure.cause
   })
 }

@@ -14,10 +14,10 @@
  */
 import { Effect, FileSystem, Glob, type PlatformError } from "effect"
 import * as fsp from "node:fs/promises"
-import { anchorExcludes } from "../effect/glob.ts"
+import { anchorExcludes } from "../protocol/excludes.ts"
 import { below, found, lex, noLink, type Root, walk } from "./confine.ts"
 import { badArgument, refuse, sysError, toFailure, toPlatformError } from "./failure.ts"
-import { fileInfo } from "./info.ts"
+import { fromNodeStats as fileInfo } from "../protocol/fileInfo.ts"
 
 const checked = <A>(path: string, run: () => Promise<A>): Effect.Effect<A, PlatformError.PlatformError> =>
   Effect.tryPromise({ try: run, catch: (u) => toPlatformError(toFailure(u, path), "glob") })

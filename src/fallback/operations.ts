@@ -8,7 +8,7 @@
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
 import { TextDecoder } from "node:util"
-import type { Resolution } from "../effect/wire.ts"
+import type { Resolution } from "../protocol/wire.ts"
 import {
   found,
   type Lexed,
@@ -21,7 +21,7 @@ import {
   type Walked
 } from "./confine.ts"
 import { badArgument, refuse, sysError } from "./failure.ts"
-import { fileInfo } from "./info.ts"
+import { fromNodeStats as fileInfo } from "../protocol/fileInfo.ts"
 
 /**
  * A recursive listing that never descends through a link. Not `fs.readdir(…, { recursive: true })`:
@@ -42,7 +42,14 @@ const listRecursive = async (top: string, shown: string): Promise<Array<string>>
       if (!isDirectory) continue
       // The same bound as the native listing, so both answer the same tree the same way.
       if (depth + 1 > maxListingDepth) {
-        throw refuse("toolarge", "E2BIG", "scandir", shown, `recursive listing is deeper than ${maxListingDepth} levels`)
+        // The native listing's refusal exactly: toolarge (BadArgument), ENAMETOOLONG.
+        throw refuse(
+          "toolarge",
+          "ENAMETOOLONG",
+          "scandir",
+          shown,
+          `directory tree is deeper than the recursive listing limit of ${maxListingDepth} levels`
+        )
       }
       pending.push({ rel: name, depth: depth + 1 })
     }

@@ -91,12 +91,21 @@ const systemErrors = getSystemErrorMap()
 /**
  * Node's shape: `ENOENT: no such file or directory, open 'a/b'`. A kernel error without a
  * description of ours takes libuv's; an input check (`validate`) or an error with no path leaves
- * out what would only be an empty tail.
+ * out what would only be an empty tail. An error met beneath a pinned root names that root last,
+ * `(root /abs/root)`, since its path is relative to it.
  */
-const messageOf = (code: string, errno: number, description: string, syscall: string, path: string): string => {
+const messageOf = (
+  code: string,
+  errno: number,
+  description: string,
+  syscall: string,
+  path: string,
+  root: string
+): string => {
   const text = description || systemErrors.get(errno)?.[1] || descriptionByName(code) || code
   const tail = path !== "" ? `, ${syscall} '${path}'` : syscall === "validate" || syscall === "" ? "" : `, ${syscall}`
-  return `${code}: ${text}${tail}`
+  // A root-relative path alone does not say which tree it was looked up in; the root does.
+  return `${code}: ${text}${tail}${root === "" ? "" : ` (root ${root})`}`
 }
 
 const descriptionByName = (code: string): string | undefined => {
@@ -120,6 +129,8 @@ export class PinnedFsError extends Error {
   readonly syscall: string
   /** The path as the caller gave it (root-relative for `PinnedRoot`). */
   readonly path: string
+  /** The root `path` is relative to, absolute; `""` when the error was not met beneath one. */
+  readonly root: string
   readonly reason: ReasonTag
   /** Set when the refusal is ours rather than the kernel's. */
   readonly refusal: Refusal
@@ -133,14 +144,16 @@ export class PinnedFsError extends Error {
     readonly refusal?: Refusal | undefined
     readonly description?: string | undefined
     readonly reason?: ReasonTag | undefined
+    readonly root?: string | undefined
   }) {
     const refusal = fields.refusal ?? ""
     const description = fields.description ?? ""
-    super(messageOf(fields.code, fields.errno ?? 0, description, fields.syscall, fields.path))
+    super(messageOf(fields.code, fields.errno ?? 0, description, fields.syscall, fields.path, fields.root ?? ""))
     this.code = fields.code
     this.errno = fields.errno ?? 0
     this.syscall = fields.syscall
     this.path = fields.path
+    this.root = fields.root ?? ""
     this.refusal = refusal
     this.description = description
     this.reason = fields.reason ?? reasonOf(fields.code, refusal)
@@ -153,14 +166,15 @@ export const isNativeErrorInfo = (u: unknown): u is NativeErrorInfo =>
   typeof (u as NativeErrorInfo).refusal === "string"
 
 /**
- * Turns a native rejection into a {@link PinnedFsError}, naming the path as the caller spelled it.
+ * Turns a native rejection into a {@link PinnedFsError}, naming the path as the caller spelled it
+ * and, when given, the root it is relative to.
  *
  * @internal
  */
-export const fromNative = (u: unknown, path?: string): PinnedFsError => {
+export const fromNative = (u: unknown, path?: string, root?: string): PinnedFsError => {
   if (u instanceof PinnedFsError) return u
   if (isNativeErrorInfo(u)) {
-    return new PinnedFsError({ ...u, path: path ?? u.path })
+    return new PinnedFsError({ ...u, path: path ?? u.path, root })
   }
   return new PinnedFsError({
     code: "EINVAL",
@@ -168,7 +182,8 @@ export const fromNative = (u: unknown, path?: string): PinnedFsError => {
     path: path ?? "",
     refusal: "",
     description: u instanceof Error ? u.message : String(u),
-    reason: "Unknown"
+    reason: "Unknown",
+    root
   })
 }
 

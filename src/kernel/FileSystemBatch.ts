@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, FileSystem, Layer, PlatformError, type Result } from "effect"
-import type { BatchRequest, BatchValue } from "../effect/wire.ts"
+import type { BatchRequest, BatchValue } from "../protocol/wire.ts"
 
 /**
  * One member of a batch: a public read, or a `glob` whose `path` is its pattern, read against its

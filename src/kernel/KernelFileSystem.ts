@@ -21,7 +21,7 @@ import {
   type AtomicFileSystem,
   AtomicFileSystemTypeId,
   type AtomicHostFileSystem
-} from "../effect/wire.ts"
+} from "../protocol/wire.ts"
 import { FileSystemFault } from "./Fault.ts"
 import { FileSystemBatchTypeId } from "./FileSystemBatch.ts"
 import { GrantStore } from "./GrantStore.ts"
@@ -31,7 +31,7 @@ import { canonicalResource as canonical } from "./internal/canonical.ts"
 import { makeConfinedView } from "./internal/confinedView.ts"
 import { makeGuarded } from "./internal/guarded.ts"
 import { withIsolatedFileSystem as attest } from "./internal/isolated.ts"
-import type { PinnedRoot } from "./internal/paths.ts"
+import type { KernelRoot } from "./internal/paths.ts"
 import { identifyRoot } from "./internal/pinning.ts"
 import { description, refusing, unconfined } from "./internal/refusing.ts"
 import { Workspace } from "./Workspace.ts"
@@ -41,7 +41,7 @@ export {
   AtomicFileSystemTypeId,
   /** @since 0.1.0 */
   withAtomicFileSystem
-} from "../effect/wire.ts"
+} from "../protocol/wire.ts"
 
 export type {
   /** @since 0.1.0 */
@@ -64,7 +64,7 @@ export type {
   AtomicRoot,
   /** @since 0.1.0 */
   Resolution
-} from "../effect/wire.ts"
+} from "../protocol/wire.ts"
 
 export {
   /** @since 0.1.0 */
@@ -208,7 +208,7 @@ export const make: Effect.Effect<
   const rootIdentity = atomic.isolated !== undefined && atomic.batchLimits === undefined
     ? Option.none<string>()
     : yield* identifyRoot(atomic, host, boundaryRoot)
-  const root: PinnedRoot = { boundaryRoot, logicalRoot, rootIdentity: Option.getOrUndefined(rootIdentity) }
+  const root: KernelRoot = { boundaryRoot, logicalRoot, rootIdentity: Option.getOrUndefined(rootIdentity) }
   const auth = makeAuthorizer({ path, root, atomic, grants, host })
   const guarded = Object.assign(makeGuarded({ auth, systemTemp }), { [ConfinedFileSystemTypeId]: logicalRoot })
   if (atomic.batchLimits === undefined) return guarded

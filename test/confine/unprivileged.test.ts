@@ -10,10 +10,9 @@ import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { stagePackage } from "./support/stage.ts"
 import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
+import { asRoot, NOBODY } from "../support/ids.ts"
 import { nodeForNobody } from "../support/nobody.ts"
 
-const NOBODY = 65534
-const asRoot = process.getuid?.() === 0
 const ids = asRoot ? { uid: NOBODY, gid: NOBODY } : {}
 
 // Can bubblewrap build a sandbox for this user here (a user namespace, since it is not setuid)?

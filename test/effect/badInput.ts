@@ -11,7 +11,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import type { AtomicFileSystem } from "../../src/effect/wire.ts"
+import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
 import { failure, failureOf, host, type Workspace, workspace } from "./support.ts"
 
 type Row = readonly [string, (w: Workspace) => unknown]

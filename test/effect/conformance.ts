@@ -19,7 +19,8 @@ import { Option, type PlatformError, Result } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import type { AtomicFileSystem } from "../../src/effect/wire.ts"
+import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
+import { NOBODY } from "../support/ids.ts"
 import {
   base64,
   failure,
@@ -53,8 +54,6 @@ export interface ConformanceFeatures {
   readonly globInBatch?: boolean
 }
 
-/** nobody's uid and gid: another user's ids to give a file to. */
-const NOBODY = 65534
 
 /** The tree every test starts from (plus links made in `setup`). */
 const tree = {
@@ -250,6 +249,18 @@ export const runConformance = (
         await refused(h, w.req("readDirectory", { path: w.l("a/inner") }), "PermissionDenied")
         await refused(h, w.req("readDirectory", { path: w.l("../outside") }), "PermissionDenied")
         await refused(h, w.req("readDirectory", { path: w.l("top.txt") }), "BadResource")
+      })
+
+      it("refuses a recursive listing deeper than 256 levels with the one depth refusal", async () => {
+        const { w, h } = setup()
+        const chain = (top: string, levels: number) =>
+          fs.mkdirSync(w.s.abs(`${top}/${Array(levels).fill("d").join("/")}`), { recursive: true })
+        chain("ok", 256)
+        expect(await ok(h, w.req("readDirectory", { path: w.l("ok"), options: { recursive: true } }))).toHaveLength(256)
+        chain("deep", 257)
+        const error = await refused(h, w.req("readDirectory", { path: w.l("deep"), options: { recursive: true } }), "BadArgument")
+        expect(error.reason.description).toBe("directory tree is deeper than the recursive listing limit of 256 levels")
+        expect(await ok(h, w.req("readDirectory", { path: w.l("deep") }))).toEqual(["d"])
       })
     })
 

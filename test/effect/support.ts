@@ -7,7 +7,7 @@ import { Cause, Effect, Exit, type PlatformError, Result } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { expect } from "vitest"
-import type { AtomicFileSystem } from "../../src/effect/wire.ts"
+import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
 import { type Scratch, scratch } from "../support/tree.ts"
 
 /** The extension under test, seen through its runtime surface (requests are untyped on the wire). */

@@ -1,7 +1,7 @@
 import { Result } from "effect"
 import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
-import type { AtomicBatchResponse } from "../../src/effect/wire.ts"
+import type { AtomicBatchResponse } from "../../src/protocol/wire.ts"
 import { expectReason, harness, spellings } from "./support.ts"
 
 describe.each(spellings)("fallback batch (%s root)", (spelling) => {

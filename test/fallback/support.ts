@@ -8,7 +8,7 @@ import { Effect, type PlatformError } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { expect } from "vitest"
-import type { AtomicRequest } from "../../src/effect/wire.ts"
+import type { AtomicRequest } from "../../src/protocol/wire.ts"
 import { PathAtomicFileSystem } from "../../src/fallback/index.ts"
 import { type Scratch, scratch } from "../support/tree.ts"
 

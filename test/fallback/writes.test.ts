@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
 import { expectReason, harness, spellings } from "./support.ts"
+import { giveTo } from "../support/ids.ts"
 
 const b64 = (s: string) => Buffer.from(s).toString("base64")
 const tree = { "dir/file.txt": "old", "dir/sub/deep.txt": "deep", "keep.txt": "keep" }
@@ -102,14 +103,13 @@ describe.each(spellings)("fallback writes (%s root)", (spelling) => {
     const h = await setup()
     await h.run({ operation: "chmod", path: h.at("keep.txt"), options: { mode: 0o640 } })
     expect(fs.lstatSync(h.s.abs("keep.txt")).mode & 0o7777).toBe(0o640)
-    const { uid, gid } = fs.lstatSync(h.s.abs("keep.txt"))
     // Given to another user (nobody) where that is allowed (root), and lstat must show it.
-    const to = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : { uid, gid }
+    const to = giveTo
     await h.run({ operation: "chown", path: h.at("keep.txt"), options: to })
     expect([fs.lstatSync(h.s.abs("keep.txt")).uid, fs.lstatSync(h.s.abs("keep.txt")).gid]).toEqual([to.uid, to.gid])
     expectReason(await h.fail({ operation: "chmod", path: h.at("nope"), options: { mode: 0o600 } }), "NotFound")
     expectReason(await h.fail({ operation: "chmod", path: h.at("keep.txt"), options: { mode: 0o10000 } }), "BadArgument")
     expectReason(await h.fail({ operation: "chmod", path: h.at("keep.txt") }), "BadArgument")
-    expectReason(await h.fail({ operation: "chown", path: h.at("keep.txt"), options: { uid: "0", gid } }), "BadArgument")
+    expectReason(await h.fail({ operation: "chown", path: h.at("keep.txt"), options: { uid: "0", gid: to.gid } }), "BadArgument")
   })
 })

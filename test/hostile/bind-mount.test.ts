@@ -18,6 +18,7 @@ import { PinnedFsError, PinnedRoot } from "../../src/index.ts"
 import { snapshot } from "../support/attacker.ts"
 import { strategies } from "../support/strategies.ts"
 import { scratch } from "../support/tree.ts"
+import { rejection as failure } from "../support/rejection.ts"
 
 /** Why mounting is impossible here, or "" when a bind mount works. */
 const cannotMount = (() => {
@@ -40,11 +41,6 @@ const bind = (from: string, onto: string) => {
   mounted.push(onto)
 }
 
-const failure = async (p: Promise<unknown>): Promise<PinnedFsError> => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
 const mountRefusal = (e: PinnedFsError) => {
   expect(e.reason).toBe("PermissionDenied")
   expect(e.refusal).toBe("escape")

@@ -8,10 +8,11 @@
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../../src/index.ts"
+import { PinnedRoot } from "../../src/index.ts"
 import { native } from "../../src/internal/native.ts"
 import { strategies } from "../support/strategies.ts"
 import { scratch } from "../support/tree.ts"
+import { rejection as failure } from "../support/rejection.ts"
 
 const CHAIN = Array.from({ length: 1980 }, () => "d").join("/")
 
@@ -22,12 +23,6 @@ beforeEach(() => {
 afterEach(() => {
   process.umask(savedUmask)
 })
-
-const failure = async (p: Promise<unknown>): Promise<PinnedFsError> => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
 
 describe.each(strategies)("directory programs at scale (%s)", (strategy) => {
   const setup = async () => {

@@ -15,17 +15,12 @@ import { afterEach, describe, expect, it } from "vitest"
 import { PinnedFsError, PinnedRoot } from "../../src/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { mkfifo, scratch } from "../support/tree.ts"
+import { rejection as failure } from "../support/rejection.ts"
 
 const servers: Array<net.Server> = []
 afterEach(async () => {
   for (const s of servers.splice(0)) await new Promise<void>((resolve) => s.close(() => resolve()))
 })
-
-const failure = async (p: Promise<unknown>): Promise<PinnedFsError> => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
 
 const makeSocket = async (at: string) => {
   const server = net.createServer()

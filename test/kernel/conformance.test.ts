@@ -8,6 +8,7 @@ import * as NPath from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Option, type Path, type Scope, Sink, Stream } from "effect"
 import { GrantStore, KernelFileSystem } from "../../src/kernel/index.ts"
+import { giveTo } from "../support/ids.ts"
 import { scratch, type Scratch } from "../support/tree.ts"
 import { hosts } from "./support/hosts.ts"
 import { allowAll, kernelCause, kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
@@ -24,7 +25,6 @@ interface Case {
   readonly unconfinable?: true
 }
 
-const giveTo = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : { uid: process.getuid!(), gid: process.getgid!() }
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("utf8")
 const rel = (s: Scratch, p: unknown) => NPath.relative(s.root, String(p))
 const infoShape = (info: FileSystem.File.Info) => ({ type: info.type, size: Number(info.size) })

@@ -4,13 +4,14 @@
  * normalized (as the client's kernel normalizes it) before it is authorized, so `..` cannot route
  * around a denied folder or answer one file twice.
  */
+import * as NFS from "node:fs"
 import * as NPath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Layer, Result } from "effect"
 import { FileSystemBatch, GrantStore, Permission } from "../../src/kernel/index.ts"
 import { scratch } from "../support/tree.ts"
 import { hosts } from "./support/hosts.ts"
-import { kernelLayer, reasonTag } from "./support/kernel.ts"
+import { allowAll, kernelLayer, reasonTag } from "./support/kernel.ts"
 
 const world = () => {
   const s = scratch()
@@ -116,5 +117,28 @@ describe.each(hosts)("listings show only what may be read ($name)", (host) => {
       expect(reasonTag(refused)).toBe("PermissionDenied")
       expect(asked[0]).toBe(s.abs("secret/*"))
       expect(listedUnder(s.root, pub)).toEqual(["pub/a.txt"])
+    }))
+})
+
+describe.each(hosts)("the one depth-limit refusal, through the kernel ($name)", (host) => {
+  it.effect("a recursive listing or recursive remove deeper than 256 levels is BadArgument, and nothing is removed", () =>
+    Effect.gen(function*() {
+      const s = scratch()
+      s.make({ "deep/": "" })
+      NFS.mkdirSync(s.abs(`deep/${Array(257).fill("d").join("/")}`), { recursive: true })
+      const layer = kernelLayer(host.make().layer, s.root, allowAll(s.root))
+      const listed = yield* Effect.flip(Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        return yield* fs.readDirectory("deep", { recursive: true })
+      }).pipe(Effect.provide(layer)))
+      expect(reasonTag(listed)).toBe("BadArgument")
+      expect(listed.reason.description).toMatch(/deeper than the recursive listing limit of 256 levels/)
+      // Recursive remove authorizes the tree by listing it first, so it meets the same refusal.
+      const removed = yield* Effect.flip(Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        return yield* fs.remove("deep", { recursive: true })
+      }).pipe(Effect.provide(layer)))
+      expect(reasonTag(removed)).toBe("BadArgument")
+      expect(NFS.existsSync(s.abs("deep"))).toBe(true)
     }))
 })

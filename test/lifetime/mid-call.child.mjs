@@ -3,17 +3,12 @@
 // more (a different moment each round) and terminates it. Arguments: rounds [members] [seed].
 // Prints one line per finished round, then a JSON summary; a crash shows in the parent as a signal.
 import { Worker } from "node:worker_threads"
+import { seeded } from "./random.mjs"
 import { makeTree } from "./tree.mjs"
 
 const rounds = Number(process.argv[2] ?? 20)
 const members = Number(process.argv[3] ?? 200_000)
-let seed = Number(process.argv[4] ?? 1) >>> 0
-const random = () => {
-  seed ^= seed << 13; seed >>>= 0
-  seed ^= seed >>> 17
-  seed ^= seed << 5; seed >>>= 0
-  return seed / 2 ** 32
-}
+const random = seeded(process.argv[4] ?? 1)
 const tree = makeTree()
 process.on("exit", () => tree.dispose())
 const script = new URL("./mid-call.worker.mjs", import.meta.url)

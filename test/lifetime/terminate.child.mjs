@@ -2,19 +2,13 @@
 // rounds [seed]. Prints one line per finished round ("round N"), then a JSON summary: a process
 // that dies mid-round shows as a signal or an exit code in the parent, which counts it.
 import { Worker } from "node:worker_threads"
+import { seeded } from "./random.mjs"
 import { makeTree } from "./tree.mjs"
 
 const rounds = Number(process.argv[2] ?? 10)
-let seed = Number(process.argv[3] ?? 1) >>> 0
+const random = seeded(process.argv[3] ?? 1)
 // "simple": the workers loop over single reads only (readFile, stat, readDirectory).
 const simple = process.argv[4] === "simple"
-const random = () => {
-  // xorshift32: reproducible moments for a given seed.
-  seed ^= seed << 13; seed >>>= 0
-  seed ^= seed >>> 17
-  seed ^= seed << 5; seed >>>= 0
-  return seed / 2 ** 32
-}
 const tree = makeTree()
 process.on("exit", () => tree.dispose())
 const script = new URL("./looping.worker.mjs", import.meta.url)

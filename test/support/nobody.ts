@@ -22,8 +22,9 @@ import { fileURLToPath } from "node:url"
 import ts from "typescript"
 import { afterAll } from "vitest"
 
-export const NOBODY = 65534
-export const asRoot = process.getuid?.() === 0
+import { asRoot, NOBODY } from "./ids.ts"
+
+export { asRoot, NOBODY } from "./ids.ts"
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 

@@ -16,7 +16,7 @@
  * @internal
  */
 import { Effect, type FileSystem, type Path, PlatformError } from "effect"
-import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../effect/wire.ts"
+import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../protocol/wire.ts"
 import type { GrantStore } from "../GrantStore.ts"
 import {
   type Action,
@@ -27,7 +27,7 @@ import {
   toPlatformError
 } from "../Permission.ts"
 import { canonicalResource, hardLinked, hardLinkGuard } from "./canonical.ts"
-import { globPrefix, isInside, logicalOf, type PinnedRoot } from "./paths.ts"
+import { globPrefix, isInside, logicalOf, type KernelRoot } from "./paths.ts"
 import { type Refusal, resourceOf } from "./resolve.ts"
 
 /** One path an operation needs authorized. @internal */
@@ -50,7 +50,7 @@ export interface Granted {
 
 /** The authorization toolkit one guarded file system is built from. @internal */
 export interface Authorizer {
-  readonly root: PinnedRoot
+  readonly root: KernelRoot
   readonly path: Path.Path
   readonly atomic: AtomicFileSystem
   /** Absolute and normalized, read against `base` (the workspace root by default). */
@@ -93,7 +93,7 @@ const describeCause = (cause: unknown): string | undefined =>
 /** @internal */
 export const makeAuthorizer = (options: {
   readonly path: Path.Path
-  readonly root: PinnedRoot
+  readonly root: KernelRoot
   readonly atomic: AtomicFileSystem
   readonly grants: GrantStore["Service"]
   /** The host `FileSystem`: asked for `realPath` when the executor does not resolve without following. */

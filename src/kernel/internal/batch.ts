@@ -22,7 +22,8 @@
  * @internal
  */
 import { Effect, PlatformError, Result } from "effect"
-import type { AtomicBatchRequest, AtomicBatchValue } from "../../effect/wire.ts"
+import { badArgument as platformBadArgument } from "../../protocol/errors.ts"
+import type { AtomicBatchRequest, AtomicBatchValue } from "../../protocol/wire.ts"
 import type { BatchEntry, BatchRequest, BatchValue, FileSystemBatch } from "../FileSystemBatch.ts"
 import type { Authorizer, PhaseOneRefusal } from "./authorize.ts"
 import { checkMember } from "./batchInput.ts"
@@ -38,7 +39,7 @@ type Outcome<A> = Result.Result<A, PlatformError.PlatformError>
 const sorted = (entries: Array<BatchEntry>): Array<BatchEntry> =>
   entries.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.index - b.index)
 
-const badArgument = (description: string) => PlatformError.badArgument({ module: "FileSystem", method: "batch", description })
+const badArgument = (description: string) => platformBadArgument("batch", description)
 
 const uninspectable = "path component could not be inspected without following it"
 

@@ -6,11 +6,13 @@
  * @internal
  */
 import { PlatformError, Result } from "effect"
+import { badArgument } from "../../protocol/errors.ts"
+import { batchReads, isOneOf } from "../../protocol/operations.ts"
 import type { BatchRequest } from "../FileSystemBatch.ts"
 
-const reads = new Set(["exists", "stat", "readFile", "readFileString", "readDirectory", "readLink", "realPath", "glob"])
+const isRead = isOneOf(batchReads)
 
-const bad = (description: string) => Result.fail(PlatformError.badArgument({ module: "FileSystem", method: "batch", description }))
+const bad = (description: string) => Result.fail(badArgument("batch", description))
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -31,7 +33,7 @@ export const checkMember = (u: unknown): Result.Result<BatchRequest, PlatformErr
   Result.gen(function*() {
     if (!isRecord(u)) return yield* bad("a batch member must be an object")
     const operation = u.operation
-    if (typeof operation !== "string" || !reads.has(operation)) {
+    if (typeof operation !== "string" || !isRead(operation)) {
       return yield* bad(`batch member operation '${String(operation).slice(0, 64)}' is not a read`)
     }
     yield* pathLike(u.path, operation === "glob" ? "a glob member's pattern (path)" : "a batch member's path")

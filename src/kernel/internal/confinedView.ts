@@ -7,15 +7,15 @@
  * @internal
  */
 import { Effect, FileSystem, type Path, PlatformError, Result, Sink, Stream } from "effect"
-import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../effect/wire.ts"
-import type { PinnedRoot } from "./paths.ts"
+import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../protocol/wire.ts"
+import type { KernelRoot } from "./paths.ts"
 import { unconfined } from "./refusing.ts"
 
 /** @internal */
 export const makeConfinedView = (
   atomic: AtomicFileSystem,
   path: Path.Path,
-  root: PinnedRoot
+  root: KernelRoot
 ): FileSystem.FileSystem => {
   const { logicalRoot } = root
   const run = <R extends AtomicRequest>(request: R): Effect.Effect<AtomicResult<R>, PlatformError.PlatformError> =>

@@ -12,7 +12,7 @@
  * @internal
  */
 import { Effect, FileSystem, PlatformError, Result, Sink, Stream } from "effect"
-import type { AtomicRequest } from "../../effect/wire.ts"
+import type { AtomicRequest } from "../../protocol/wire.ts"
 import type { Action } from "../Permission.ts"
 import type { Authorizer } from "./authorize.ts"
 import { openIsolated } from "./isolatedOpen.ts"

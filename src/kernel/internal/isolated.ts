@@ -13,7 +13,7 @@ import {
   type AtomicResult,
   type AtomicResults,
   withAtomicFileSystem
-} from "../../effect/wire.ts"
+} from "../../protocol/wire.ts"
 import { FileSystemFault } from "../Fault.ts"
 
 /**

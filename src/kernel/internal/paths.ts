@@ -6,6 +6,7 @@
  * @internal
  */
 import type { Path } from "effect"
+import type { Root } from "../../protocol/root.ts"
 
 /**
  * The pinned root every request is stamped with. `rootIdentity` is absent only when the host
@@ -13,11 +14,7 @@ import type { Path } from "effect"
  *
  * @internal
  */
-export interface PinnedRoot {
-  readonly boundaryRoot: string
-  readonly logicalRoot: string
-  readonly rootIdentity: string | undefined
-}
+export type KernelRoot = Root<string | undefined>
 
 /** Whether `candidate` is `root` or below it (both absolute and normalized). @internal */
 export const isInside = (path: Path.Path, root: string, candidate: string): boolean => {
@@ -31,7 +28,7 @@ export const segmentsBelow = (path: Path.Path, root: string, value: string): Arr
   path.relative(root, value).split(path.sep).filter((segment) => segment !== "")
 
 /** `value` respelled below the boundary root, or `undefined` when it is inside neither root. @internal */
-export const toBoundary = (path: Path.Path, root: PinnedRoot, value: string): string | undefined => {
+export const toBoundary = (path: Path.Path, root: KernelRoot, value: string): string | undefined => {
   // The logical spelling is tried first: when one root contains the other (a workspace link placed
   // inside its own target), the caller's spelling is the one grants are written against.
   const base = isInside(path, root.logicalRoot, value)
@@ -43,7 +40,7 @@ export const toBoundary = (path: Path.Path, root: PinnedRoot, value: string): st
 }
 
 /** A canonical path below the boundary root respelled below the logical root. @internal */
-export const toLogical = (path: Path.Path, root: PinnedRoot, canonical: string): string =>
+export const toLogical = (path: Path.Path, root: KernelRoot, canonical: string): string =>
   path.normalize(path.join(root.logicalRoot, path.relative(root.boundaryRoot, canonical)))
 
 /**
@@ -52,7 +49,7 @@ export const toLogical = (path: Path.Path, root: PinnedRoot, canonical: string):
  *
  * @internal
  */
-export const logicalOf = (path: Path.Path, root: PinnedRoot, value: string): string => {
+export const logicalOf = (path: Path.Path, root: KernelRoot, value: string): string => {
   const boundary = toBoundary(path, root, value)
   return boundary === undefined ? path.normalize(value) : toLogical(path, root, boundary)
 }
@@ -71,7 +68,7 @@ const patternSyntax = /[*?[\]{}\\]|[@+!]\(/
  */
 export const globPrefix = (
   path: Path.Path,
-  root: Pick<PinnedRoot, "boundaryRoot" | "logicalRoot">,
+  root: Pick<KernelRoot, "boundaryRoot" | "logicalRoot">,
   pattern: string,
   base: string = root.logicalRoot
 ): { readonly prefix: string; readonly rest: ReadonlyArray<string>; readonly full: string } => {

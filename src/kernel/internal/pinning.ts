@@ -5,7 +5,7 @@
  * @internal
  */
 import { Effect, type FileSystem, Option, type PlatformError } from "effect"
-import type { AtomicFileSystem } from "../../effect/wire.ts"
+import type { AtomicFileSystem } from "../../protocol/wire.ts"
 
 /**
  * The identity of the directory `path` names: the executor's exact `"dev:ino"` when it offers

@@ -5,8 +5,8 @@
  * @internal
  */
 import { Effect, type Path, type PlatformError } from "effect"
-import type { Resolution } from "../../effect/wire.ts"
-import { isInside, type PinnedRoot, segmentsBelow, toBoundary, toLogical } from "./paths.ts"
+import type { Resolution } from "../../protocol/wire.ts"
+import { isInside, type KernelRoot, segmentsBelow, toBoundary, toLogical } from "./paths.ts"
 
 /** Links followed while resolving one path before giving up, as the kernel's ELOOP. @internal */
 export const maxLinkHops = 40
@@ -29,7 +29,7 @@ export type Resolve = (boundaryPath: string) => Effect.Effect<Resolution, Platfo
  */
 export const resourceOf = (
   path: Path.Path,
-  root: PinnedRoot,
+  root: KernelRoot,
   resolve: Resolve,
   value: string,
   hops = 0
@@ -49,7 +49,7 @@ export const resourceOf = (
 /** Turns one `resolve` answer for `requested` into the resource it names. @internal */
 export const follow = (
   path: Path.Path,
-  root: PinnedRoot,
+  root: KernelRoot,
   resolve: Resolve,
   requested: string,
   resolution: Resolution,

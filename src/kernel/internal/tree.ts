@@ -17,7 +17,7 @@
  */
 import { Effect, type Path, type PlatformError, Result } from "effect"
 import { type Action, GrantStoreError, PermissionDenied, toPlatformError } from "../Permission.ts"
-import type { AtomicRequest, AtomicResult } from "../../effect/wire.ts"
+import type { AtomicRequest, AtomicResult } from "../../protocol/wire.ts"
 
 type Run = <R extends AtomicRequest>(request: R) => Effect.Effect<AtomicResult<R>, PlatformError.PlatformError>
 

@@ -5,7 +5,7 @@
  */
 import * as fs from "node:fs"
 import { expect } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../../../src/index.ts"
+import { PinnedRoot } from "../../../src/index.ts"
 import { Policy, type Workspace } from "../../../src/dev/index.ts"
 import type { TestStrategy } from "../../support/strategies.ts"
 import { scratch, type Scratch } from "../../support/tree.ts"
@@ -34,8 +34,4 @@ export const expectDiskEqualsWorkspace = (s: Scratch, ws: Workspace): void => {
   for (const p of ws.paths()) expect([p, disk(s, p)]).toEqual([p, ws.get(p)])
 }
 
-export const rejection = async (p: Promise<unknown>): Promise<PinnedFsError> => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
-  expect(e).toBeInstanceOf(PinnedFsError)
-  return e as PinnedFsError
-}
+export { rejection } from "../../support/rejection.ts"

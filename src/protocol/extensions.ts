@@ -12,7 +12,8 @@
  * @since 0.1.0
  */
 import type { Effect, PlatformError } from "effect"
-import type { AtomicFileSystem, AtomicRequest, AtomicResults, AtomicRoot } from "./wire.ts"
+import type { AtomicFileSystem, AtomicRequest, AtomicResults } from "./wire.ts"
+import type { RootFields } from "./root.ts"
 
 /**
  * One directory of a `mkdirs` program: an absolute path and the exact mode to give it if the
@@ -34,7 +35,7 @@ export interface PlannedDirectory {
  * @since 0.1.0
  * @category models
  */
-export type MkdirsRequest = AtomicRoot & {
+export type MkdirsRequest = RootFields & {
   readonly operation: "mkdirs"
   readonly plan: ReadonlyArray<PlannedDirectory>
 }
@@ -72,7 +73,7 @@ export interface OwnedDirectory {
  * @since 0.1.0
  * @category models
  */
-export type RmdirsRequest = AtomicRoot & {
+export type RmdirsRequest = RootFields & {
   readonly operation: "rmdirs"
   readonly owned: ReadonlyArray<OwnedDirectory>
 }

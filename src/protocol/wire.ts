@@ -11,6 +11,9 @@
  * @since 0.1.0
  */
 import type { Effect, FileSystem, PlatformError, Result } from "effect"
+import type { RootFields } from "./root.ts"
+
+export type { Root, RootFields } from "./root.ts"
 
 /**
  * The global symbol a host `FileSystem` service carries its extension under.
@@ -24,16 +27,14 @@ export const AtomicFileSystemTypeId: unique symbol = Symbol.for("@smthrs/kernel/
 export type AtomicFileSystemTypeId = typeof AtomicFileSystemTypeId
 
 /**
- * The pinned root a request is resolved against. A kernel fills these in at its boundary.
+ * The root triple as a request carries it.
  *
  * @since 0.1.0
  * @category models
+ * @deprecated Use `RootFields` (the one root type, `pinnedfs/effect` exports both); kept so code
+ * written against 0.1.0 still compiles.
  */
-export interface AtomicRoot {
-  readonly boundaryRoot?: string | undefined
-  readonly logicalRoot?: string | undefined
-  readonly rootIdentity?: string | undefined
-}
+export type AtomicRoot = RootFields
 
 /** @since 0.1.0 @category models */
 export type WriteOptions =
@@ -47,55 +48,55 @@ export type WriteOptions =
  * @category models
  */
 export type AtomicRequest =
-  | (AtomicRoot & { readonly operation: "exists"; readonly path: string })
-  | (AtomicRoot & { readonly operation: "chmod"; readonly path: string; readonly options: { readonly mode: number } })
-  | (AtomicRoot & {
+  | (RootFields & { readonly operation: "exists"; readonly path: string })
+  | (RootFields & { readonly operation: "chmod"; readonly path: string; readonly options: { readonly mode: number } })
+  | (RootFields & {
     readonly operation: "chown"
     readonly path: string
     readonly options: { readonly uid: number; readonly gid: number }
   })
-  | (AtomicRoot & {
+  | (RootFields & {
     readonly operation: "glob"
     readonly pattern: string
     readonly root: string
     readonly options?: { readonly exclude?: ReadonlyArray<string> | undefined } | undefined
   })
-  | (AtomicRoot & {
+  | (RootFields & {
     readonly operation: "makeDirectory"
     readonly path: string
     readonly options?: { readonly recursive?: boolean | undefined; readonly mode?: number | undefined } | undefined
   })
-  | (AtomicRoot & {
+  | (RootFields & {
     readonly operation: "readDirectory"
     readonly path: string
     readonly options?: { readonly recursive?: boolean | undefined } | undefined
   })
-  | (AtomicRoot & { readonly operation: "readFile"; readonly path: string })
-  | (AtomicRoot & { readonly operation: "readFileString"; readonly path: string; readonly encoding?: string | undefined })
-  | (AtomicRoot & { readonly operation: "readLink"; readonly path: string })
-  | (AtomicRoot & { readonly operation: "realPath"; readonly path: string })
-  | (AtomicRoot & { readonly operation: "resolve"; readonly path: string })
-  | (AtomicRoot & {
+  | (RootFields & { readonly operation: "readFile"; readonly path: string })
+  | (RootFields & { readonly operation: "readFileString"; readonly path: string; readonly encoding?: string | undefined })
+  | (RootFields & { readonly operation: "readLink"; readonly path: string })
+  | (RootFields & { readonly operation: "realPath"; readonly path: string })
+  | (RootFields & { readonly operation: "resolve"; readonly path: string })
+  | (RootFields & {
     readonly operation: "remove"
     readonly path: string
     readonly options?: { readonly recursive?: boolean | undefined; readonly force?: boolean | undefined } | undefined
   })
-  | (AtomicRoot & { readonly operation: "rename"; readonly from: string; readonly to: string })
-  | (AtomicRoot & { readonly operation: "stat"; readonly path: string })
-  | (AtomicRoot & {
+  | (RootFields & { readonly operation: "rename"; readonly from: string; readonly to: string })
+  | (RootFields & { readonly operation: "stat"; readonly path: string })
+  | (RootFields & {
     readonly operation: "writeFile"
     readonly path: string
     /** Base64 of the bytes, at most the extension's `contentLimit` bytes once decoded. */
     readonly data: string
     readonly options?: WriteOptions
   })
-  | (AtomicRoot & {
+  | (RootFields & {
     readonly operation: "writeFileString"
     readonly path: string
     readonly data: string
     readonly options?: WriteOptions
   })
-  | (AtomicRoot & { readonly operation: "batch"; readonly requests: ReadonlyArray<AtomicBatchRequest> })
+  | (RootFields & { readonly operation: "batch"; readonly requests: ReadonlyArray<AtomicBatchRequest> })
 
 /**
  * Where a no-follow `resolve` walk stopped: `target: null` and `path` the whole request, or `path`

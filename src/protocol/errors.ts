@@ -1,14 +1,14 @@
 /**
- * Every failure of the atomic host extension is an Effect `PlatformError`, made here: malformed
- * requests are `BadArgument`, native failures keep their errno's `syscall` and the path as the
- * caller spelled it, and the reason tag comes from the one mapping pinnedfs has (`reasonOf`, the
- * errno table of `@effect/platform-node-shared`'s `handleErrnoException` with our own refusals
- * mapped first).
+ * Every `PlatformError` an executor answers is made here, for the native extension and the
+ * path-based fallback alike, so the two cannot disagree on a tag or a field: malformed requests are
+ * `BadArgument`, system failures keep their errno's `syscall` and the path as the caller spelled
+ * it, and the reason tag comes from the one mapping pinnedfs has (`reasonOf`, the errno table of
+ * `@effect/platform-node-shared`'s `handleErrnoException` with our own refusals mapped first).
  *
  * @since 0.1.0
  */
 import { PlatformError } from "effect"
-import { fromNative, isNativeErrorInfo } from "../internal/errors.ts"
+import { fromNative, isNativeErrorInfo, type ReasonTag } from "../internal/errors.ts"
 
 const module = "FileSystem"
 
@@ -21,6 +21,36 @@ const module = "FileSystem"
  */
 export const badArgument = (method: string, description: string, cause?: unknown): PlatformError.PlatformError =>
   PlatformError.badArgument({ module, method, description, ...(cause === undefined ? {} : { cause }) })
+
+/**
+ * A failure with its reason already decided, as a `PlatformError`: `BadArgument` carries only a
+ * description (Effect's `BadArgument` has no path or syscall); every other reason is a
+ * `SystemError` naming the path and the system call. Both executors end here.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const platformError = (method: string, failure: {
+  readonly reason: ReasonTag
+  readonly path: string
+  readonly syscall: string
+  readonly description?: string | undefined
+  readonly cause?: unknown
+}): PlatformError.PlatformError => {
+  const cause = failure.cause === undefined ? {} : { cause: failure.cause }
+  if (failure.reason === "BadArgument") {
+    return PlatformError.badArgument({ module, method, description: failure.description ?? "", ...cause })
+  }
+  return PlatformError.systemError({
+    _tag: failure.reason,
+    module,
+    method,
+    pathOrDescriptor: failure.path,
+    syscall: failure.syscall,
+    ...(failure.description === undefined ? {} : { description: failure.description }),
+    ...cause
+  })
+}
 
 /**
  * A path outside both the logical and the boundary root: the contract answers `PermissionDenied`,
@@ -83,22 +113,13 @@ export const isRootChanged = (u: unknown, rootPath: string): boolean =>
  */
 export const fromNativeError = (u: unknown, method: string, path: string): PlatformError.PlatformError => {
   const cause = fromNative(u, path)
-  const reason = cause.reason
-  if (reason === "BadArgument") {
-    return PlatformError.badArgument({
-      module,
-      method,
-      description: cause.description || cause.message,
-      cause
-    })
-  }
-  return PlatformError.systemError({
-    _tag: reason,
-    module,
-    method,
-    pathOrDescriptor: path,
+  return platformError(method, {
+    reason: cause.reason,
+    path,
     syscall: cause.syscall,
-    ...(cause.description === "" ? {} : { description: cause.description }),
+    description: cause.reason === "BadArgument"
+      ? cause.description || cause.message
+      : cause.description === "" ? undefined : cause.description,
     cause
   })
 }
