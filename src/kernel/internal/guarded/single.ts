@@ -7,7 +7,7 @@
  * @internal
  */
 import { Effect, type FileSystem } from "effect"
-import type { AtomicRequest } from "../../../effect/wire.ts"
+import type { AtomicRequest, AtomicResult } from "../../../effect/wire.ts"
 import { badArgument, base64, contentTooLarge, type Guard } from "./context.ts"
 
 type Method<K extends keyof FileSystem.FileSystem> = FileSystem.FileSystem[K]
@@ -24,6 +24,33 @@ export const readPath = <R extends AtomicRequest>(
   value: unknown,
   request: (normalized: string) => R
 ) => guard.one("fs:read", method, value, (normalized) => guard.auth.run(request(normalized)))
+
+/**
+ * A read whose request refuses every link it meets, or says when it met one (`metLink`): the
+ * authorizer may let it stand in for the client's second resolution (see `authorizeThen`), one
+ * executor trip fewer with the same questions and answers.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const fusedReadPath = <R extends AtomicRequest>(
+  guard: Guard,
+  method: string,
+  value: unknown,
+  request: (normalized: string) => R,
+  metLink: (value: NoInfer<AtomicResult<R>>) => boolean
+) =>
+  Effect.flatMap(
+    guard.argument(method, value),
+    (normalized) => guard.auth.authorizeThen({ action: "fs:read", value: normalized }, guard.auth.run(request(normalized)), metLink)
+  )
+
+const never = () => false
+
+/** A no-follow `stat` describes a final link instead of refusing it. */
+const isLink = (info: FileSystem.File.Info) => info.type === "SymbolicLink"
+
+const statOf = (p: string) => ({ operation: "stat", path: p }) as const
 
 /**
  * A write of one path.
@@ -43,7 +70,8 @@ export const writePath = <R extends AtomicRequest>(
  * @internal
  */
 export const readFile = (guard: Guard): Method<"readFile"> =>
-  Effect.fn("FileSystem.readFile")((value) => readPath(guard, "readFile", value, (p) => ({ operation: "readFile", path: p })))
+  Effect.fn("FileSystem.readFile")((value) => fusedReadPath(guard, "readFile", value, (p) => ({ operation: "readFile", path: p }), never)
+  )
 
 /**
  * @since 0.1.0
@@ -51,7 +79,7 @@ export const readFile = (guard: Guard): Method<"readFile"> =>
  */
 export const readFileString = (guard: Guard): Method<"readFileString"> =>
   Effect.fn("FileSystem.readFileString")((value, encoding) =>
-    readPath(guard, "readFileString", value, (p) => ({ operation: "readFileString", path: p, encoding }))
+    fusedReadPath(guard, "readFileString", value, (p) => ({ operation: "readFileString", path: p, encoding }), never)
   )
 
 /**
@@ -73,7 +101,8 @@ export const realPath = (guard: Guard): Method<"realPath"> =>
  * @internal
  */
 export const stat = (guard: Guard): Method<"stat"> =>
-  Effect.fn("FileSystem.stat")((value) => readPath(guard, "stat", value, (p) => ({ operation: "stat", path: p })))
+  Effect.fn("FileSystem.stat")((value) => fusedReadPath(guard, "stat", value, statOf, isLink)
+  )
 
 /**
  * @since 0.1.0
@@ -85,7 +114,7 @@ export const lstat = (guard: Guard): Method<"lstat"> =>
     return isolated !== undefined
       ? guard.one("fs:read", "lstat", value, (p) => isolated.lstat(p))
       // A no-follow executor's stat does not follow the last component: it is lstat.
-      : readPath(guard, "lstat", value, (p) => ({ operation: "stat", path: p }))
+      : fusedReadPath(guard, "lstat", value, statOf, isLink)
   })
 
 /**
