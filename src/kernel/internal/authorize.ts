@@ -77,6 +77,8 @@ export interface Authorizer {
   readonly conceal: (need: Need, refusal: PhaseOneRefusal) => Effect.Effect<never, PlatformError.PlatformError>
   /** The store's decision about a resource as a boolean; fails only when the store cannot decide. */
   readonly decide: (action: Action, resource: string, method?: string) => Effect.Effect<boolean, PlatformError.PlatformError>
+  /** Whether the store grants `action` on everything strictly below a directory, unasked (see `GrantStore.grantsBelow`). */
+  readonly grantsBelow: (action: Action, directory: string) => boolean
   /** Asks the grant store alone about a resource; a refusal is reported with `method`. */
   readonly check: (action: Action, resource: string, method?: string) => Effect.Effect<void, PlatformError.PlatformError>
   readonly deny: (action: Action, resource: string, reason: string, cause?: unknown, method?: string) => PlatformError.PlatformError
@@ -300,6 +302,7 @@ export const makeAuthorizer = (options: {
     conceal,
     check,
     decide,
+    grantsBelow: (action: Action, directory: string) => grants.grantsBelow?.(action, directory) === true,
     deny,
     methodOf
   }

@@ -10,7 +10,7 @@
 import { Effect, type FileSystem, PlatformError } from "effect"
 import type { Action } from "../../Permission.ts"
 import type { Authorizer } from "../authorize.ts"
-import { isInside, logicalOf } from "../paths.ts"
+import { isInside, logicalOf, plainlyBelowLogicalRoot } from "../paths.ts"
 import { unavailable } from "../refusing.ts"
 import { captured } from "../snapshot.ts"
 
@@ -167,6 +167,8 @@ export const makeGuard = (options: { readonly auth: Authorizer; readonly systemT
       : two(first, second, method, (a, b) => use(isolated, a, b))
 
   const inWorkspace = (absolutePath: string) => {
+    // The common case, a listed name below the workspace as the program spells it, needs no arithmetic.
+    if (plainlyBelowLogicalRoot(root, absolutePath)) return absolutePath
     const resource = logicalOf(path, root, absolutePath)
     return isInside(path, root.logicalRoot, resource) ? resource : undefined
   }

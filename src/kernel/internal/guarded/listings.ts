@@ -7,7 +7,7 @@
  */
 import { Effect, type FileSystem, type PlatformError, Result } from "effect"
 import { type Listed, readable } from "../listing.ts"
-import { globPrefix, logicalOf } from "../paths.ts"
+import { childOf, globPrefix, logicalOf } from "../paths.ts"
 import { badArgument, type Guard, pathArgument } from "./context.ts"
 
 type Method<K extends keyof FileSystem.FileSystem> = FileSystem.FileSystem[K]
@@ -19,12 +19,13 @@ const shown = <A>(guard: Guard, base: string, listed: ReadonlyArray<Listed<A>>) 
     path: auth.path,
     base: logicalOf(auth.path, auth.root, base),
     listed,
-    decide: (resource) => auth.decide("fs:read", resource)
+    decide: (resource) => auth.decide("fs:read", resource),
+    grantsBelow: (directory) => auth.grantsBelow("fs:read", directory)
   })
 }
 
 const shownNames = (guard: Guard, directory: string, names: ReadonlyArray<string>) =>
-  shown(guard, directory, names.map((name) => ({ item: name, resource: guard.inWorkspace(guard.auth.path.join(directory, name)) })))
+  shown(guard, directory, names.map((name) => ({ item: name, resource: guard.inWorkspace(childOf(guard.auth.path, directory, name)) })))
 
 /**
  * The type of each shown name, by one `stat` request each (no link followed: a link is a link),
