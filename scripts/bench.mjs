@@ -200,6 +200,18 @@ const targets = (loop) => {
       ratio(`${c} exists / fs.promises.access (${strategy})`, at("exists", c, strategy), at("exists", "node:fs/promises"), 1.0)
     }
   }
+  for (const strategy of ["openat2", "walk"]) {
+    const kernel = "kernel over NodeAtomicFileSystem"
+    const ext = "NodeAtomicFileSystem"
+    ratio(`kernel readFileString awaited / fs.promises.readFile, depth 8 (${strategy})`, at("read-string-4k-d8", kernel, strategy), at("read-string-4k-d8", "node:fs/promises"), 1.5)
+    ratio(`kernel 256-member batch / 256 concurrent fs.promises.readFile (${strategy})`, at("reads-256-batch", kernel, strategy), at("reads-256-concurrent", "node:fs/promises"), 3.0)
+    ratio(`kernel stat / fs.promises.lstat (${strategy})`, at("stat", kernel, strategy), at("stat", "node:fs/promises"), 1.0)
+    ratio(`kernel exists / fs.promises.access (${strategy})`, at("exists", kernel, strategy), at("exists", "node:fs/promises"), 1.0)
+    // The grant filter may cost at most half the listing: the kernel's listing against the same
+    // executor listing unfiltered, at least 1 / 1.5.
+    ratio(`kernel glob / extension glob, filter cost (${strategy})`, at("glob-10k", kernel, strategy), at("glob-10k", ext, strategy), 1 / 1.5)
+    ratio(`kernel readDirectory / extension readDirectory, filter cost (${strategy})`, at("readdir-1000", kernel, strategy), at("readdir-1000", ext, strategy), 1 / 1.5)
+  }
   const node = loop.find((l) => l.contender === "node:fs/promises")
   for (const l of loop) {
     if (l.contender !== "PinnedRoot" && l.contender !== "NodeAtomicFileSystem") continue

@@ -1,8 +1,9 @@
-// node [--cpu-prof] scripts/bench/profile.mjs node|pr|ext|proto awaited|flight [count]
+// node [--cpu-prof] scripts/bench/profile.mjs node|pr|ext|proto|kernel awaited|flight [count]
 //
 // One contender reading the depth-8 file `count` times, awaited or 256 in flight, for a CPU profile
 // (node --cpu-prof) of where one read's time goes: node:fs/promises, PinnedRoot, the extension's
-// execute readFile, or the client protocol (resolve, resolve, read through execute).
+// execute readFile, the client protocol (resolve, resolve, read through execute), or the kernel's
+// readFileString over the extension with every read granted.
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 const { Effect } = await import("effect")
@@ -17,6 +18,22 @@ const ext = NodeAtomicFileSystem.make({ strategy: "openat2" })
 const identity = await Effect.runPromise(ext.identifyRoot(root))
 const stamp = { boundaryRoot: root, logicalRoot: root, rootIdentity: identity }
 const abs = path.join(root, DEEP)
+const kernel = await (async () => {
+  const { FileSystem, Layer, ManagedRuntime } = await import("effect")
+  const NodePath = await import("@effect/platform-node/NodePath")
+  const { GrantStore, KernelFileSystem, Workspace } = await import(`${repo}/dist/kernel/index.js`)
+  const layer = KernelFileSystem.layer.pipe(
+    Layer.provide(Layer.mergeAll(
+      NodeAtomicFileSystem.layerWith({ strategy: "openat2" }),
+      Workspace.layer(root),
+      GrantStore.layerRules({ root, allow: [{ action: "fs:read", glob: "**" }] })
+    )),
+    Layer.provideMerge(NodePath.layer)
+  )
+  const rt = ManagedRuntime.make(layer)
+  const fs = await rt.runPromise(Effect.gen(function*() { return yield* FileSystem.FileSystem }))
+  return { rt, fs }
+})()
 const which = process.argv[2]
 const mode = process.argv[3] ?? "awaited"
 const N = Number(process.argv[4] ?? 40000)
@@ -24,6 +41,7 @@ const ops = {
   ext: () => Effect.runPromise(ext.execute({ operation: "readFile", path: abs, ...stamp })),
   pr: () => pr.readFile(DEEP),
   node: () => fsp.readFile(abs),
+  kernel: () => kernel.rt.runPromise(kernel.fs.readFileString(abs)),
   proto: () => Effect.runPromise(ext.execute({ operation: "resolve", path: abs, ...stamp }).pipe(
     Effect.andThen(ext.execute({ operation: "resolve", path: abs, ...stamp })),
     Effect.andThen(ext.execute({ operation: "readFile", path: abs, ...stamp })))),
@@ -36,4 +54,4 @@ else { let next = 0; await Promise.all(Array.from({ length: 256 }, async () => {
 const ms = performance.now() - t0
 const c = process.cpuUsage(c0)
 console.log(which, mode, `${(N / ms).toFixed(1)} k/s`, `${((c.user + c.system) / N).toFixed(1)} µs CPU/op`)
-pr.close(); ext.close(); trees.cleanup()
+pr.close(); ext.close(); await kernel.rt.dispose(); trees.cleanup()

@@ -14,6 +14,8 @@ export const scenarios = [
     unit: (c) => () => c.readFile(DEEP) },
   { id: "read-4k-d8-256", title: "read 4 KiB, depth 8, 256 in flight", needs: "readFile", ops: 256,
     unit: (c) => () => Promise.all(deep256.map((f) => c.readFile(f))) },
+  { id: "read-string-4k-d8", title: "readFileString 4 KiB, depth 8 (node: fs.promises.readFile)", needs: "readFileString",
+    unit: (c) => () => c.readFileString(DEEP) },
   { id: "protocol-read-d8", title: "client protocol read (resolve, resolve, read) 4 KiB, depth 8", needs: "protocolRead",
     unit: (c) => () => c.protocolRead(DEEP) },
   { id: "protocol-read-d8-256", title: "client protocol read 4 KiB, depth 8, 256 in flight", needs: "protocolRead", ops: 256,

@@ -6,6 +6,7 @@
  */
 import { Context, Deferred, Effect, Glob, Layer, Path, Queue } from "effect"
 import type { Action, Capability, PermissionError } from "./Permission.ts"
+import { isInside, patternSyntax } from "./internal/paths.ts"
 import { PermissionDenied, PermissionRequired } from "./Permission.ts"
 
 /**
@@ -17,6 +18,14 @@ import { PermissionDenied, PermissionRequired } from "./Permission.ts"
  */
 export class GrantStore extends Context.Service<GrantStore, {
   readonly check: (capability: Capability) => Effect.Effect<void, PermissionError>
+  /**
+   * Optional. `true` only when `check` would grant `action` on every resource strictly below
+   * `directory`, at once and with no effect of its own (no quota consumed, nothing recorded,
+   * nothing waiting on anyone). A listing then keeps the names below such a directory without
+   * asking about each: the questions it spares could only have been answered yes, unobserved.
+   * `false` whenever in doubt; a store without it is asked name by name.
+   */
+  readonly grantsBelow?: ((action: Action, directory: string) => boolean) | undefined
 }>()("pinnedfs/kernel/GrantStore") {}
 
 /**
@@ -42,11 +51,24 @@ export interface Rules {
 }
 
 const compile = (path: Path.Path, root: string | undefined, rule: Rule) => {
-  const pattern = path.isAbsolute(rule.glob) || root === undefined
+  const absolute = path.isAbsolute(rule.glob)
+  const pattern = absolute || root === undefined
     ? rule.glob
     : `${Glob.escape(path.resolve(root))}/${rule.glob}`
-  return { action: rule.action, glob: Glob.make(pattern, { dot: true }), remaining: rule.times }
+  // The directory the rule's literal segments name (`undefined` when a relative rule has no root
+  // and so names nothing a kernel asks about), and whether the rule is exactly that directory
+  // followed by `/**`: every resource strictly below it.
+  const segments = rule.glob.split("/").filter((segment) => segment !== "")
+  const firstSyntax = segments.findIndex((segment) => patternSyntax.test(segment))
+  const literal = firstSyntax < 0 ? segments : segments.slice(0, firstSyntax)
+  const base = absolute ? "/" : root === undefined ? undefined : path.resolve(root)
+  const prefix = base === undefined ? undefined : path.join(base, ...literal)
+  const everythingBelow = firstSyntax === segments.length - 1 && segments[firstSyntax] === "**"
+  return { action: rule.action, glob: Glob.make(pattern, { dot: true }), remaining: rule.times, prefix, everythingBelow }
 }
+
+/** Whether `inner` is `outer` or below it (both absolute and normalized). */
+const within = (path: Path.Path, outer: string, inner: string) => isInside(path, outer, inner)
 
 /**
  * A store built from allow and deny rules. A deny rule wins over any allow rule; no rule at all is
@@ -62,7 +84,25 @@ export const fromRules = (rules: Rules): Effect.Effect<GrantStore["Service"], ne
     const deny = (rules.deny ?? []).map((rule) => compile(path, rules.root, rule))
     const matches = (rule: { readonly action: Action; readonly glob: Glob.Glob }, capability: Capability) =>
       rule.action === capability.action && Glob.match(rule.glob, capability.resource)
+    // A rule may match something strictly below `directory` unless its literal part names a
+    // directory beside it (neither holds the other).
+    const mayMatchBelow = (rule: ReturnType<typeof compile>, directory: string) =>
+      rule.prefix === undefined || within(path, directory, rule.prefix) || within(path, rule.prefix, directory)
+    const grantsBelow = (action: Action, directory: string) => {
+      if (!path.isAbsolute(directory)) return false
+      const target = path.normalize(directory)
+      // Any deny rule that could match below, or any quota (a question there would consume it),
+      // means every name must be asked about.
+      if (deny.some((rule) => rule.action === action && mayMatchBelow(rule, target))) return false
+      if (allow.some((rule) => rule.action === action && rule.remaining !== undefined && mayMatchBelow(rule, target))) {
+        return false
+      }
+      return allow.some((rule) =>
+        rule.action === action && rule.everythingBelow && rule.prefix !== undefined && within(path, rule.prefix, target)
+      )
+    }
     return GrantStore.of({
+      grantsBelow,
       check: (capability) =>
         Effect.suspend((): Effect.Effect<void, PermissionError> => {
           if (deny.some((rule) => matches(rule, capability))) {

@@ -15,7 +15,7 @@
  *
  * @internal
  */
-import { Effect, type FileSystem, type Path, PlatformError } from "effect"
+import { Effect, type FileSystem, type Path, PlatformError, Result } from "effect"
 import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../protocol/wire.ts"
 import type { GrantStore } from "../GrantStore.ts"
 import {
@@ -63,6 +63,12 @@ export interface Authorizer {
   readonly lexicalOf: (need: Need) => string
   /** Both phases for every need, in order: the resources authorized. */
   readonly authorize: (needs: ReadonlyArray<Need>) => Effect.Effect<Array<Granted>, PlatformError.PlatformError>
+  /** Both phases for one need, then one request: `authorize([need])` and `use`, sparing a trip where it can (see below). */
+  readonly authorizeThen: <A>(
+    need: Need,
+    use: Effect.Effect<A, PlatformError.PlatformError>,
+    metLink: (value: A) => boolean
+  ) => Effect.Effect<A, PlatformError.PlatformError>
   /** Phase 1 alone for one need: the resource, or the refusal and whether it was the store's answer about the path itself. */
   readonly phaseOne: (need: Need) => Effect.Effect<string, PhaseOneRefusal>
   /** Phase 2 for a need whose phase 1 succeeded: the path itself when it differs. */
@@ -71,6 +77,8 @@ export interface Authorizer {
   readonly conceal: (need: Need, refusal: PhaseOneRefusal) => Effect.Effect<never, PlatformError.PlatformError>
   /** The store's decision about a resource as a boolean; fails only when the store cannot decide. */
   readonly decide: (action: Action, resource: string, method?: string) => Effect.Effect<boolean, PlatformError.PlatformError>
+  /** Whether the store grants `action` on everything strictly below a directory, unasked (see `GrantStore.grantsBelow`). */
+  readonly grantsBelow: (action: Action, directory: string) => boolean
   /** Asks the grant store alone about a resource; a refusal is reported with `method`. */
   readonly check: (action: Action, resource: string, method?: string) => Effect.Effect<void, PlatformError.PlatformError>
   readonly deny: (action: Action, resource: string, reason: string, cause?: unknown, method?: string) => PlatformError.PlatformError
@@ -188,21 +196,41 @@ export const makeAuthorizer = (options: {
 
   const lexicalOf = (need: Need) => logicalOf(path, root, need.value)
 
-  const phaseOne = (need: Need): Effect.Effect<string, PhaseOneRefusal> =>
+  const refuseWith = (ownAnswered: boolean) => (error: PlatformError.PlatformError): PhaseOneRefusal => ({ error, ownAnswered })
+
+  /**
+   * Phase 1 up to the store's answer: the resource asked about, whether it is the path itself, and
+   * whether the store made anything wait for its answer. A microtask queued just before the question
+   * has run by the time the answer arrives exactly when the answer did not come within the same
+   * synchronous run: a person, a journal, a timer or any other fiber came in between.
+   */
+  const decideFirst = (
+    need: Need
+  ): Effect.Effect<{ readonly before: string; readonly own: boolean; readonly waited: boolean }, PhaseOneRefusal> =>
     Effect.gen(function*() {
-      const lexical = lexicalOf(need)
-      const refuse = (ownAnswered: boolean) => (error: PlatformError.PlatformError): PhaseOneRefusal => ({ error, ownAnswered })
-      const before = yield* Effect.mapError(resolve(need), refuse(false))
-      const own = before === lexical
-      yield* Effect.mapError(check(need.action, before), refuse(own))
-      // The decision may have waited on a person or a journal. What was granted is the resource
-      // the path named when asked; if it names another one now, the grant does not carry over.
-      const after = yield* Effect.mapError(resolve(need), refuse(own))
-      if (after !== before) {
-        return yield* Effect.fail(refuse(own)(deny(need.action, before, "path no longer names the resource that was authorized")))
-      }
-      return before
+      const before = yield* Effect.mapError(resolve(need), refuseWith(false))
+      const own = before === lexicalOf(need)
+      const clock = { waited: false }
+      queueMicrotask(() => {
+        clock.waited = true
+      })
+      yield* Effect.mapError(check(need.action, before), refuseWith(own))
+      return { before, own, waited: clock.waited }
     })
+
+  /**
+   * The rest of phase 1: the decision may have waited on a person or a journal. What was granted is
+   * the resource the path named when asked; if it names another one now, the grant does not carry
+   * over.
+   */
+  const confirm = (need: Need, before: string, own: boolean): Effect.Effect<void, PhaseOneRefusal> =>
+    Effect.flatMap(Effect.mapError(resolve(need), refuseWith(own)), (after) =>
+      after === before
+        ? Effect.void
+        : Effect.fail(refuseWith(own)(deny(need.action, before, "path no longer names the resource that was authorized"))))
+
+  const phaseOne = (need: Need): Effect.Effect<string, PhaseOneRefusal> =>
+    Effect.flatMap(decideFirst(need), ({ before, own }) => Effect.as(confirm(need, before, own), before))
 
   const entry = (granted: Granted) =>
     granted.lexical !== granted.resource && isInside(path, root.logicalRoot, granted.lexical)
@@ -227,5 +255,55 @@ export const makeAuthorizer = (options: {
       return granted
     })
 
-  return { root, path, atomic, normalize, run, resolve, lexicalOf, authorize, phaseOne, entry, conceal, check, decide, deny, methodOf }
+  /**
+   * One need authorized, then `use` run: the same questions, in the same order, and the same
+   * answers as `authorize` followed by `use`, with one executor trip fewer when it can be spared.
+   *
+   * Over a no-follow executor, when the path resolved to itself (no link on it) and the store
+   * answered at once (nothing waited on a person, a journal or another fiber, so the first
+   * resolution is as fresh as a second would be), the store was asked about the very path the
+   * operation names, and the operation itself refuses any link it meets: it cannot act on anything
+   * but what was granted, so it stands in for the second resolution. A decision that waited always
+   * takes the full protocol: nothing is sent on a path until it has been resolved again after the
+   * wait. When it fails for any reason (a link that appeared during the decision among
+   * them), or succeeds with a value `metLink` says could only come from a link (a no-follow `stat`
+   * describes a final link rather than refusing it), the full protocol takes over from where it
+   * was: the second resolution, its refusal when the path now names something else, and the
+   * operation again. Any other path (a link on it, a host asked for `realPath`) takes the full
+   * protocol from the start. `use` must be one request with no effect when it fails and no
+   * question of its own, and one that cannot act through a link without saying so; the guarded
+   * `readFile`, `readFileString` and `stat` are (`exists`, `readLink` and `realPath` answer about
+   * a final link without refusing it, so they keep the full protocol).
+   */
+  const authorizeThen = <A>(need: Need, use: Effect.Effect<A, PlatformError.PlatformError>, metLink: (value: A) => boolean) =>
+    Effect.gen(function*() {
+      const { before, own, waited } = yield* Effect.catch(decideFirst(need), (refusal) => conceal(need, refusal))
+      if (noFollow && own && !waited) {
+        const attempt = yield* Effect.result(use)
+        if (Result.isSuccess(attempt) && !metLink(attempt.success)) return attempt.success
+      }
+      yield* Effect.catch(confirm(need, before, own), (refusal) => conceal(need, refusal))
+      yield* entry({ need, resource: before, lexical: lexicalOf(need) })
+      return yield* use
+    })
+
+  return {
+    root,
+    path,
+    atomic,
+    normalize,
+    run,
+    resolve,
+    lexicalOf,
+    authorize,
+    authorizeThen,
+    phaseOne,
+    entry,
+    conceal,
+    check,
+    decide,
+    grantsBelow: (action: Action, directory: string) => grants.grantsBelow?.(action, directory) === true,
+    deny,
+    methodOf
+  }
 }

@@ -28,7 +28,7 @@ import type { BatchEntry, BatchRequest, BatchValue, FileSystemBatch } from "../F
 import type { Authorizer, PhaseOneRefusal } from "./authorize.ts"
 import { checkMember } from "./batchInput.ts"
 import { readable } from "./listing.ts"
-import { globPrefix, isInside, logicalOf, toBoundary, toLogical } from "./paths.ts"
+import { childOf, globPrefix, isInside, logicalOf, plainlyBelowLogicalRoot, toBoundary, toLogical } from "./paths.ts"
 import { follow } from "./resolve.ts"
 import { unavailable } from "./refusing.ts"
 import { copyData } from "./snapshot.ts"
@@ -109,7 +109,9 @@ export const makeBatch = (
   const listedOnly = (request: BatchRequest, result: Outcome<BatchValue>): Effect.Effect<Outcome<BatchValue>> => {
     if (Result.isFailure(result)) return Effect.succeed(result)
     const decide = (at: string) => auth.decide("fs:read", at)
+    const grantsBelow = (at: string) => auth.grantsBelow("fs:read", at)
     const inWorkspace = (absolutePath: string) => {
+      if (plainlyBelowLogicalRoot(root, absolutePath)) return absolutePath
       const at = logicalOf(path, root, absolutePath)
       return isInside(path, root.logicalRoot, at) ? at : undefined
     }
@@ -118,14 +120,14 @@ export const makeBatch = (
       const base = logicalOf(path, root, globPrefix(path, root, request.path).prefix)
       const listed = value.value.map((entry) => ({ item: entry, resource: inWorkspace(entry) }))
       return Effect.result(
-        Effect.map(readable({ path, base, listed, decide }), (kept): BatchValue => ({ operation: "glob", value: kept }))
+        Effect.map(readable({ path, base, listed, decide, grantsBelow }), (kept): BatchValue => ({ operation: "glob", value: kept }))
       )
     }
     if (value.operation === "readDirectory") {
       const base = logicalOf(path, root, request.path)
-      const listed = value.value.map((name) => ({ item: name, resource: inWorkspace(path.join(request.path, name)) }))
+      const listed = value.value.map((name) => ({ item: name, resource: inWorkspace(childOf(path, request.path, name)) }))
       return Effect.result(
-        Effect.map(readable({ path, base, listed, decide }), (kept): BatchValue => ({ operation: "readDirectory", value: kept }))
+        Effect.map(readable({ path, base, listed, decide, grantsBelow }), (kept): BatchValue => ({ operation: "readDirectory", value: kept }))
       )
     }
     return Effect.succeed(result)

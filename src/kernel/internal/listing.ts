@@ -6,7 +6,10 @@
  * directories the caller may not read. Here a listed name is a read of that name and of every
  * directory that holds it below the listed one: it is kept only when the store grants all of them.
  * Each directory is asked about once per listing, before the first name it holds; once one is
- * refused, nothing below it is asked about.
+ * refused, nothing below it is asked about. Where the store can say that everything below a
+ * directory is granted with nothing observing the question (`GrantStore.grantsBelow`), the names
+ * below it are kept without a question each: the filter then costs one decision per directory, not
+ * one per name, and its answer is the same.
  *
  * @internal
  */
@@ -32,10 +35,21 @@ export const readable = <A>(options: {
   readonly listed: ReadonlyArray<Listed<A>>
   /** The store's decision about reading one resource; a store that cannot decide fails. */
   readonly decide: (resource: string) => Effect.Effect<boolean, PlatformError.PlatformError>
+  /** Whether the store grants reading everything strictly below a directory, unasked. */
+  readonly grantsBelow?: ((directory: string) => boolean) | undefined
 }): Effect.Effect<Array<A>, PlatformError.PlatformError> =>
   Effect.gen(function*() {
     const { base, decide, path } = options
     const decided = new Map<string, boolean>()
+    const below = new Map<string, boolean>()
+    const covered = (directory: string) => {
+      let known = below.get(directory)
+      if (known === undefined) {
+        known = options.grantsBelow?.(directory) === true
+        below.set(directory, known)
+      }
+      return known
+    }
     const kept: Array<A> = []
     for (const { item, resource } of options.listed) {
       if (resource === undefined) continue
@@ -45,7 +59,10 @@ export const readable = <A>(options: {
         continue
       }
       // The undecided directories holding it below the listed one, then itself: outermost first.
+      // Those below a directory whose whole content is granted are not asked about: they take the
+      // answer of the directories above them.
       const chain: Array<string> = []
+      const unasked: Array<string> = []
       let allowed: boolean | undefined
       for (let at = resource;;) {
         const known = decided.get(at)
@@ -53,8 +70,9 @@ export const readable = <A>(options: {
           allowed = known
           break
         }
-        chain.push(at)
         const parent = path.dirname(at)
+        if (parent !== at && covered(parent)) unasked.push(at)
+        else chain.push(at)
         if (parent === base || parent === at || path.relative(base, parent).startsWith("..")) {
           allowed = true
           break
@@ -67,6 +85,7 @@ export const readable = <A>(options: {
         if (allowed) allowed = yield* decide(at)
         decided.set(at, allowed)
       }
+      for (const at of unasked) decided.set(at, allowed)
       if (allowed) kept.push(item)
     }
     return kept

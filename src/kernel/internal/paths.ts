@@ -43,6 +43,35 @@ export const toBoundary = (path: Path.Path, root: KernelRoot, value: string): st
 export const toLogical = (path: Path.Path, root: KernelRoot, canonical: string): string =>
   path.normalize(path.join(root.logicalRoot, path.relative(root.boundaryRoot, canonical)))
 
+// A relative path with an empty, `.` or `..` segment, or a trailing separator: not spelled as
+// `path.normalize` would leave it.
+const unnormal = /(?:^|\/)\.{1,2}(?:\/|$)|\/\/|^\/|\/$/
+
+/**
+ * `directory` (absolute, normalized) joined with `relative`, by concatenation when `relative` is
+ * already a normalized relative path (every name a listing returns), else by `path.join`. A listing
+ * of many names pays for one string each instead of a normalization each.
+ *
+ * @internal
+ */
+export const childOf = (path: Path.Path, directory: string, relative: string): string =>
+  relative === "" || unnormal.test(relative)
+    ? path.join(directory, relative)
+    : directory === "/"
+    ? `/${relative}`
+    : `${directory}/${relative}`
+
+/**
+ * Whether `value` is absolute, normalized and strictly below the logical root: then it is its own
+ * logical spelling (see {@link logicalOf}), and inside the workspace, with no arithmetic.
+ *
+ * @internal
+ */
+export const plainlyBelowLogicalRoot = (root: Pick<KernelRoot, "logicalRoot">, value: string): boolean => {
+  const head = root.logicalRoot === "/" ? "/" : `${root.logicalRoot}/`
+  return value.length > head.length && value.startsWith(head) && !unnormal.test(value.slice(head.length))
+}
+
 /**
  * Any path inside either root in logical spelling; a path outside both is returned unchanged, for
  * the caller to deny as outside.
@@ -54,8 +83,8 @@ export const logicalOf = (path: Path.Path, root: KernelRoot, value: string): str
   return boundary === undefined ? path.normalize(value) : toLogical(path, root, boundary)
 }
 
-// Glob syntax Effect's matcher understands: wildcards, classes, braces, extglobs, escapes.
-const patternSyntax = /[*?[\]{}\\]|[@+!]\(/
+/** Glob syntax Effect's matcher understands: wildcards, classes, braces, extglobs, escapes. @internal */
+export const patternSyntax = /[*?[\]{}\\]|[@+!]\(/
 
 /**
  * Splits a glob (absolute and normalized, or relative to `base`) into its literal prefix (the

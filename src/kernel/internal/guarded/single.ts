@@ -1,0 +1,191 @@
+/**
+ * The methods that are one executor request on one path: authorized, then sent on the caller's
+ * path normalized against the workspace root, exactly as the client's kernel sends them. A
+ * no-follow executor refuses any link on that path itself, so what the request acts on is what
+ * was authorized.
+ *
+ * @internal
+ */
+import { Effect, type FileSystem } from "effect"
+import type { AtomicRequest, AtomicResult } from "../../../protocol/wire.ts"
+import { badArgument, base64, contentTooLarge, type Guard } from "./context.ts"
+
+type Method<K extends keyof FileSystem.FileSystem> = FileSystem.FileSystem[K]
+
+/**
+ * A read of one path: the request built on its normalized spelling.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const readPath = <R extends AtomicRequest>(
+  guard: Guard,
+  method: string,
+  value: unknown,
+  request: (normalized: string) => R
+) => guard.one("fs:read", method, value, (normalized) => guard.auth.run(request(normalized)))
+
+/**
+ * A read whose request refuses every link it meets, or says when it met one (`metLink`): the
+ * authorizer may let it stand in for the client's second resolution (see `authorizeThen`), one
+ * executor trip fewer with the same questions and answers.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const fusedReadPath = <R extends AtomicRequest>(
+  guard: Guard,
+  method: string,
+  value: unknown,
+  request: (normalized: string) => R,
+  metLink: (value: NoInfer<AtomicResult<R>>) => boolean
+) =>
+  Effect.flatMap(
+    guard.argument(method, value),
+    (normalized) => guard.auth.authorizeThen({ action: "fs:read", value: normalized }, guard.auth.run(request(normalized)), metLink)
+  )
+
+const never = () => false
+
+/** A no-follow `stat` describes a final link instead of refusing it. */
+const isLink = (info: FileSystem.File.Info) => info.type === "SymbolicLink"
+
+const statOf = (p: string) => ({ operation: "stat", path: p }) as const
+
+/**
+ * A write of one path.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const writePath = <R extends AtomicRequest>(
+  guard: Guard,
+  method: string,
+  value: unknown,
+  request: (normalized: string) => R
+) => guard.one("fs:write", method, value, (normalized) => guard.auth.run(request(normalized)))
+
+/**
+ * @since 0.1.0
+ * @internal
+ */
+export const readFile = (guard: Guard): Method<"readFile"> =>
+  Effect.fn("FileSystem.readFile")((value) => fusedReadPath(guard, "readFile", value, (p) => ({ operation: "readFile", path: p }), never)
+  )
+
+/**
+ * @since 0.1.0
+ * @internal
+ */
+export const readFileString = (guard: Guard): Method<"readFileString"> =>
+  Effect.fn("FileSystem.readFileString")((value, encoding) =>
+    fusedReadPath(guard, "readFileString", value, (p) => ({ operation: "readFileString", path: p, encoding }), never)
+  )
+
+/**
+ * @since 0.1.0
+ * @internal
+ */
+export const readLink = (guard: Guard): Method<"readLink"> =>
+  Effect.fn("FileSystem.readLink")((value) => readPath(guard, "readLink", value, (p) => ({ operation: "readLink", path: p })))
+
+/**
+ * @since 0.1.0
+ * @internal
+ */
+export const realPath = (guard: Guard): Method<"realPath"> =>
+  Effect.fn("FileSystem.realPath")((value) => readPath(guard, "realPath", value, (p) => ({ operation: "realPath", path: p })))
+
+/**
+ * @since 0.1.0
+ * @internal
+ */
+export const stat = (guard: Guard): Method<"stat"> =>
+  Effect.fn("FileSystem.stat")((value) => fusedReadPath(guard, "stat", value, statOf, isLink)
+  )
+
+/**
+ * @since 0.1.0
+ * @internal
+ */
+export const lstat = (guard: Guard): Method<"lstat"> =>
+  Effect.fn("FileSystem.lstat")((value) => {
+    const isolated = guard.isolated
+    return isolated !== undefined
+      ? guard.one("fs:read", "lstat", value, (p) => isolated.lstat(p))
+      // A no-follow executor's stat does not follow the last component: it is lstat.
+      : fusedReadPath(guard, "lstat", value, statOf, isLink)
+  })
+
+/**
+ * @since 0.1.0
+ * @internal
+ */
+export const exists = (guard: Guard): Method<"exists"> =>
+  Effect.fn("FileSystem.exists")((value) => readPath(guard, "exists", value, (p) => ({ operation: "exists", path: p })))
+
+/**
+ * @since 0.1.0
+ * @internal
+ */
+export const chmod = (guard: Guard): Method<"chmod"> =>
+  Effect.fn("FileSystem.chmod")((value, mode) =>
+    writePath(guard, "chmod", value, (p) => ({ operation: "chmod", path: p, options: { mode } }))
+  )
+
+/**
+ * @since 0.1.0
+ * @internal
+ */
+export const chown = (guard: Guard): Method<"chown"> =>
+  Effect.fn("FileSystem.chown")((value, uid, gid) =>
+    writePath(guard, "chown", value, (p) => ({ operation: "chown", path: p, options: { uid, gid } }))
+  )
+
+/**
+ * @since 0.1.0
+ * @internal
+ */
+export const makeDirectory = (guard: Guard): Method<"makeDirectory"> =>
+  Effect.fn("FileSystem.makeDirectory")((value, raw) =>
+    Effect.flatMap(guard.options("makeDirectory", raw), (opts) =>
+      writePath(guard, "makeDirectory", value, (p) => ({ operation: "makeDirectory", path: p, options: opts })))
+  )
+
+/**
+ * @since 0.1.0
+ * @internal
+ */
+export const writeFile = (guard: Guard): Method<"writeFile"> =>
+  Effect.fn("FileSystem.writeFile")((value, data, raw) =>
+    Effect.gen(function*() {
+      const { isolated, limit } = guard
+      const opts = yield* guard.options("writeFile", raw)
+      if (!(data instanceof Uint8Array)) return yield* Effect.fail(badArgument("writeFile", "data must be a Uint8Array"))
+      const bytes = data.slice()
+      if (isolated !== undefined) {
+        return yield* guard.one("fs:write", "writeFile", value, (p) => isolated.writeFile(p, bytes, opts))
+      }
+      // Measured before anything is encoded or asked: an oversized write is a typed BadArgument,
+      // never a string the runtime cannot build.
+      if (limit !== undefined && bytes.byteLength > limit) {
+        return yield* Effect.fail(contentTooLarge("writeFile", bytes.byteLength, limit))
+      }
+      return yield* writePath(guard, "writeFile", value, (p) => ({
+        operation: "writeFile",
+        path: p,
+        data: base64(bytes),
+        options: opts
+      }))
+    })
+  )
+
+/**
+ * @since 0.1.0
+ * @internal
+ */
+export const writeFileString = (guard: Guard): Method<"writeFileString"> =>
+  Effect.fn("FileSystem.writeFileString")((value, data, raw) =>
+    Effect.flatMap(guard.options("writeFileString", raw), (opts) =>
+      writePath(guard, "writeFileString", value, (p) => ({ operation: "writeFileString", path: p, data, options: opts })))
+  )

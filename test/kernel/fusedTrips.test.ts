@@ -1,0 +1,253 @@
+/**
+ * The kernel's single reads spare the client's second resolution when the path resolved to itself
+ * (`authorizeThen`): the read, which refuses any link it meets, stands in for it, and any failure
+ * hands over to the full protocol. That is allowed only if nothing a caller or a grant store can
+ * see changes. Here both ways run side by side on random trees with links (inside, outside,
+ * dangling, looping, into denied areas, hard links, the workspace named through a link) under
+ * random rules, and must give the same answer to every read and ask the store the same questions
+ * in the same order. Then the same comparison with the tree changed while the store decides, the
+ * case the second resolution exists for. The number of trees and paths is fixed: nothing here
+ * depends on time.
+ */
+import * as NFS from "node:fs"
+import * as NPath from "node:path"
+import * as NodePath from "@effect/platform-node/NodePath"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, FileSystem, Option, Path, type PlatformError, Result } from "effect"
+import * as NodeAtomicFileSystem from "../../src/effect/NodeAtomicFileSystem.ts"
+import { type AtomicFileSystem, AtomicFileSystemTypeId, type AtomicRequest } from "../../src/protocol/wire.ts"
+import { GrantStore } from "../../src/kernel/index.ts"
+import type { Action, Capability } from "../../src/kernel/Permission.ts"
+import { type Authorizer, makeAuthorizer } from "../../src/kernel/internal/authorize.ts"
+import { identifyRoot } from "../../src/kernel/internal/pinning.ts"
+import { strategies } from "../support/strategies.ts"
+import { scratch } from "../support/tree.ts"
+import { generator, names, randomRules, randomWorld, type World } from "./support/randomTrees.ts"
+
+/** Random paths a caller might give: relative, absolute, through links, with `..`, outside. */
+const randomPaths = (seed: number, world: World, count: number): Array<string> => {
+  const rng = generator(seed * 104729 + 3)
+  const segments = [...names, "loop", "l1", "l2", "hard", "..", ".", "missing"]
+  return Array.from({ length: count }, () => {
+    if (rng.next() < 0.3 && world.made.length > 0) return rng.pick(world.made)
+    const parts = Array.from({ length: 1 + rng.int(4) }, () => rng.pick(segments))
+    const rel = parts.join("/")
+    return rng.pick([rel, NPath.join(world.logicalRoot, rel), NPath.join(world.outside, rel)])
+  })
+}
+
+/** A grant store that writes down every question and its answer, then answers as `rules` do. */
+const recording = (
+  rules: GrantStore.Rules,
+  log: Array<string>,
+  during?: (capability: Capability) => void,
+  waits = false
+) =>
+  Effect.map(GrantStore.fromRules(rules), (store) =>
+    GrantStore.GrantStore.of({
+      check: (capability) =>
+        Effect.suspend(() => {
+          during?.(capability)
+          // A store that answers only after something else ran (as a journal or a person would).
+          return waits ? Effect.andThen(Effect.promise(() => Promise.resolve()), store.check(capability)) : store.check(capability)
+        }).pipe(
+          Effect.tap(() => Effect.sync(() => log.push(`${capability.action} ${capability.resource} -> granted`))),
+          Effect.tapError((error) => Effect.sync(() => log.push(`${capability.action} ${capability.resource} -> ${error._tag}`)))
+        )
+    }))
+
+/** The authorizer a kernel over `NodeAtomicFileSystem` builds, its executor trips counted. */
+const authorizer = (strategy: string, logicalRoot: string, store: GrantStore.GrantStore["Service"], trips: { n: number }) =>
+  Effect.gen(function*() {
+    const host = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const real = (host as unknown as { readonly [AtomicFileSystemTypeId]: AtomicFileSystem })[AtomicFileSystemTypeId]
+    const atomic: AtomicFileSystem = {
+      ...real,
+      execute: (request) => Effect.suspend(() => {
+        trips.n += 1
+        return real.execute(request)
+      })
+    }
+    const boundaryRoot = yield* host.realPath(logicalRoot)
+    const rootIdentity = yield* identifyRoot(atomic, host, boundaryRoot)
+    return makeAuthorizer({
+      path,
+      atomic,
+      grants: store,
+      host,
+      root: { boundaryRoot, logicalRoot, rootIdentity: Option.getOrUndefined(rootIdentity) }
+    })
+  }).pipe(Effect.provide(NodeAtomicFileSystem.layerWith({ strategy: strategy as never })), Effect.provide(NodePath.layer))
+
+/**
+ * The reads the guarded file system fuses, each with what tells that its request met a link
+ * without refusing it (a no-follow `stat` describes a final link). `exists`, `readLink` and
+ * `realPath` keep the full protocol: they answer about a final link rather than refusing it.
+ */
+const operations = ["readFile", "readFileString", "stat"] as const
+const metLink = (operation: typeof operations[number]) => (value: unknown) =>
+  operation === "stat" && (value as { readonly type?: string }).type === "SymbolicLink"
+
+const requestOf = (operation: typeof operations[number], at: string): AtomicRequest =>
+  ({ operation, path: at }) as AtomicRequest
+
+/** What a caller can observe of an answer: the value, or the failure's tag and message. */
+const observed = (result: Result.Result<unknown, PlatformError.PlatformError>): unknown => {
+  if (Result.isFailure(result)) {
+    const reason = result.failure.reason as { readonly _tag: string; readonly description?: string }
+    return { failed: reason._tag, description: reason.description, message: result.failure.message }
+  }
+  const value = result.success
+  if (value instanceof Uint8Array) return { bytes: Buffer.from(value).toString("base64") }
+  if (typeof value === "object" && value !== null && "atime" in value) {
+    // Reading a file may move its access time between the two runs; nothing else may differ.
+    const { atime: _atime, ...rest } = value as Record<string, unknown>
+    return rest
+  }
+  return value
+}
+
+type Way = (
+  auth: Authorizer,
+  action: Action,
+  at: string,
+  request: AtomicRequest,
+  operation: typeof operations[number]
+) => Effect.Effect<unknown, PlatformError.PlatformError>
+
+/** The client's protocol: both phases of authorization, then the request. */
+const threeTrips: Way = (auth, action, at, request) =>
+  Effect.andThen(auth.authorize([{ action, value: at }]), auth.run(request))
+
+/** What the guarded reads do. */
+const fused: Way = (auth, action, at, request, operation) =>
+  auth.authorizeThen({ action, value: at }, auth.run(request) as Effect.Effect<unknown, PlatformError.PlatformError>, metLink(operation))
+
+const runWay = (
+  way: Way,
+  strategy: string,
+  world: World,
+  rules: GrantStore.Rules,
+  paths: ReadonlyArray<string>,
+  during?: (capability: Capability) => void,
+  only: ReadonlyArray<typeof operations[number]> = operations,
+  waits = false
+) =>
+  Effect.gen(function*() {
+    const log: Array<string> = []
+    const trips = { n: 0 }
+    const store = yield* recording(rules, log, during, waits).pipe(Effect.provide(NodePath.layer))
+    const auth = yield* authorizer(strategy, world.logicalRoot, store, trips)
+    const answers: Array<unknown> = []
+    const succeeded: Array<boolean> = []
+    const tripsEach: Array<number> = []
+    for (const value of paths) {
+      for (const operation of only) {
+        const at = auth.normalize(value)
+        log.push(`${operation} ${value}`)
+        const before = trips.n
+        const result = yield* Effect.result(way(auth, "fs:read", at, requestOf(operation, at), operation))
+        tripsEach.push(trips.n - before)
+        succeeded.push(Result.isSuccess(result))
+        answers.push(observed(result))
+      }
+    }
+    return { answers, log, succeeded, tripsEach }
+  })
+
+describe.each(strategies)("fused single reads (%s)", (strategy) => {
+  it.effect("give the answers and ask the questions of the three-trip protocol, on random trees with links", () =>
+    Effect.gen(function*() {
+      let spared = 0
+      for (let seed = 1; seed <= 24; seed++) {
+        const world = randomWorld(seed)
+        const rules = randomRules(seed, world)
+        const paths = randomPaths(seed, world, 24)
+        const three = yield* runWay(threeTrips, strategy, world, rules, paths)
+        const one = yield* runWay(fused, strategy, world, rules, paths)
+        expect({ seed, log: one.log }).toEqual({ seed, log: three.log })
+        expect({ seed, answers: one.answers }).toEqual({ seed, answers: three.answers })
+        // A read that succeeds never costs more; one that fails costs at most the one attempt the
+        // protocol then repeats.
+        for (const [i, ok] of three.succeeded.entries()) {
+          expect({ seed, i, trips: one.tripsEach[i]! }).toEqual({ seed, i, trips: one.tripsEach[i]! <= three.tripsEach[i]! + (ok ? 0 : 1) ? one.tripsEach[i]! : -1 })
+          if (ok) spared += three.tripsEach[i]! - one.tripsEach[i]!
+        }
+      }
+      // The comparison means something only if the fused way was taken: every successful read of a
+      // path that names itself spares one trip.
+      expect(spared).toBeGreaterThan(100)
+    }), 120_000)
+
+  it.effect("take the full protocol, trip for trip, when the store's answer waited on anything", () =>
+    Effect.gen(function*() {
+      for (let seed = 1; seed <= 6; seed++) {
+        const world = randomWorld(seed)
+        const rules = randomRules(seed, world)
+        const paths = randomPaths(seed, world, 16)
+        const three = yield* runWay(threeTrips, strategy, world, rules, paths, undefined, operations, true)
+        const one = yield* runWay(fused, strategy, world, rules, paths, undefined, operations, true)
+        expect({ seed, log: one.log }).toEqual({ seed, log: three.log })
+        expect({ seed, answers: one.answers }).toEqual({ seed, answers: three.answers })
+        expect({ seed, trips: one.tripsEach }).toEqual({ seed, trips: three.tripsEach })
+      }
+    }), 120_000)
+
+  it.effect("give the same answers when the path changes while the store decides (a link put in, or taken out)", () =>
+    Effect.gen(function*() {
+      const cases = [
+        // A directory on the path replaced by a link to outside during the decision.
+        { name: "directory swapped for a link to outside", swap: (w: World) => {
+          NFS.renameSync(NPath.join(w.logicalRoot, "d"), NPath.join(w.logicalRoot, "d-away"))
+          NFS.symlinkSync(w.outside, NPath.join(w.logicalRoot, "d"))
+        } },
+        // The file itself replaced by a link to the secret.
+        { name: "file swapped for a link to the secret", swap: (w: World) => {
+          NFS.rmSync(NPath.join(w.logicalRoot, "d/f.txt"))
+          NFS.symlinkSync(NPath.join(w.outside, "secret.txt"), NPath.join(w.logicalRoot, "d/f.txt"))
+        } },
+        // A directory replaced by a link to another directory inside, holding a file of the same name.
+        { name: "directory swapped for a link inside", swap: (w: World) => {
+          NFS.renameSync(NPath.join(w.logicalRoot, "d"), NPath.join(w.logicalRoot, "d-away"))
+          NFS.symlinkSync("other", NPath.join(w.logicalRoot, "d"))
+        } },
+        // The file removed during the decision.
+        { name: "file removed", swap: (w: World) => NFS.rmSync(NPath.join(w.logicalRoot, "d/f.txt")) }
+      ]
+      for (const c of cases) {
+        const results: Array<{ readonly answers: Array<unknown>; readonly log: Array<string>; readonly secretShown: boolean }> = []
+        const s = scratch()
+        for (const way of [threeTrips, fused]) {
+          const world: World = { logicalRoot: s.root, outside: s.outside, made: [] }
+          let swapped = false
+          const during = (capability: Capability) => {
+            if (!swapped && capability.resource === NPath.join(s.root, "d/f.txt")) {
+              swapped = true
+              c.swap(world)
+            }
+          }
+          const answers: Array<unknown> = []
+          const log: Array<string> = []
+          for (const operation of operations) {
+            // A fresh tree state for every operation: undo the swap.
+            NFS.rmSync(s.root, { recursive: true, force: true })
+            NFS.mkdirSync(s.root)
+            s.make({ "d/f.txt": "granted content", "other/f.txt": "other content" })
+            swapped = false
+            const rules = { root: s.root, allow: [{ action: "fs:read" as const, glob: "**" }] }
+            const run = yield* runWay(way, strategy, world, rules, ["d/f.txt"], during, [operation])
+            expect(swapped).toBe(true)
+            answers.push(...run.answers)
+            log.push(...run.log)
+          }
+          const shown = JSON.stringify(answers, (_, v) => typeof v === "bigint" ? v.toString() : v)
+          const secretShown = shown.includes(Buffer.from("TOP SECRET").toString("base64")) || shown.includes("TOP SECRET")
+          results.push({ answers, log, secretShown })
+        }
+        expect({ case: c.name, log: results[1]!.log }).toEqual({ case: c.name, log: results[0]!.log })
+        expect({ case: c.name, answers: results[1]!.answers }).toEqual({ case: c.name, answers: results[0]!.answers })
+        expect(results[1]!.secretShown).toBe(false)
+      }
+    }), 120_000)
+})
