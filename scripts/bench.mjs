@@ -239,9 +239,9 @@ const report = ({ loop, memory, confine, scale, targets }) => {
   out.push("")
   out.push(`Event-loop delay during a ${quick ? "2,000" : "10,000"}-read flood (256 in flight):`)
   out.push("")
-  out.push("| contender | strategy | p50 ms | p99 ms | max ms |")
-  out.push("|---|---|---:|---:|---:|")
-  for (const l of loop) out.push(`| ${l.contender} | ${l.strategy} | ${fmt(l.p50)} | ${fmt(l.p99)} | ${fmt(l.max)} |`)
+  out.push("| contender | strategy | p50 ms | p99 ms | max ms | JS-thread CPU a turn, p99 / max ms |")
+  out.push("|---|---|---:|---:|---:|---:|")
+  for (const l of loop) out.push(`| ${l.contender} | ${l.strategy} | ${fmt(l.p50)} | ${fmt(l.p99)} | ${fmt(l.max)} | ${l.turnCpuP99 === undefined ? "n/a (Node < 23.9)" : `${fmt(l.turnCpuP99)} / ${fmt(l.turnCpuMax)}`} |`)
   if (memory) {
     out.push("")
     out.push(`Memory: RSS ${fmt(memory.rssBeforeMB, 1)} MB before, ${fmt(memory.rssAfterMB, 1)} MB after ${memory.operations.toLocaleString("en")} PinnedRoot reads (growth ${fmt(memory.growthMB, 1)} MB).`)
