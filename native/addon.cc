@@ -21,6 +21,7 @@
 #include "core/root.h"
 #include "core/value.h"
 #include "ops/confine.h"
+#include "settle_pacer.h"
 
 namespace pinnedfs {
 namespace {
@@ -732,6 +733,8 @@ struct EnvState {
   double trips = 0;
   ScratchPool scratch{8u << 20, 16u << 20, {}, 0};         // compact batches
   ScratchPool reads{kCopyThreshold + 1, 4u << 20, {}, 0}; // single reads (contents copied at settle)
+  // Spreads a flood of completions over several turns of the loop (nullptr: settle each at once).
+  std::unique_ptr<SettlePacer> pacer;
 };
 
 // The instance data: a handle on the shared state.
@@ -757,7 +760,7 @@ struct Settled {
 };
 
 template <class R>
-class PromiseJob {
+class PromiseJob : public PendingSettle {
  public:
   using Work = std::function<R()>;
   using Settle = std::function<Settled(Out&, EnvState&, R&)>;
@@ -799,14 +802,22 @@ class PromiseJob {
   static void complete(napi_env env, napi_status status, void* data) {
     std::unique_ptr<PromiseJob> job(static_cast<PromiseJob*>(data));
     napi_delete_async_work(env, job->work_);
+    job->work_ = nullptr;
     // Cancelled (the environment is going away before the work ran), or past the cleanup hook: no
     // JavaScript will look at the promise again, and touching it could only fail.
     if (status != napi_ok || !job->result_ || !job->state_->alive) return;
+    SettlePacer* pacer = job->state_->pacer.get();
+    if (pacer == nullptr) return job->deliver(env);
+    pacer->take(env, std::move(job));
+  }
+
+  void deliver(napi_env env) override {
+    if (!state_->alive) return;
     napi_handle_scope scope = nullptr;
     if (napi_open_handle_scope(env, &scope) != napi_ok) return;
     Out out(env);
-    Settled s = job->settle_(out, *job->state_, *job->result_);
-    settle(out, job->deferred_, s.resolve, s.value);
+    Settled s = settle_(out, *state_, *result_);
+    settle(out, deferred_, s.resolve, s.value);
     napi_close_handle_scope(env, scope);
   }
 
@@ -1218,6 +1229,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
     delete data;
     return exports;
   }
+  data->state->pacer.reset(SettlePacer::make(env));
   auto* held = new std::shared_ptr<EnvState>(data->state);
   if (napi_add_env_cleanup_hook(env, stopping, held) != napi_ok) delete held;
   exports.Set("pin", Napi::Function::New(env, pin, "pin"));
@@ -1229,6 +1241,13 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
                              return Napi::Number::New(info.Env(), state ? state->trips : 0);
                            },
                            "trips"));
+  exports.Set("paced", Napi::Function::New(
+                           env,
+                           [](const Napi::CallbackInfo& info) -> Napi::Value {
+                             std::shared_ptr<EnvState> state = state_of(info.Env());
+                             return Napi::Number::New(info.Env(), state && state->pacer ? state->pacer->waited() : 0);
+                           },
+                           "paced"));
   Napi::Object ops = Napi::Object::New(env);
   const char* names[] = {"exists",        "stat",   "readFile", "readDirectory", "readLink",
                          "realPath",      "resolve", "glob",    "makeDirectory", "remove",

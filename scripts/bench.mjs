@@ -2,7 +2,7 @@
 // npm run bench [-- --quick] [-- --json FILE] [-- --only ID,ID,...] [-- --contenders NAME,NAME,...]
 //
 // --only keeps the named scenarios (and the event-loop flood when "flood" is named, syscall counts
-// when "strace" is; the confinement
+// when "strace" is, the scale rows when "scale" is; the confinement
 // and memory figures only in a run without --only); --contenders keeps the contenders whose name
 // starts with one of the given names. Both are for repeating a few rows; the README table comes
 // from a full run.
@@ -17,6 +17,7 @@
 // first, the failures after them. Only a missing optional tool (strace) is a note.
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { eventLoopDelay, measureSideBySide, pool } from "./bench/measure.mjs"
@@ -25,6 +26,7 @@ import { manyFiles, scenarios } from "./bench/scenarios.mjs"
 import { straceAvailable, syscallsPerOp } from "./bench/syscalls.mjs"
 import { DEEP, makeTrees } from "./bench/trees.mjs"
 import { confineBench } from "./bench/confine.mjs"
+import { scaleBench } from "./bench/scale.mjs"
 
 const argv = process.argv.slice(2)
 const quick = argv.includes("--quick")
@@ -52,6 +54,7 @@ const notes = []
 const failures = []
 
 const log = (...a) => process.stderr.write(`${a.join(" ")}\n`)
+const benchStarted = performance.now()
 
 // ---------------------------------------------------------------------------------------------
 // The floor: the same syscalls in a tight C++ loop (native/bench/floor.cc), built with cmake.
@@ -174,7 +177,14 @@ const main = async () => {
     failures.push(`confinement preparation failed: ${e.message}`)
     return { lines: [] }
   })
-  report({ loop, memory, confine, targets: targets(loop) })
+  // Scale rows: a full run, or `--only scale` (they take minutes, and are left out of --quick).
+  let scale = { lines: [], rows: [] }
+  if (only === undefined ? !quick : only.includes("scale")) {
+    scale = await scaleBench({ quick, log })
+    failures.push(...scale.failures)
+    scale.lines.push("", `Scale rows took ${scale.seconds.toFixed(0)} s, trees made and removed included.`)
+  }
+  report({ loop, memory, confine, scale, targets: targets(loop) })
 }
 
 // The ratios issue 11 sets targets for, each from rows of this run.
@@ -214,7 +224,7 @@ const targets = (loop) => {
   }
   const node = loop.find((l) => l.contender === "node:fs/promises")
   for (const l of loop) {
-    if (l.contender !== "PinnedRoot" && l.contender !== "NodeAtomicFileSystem") continue
+    if (l.contender !== "PinnedRoot" && l.contender !== "NodeAtomicFileSystem" && l.contender !== "kernel over NodeAtomicFileSystem") continue
     out.push({ label: `event-loop p99 during the flood, ${l.contender} (${l.strategy}), ms (p50 ${fmt(l.p50)}, node:fs ${node ? fmt(node.p99) : "n/a"})`, value: l.p99, goal: 5, holds: l.p99 < 5 })
   }
   return out
@@ -223,9 +233,9 @@ const targets = (loop) => {
 const fmt = (n, d = 2) => (n === null || n === undefined ? "n/a" : Number(n).toFixed(d))
 const fmtOps = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n >= 10 ? n.toFixed(0) : n.toFixed(2))
 
-const report = ({ loop, memory, confine, targets }) => {
+const report = ({ loop, memory, confine, scale, targets }) => {
   const out = []
-  out.push(`pinnedfs benchmark (${quick ? "quick" : "full"}), node ${process.version}, ${process.platform}-${process.arch}, ${new Date().toISOString()}`)
+  out.push(`pinnedfs benchmark (${quick ? "quick" : "full"}), node ${process.version}, ${process.platform}-${process.arch}, ${new Date().toISOString()}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")} at the end, ${((performance.now() - benchStarted) / 1000).toFixed(0)} s in all`)
   out.push("")
   out.push("| scenario | contender | strategy | ops/s | vs node:fs | vs fallback | CPU µs/op | fs syscalls/op |")
   out.push("|---|---|---|---:|---:|---:|---:|---:|")
@@ -241,9 +251,9 @@ const report = ({ loop, memory, confine, targets }) => {
   out.push("")
   out.push(`Event-loop delay during a ${quick ? "2,000" : "10,000"}-read flood (256 in flight):`)
   out.push("")
-  out.push("| contender | strategy | p50 ms | p99 ms | max ms |")
-  out.push("|---|---|---:|---:|---:|")
-  for (const l of loop) out.push(`| ${l.contender} | ${l.strategy} | ${fmt(l.p50)} | ${fmt(l.p99)} | ${fmt(l.max)} |`)
+  out.push("| contender | strategy | p50 ms | p99 ms | max ms | JS-thread CPU a turn, p99 / max ms |")
+  out.push("|---|---|---:|---:|---:|---:|")
+  for (const l of loop) out.push(`| ${l.contender} | ${l.strategy} | ${fmt(l.p50)} | ${fmt(l.p99)} | ${fmt(l.max)} | ${l.turnCpuP99 === undefined ? "n/a (Node < 23.9)" : `${fmt(l.turnCpuP99)} / ${fmt(l.turnCpuMax)}`} |`)
   if (memory) {
     out.push("")
     out.push(`Memory: RSS ${fmt(memory.rssBeforeMB, 1)} MB before, ${fmt(memory.rssAfterMB, 1)} MB after ${memory.operations.toLocaleString("en")} PinnedRoot reads (growth ${fmt(memory.growthMB, 1)} MB).`)
@@ -260,6 +270,7 @@ const report = ({ loop, memory, confine, targets }) => {
     for (const n of notes) out.push(`- ${n}`)
   }
   out.push("", ...confine.lines)
+  if (scale.lines.length) out.push("", ...scale.lines)
   if (failures.length) {
     out.push("")
     out.push(`FAILED (${failures.length}):`)
@@ -277,7 +288,7 @@ const report = ({ loop, memory, confine, targets }) => {
       ratioVsFallback: r.ratioVsFallback,
       syscallsPerOp: r.syscallsPerOp ?? null
     }))
-    fs.writeFileSync(jsonFile, JSON.stringify({ rows: json, eventLoop: loop, memory: memory ?? null, targets, notes, failures, confine: { rows: confine.rows ?? [], eventLoop: confine.eventLoop ?? null } }, null, 2))
+    fs.writeFileSync(jsonFile, JSON.stringify({ rows: json, eventLoop: loop, memory: memory ?? null, targets, notes, failures, confine: { rows: confine.rows ?? [], eventLoop: confine.eventLoop ?? null }, scale: scale.rows }, null, 2))
   }
 }
 

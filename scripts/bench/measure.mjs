@@ -65,13 +65,34 @@ export const measureSideBySide = async (entries, { opsPerUnit = 1, rounds = 5, m
   return state.map((st) => (st.error ? { error: st.error } : { opsPerSec: median(st.rates), cpuUsPerOp: median(st.cpus) }))
 }
 
-/** Event-loop delay (ms, p50 and p99) while `flood` runs. */
+/**
+ * Event-loop delay (ms, p50 and p99) while `flood` runs. Where Node can tell a thread's own CPU
+ * time (process.threadCpuUsage, Node 23.9 and later) also the JavaScript thread's CPU time per turn
+ * of the loop (p99, max): unlike the delay, it leaves out time the thread spent preempted by other
+ * processes, so on a shared machine it shows what the flood itself costs a turn.
+ */
 export const eventLoopDelay = async (flood) => {
   const h = monitorEventLoopDelay({ resolution: 1 })
+  const threadCpu = typeof process.threadCpuUsage === "function"
+    ? () => { const u = process.threadCpuUsage(); return (u.user + u.system) / 1000 }
+    : undefined
+  const turns = []
+  let running = threadCpu !== undefined
+  let last = threadCpu?.()
+  const turn = () => {
+    const now = threadCpu()
+    turns.push(now - last)
+    last = now
+    if (running) setImmediate(turn)
+  }
+  if (running) setImmediate(turn)
   h.enable()
   await flood()
   h.disable()
-  return { p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6 }
+  running = false
+  turns.sort((a, b) => a - b)
+  const cpu = turns.length ? { turnCpuP99: turns[Math.min(turns.length - 1, Math.floor(0.99 * turns.length))], turnCpuMax: turns[turns.length - 1] } : {}
+  return { p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6, ...cpu }
 }
 
 /** Runs `count` operations with at most `concurrency` in flight. */

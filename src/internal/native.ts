@@ -91,6 +91,8 @@ export interface NativeBinding {
   identify(path: string): Promise<string>
   /** Trips off the JavaScript thread made by this environment so far (for tests that count them). */
   trips(): number
+  /** Completions this environment has settled in a later turn than they finished in (a paced flood). */
+  paced(): number
   readonly ops: {
     readonly exists: number
     readonly stat: number
