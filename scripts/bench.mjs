@@ -2,8 +2,8 @@
 // npm run bench [-- --quick] [-- --json FILE] [-- --only ID,ID,...] [-- --contenders NAME,NAME,...]
 //
 // --only keeps the named scenarios (and the event-loop flood when "flood" is named, syscall counts
-// when "strace" is, the scale rows when "scale" is; the confinement
-// and memory figures only in a run without --only); --contenders keeps the contenders whose name
+// when "strace" is, the scale rows when "scale" is, the confinement figures when "confine" is;
+// memory figures only in a run without --only); --contenders keeps the contenders whose name
 // starts with one of the given names. Both are for repeating a few rows; the README table comes
 // from a full run.
 //
@@ -173,7 +173,7 @@ const main = async () => {
 
   for (const c of contenders) await c.close()
   trees.cleanup()
-  const confine = only !== undefined ? { lines: [] } : await confineBench({ quick }).catch((e) => {
+  const confine = only !== undefined && !only.includes("confine") ? { lines: [] } : await confineBench({ quick }).catch((e) => {
     failures.push(`confinement preparation failed: ${e.message}`)
     return { lines: [] }
   })

@@ -266,6 +266,7 @@ Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const R
   auto created = create_temp(root, tmp, dir, create_mode, allow_tmpfile, shown);
   if (!created.ok()) return created.take_error();
   int fd = tmp.fd.get();
+  bool needs_mode = false;
   if (exists) {
     // One fstat of the temp tells what creation gave it (our ids, or a setgid directory's group;
     // create_mode less the umask), so the usual case needs no fchown and no fchmod.
@@ -284,13 +285,14 @@ Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const R
         return sys_error(errno, "fchown", shown);
       }
     }
-    // Exact bits, since the umask narrowed create_mode; again after fchown, which clears set-id.
-    if (owner_set || (made.st_mode & 07777) != keep) {
-      if (::fchmod(fd, keep) != 0) return sys_error(errno, "fchmod", shown);
-    }
+    needs_mode = owner_set || (made.st_mode & 07777) != keep;
   }
+  // Owner before the data (no other group reads it meanwhile), exact bits after it: fchown clears
+  // set-id, and so does a write by a caller without CAP_FSETID (any unprivileged user, and root in
+  // a user namespace) to a group-executable setgid file. The umask also narrowed create_mode.
   auto wrote = write_all(fd, request.data, shown);
   if (!wrote.ok()) return wrote.take_error();
+  if (needs_mode && ::fchmod(fd, keep) != 0) return sys_error(errno, "fchmod", shown);
   auto synced = sync_file(fd, shown);
   if (!synced.ok()) return synced.take_error();
   auto published = publish(root, tmp, dir, leaf, exists, shown);

@@ -154,6 +154,9 @@ export const confineBench = async ({ quick = false } = {}) => {
       notes.push(`GNU find not measured: ${e.message}`)
     }
     const delay = await loopDelay(rounds, discoverOnce)
+    // The same histogram over the same time with nothing to do: on a shared machine the loop also
+    // waits for a CPU, and that part of the delay is the machine's, not discovery's.
+    const idle = await loopDelay(rounds, () => new Promise((resolve) => setTimeout(resolve, discovered.ms)))
 
     const session = new Confinement({ target: { workspace: ws, home: path.join(base, "home"), tempRoot: base } })
     const prepareOnce = async () => {
@@ -223,10 +226,11 @@ export const confineBench = async ({ quick = false } = {}) => {
     const js = (d) => `loop active ${d.activeMsPerRun.toFixed(2)} ms${d.threadCpuMsPerRun === null ? "" : `, JavaScript-thread CPU ${d.threadCpuMsPerRun.toFixed(2)} ms`} per run`
     lines.push(
       `Event loop while discovery runs: delay max ${delay.max.toFixed(2)} ms, p99 ${delay.p99.toFixed(2)} ms; ${js(delay)}. ` +
-        `While whole preparations run: delay max ${prepDelay.max.toFixed(2)} ms, p99 ${prepDelay.p99.toFixed(2)} ms; ${js(prepDelay)}.`
+        `While whole preparations run: delay max ${prepDelay.max.toFixed(2)} ms, p99 ${prepDelay.p99.toFixed(2)} ms; ${js(prepDelay)}. ` +
+        `An idle loop over the same time as the discovery runs (the machine's own delay): max ${idle.max.toFixed(2)} ms, p99 ${idle.p99.toFixed(2)} ms.`
     )
     for (const n of notes) lines.push(`- ${n}`)
-    return { lines, rows, eventLoop: { discovery: delay, preparation: prepDelay }, notes }
+    return { lines, rows, eventLoop: { discovery: delay, preparation: prepDelay, idle }, notes }
   } finally {
     fs.rmSync(base, { recursive: true, force: true })
   }

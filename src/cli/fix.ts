@@ -90,7 +90,7 @@ export const registerFix = (program: Command, io: Io = defaultIo): Command =>
     .option("--timeout <ms>", "kill the command after this many milliseconds", positiveInt)
     .option("--progress-interval <ms>", "how often to report a command still running", positiveInt, 2000)
     .option("-q, --quiet", "print only the report: no progress, no output from the command")
-    .option("--confine", "run the command in a sandbox (bubblewrap): only the workspace writable, .git, .vscode and .bashrc read-only, ~/.ssh and ~/.gnupg hidden")
+    .option("--confine", "run the command in a sandbox (bubblewrap): only the files in scope writable (and --may-create's directories), the rest of the workspace, .git, .vscode and .bashrc read-only, ~/.ssh and ~/.gnupg hidden")
     .passThroughOptions()
     .addHelpText(
       "after",
@@ -102,7 +102,7 @@ export const registerFix = (program: Command, io: Io = defaultIo): Command =>
         "Every file access of pinnedfs itself is made relative to the pinned workspace directory and\n" +
         "follows no symbolic link. The command is a child process: pinnedfs re-reads what it was given,\n" +
         "but it cannot stop or see what the command does outside that, unless --confine runs it in a\n" +
-        "sandbox (Linux, bubblewrap), where writing outside the workspace or into a protected path fails.\n"
+        "sandbox (Linux, bubblewrap), where writing anything but the files in scope fails.\n"
     )
     .action(async (command: Array<string>, parsed: Partial<FixOptions>, cmd: Command) => {
       if (!parsed.scope?.length) cmd.error("error: at least one --scope <glob> is required", { exitCode: 2 })
@@ -142,7 +142,7 @@ export const runFix = async (command: ReadonlyArray<string>, options: FixOptions
     progress(`pinnedfs fix: workspace ${root.path}, scope ${options.scope.join(" ")}`)
     const ws = await acquire(root, { scope: options.scope, limits })
     progress(`acquired ${ws.paths().length} file(s)${ws.unreadable.size ? `, ${ws.unreadable.size} unreadable` : ""}`)
-    if (options.confine === true) progress("confined: only the workspace writable; .git, .vscode, .bashrc read-only; ~/.ssh, ~/.gnupg hidden")
+    if (options.confine === true) progress("confined: only the files in scope writable; the rest of the workspace, .git, .vscode, .bashrc read-only; ~/.ssh, ~/.gnupg hidden")
     const [executable, ...args] = command
     const fixer = externalFixer({
       name: command.join(" "),

@@ -13,6 +13,7 @@ import { GrantStore } from "./grants.ts"
 import type { PreparedLaunch, RunResult } from "./launch.ts"
 import { compilePolicy, type CompiledPolicy, type Mode, type PolicyConfig } from "./policy.ts"
 import { type LaunchInputs, type LaunchPlan, prepareLaunch } from "./prepare.ts"
+import type { LaunchScope } from "./scope.ts"
 import { type ExecutionTarget, executionTarget, type ExecutionTargetInput } from "./target.ts"
 
 /** @since 0.1.0 @category models */
@@ -26,6 +27,18 @@ export interface ConfinementOptions {
   readonly strategy?: Strategy | undefined
   readonly limits?: DiscoveryLimits | undefined
   readonly bwrap?: string | undefined
+}
+
+/**
+ * What one launch is given besides the session: cancellation, and a scope that narrows what it may
+ * write in the workspace (see {@link LaunchScope}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LaunchOptions {
+  readonly signal?: AbortSignal | undefined
+  readonly scope?: LaunchScope | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -87,9 +100,10 @@ export class Confinement {
   }
 
   /** Prepares one launch (see {@link prepareLaunch}); `"once"` grants are consumed when it starts. */
-  prepare(options: { readonly signal?: AbortSignal | undefined } = {}): Promise<PreparedLaunch> {
+  prepare(options: LaunchOptions = {}): Promise<PreparedLaunch> {
     return prepareLaunch(() => this.inputs(), {
       signal: options.signal,
+      scope: options.scope,
       strategy: this.options.strategy,
       limits: this.options.limits,
       bwrap: this.options.bwrap,
@@ -101,10 +115,10 @@ export class Confinement {
   async run(
     command: string,
     args: ReadonlyArray<string> = [],
-    options: SpawnOptions & { readonly signal?: AbortSignal | undefined } = {}
+    options: SpawnOptions & LaunchOptions = {}
   ): Promise<ConfinedRun> {
-    const { signal, ...spawnOptions } = options
-    const launch = await this.prepare({ signal })
+    const { signal, scope, ...spawnOptions } = options
+    const launch = await this.prepare({ signal, scope })
     try {
       const result = await launch.run(command, args, spawnOptions)
       return { ...result, plan: launch.plan, cleanup: await launch.cleanup() }
@@ -120,10 +134,10 @@ export class Confinement {
   async spawn(
     command: string,
     args: ReadonlyArray<string> = [],
-    options: SpawnOptions & { readonly signal?: AbortSignal | undefined } = {}
+    options: SpawnOptions & LaunchOptions = {}
   ): Promise<ChildProcess & { readonly confinement: PreparedLaunch }> {
-    const { signal, ...spawnOptions } = options
-    const launch = await this.prepare({ signal })
+    const { signal, scope, ...spawnOptions } = options
+    const launch = await this.prepare({ signal, scope })
     let child: ChildProcess
     try {
       child = await launch.spawn(command, args, spawnOptions)

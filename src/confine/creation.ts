@@ -4,7 +4,8 @@
  *
  * - A determinable protected path that is missing beneath a writable root is made, empty, so it can
  *   be mounted read-only or masked: a child can then neither create it nor write in it.
- * - State roots the target asks for, and the private temporary root, are made the same way.
+ * - State roots the target asks for, the private temporary root, and the missing directories a
+ *   launch scope makes writable are made the same way.
  *
  * Every missing directory of an anchor goes into one parent-before-child program: each is made
  * with `mkdirat` on a handle of its pinned parent, then given its exact mode, and a conflict stops
@@ -23,7 +24,7 @@ import { ConfinementError } from "./errors.ts"
 import { type RawPath, relativeTo, shown, textOf, within } from "./raw.ts"
 
 /** @since 0.1.0 @category models */
-export type Purpose = "protected" | "state" | "temp"
+export type Purpose = "protected" | "state" | "temp" | "scope"
 
 /** @since 0.1.0 @category models */
 export interface CreationRequest {

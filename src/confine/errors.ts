@@ -11,6 +11,7 @@ export type ConfinementReason =
   | "invalid-policy"
   | "invalid-target"
   | "invalid-grant"
+  | "invalid-scope"
   | "discovery-failed"
   | "discovery-truncated"
   | "cancelled"

@@ -4,11 +4,12 @@
  * macOS sandbox profile are both renderings of these layers.
  *
  * 1. The base: everything readable and nothing writable (full access: everything writable).
- * 2. Writable roots, shallowest first.
+ * 2. Writable roots, shallowest first: directories as trees, and single files (a launch scope's).
  * 3. Restrictions and grants together, shallowest first, a restriction before a grant on the same
  *    path. Each later layer sits on top of the earlier ones beneath which it lies, so:
  *    - a restriction is applied only where it narrows what is inherited (a read-only path inside an
- *      inaccessible one stays inaccessible: restrictions never widen);
+ *      inaccessible one stays inaccessible: restrictions never widen), or where a writable root
+ *      lies beneath it (a protected path stays protected whatever is writable inside it);
  *    - a grant is applied only where it widens, and a grant on a broad ancestor comes before the
  *      separately protected paths beneath it, which are therefore applied again on top of it.
  *
@@ -71,6 +72,8 @@ export const planLayers = (input: LayerInput): Layers => {
   const base: Strictness = input.mode === "full-access" ? 0 : 1
 
   const roots: Array<RawPath> = []
+  // Proper ancestors of the roots: a restriction there covers a writable root.
+  const aboveRoots = new Set<RawPath>()
   if (input.mode === "confined") {
     for (const w of [...input.writable].sort(byDepth)) {
       if (roots.some((r) => within(w.path, r))) {
@@ -78,6 +81,11 @@ export const planLayers = (input: LayerInput): Layers => {
         continue
       }
       roots.push(w.path)
+      for (let p = w.path; p !== "/" && p !== ""; ) {
+        const cut = p.lastIndexOf("/")
+        p = cut <= 0 ? "/" : p.slice(0, cut)
+        aboveRoots.add(p)
+      }
       layers.push({ op: "bind", path: w.path, slot: w.slot, writable: true, why: w.why })
     }
   } else {
@@ -111,7 +119,8 @@ export const planLayers = (input: LayerInput): Layers => {
   }
   for (const e of entries) {
     const from = inherited(e.path)
-    if (e.kind === 0 ? e.strict <= from : e.strict >= from) {
+    const covers = e.kind === 0 && e.strict === from && aboveRoots.has(e.path)
+    if (e.kind === 0 ? e.strict <= from && !covers : e.strict >= from) {
       unused.push(e.slot)
       if (e.kind === 1) redundantGrants.push(e.why)
       continue

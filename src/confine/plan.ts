@@ -34,6 +34,13 @@ export interface LaunchPlan {
     /** The deciding rule's glob; null for an unreadable tree protected whole. */
     readonly rule: string | null
   }>
+  /** What a launch scope made writable in the workspace; null when the whole workspace is. */
+  readonly scope: {
+    readonly files: ReadonlyArray<string>
+    readonly directories: ReadonlyArray<string>
+    /** Named by the scope and left as they are: missing, or inside a protected path. */
+    readonly skipped: ReadonlyArray<{ readonly path: string; readonly why: string }>
+  } | null
   readonly created: ReadonlyArray<{ readonly path: string; readonly identity: string; readonly purpose: Owned["purpose"]; readonly permanent: boolean }>
   readonly grants: {
     readonly applied: ReadonlyArray<Grant>

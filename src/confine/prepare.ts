@@ -12,6 +12,9 @@
  *    created directory must still be the one made; each anchor must still be what its path names.
  * 5. The layers and the sandbox's own rendering of them.
  *
+ * A launch scope (see `scope.ts`) narrows one launch: the workspace is then not a writable root,
+ * and the scope's files (each bound by itself) and directories are writable in its place.
+ *
  * Any failure refuses the launch and undoes what was made; a cancelled preparation never launches.
  *
  * @since 0.1.0
@@ -33,6 +36,7 @@ import { beneath, joinRaw, type RawPath, rawOf, relativeTo, shown, within } from
 import { findBwrap } from "./available.ts"
 import { renderSandboxProfile } from "./sandboxExec.ts"
 import type { LaunchInputs, LaunchPlan } from "./plan.ts"
+import { type LaunchScope, resolveScope } from "./scope.ts"
 import { closeHeld, hold, type HeldMember } from "./wire.ts"
 
 export type { LaunchInputs, LaunchPlan } from "./plan.ts"
@@ -48,6 +52,8 @@ export interface PrepareOptions {
   readonly platform?: "linux" | "darwin" | undefined
   /** The bubblewrap executable (default `bwrap` found on `PATH`). */
   readonly bwrap?: string | undefined
+  /** Narrows what this launch may write in the workspace (see {@link LaunchScope}); ignored in full access. */
+  readonly scope?: LaunchScope | undefined
   /**
    * Test hooks, run between the steps of preparation: they let a test change the file system at a
    * precise moment (a directory swapped for a link after discovery, say) instead of hoping a race
@@ -108,6 +114,8 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
     // 1. Canonical spellings, captured once.
     const workspace = await mustExist(target.workspace, "workspace")
     const extra = await Promise.all(target.writable.map((w) => mustExist(w, "writable root")))
+    const resolved = options.scope === undefined ? null : resolveScope(options.scope, workspace)
+    const scope = confined ? resolved : null
     const home = await canonicalDirectory(target.home)
     const cwd = await mustExist(target.cwd, "working directory")
     const creations: Array<CreationRequest> = []
@@ -141,14 +149,36 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
     await options.hooks?.afterDiscovery?.()
     cancelled(signal)
 
+    // A scope path inside a protected path stays as the protection says: never made writable.
+    const protectedPaths = new Set<RawPath>([...discovery.candidates.map((c) => c.path), ...discovery.missing.map((m) => m.path)])
+    const skipped: Array<{ path: string; why: string }> = []
+    const unprotected = (p: RawPath): boolean => {
+      for (let a = p; within(a, workspace); a = a.slice(0, a.lastIndexOf("/"))) {
+        if (protectedPaths.has(a)) {
+          skipped.push({ path: shown(p), why: `inside the protected path '${shown(a)}'` })
+          return false
+        }
+        if (a === workspace) break
+      }
+      return true
+    }
+    const scopeDirectories = scope === null ? [] : scope.directories.filter(unprotected)
+    const scopeFiles = scope === null ? [] : scope.files.filter(unprotected)
+
     // 3. Creation targets: a missing protected path the child could create, beneath a writable
-    //    root that exists now (full access: beneath the directory the rule is rooted in).
-    const existingWritable = [workspace, ...extra, ...(target.tempRoot !== null ? [tempRoot] : [])].sort((a, b) => b.length - a.length)
+    //    root that exists now (full access: beneath the directory the rule is rooted in). A
+    //    scope's directories are ensured first, each through the workspace's handle, so a
+    //    protected path beneath one is made inside it by the same program.
+    for (const d of scopeDirectories) if (d !== workspace) creations.push({ path: d, anchor: workspace, mode: 0o755, purpose: "scope", permanent: false })
+    const writableHere = scope === null ? [workspace, ...extra] : [...scopeDirectories, ...extra]
+    const existingWritable = [...writableHere, ...(target.tempRoot !== null ? [tempRoot] : [])].sort((a, b) => b.length - a.length)
     const createdProtected: Array<{ path: RawPath; anchor: RawPath; access: Access; rule: number }> = []
     for (const m of discovery.missing) {
       const covering = confined ? existingWritable.find((w) => beneath(m.path, w)) : beneath(m.path, m.anchor) ? m.anchor : undefined
       if (covering === undefined) continue
-      creations.push({ path: m.path, anchor: covering, mode: m.access === "read-only" ? 0o755 : 0o700, purpose: "protected", permanent: false })
+      // Beneath a scope directory: made through the workspace's handle, in the same program.
+      const anchor = scope !== null && within(covering, workspace) ? workspace : covering
+      creations.push({ path: m.path, anchor, mode: m.access === "read-only" ? 0o755 : 0o700, purpose: "protected", permanent: false })
       createdProtected.push(m)
     }
     if (creations.length > 0) {
@@ -171,7 +201,27 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
       return fds.length - 1
     }
     const writable: Array<LayerInput["writable"][number]> = []
-    const writableRoots = confined ? [workspace, ...extra, tempRoot, ...stateRoots] : []
+    const writableRoots = !confined ? [] : scope === null ? [workspace, ...extra, tempRoot, ...stateRoots] : [...extra, tempRoot, ...stateRoots, ...scopeDirectories]
+    const scopeHeld: Array<RawPath> = []
+    if (scopeFiles.length > 0) await anchors.pin(workspace)
+    for (const f of scopeFiles) {
+      items.push({
+        anchor: workspace,
+        path: relativeTo(f, workspace),
+        settle: (m) => {
+          const named = `scope file '${shown(f)}'`
+          if (m.status === "missing") return void skipped.push({ path: shown(f), why: "it does not exist" })
+          if (m.status === "refused") {
+            throw new ConfinementError(m.error?.refusal === "symlink" ? "link" : "validation-failed", `${named} cannot be validated: ${m.error?.message}`, { cause: m.error })
+          }
+          if (m.type === "link") throw new ConfinementError("link", `${named} is a symbolic link: refused, not followed`)
+          if (m.type !== "file") throw new ConfinementError("validation-failed", `${named} is not a regular file (${m.type})`)
+          if (m.nlink > 1n) throw new ConfinementError("hard-link", `${named} has ${m.nlink} links: writing it would change its other names too`)
+          writable.push({ path: f, slot: slot(m), why: "scope file, rewritable in place" })
+          scopeHeld.push(f)
+        }
+      })
+    }
     for (const w of writableRoots) {
       // Held from the deepest anchor already pinned that contains it (a state root from the
       // directory it was made in), else pinned itself.
@@ -302,6 +352,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
       cwd: shown(cwd),
       tempRoot: shown(tempRoot),
       writableRoots: writable.map((w) => shown(w.path)),
+      scope: scope === null ? null : { files: scopeHeld.sort().map(shown), directories: scopeDirectories.map(shown), skipped },
       restrictions: planned.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
       created: owned.map((o) => ({ path: shown(o.path), identity: o.identity, purpose: o.purpose, permanent: o.permanent })),
       grants: { applied, unapplied },

@@ -14,6 +14,7 @@ import { EventEmitter } from "node:events"
 import { PassThrough } from "node:stream"
 import type { Confinement } from "./confinement.ts"
 import { ConfinementError } from "./errors.ts"
+import type { LaunchScope } from "./scope.ts"
 
 /** What the stand-in offers of a `ChildProcess`. @since 0.1.0 @category models */
 export interface ConfinedChild extends EventEmitter {
@@ -41,17 +42,18 @@ class Deferred extends EventEmitter implements ConfinedChild {
 
 /**
  * A function with `child_process.spawn`'s arguments that starts each command confined by
- * `confinement` (one launch per command, cleaned up when it exits).
+ * `confinement` (one launch per command, cleaned up when it exits), each narrowed to `scope` when
+ * one is given.
  *
  * @since 0.1.0
  */
 export const confinedSpawner =
-  (confinement: Confinement) =>
+  (confinement: Confinement, launch: { readonly scope?: LaunchScope | undefined } = {}) =>
   (command: string, args: ReadonlyArray<string> = [], options: SpawnOptions = {}): ConfinedChild => {
     const out = new Deferred()
     const stdio: SpawnOptions["stdio"] = options.stdio ?? ["ignore", "pipe", "pipe"]
     void confinement
-      .spawn(command, args, { ...options, stdio, signal: out.abort.signal })
+      .spawn(command, args, { ...options, stdio, signal: out.abort.signal, scope: launch.scope })
       .then((child) => {
         out.child = child
         if (out.killed !== undefined) child.kill(out.killed)

@@ -45,6 +45,25 @@ describe("the mount plan", () => {
     expect(summary(l)).toEqual(["rw /w", "mask-0 /h/.ssh", "ro /w/.git", "mask-0 /w/.git/hooks"])
   })
 
+  it("a restriction with a writable root beneath it is applied even where it narrows nothing inherited (a scope file in .git stays read-only)", () => {
+    // The workspace is not writable (a launch scope narrowed it): /w/.git inherits read-only from the
+    // base, yet the single writable file beneath it must be covered again.
+    const l = planLayers(
+      input({
+        writable: [
+          { path: "/w/src/a.ts", slot: 0, why: "scope file" },
+          { path: "/w/.git/config", slot: 1, why: "scope file" }
+        ],
+        restrictions: [
+          { path: "/w/.git", access: "read-only", type: "directory", slot: 2, why: "" },
+          { path: "/w/.vscode", access: "read-only", type: "directory", slot: 3, why: "" }
+        ]
+      })
+    )
+    expect(summary(l)).toEqual(["rw /w/.git/config", "rw /w/src/a.ts", "ro /w/.git"])
+    expect([...l.unused].sort()).toEqual([3])
+  })
+
   it("a grant on an ancestor comes first, so the protected paths beneath it are applied again on top", () => {
     const l = planLayers(
       input({

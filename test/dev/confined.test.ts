@@ -1,9 +1,11 @@
 /**
  * The in-place fixers' external processes run under `pinnedfs/confine` (the `confine` option of
- * `externalFixer`): real `eslint --fix` and `prettier --write` in bubblewrap, a rogue fixer whose
- * writes outside the workspace and into `.git` are stopped by the sandbox while its edit of its
- * own file lands and is reconciled by the re-read, and launches that cannot be confined failing
- * their step with the reason, nothing run. Under both resolve strategies.
+ * `externalFixer`), narrowed to each invocation's allowlist: real `eslint --fix` and `prettier
+ * --write` in bubblewrap, a rogue fixer whose writes outside the workspace and into `.git` are
+ * stopped by the sandbox while its edit of its own file lands and is reconciled by the re-read, a
+ * stray fixer whose writes inside the workspace but outside its allowlist are stopped too, and
+ * launches that cannot be confined failing their step with the reason, nothing run. Under both
+ * resolve strategies.
  *
  * Without a usable bubblewrap the sandbox cases are skipped and the reason is printed; the case
  * that a missing bubblewrap refuses the step still runs.
@@ -11,7 +13,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { Confinement, sandboxAvailable } from "../../src/confine/index.ts"
+import { confinedSpawner, Confinement, sandboxAvailable } from "../../src/confine/index.ts"
 import { acquire, approveAll, eslintFixer, externalFixer, Plan, Step } from "../../src/dev/index.ts"
 import { strategies } from "../support/strategies.ts"
 import type { Scratch } from "../support/tree.ts"
@@ -42,6 +44,7 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
       "eslint.config.js": eslintConfig(),
       "src/a.ts": aSource,
       "src/b.ts": bSource,
+      "README.md": "readme\n",
       ".git/config": "[core]\n"
     })
     // Home and temporary root beside the workspace, in the scratch base (never the real home).
@@ -56,6 +59,19 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
     return { s, root, ws, run, confinement, output }
   }
   const escaped = (s: Scratch) => path.join(s.outside, "escaped")
+  // A fixer that strays inside the workspace: it fixes the files it is given, then writes a file
+  // outside its scope, creates one no mayCreate allows, and overwrites a file withheld from it
+  // because it was edited in memory (the stale disk copy).
+  const stray = [
+    'for f in "$@"; do printf "// fixed\\n" >> "$f"; done',
+    "printf stray >> README.md && echo readme-written || echo readme-denied",
+    "printf stray > src/new.ts && echo create-written || echo create-denied",
+    "printf stale > src/b.ts && echo withheld-written || echo withheld-denied"
+  ].join("\n")
+  const strayPlan = (confine: Confinement) => [
+    Step.edit("edit b.ts", (e) => e.write("src/b.ts", "export const z = 'memory'\n")),
+    Step.fix("stray", externalFixer({ command: "/bin/sh", args: ["-c", stray, "stray"], scope, confine }))
+  ]
 
   describe.skipIf(!sandbox.available)("in the sandbox", () => {
     it("edit(a.ts) → eslint --fix → write → prettier --write → check, the tools confined, ends with disk and workspace equal", async () => {
@@ -110,6 +126,59 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
       expect(disk(s, "../outside/escaped")).toBe("escaped")
       expect(disk(s, ".git/config")).toBe("[core]\n[evil]\n")
       expect(fs.existsSync(s.abs(".git/hooks/pre-commit"))).toBe(true)
+    })
+
+    it("a fixer writing in the workspace outside its allowlist is stopped by the sandbox; the re-read finds only its allowlisted edit", async () => {
+      const { s, ws, run, confinement, output } = await start()
+      const result = await run(strayPlan(confinement()))
+      const step = result.steps[1]!
+      expect(step.status).toBe("ok")
+      const said = output.join("")
+      for (const word of ["readme-denied", "create-denied", "withheld-denied"]) expect(said).toContain(word)
+      const report = step.capabilities[0]!
+      expect(report.allowlist).toEqual(["src/a.ts"])
+      expect(report.withheld.map((w) => [w.path, w.reason])).toEqual([["src/b.ts", "dirty"]])
+      expect(report.reread!.changed).toEqual(["src/a.ts"])
+      expect(report.reread!.admitted).toEqual([])
+      expect(step.diagnostics.filter((d) => d.code === "outside-may-create")).toEqual([])
+      expect(disk(s, "README.md")).toBe("readme\n")
+      expect(fs.existsSync(s.abs("src/new.ts"))).toBe(false)
+      expect(disk(s, "src/b.ts")).toBe(bSource)
+      expect(ws.get("src/b.ts")).toBe("export const z = 'memory'\n")
+      expect(disk(s, "src/a.ts")).toBe(`${aSource}// fixed\n`)
+    })
+
+    it("the same stray fixer unconfined, or confined to the whole workspace, writes all three (what the narrowing stops)", async () => {
+      for (const how of ["unconfined", "whole workspace"] as const) {
+        const { s, run, confinement, output } = await start()
+        const spawn = how === "unconfined" ? undefined : confinedSpawner(confinement())
+        const result = await run([
+          Step.edit("edit b.ts", (e) => e.write("src/b.ts", "export const z = 'memory'\n")),
+          Step.fix("stray", externalFixer({ command: "/bin/sh", args: ["-c", stray, "stray"], scope, spawn }))
+        ])
+        const step = result.steps[1]!
+        expect([how, step.status]).toEqual([how, "ok"])
+        for (const word of ["readme-written", "create-written", "withheld-written"]) expect(output.join("")).toContain(word)
+        // The re-read sees only the creation; the other two writes go unnoticed.
+        expect(step.capabilities[0]!.reread!.admitted).toEqual(["src/new.ts"])
+        expect(step.diagnostics.filter((d) => d.code === "outside-may-create").map((d) => d.path)).toEqual(["src/new.ts"])
+        expect(disk(s, "README.md")).toBe("readme\nstray")
+        expect(disk(s, "src/b.ts")).toBe("stale")
+      }
+    })
+
+    it("a fixer may create where its mayCreate globs point, a missing directory made for it, and nowhere else", async () => {
+      const { s, run, confinement, output } = await start()
+      const script = "printf 'export {}\\n' > src/gen/x.ts && echo gen-written; printf no > src/y.ts || echo src-denied"
+      const result = await run([
+        Step.fix("gen", externalFixer({ command: "/bin/sh", args: ["-c", script], appendFiles: false, scope, mayCreate: ["src/gen/*.ts"], confine: confinement() }))
+      ])
+      expect(result.steps[0]!.status).toBe("ok")
+      for (const word of ["gen-written", "src-denied"]) expect(output.join("")).toContain(word)
+      expect(disk(s, "src/gen/x.ts")).toBe("export {}\n")
+      expect(fs.existsSync(s.abs("src/y.ts"))).toBe(false)
+      expect(result.steps[0]!.capabilities[0]!.reread!.admitted).toEqual(["src/gen/x.ts"])
+      expect(result.steps[0]!.diagnostics).toEqual([])
     })
 
     it("a fixer that fails on a write the sandbox refuses fails its step, and the re-read still reconciles its edits", async () => {

@@ -8,15 +8,23 @@
  * the envelope afterwards (so a change inside the envelope is always seen, and a change to a path
  * withheld from it is reported), but a child that writes outside its envelope is neither stopped
  * nor noticed, unless the child is confined: given a `pinnedfs/confine` session (`confine`), the
- * command runs in its sandbox, where the workspace is the only writable tree and its protected
- * paths (`.git` by default) are read-only or hidden. A launch that cannot be confined fails the
- * step with the reason and the command does not run; it is never retried unconfined.
+ * command runs in its sandbox narrowed to this invocation's allowlist. The allowlisted files are
+ * the only files of the workspace it can write (in place: a tool that replaces a file by renaming a
+ * new one onto it gets `EROFS`), the static base directory of each `mayCreate` glob is writable as
+ * a tree (where it may create; `**\/*.gen.ts` has none, so it opens the whole workspace), and the
+ * rest of the workspace, the protected paths (`.git` by default) and everything outside are
+ * read-only or hidden. The session's own writable roots, state roots and temporary root stay
+ * writable: that is where a tool keeps its caches. A write outside the allowlist then fails in the
+ * child, and the re-read finds the disk as the allowlist left it. A launch that cannot be confined
+ * fails the step with the reason and the command does not run; it is never retried unconfined.
  *
  * @since 0.1.0
  */
 import { spawn as nodeSpawn } from "node:child_process"
 import * as fs from "node:fs"
-import { type Confinement, confinedSpawner } from "../../confine/index.ts"
+import * as path from "node:path"
+import picomatch from "picomatch"
+import { type Confinement, confinedSpawner, type LaunchScope } from "../../confine/index.ts"
 import type { Capability } from "../Capability.ts"
 
 /**
@@ -71,8 +79,8 @@ export interface ExternalFixerOptions {
   readonly appendFiles?: boolean | undefined
   readonly spawn?: Spawn | undefined
   /**
-   * Run the command confined by this session (its workspace must be the plan's workspace
-   * directory). Excludes `spawn`.
+   * Run the command confined by this session, narrowed to the allowlist (its workspace must be the
+   * plan's workspace directory). Excludes `spawn`.
    */
   readonly confine?: Confinement | undefined
   readonly env?: NodeJS.ProcessEnv | undefined
@@ -95,6 +103,18 @@ const sameWorkspace = async (confinement: Confinement, workspaceDir: string): Pr
   }
 }
 
+/**
+ * What one confined invocation may write in the workspace: the allowlisted files, and where its
+ * `mayCreate` globs could put a new file (a glob's static base; a plain path's directory).
+ */
+const launchScope = (files: ReadonlyArray<string>, mayCreate: ReadonlyArray<string>): LaunchScope => ({
+  files,
+  directories: mayCreate.map((g) => {
+    const scanned = picomatch.scan(g)
+    return scanned.isGlob ? scanned.base : path.posix.dirname(g)
+  })
+})
+
 /** How much of the child's output a failure diagnostic quotes. */
 const tailBytes = 4096
 
@@ -107,12 +127,12 @@ export const externalFixer = (o: ExternalFixerOptions): Capability => {
   if (o.confine !== undefined && o.spawn !== undefined) {
     throw new TypeError(`externalFixer '${name}': give either confine or spawn, not both (confine supplies the spawn)`)
   }
-  const spawn: Spawn = o.confine !== undefined ? confinedSpawner(o.confine) : (o.spawn ?? defaultSpawn)
+  const mayCreate = o.mayCreate ?? []
   return {
     name,
     scope: o.scope,
     selectors: o.selectors,
-    mayCreate: o.mayCreate ?? [],
+    mayCreate,
     external: true,
     run: async (access, context) => {
       const files = access.scope
@@ -121,6 +141,7 @@ export const externalFixer = (o: ExternalFixerOptions): Capability => {
       const appended = o.appendFiles === false ? [] : files.map((f) => (f.startsWith("-") ? `./${f}` : f))
       const args = [...(o.args ?? []), ...appended]
       if (o.confine !== undefined) await sameWorkspace(o.confine, context.workspaceDir)
+      const spawn: Spawn = o.confine !== undefined ? confinedSpawner(o.confine, { scope: launchScope(files, mayCreate) }) : (o.spawn ?? defaultSpawn)
       const started = Date.now()
       const child = spawn(o.command, args, { cwd: context.workspaceDir, env: o.env ?? process.env })
       let tail = ""
