@@ -42,7 +42,7 @@ export interface NativeRootHandle {
    */
   call(op: number, path: string, recursive?: boolean, limit?: number, verifyRoot?: boolean | string): Promise<unknown>
   /**
-   * A batch of path-only reads, compactly: `ops[i]` (255: refused by the caller, not run), `paths[i]`,
+   * A batch of path-only reads, compactly: `ops[i]` (`refusedMember`: refused by the caller, not run), `paths[i]`,
    * `recursive[i]`. Answers `[failed, values]`: `values[i]` is member i's value, or its error when
    * `failed[i]` is 1. `memberLimit` bounds each member's file as `batch`'s `limits.member` does.
    */
@@ -110,6 +110,8 @@ export interface NativeBinding {
     readonly rmdirs: number
   }
   readonly flags: Readonly<Record<"r" | "r+" | "w" | "wx" | "w+" | "wx+" | "a" | "ax" | "a+" | "ax+", number>>
+  /** The readMany op code of a member the caller already refused: it is not run. */
+  readonly refusedMember: number
 }
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..")

@@ -1,5 +1,5 @@
 // Property test of the raw addon, run in a child process so that a crash in the marshalling code
-// (native/addon.cc) fails the test instead of killing the runner. Arguments: seed numRuns.
+// (native/binding) fails the test instead of killing the runner. Arguments: seed numRuns.
 // Prints one JSON line with the figures; exits 1 with fast-check's report (seed, path,
 // counterexample) when the property fails.
 //
