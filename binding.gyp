@@ -5,7 +5,11 @@
     "pinnedfs_werror%": "false",
     # The published prebuilds (scripts/package/prebuild.mjs): libstdc++ and libgcc linked in, and
     # no glibc symbol version above 2.28. A source build links against the machine it runs on.
-    "pinnedfs_portable%": "false"
+    "pinnedfs_portable%": "false",
+    # The test hooks (the trips() counter, mkdirs' testAfterPlan steps): built from a source checkout,
+    # where the native tests are, and absent from the published package's source builds (it ships
+    # no native/test) and from the prebuilds (scripts/package/prebuild.mjs sets this to false).
+    "pinnedfs_test_hooks%": "<!(node -p \"require('fs').existsSync('native/test') ? 'true' : 'false'\")"
   },
   "targets": [
     {
@@ -26,6 +30,9 @@
             "GCC_ENABLE_CPP_EXCEPTIONS": "NO",
             "OTHER_CPLUSPLUSFLAGS": ["-Wall", "-Wextra"]
           }
+        }],
+        ["pinnedfs_test_hooks=='true'", {
+          "defines": ["PINNEDFS_TEST_HOOKS"]
         }],
         ["pinnedfs_werror=='true'", {
           "cflags_cc": ["-Werror"],

@@ -133,9 +133,11 @@ struct EnvState {
   napi_ref root_ctor = nullptr;
   // False from the environment's cleanup hook on: completions then drop their answers unseen.
   bool alive = true;
+#ifdef PINNEDFS_TEST_HOOKS
   // Trips off the JavaScript thread this environment has made: tests count them to prove a batch
   // or a directory program is one trip.
   double trips = 0;
+#endif
   ScratchPool scratch{8u << 20, 16u << 20, {}, 0};         // compact batches
   ScratchPool reads{kCopyThreshold + 1, 4u << 20, {}, 0}; // single reads (contents copied at settle)
 };
@@ -173,7 +175,9 @@ class PromiseJob {
   static napi_value start(napi_env env, Work work, Settle settle) {
     std::shared_ptr<EnvState> state = state_of(env);
     if (!state) return nullptr;
+#ifdef PINNEDFS_TEST_HOOKS
     state->trips += 1;
+#endif
     auto* job = new PromiseJob(std::move(state), std::move(work), std::move(settle));
     napi_value promise = nullptr, name = nullptr;
     if (napi_create_promise(env, &job->deferred_, &promise) != napi_ok) {
@@ -628,6 +632,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   if (napi_add_env_cleanup_hook(env, stopping, held) != napi_ok) delete held;
   exports.Set("pin", Napi::Function::New(env, pin, "pin"));
   exports.Set("identify", Napi::Function::New(env, identify, "identify"));
+#ifdef PINNEDFS_TEST_HOOKS
   exports.Set("trips", Napi::Function::New(
                            env,
                            [](const Napi::CallbackInfo& info) -> Napi::Value {
@@ -635,6 +640,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
                              return Napi::Number::New(info.Env(), state ? state->trips : 0);
                            },
                            "trips"));
+#endif
   Napi::Object ops = Napi::Object::New(env);
 #define PINNEDFS_EXPORT(name, text) ops.Set(text, static_cast<uint32_t>(Op::name));
   PINNEDFS_OPS(PINNEDFS_EXPORT)
@@ -646,6 +652,11 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
 #undef PINNEDFS_EXPORT
   exports.Set("flags", fl);
   exports.Set("refusedMember", static_cast<uint32_t>(kRefusedMember));
+#ifdef PINNEDFS_TEST_HOOKS
+  exports.Set("testHooks", true);
+#else
+  exports.Set("testHooks", false);
+#endif
   return exports;
 }
 

@@ -89,8 +89,13 @@ export interface NativeRequest {
 export interface NativeBinding {
   pin(path: string, strategy: "auto" | "openat2" | "walk"): Promise<NativeRootHandle>
   identify(path: string): Promise<string>
-  /** Trips off the JavaScript thread made by this environment so far (for tests that count them). */
-  trips(): number
+  /**
+   * Trips off the JavaScript thread made by this environment so far (for tests that count them).
+   * A test hook: absent from the published prebuilds, as `testAfterPlan` is ignored there.
+   */
+  trips?(): number
+  /** Whether this build carries the test hooks (`trips`, mkdirs' `testAfterPlan`). */
+  readonly testHooks: boolean
   readonly ops: {
     readonly exists: number
     readonly stat: number

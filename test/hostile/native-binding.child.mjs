@@ -151,7 +151,8 @@ const surelyMalformed = (spec) => {
 const readsOperand = (op, key) => {
   if (key === "to") return op === native.ops.rename || op === native.ops.glob
   if (key === "pattern" || key === "exclude" || key === "dot") return op === native.ops.glob
-  if (key === "testAfterPlan") return op === native.ops.mkdirs
+  // A build without the test hooks never reads it.
+  if (key === "testAfterPlan") return op === native.ops.mkdirs && native.testHooks
   return true
 }
 
