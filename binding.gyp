@@ -19,6 +19,11 @@
         "<!@(node -p \"require('./native/sources.json').core.join(' ')\")"
       ],
       "conditions": [
+        # Only the command in the branch gyp takes is run: a system with no platform files
+        # (native/platform) stops the build here, saying so.
+        ["OS!='linux' and OS!='mac'", {
+          "sources": ["<!(node -e \"console.error('pinnedfs supports Linux and macOS only: <(OS) has no platform files (native/platform)'); process.exit(1)\")"]
+        }],
         ["OS=='linux'", {
           "sources": ["<!@(node -p \"require('./native/sources.json').linux.join(' ')\")"]
         }],

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "attr_fd.h"
+#include "../platform/platform.h"
 #include "dir_cursor.h"
 
 namespace pinnedfs::ops {
