@@ -5,7 +5,11 @@
     "pinnedfs_werror%": "false",
     # The published prebuilds (scripts/package/prebuild.mjs): libstdc++ and libgcc linked in, and
     # no glibc symbol version above 2.28. A source build links against the machine it runs on.
-    "pinnedfs_portable%": "false"
+    "pinnedfs_portable%": "false",
+    # The test hooks (the trips() counter, mkdirs' testAfterPlan steps): built from a source checkout,
+    # where the native tests are, and absent from the published package's source builds (it ships
+    # no native/test) and from the prebuilds (scripts/package/prebuild.mjs sets this to false).
+    "pinnedfs_test_hooks%": "<!(node -p \"require('fs').existsSync('native/test') ? 'true' : 'false'\")"
   },
   "targets": [
     {
@@ -15,6 +19,11 @@
         "<!@(node -p \"require('./native/sources.json').core.join(' ')\")"
       ],
       "conditions": [
+        # Only the command in the branch gyp takes is run: a system with no platform files
+        # (native/platform) stops the build here, saying so.
+        ["OS!='linux' and OS!='mac'", {
+          "sources": ["<!(node -e \"console.error('pinnedfs supports Linux and macOS only: <(OS) has no platform files (native/platform)'); process.exit(1)\")"]
+        }],
         ["OS=='linux'", {
           "sources": ["<!@(node -p \"require('./native/sources.json').linux.join(' ')\")"]
         }],
@@ -26,6 +35,9 @@
             "GCC_ENABLE_CPP_EXCEPTIONS": "NO",
             "OTHER_CPLUSPLUSFLAGS": ["-Wall", "-Wextra"]
           }
+        }],
+        ["pinnedfs_test_hooks=='true'", {
+          "defines": ["PINNEDFS_TEST_HOOKS"]
         }],
         ["pinnedfs_werror=='true'", {
           "cflags_cc": ["-Werror"],
@@ -42,7 +54,7 @@
           ]
         }]
       ],
-      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native"],
       "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED",
                   "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],

@@ -549,7 +549,7 @@ export class PinnedRoot {
     const response = limits.response ?? 64 * 1024 * 1024
     if (requests.length > size) throw badArgument(`batch of ${requests.length} members exceeds the limit of ${size}`)
     // Compact wire form: one op byte, one path and one recursive byte per member (see
-    // NativeRootHandle.readMany); a member refused here travels as op 255 and is not run.
+    // NativeRootHandle.readMany); a member refused here travels as op `native.refusedMember` and is not run.
     const n = requests.length
     const opCodes = new Uint8Array(n)
     const recursive = new Uint8Array(n)
@@ -566,7 +566,7 @@ export class PinnedRoot {
         else if (r.operation === "readDirectory" && r.recursive === true) recursive[i] = 1
       } catch (e) {
         ;(early ??= [])[i] = e instanceof PinnedFsError ? e : badArgument(String(e))
-        opCodes[i] = refusedMember
+        opCodes[i] = native.refusedMember
         paths[i] = ""
       }
     }
@@ -600,8 +600,6 @@ export class PinnedRoot {
     this.handle.close()
   }
 }
-
-const refusedMember = 255
 
 const batchOp = (r: unknown): number => {
   if (typeof r !== "object" || r === null) throw badArgument("batch member must be an object")

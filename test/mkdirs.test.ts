@@ -3,6 +3,8 @@ import * as path from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { PinnedRoot } from "../src/index.ts"
 import { native, type NativeRequest } from "../src/internal/native.ts"
+import { noTestHooks, testHooks, trips } from "./support/hooks.ts"
+import { skipUnless } from "./support/skip.ts"
 import { raceRounds, snapshot } from "./support/attacker.ts"
 import { asRoot, NOBODY, requestsAsNobody } from "./support/nobody.ts"
 import { strategies } from "./support/strategies.ts"
@@ -86,20 +88,21 @@ describe.each(strategies)("mkdirs (%s)", (strategy) => {
     expect(modeOf(s.abs("dflt"))).toBe(0o777)
   })
 
-  it("is one trip off the JavaScript thread, whatever the plan's size", async () => {
+  it("is one trip off the JavaScript thread, whatever the plan's size", async (ctx) => {
+    skipUnless(ctx, testHooks, noTestHooks)
     const { root } = await setup()
     const plan = ["p", "p/q", "p/q/r", "p/s", "t"].map((p) => ({ path: p, mode: 0o700 }))
-    const t0 = native.trips()
+    const t0 = trips()
     const r = await root.mkdirs(plan)
-    expect(native.trips() - t0).toBe(1)
+    expect(trips() - t0).toBe(1)
     expect(r.created).toHaveLength(5)
-    const t1 = native.trips()
+    const t1 = trips()
     const big = await root.mkdirs(Array.from({ length: 40 }, (_, i) => ({ path: `big/${i}/x` })))
-    expect(native.trips() - t1).toBe(1)
+    expect(trips() - t1).toBe(1)
     expect(big.created).toHaveLength(81)
-    const t2 = native.trips()
+    const t2 = trips()
     const gone = await root.rmdirs([...r.created, ...big.created])
-    expect(native.trips() - t2).toBe(1)
+    expect(trips() - t2).toBe(1)
     expect(gone.members.every((m) => m.status === "removed")).toBe(true)
   })
 
@@ -143,7 +146,8 @@ describe.each(strategies)("mkdirs (%s)", (strategy) => {
     expect(fs.existsSync(path.join(s.outside, "x"))).toBe(false)
   })
 
-  it("stops at a directory that appeared after planning: no chmod of it, created ones still returned", async () => {
+  it("stops at a directory that appeared after planning: no chmod of it, created ones still returned", async (ctx) => {
+    skipUnless(ctx, testHooks, noTestHooks)
     const { s, root } = await setup()
     s.make({ "x/": "" })
     const out = await withHook(
@@ -165,7 +169,8 @@ describe.each(strategies)("mkdirs (%s)", (strategy) => {
     expect(fs.existsSync(s.abs("x/d"))).toBe(false)
   })
 
-  it("stops when a parent is no longer the directory planned or created", async () => {
+  it("stops when a parent is no longer the directory planned or created", async (ctx) => {
+    skipUnless(ctx, testHooks, noTestHooks)
     const { s, root } = await setup()
     s.make({ "e/": "" })
     // Replaced by another directory: an identity change, refused visibly.
@@ -191,7 +196,8 @@ describe.each(strategies)("mkdirs (%s)", (strategy) => {
     expect(appeared.error?.code).toBe("EEXIST")
   })
 
-  it("never follows an ancestor swapped for a link to outside after planning", async () => {
+  it("never follows an ancestor swapped for a link to outside after planning", async (ctx) => {
+    skipUnless(ctx, testHooks, noTestHooks)
     const { s, root } = await setup()
     s.make({ "e/": "" })
     fs.symlinkSync(s.outside, s.abs("lnk"))
@@ -246,11 +252,12 @@ describe.each(strategies)("rmdirs (%s)", (strategy) => {
     return { s, root, created: made.created }
   }
 
-  it("removes what mkdirs created, child before parent, in one trip", async () => {
+  it("removes what mkdirs created, child before parent, in one trip", async (ctx) => {
+    skipUnless(ctx, testHooks, noTestHooks)
     const { s, root, created } = await setup()
-    const t0 = native.trips()
+    const t0 = trips()
     const r = await root.rmdirs(created) // given parent-first: run child-first
-    expect(native.trips() - t0).toBe(1)
+    expect(trips() - t0).toBe(1)
     expect(r.stopped).toBe(false)
     expect(r.members.map((m) => [m.path, m.status])).toEqual([
       ["e", "removed"],

@@ -9,18 +9,23 @@
 
 namespace pinnedfs {
 
-// Why we refused, when the refusal is ours rather than the kernel's.
+// Why we refused, when the refusal is ours rather than the kernel's: the enum and the name the
+// binding sends to JavaScript come from this one list.
+#define PINNEDFS_REFUSALS(X)                                                                      \
+  X(None, "")                 /* a plain errno from a syscall */                                  \
+  X(Symlink, "symlink")       /* a symbolic link met where none may be followed -> PermissionDenied */ \
+  X(Escape, "escape")         /* the path leaves the root (moved out, mount) -> PermissionDenied */ \
+  X(HardLink, "hardlink")     /* a non-directory with more than one link      -> PermissionDenied */ \
+  X(NotRegular, "notregular") /* a FIFO, socket or device                     -> BadResource */    \
+  X(BadArgument, "badargument") /* malformed input, caught before any syscall -> BadArgument */    \
+  X(IdentityChanged, "identity") /* the root path no longer names the pinned handle -> Busy */     \
+  X(TooLarge, "toolarge")     /* an answer or payload over a configured limit -> BadArgument */    \
+  X(WriteZero, "writezero")   /* write(2) accepted no byte of a non-empty buffer -> WriteZero */
+
 enum class Refusal : unsigned char {
-  None = 0,          // a plain errno from a syscall
-  Symlink,           // a symbolic link met where none may be followed   -> PermissionDenied
-  Escape,            // the path leaves the pinned root: a directory moved
-                     // out of it, or a mount point crossed              -> PermissionDenied
-  HardLink,          // a non-directory with more than one link          -> PermissionDenied
-  NotRegular,        // a FIFO, socket or device                         -> BadResource
-  BadArgument,       // malformed input, caught before any syscall       -> BadArgument
-  IdentityChanged,   // the root path no longer names the pinned handle  -> Busy
-  TooLarge,          // an answer or payload over a configured limit     -> BadArgument
-  WriteZero,         // write(2) accepted no byte of a non-empty buffer  -> WriteZero
+#define PINNEDFS_ENUM_MEMBER(name, text) name,
+  PINNEDFS_REFUSALS(PINNEDFS_ENUM_MEMBER)
+#undef PINNEDFS_ENUM_MEMBER
 };
 
 struct Error {

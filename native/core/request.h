@@ -9,28 +9,42 @@
 
 namespace pinnedfs {
 
+// The operations, with the name each has in the binding's `ops` table, in wire-code order.
+#define PINNEDFS_OPS(X)                                                                           \
+  X(Exists, "exists")                                                                             \
+  X(Stat, "stat")                                                                                 \
+  X(ReadFile, "readFile")           /* readFile and readFileString (decoded in JavaScript) */     \
+  X(ReadDirectory, "readDirectory")                                                               \
+  X(ReadLink, "readLink")                                                                         \
+  X(RealPath, "realPath")                                                                         \
+  X(Resolve, "resolve")                                                                           \
+  X(Glob, "glob")                                                                                 \
+  X(MakeDirectory, "makeDirectory")                                                               \
+  X(Remove, "remove")                                                                             \
+  X(Rename, "rename")                                                                             \
+  X(Chmod, "chmod")                                                                               \
+  X(Chown, "chown")                                                                               \
+  X(WriteFile, "writeFile")         /* writeFile and writeFileString */                           \
+  X(Mkdirs, "mkdirs")               /* pinned-parent directory program: planned creation */       \
+  X(Rmdirs, "rmdirs")               /* pinned-parent directory program: owned cleanup */
+
 enum class Op : unsigned char {
-  Exists,
-  Stat,
-  ReadFile,        // readFile and readFileString (decoding happens in JavaScript, as Node does)
-  ReadDirectory,
-  ReadLink,
-  RealPath,
-  Resolve,
-  Glob,
-  MakeDirectory,
-  Remove,
-  Rename,
-  Chmod,
-  Chown,
-  WriteFile,       // writeFile and writeFileString
-  Mkdirs,          // pinned-parent directory program: planned creation
-  Rmdirs,          // pinned-parent directory program: owned cleanup
+#define PINNEDFS_ENUM_MEMBER(name, text) name,
+  PINNEDFS_OPS(PINNEDFS_ENUM_MEMBER)
+#undef PINNEDFS_ENUM_MEMBER
   Count
 };
 
-// Node/Effect open flags for writeFile.
-enum class OpenFlag : unsigned char { R, RPlus, W, WX, WPlus, WXPlus, A, AX, APlus, AXPlus };
+// Node/Effect open flags for writeFile, with the flag text each stands for.
+#define PINNEDFS_OPEN_FLAGS(X)                                                                    \
+  X(R, "r") X(RPlus, "r+") X(W, "w") X(WX, "wx") X(WPlus, "w+") X(WXPlus, "wx+") X(A, "a")      \
+  X(AX, "ax") X(APlus, "a+") X(AXPlus, "ax+")
+
+enum class OpenFlag : unsigned char {
+#define PINNEDFS_ENUM_MEMBER(name, text) name,
+  PINNEDFS_OPEN_FLAGS(PINNEDFS_ENUM_MEMBER)
+#undef PINNEDFS_ENUM_MEMBER
+};
 
 struct MkdirsEntry {
   std::string path;

@@ -2,8 +2,8 @@
 //
 // Callers hand in a lexed, ".."-free path (see prepare_path) and get back a descriptor opened with
 // no symbolic link followed anywhere and no mount crossed. Which mechanism does it is the root's
-// strategy; the platform files (linux/openat2.cc, darwin/nofollow_any.cc, posix/walk.cc) implement
-// the primitives below. A directory kept to act in is a Held (core/beneath.h): it is proven
+// strategy: the kernel-confined open a platform provides (platform/platform.h), or the walk
+// (core/walk.cc), compiled everywhere. A directory kept to act in is a Held (core/beneath.h): it is proven
 // beneath the root again before every mutation or listing through it.
 #pragma once
 #include <fcntl.h>
@@ -18,21 +18,9 @@
 #include "fd.h"
 #include "path_lex.h"
 #include "root.h"
+#include "../platform/platform.h"
 
 namespace pinnedfs {
-
-// Directory handle flags for the walk and for parents: O_PATH where the platform has it (no read
-// permission needed, no device open side effects), else a plain read-only directory open.
-#if defined(O_PATH)
-constexpr int kDirHandleFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-constexpr int kObjectHandleFlags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
-#elif defined(O_SEARCH) && defined(__APPLE__)
-constexpr int kDirHandleFlags = O_SEARCH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-constexpr int kObjectHandleFlags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
-#else
-constexpr int kDirHandleFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-constexpr int kObjectHandleFlags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
-#endif
 
 // lex_path, then physical ".." resolution: every component a ".." later pops is opened as a real
 // directory (a link there is refused), and the answer is the path with the pairs removed. The final
@@ -78,28 +66,6 @@ Error explain_open_failure(int dirfd, const std::string& name, int err, const ch
 
 // fstat wrapper that reports errors in the core's shape.
 Status fstat_fd(int fd, struct stat* st, const char* what, const std::string& shown_path);
-
-namespace platform {
-// Where `fd` is, as the kernel says: 0 and its absolute path, or an errno (ENOSYS where the
-// platform cannot say, ENAMETOOLONG past a page).
-int fd_path(int fd, std::string* out);
-// The mount `fd` lies on.
-Result<MountIdentity> mount_of(int fd);
-#if defined(__linux__)
-// Whether /proc is procfs (checked once): the /proc routes are used only then.
-bool proc_is_procfs();
-// The "mnt_id:" line of a /proc/self/fdinfo/N text (exposed for the native tests).
-bool parse_fdinfo_mount_id(const char* text, std::uint64_t* id);
-#endif
-// The kernel-confined strategy, implemented per platform. Returns false from kernel_available()
-// where this build or this kernel has none; the walk is then the only strategy.
-bool kernel_compiled();
-// Probes the kernel strategy on `rootfd` once: 0 if it works, else the errno that disabled it.
-int kernel_probe(int rootfd);
-// Opens `relative` (".."-free, no trailing '/', "." for the root itself) beneath `dirfd`.
-Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t mode,
-                       const std::string& shown_path);
-}  // namespace platform
 
 namespace walk {
 Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode_t mode);

@@ -22,8 +22,16 @@ struct Names {
   std::vector<std::string> names;  // root-relative or directory-relative, as the op documents
 };
 
+// The enums the binding names for JavaScript, each with its names in one list.
+#define PINNEDFS_FILE_TYPES(X)                                                                    \
+  X(File, "File") X(Directory, "Directory") X(SymbolicLink, "SymbolicLink")                     \
+  X(BlockDevice, "BlockDevice") X(CharacterDevice, "CharacterDevice") X(FIFO, "FIFO")           \
+  X(Socket, "Socket") X(Unknown, "Unknown")
+
 enum class FileType : unsigned char {
-  File, Directory, SymbolicLink, BlockDevice, CharacterDevice, FIFO, Socket, Unknown
+#define PINNEDFS_ENUM_MEMBER(name, text) name,
+  PINNEDFS_FILE_TYPES(PINNEDFS_ENUM_MEMBER)
+#undef PINNEDFS_ENUM_MEMBER
 };
 
 struct StatInfo {
@@ -50,7 +58,14 @@ struct MkdirsOutcome {
   Error error;                      // why the program stopped, when failed
 };
 
-enum class RmdirStatus : unsigned char { Removed, Kept, Missing, Refused };
+#define PINNEDFS_RMDIR_STATUSES(X) \
+  X(Removed, "removed") X(Kept, "kept") X(Missing, "missing") X(Refused, "refused")
+
+enum class RmdirStatus : unsigned char {
+#define PINNEDFS_ENUM_MEMBER(name, text) name,
+  PINNEDFS_RMDIR_STATUSES(PINNEDFS_ENUM_MEMBER)
+#undef PINNEDFS_ENUM_MEMBER
+};
 
 struct RmdirMember {
   std::string path;

@@ -1,7 +1,7 @@
 // chmod, chown: resolve to a handle, check that handle, change that handle (never the path again).
 // The handle is the object itself; before the change it is proven beneath the root (free right
 // after a kernel-confined lookup; under the walk, a proof: the walk may have been carried out).
-#include "attr_fd.h"
+#include "../platform/platform.h"
 
 #include <sys/stat.h>
 

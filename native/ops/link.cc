@@ -1,12 +1,12 @@
 // readLink, realPath, resolve: the operations that talk about links without following them.
-// realPath and resolve answer existing components in their on-disk spelling (see spelling.h).
+// realPath and resolve answer existing components in their on-disk spelling (platform/platform.h).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "link_text.h"
 #include "ops.h"
-#include "spelling.h"
+#include "../platform/platform.h"
 
 namespace pinnedfs::ops {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "attr_fd.h"
+#include "../platform/platform.h"
 #include "dir_cursor.h"
 
 namespace pinnedfs::ops {
@@ -94,6 +94,7 @@ class PlanTree {
   std::vector<std::size_t> top_;
 };
 
+#ifdef PINNEDFS_TEST_HOOKS
 Status run_hook(const Root& root, const std::vector<HookStep>& steps) {
   for (const HookStep& step : steps) {
     auto from = prepare_path(root, step.path);
@@ -129,6 +130,7 @@ Status run_hook(const Root& root, const std::vector<HookStep>& steps) {
   }
   return ok_status();
 }
+#endif
 
 Error symlink_in_the_way(const std::string& shown) {
   return refusal(Refusal::Symlink, "mkdir", shown,
@@ -222,10 +224,12 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
   // after any delay): a kernel lookup's free proof does not stretch that far.
   cursor.held().spend();
 
+#ifdef PINNEDFS_TEST_HOOKS
   if (options.after_plan && !options.after_plan->empty()) {
     auto hooked = run_hook(root, *options.after_plan);
     if (!hooked.ok()) return stop(hooked.take_error());
   }
+#endif
 
   // Run.
   for (std::size_t i : order) {

@@ -15,7 +15,7 @@
 
 #include "core/root.h"
 #include "harness.h"
-#include "ops/attr_fd.h"
+#include "platform/platform.h"
 #include "ops/write.h"
 
 using namespace pinnedfs;

@@ -53,7 +53,8 @@ const build = (target) => {
       LINK: gxx,
       // binding.gyp asks node for node-addon-api's include directory from the scratch copy.
       NODE_PATH: join(root, "node_modules"),
-      GYP_DEFINES: `pinnedfs_portable=true pinnedfs_werror=${process.env.PINNEDFS_WERROR === "0" ? "false" : "true"}`
+      // No test hooks in a published binary (binding.gyp, pinnedfs_test_hooks).
+      GYP_DEFINES: `pinnedfs_portable=true pinnedfs_test_hooks=false pinnedfs_werror=${process.env.PINNEDFS_WERROR === "0" ? "false" : "true"}`
     }
     const nodeGyp = join(root, "node_modules", "node-gyp", "bin", "node-gyp.js")
     const headers = nodedir()

@@ -42,7 +42,7 @@ export interface NativeRootHandle {
    */
   call(op: number, path: string, recursive?: boolean, limit?: number, verifyRoot?: boolean | string): Promise<unknown>
   /**
-   * A batch of path-only reads, compactly: `ops[i]` (255: refused by the caller, not run), `paths[i]`,
+   * A batch of path-only reads, compactly: `ops[i]` (`refusedMember`: refused by the caller, not run), `paths[i]`,
    * `recursive[i]`. Answers `[failed, values]`: `values[i]` is member i's value, or its error when
    * `failed[i]` is 1. `memberLimit` bounds each member's file as `batch`'s `limits.member` does.
    */
@@ -89,8 +89,13 @@ export interface NativeRequest {
 export interface NativeBinding {
   pin(path: string, strategy: "auto" | "openat2" | "walk"): Promise<NativeRootHandle>
   identify(path: string): Promise<string>
-  /** Trips off the JavaScript thread made by this environment so far (for tests that count them). */
-  trips(): number
+  /**
+   * Trips off the JavaScript thread made by this environment so far (for tests that count them).
+   * A test hook: absent from the published prebuilds, as `testAfterPlan` is ignored there.
+   */
+  trips?(): number
+  /** Whether this build carries the test hooks (`trips`, mkdirs' `testAfterPlan`). */
+  readonly testHooks: boolean
   /** Completions this environment has settled in a later turn than they finished in (a paced flood). */
   paced(): number
   readonly ops: {
@@ -112,6 +117,8 @@ export interface NativeBinding {
     readonly rmdirs: number
   }
   readonly flags: Readonly<Record<"r" | "r+" | "w" | "wx" | "w+" | "wx+" | "a" | "ax" | "a+" | "ax+", number>>
+  /** The readMany op code of a member the caller already refused: it is not run. */
+  readonly refusedMember: number
 }
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..")

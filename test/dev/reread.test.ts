@@ -12,7 +12,8 @@ import { envelopeOf } from "../../src/dev/envelope.ts"
 import { limitsOf } from "../../src/dev/limits.ts"
 import { readTexts } from "../../src/dev/readTexts.ts"
 import { reread } from "../../src/dev/reread.ts"
-import { native } from "../../src/internal/native.ts"
+import { noTestHooks, testHooks, trips } from "../support/hooks.ts"
+import { skipUnless } from "../support/skip.ts"
 import { strategies } from "../support/strategies.ts"
 import { mkfifo, type Scratch } from "../support/tree.ts"
 import { disk, expectDiskEqualsWorkspace, openPolicy, setup } from "./support/workspace.ts"
@@ -130,15 +131,16 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
       expect(ws.get("src/b.ts")).toBe("b\n")
     })
 
-    it("too large for what is left of the shared budget is not misjudged: such files are read again", async () => {
+    it("too large for what is left of the shared budget is not misjudged: such files are read again", async (ctx) => {
+      skipUnless(ctx, testHooks, noTestHooks)
       const files: Record<string, string> = {}
       for (let i = 0; i < 6; i++) files[`src/f${i}.ts`] = String(i).repeat(900)
       const { root } = await setup(strategy, files)
       const limits = limitsOf({ maxFileBytes: 1000, readBudgetBytes: 2000 })
-      const before = native.trips()
+      const before = trips()
       const out = await readTexts(root, Object.keys(files), limits)
       expect([...out.values()].every((o) => o.kind === "text")).toBe(true)
-      expect(native.trips() - before).toBeGreaterThan(1) // the budget carried two files per trip
+      expect(trips() - before).toBeGreaterThan(1) // the budget carried two files per trip
       fs.writeFileSync(`${root.path}/src/f0.ts`, "y".repeat(5000))
       const again = await readTexts(root, ["src/f0.ts", "src/f1.ts"], limits)
       expect(again.get("src/f0.ts")).toMatchObject({ kind: "unreadable", reason: expect.stringMatching(/too large/) })
@@ -229,7 +231,8 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
       expect(result.ok).toBe(true)
     })
 
-    it("reads 1,000 paths in one batch trip (named paths: nothing to list)", async () => {
+    it("reads 1,000 paths in one batch trip (named paths: nothing to list)", async (ctx) => {
+      skipUnless(ctx, testHooks, noTestHooks)
       const files: Record<string, string> = {}
       for (let i = 0; i < 1000; i++) files[`src/f${i}.ts`] = `export const v${i} = ${i}\n`
       const { root } = await setup(strategy, files)
@@ -237,22 +240,23 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
       expect(ws.paths()).toHaveLength(1000)
       for (let i = 0; i < 1000; i += 7) fs.writeFileSync(`${root.path}/src/f${i}.ts`, `export const v${i} = -${i}\n`)
       const envelope = envelopeOf({ name: "x", scope: ["src/**"], selectors: Object.keys(files), mayCreate: [] })
-      const before = native.trips()
+      const before = trips()
       const report = await reread(root, ws, { envelope, snapshot: new Set(Object.keys(files)), withheld: new Set(), extra: [], mayCreate: () => false, source: "x", limits: limitsOf({}) })
-      expect(native.trips() - before).toBe(1)
+      expect(trips() - before).toBe(1)
       expect(report.changed).toHaveLength(143)
       expect(ws.get("src/f7.ts")).toBe("export const v7 = -7\n")
     })
 
-    it("a scope given by globs: one listing trip per glob, then one batch trip", async () => {
+    it("a scope given by globs: one listing trip per glob, then one batch trip", async (ctx) => {
+      skipUnless(ctx, testHooks, noTestHooks)
       const files: Record<string, string> = {}
       for (let i = 0; i < 300; i++) files[`src/d${i % 10}/f${i}.ts`] = `${i}\n`
       const { root } = await setup(strategy, files)
       const ws = await acquire(root, { scope: ["src/**/*.ts"] })
       const envelope = envelopeOf({ name: "x", scope: ["src/**/*.ts"], mayCreate: [] })
-      const before = native.trips()
+      const before = trips()
       await reread(root, ws, { envelope, snapshot: new Set(Object.keys(files)), withheld: new Set(), extra: [], mayCreate: () => false, source: "x", limits: limitsOf({}) })
-      expect(native.trips() - before).toBe(2)
+      expect(trips() - before).toBe(2)
     })
 
     it("does not re-read a path withheld as dirty: memory's edit stands", async () => {

@@ -6,7 +6,8 @@
 import { Effect, FileSystem } from "effect"
 import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
-import { native } from "../../src/internal/native.ts"
+import { noTestHooks, testHooks, trips } from "../support/hooks.ts"
+import { skipUnless } from "../support/skip.ts"
 import { AtomicFileSystemTypeId, NodeAtomicFileSystem } from "../../src/effect/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { openDescriptorCount } from "../support/tree.ts"
@@ -102,7 +103,8 @@ describe.each(strategies)("extension lifetime (%s)", (strategy) => {
     expect(openDescriptorCount()).toBe(baseline)
   })
 
-  it("runs a batch in one trip off the JavaScript thread", async () => {
+  it("runs a batch in one trip off the JavaScript thread", async (ctx) => {
+    skipUnless(ctx, testHooks, noTestHooks)
     const w = workspace({ "top.txt": "top", "a/b/file.txt": "hello" })
     const extension = NodeAtomicFileSystem.make({ strategy })
     const h = host(extension)
@@ -111,20 +113,20 @@ describe.each(strategies)("extension lifetime (%s)", (strategy) => {
       operation: ["readFile", "stat", "exists", "resolve", "readFileString"][i % 5],
       path: w.l(i % 2 === 0 ? "top.txt" : "a/b/file.txt")
     }))
-    const before = native.trips()
+    const before = trips()
     const answer = await ok(h, w.req("batch", { requests }))
-    expect(native.trips() - before).toBe(1)
+    expect(trips() - before).toBe(1)
     expect(answer.entries).toHaveLength(200)
     // A batch whose members are all malformed still vouches for its root: one trip.
-    const none = native.trips()
+    const none = trips()
     const all = await ok(h, w.req("batch", { requests: [42, { operation: "writeFile" }] }))
-    expect(native.trips() - none).toBe(1)
+    expect(trips() - none).toBe(1)
     expect(all.entries).toHaveLength(2)
     // One request, one trip; a malformed one, none.
-    const single = native.trips()
+    const single = trips()
     await ok(h, w.req("readFileString", { path: w.l("top.txt") }))
     await refused(h, w.req("readFileString", { path: 42 }), "BadArgument")
-    expect(native.trips() - single).toBe(1)
+    expect(trips() - single).toBe(1)
     extension.close()
   })
 })

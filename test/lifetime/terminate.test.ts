@@ -4,7 +4,7 @@
  * terminated at a random moment up to 20 ms into its loop, on every Node line this machine has
  * (the running one, and /opt/node22, /opt/node24 where present). The process must never die, on
  * any line: a terminated environment stops running JavaScript at any instant, and every completion,
- * error or promise settled after that must bail out quietly (native/addon.cc `Out`, `PromiseJob`).
+ * error or promise settled after that must bail out quietly (native/binding: `Out`, `PromiseJob`).
  * 200 rounds catch a 1-in-40 crash with probability 1 - (39/40)^200 > 99%. The rounds run in child
  * processes, so a crash is counted here, not suffered by the runner.
  *
@@ -13,7 +13,7 @@
  * to "stopping" from outside, so between two reads of the same array its length read fails
  * (node-addon-api reports 0); batch() once sized one vector by one read and another by the next,
  * and walked both by the first: an empty vector indexed (SIGSEGV, seen about once in 200 rounds of
- * the loop above on Node 22 and 24). native/addon.cc `length_of` reads each length once.
+ * the loop above on Node 22 and 24). native/binding/args.cc `length_of` reads each length once.
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"

@@ -2,7 +2,7 @@
 // (successes and refusals), then leave operations in flight and tell the parent, which either
 // terminates this worker mid-flight (`endless`: it keeps work in flight until then) or lets it end
 // on its own with its roots still open. Either
-// way the environment's teardown must drop every root (native/addon.cc `teardown`).
+// way the environment's teardown must drop every root (native/binding/addon.cc `teardown`).
 import { parentPort, workerData } from "node:worker_threads"
 import { loadAddon } from "./addon.mjs"
 

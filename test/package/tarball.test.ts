@@ -24,8 +24,7 @@ const allowed: ReadonlyArray<RegExp> = [
   /^(package\.json|README\.md|LICENSE|CHANGELOG\.md|binding\.gyp)$/,
   /^dist\/.+\.(js|d\.ts)$/,
   /^native\/sources\.json$/,
-  /^native\/addon\.cc$/,
-  /^native\/(core|ops|posix|linux|darwin|compat)\/[^/]+\.(cc|h)$/,
+  /^native\/(binding|core|ops|platform|platform\/linux|platform\/darwin|compat)\/[^/]+\.(cc|h)$/,
   /^prebuilds\/linux-(x64|arm64)\/pinnedfs\.napi\.glibc\.node$/
 ]
 
@@ -58,7 +57,7 @@ describe("the published tarball", () => {
   it("holds every native file a source build compiles or includes", () => {
     const sources = JSON.parse(fs.readFileSync(path.join(repo, "native", "sources.json"), "utf8")) as Record<string, unknown>
     const compiled = ["addon", "core", "linux", "darwin", "portable"].flatMap((k) => sources[k] as Array<string>)
-    const headers = tracked("native/core", "native/ops", "native/posix", "native/linux", "native/darwin", "native/compat").filter((f) =>
+    const headers = tracked("native/binding", "native/core", "native/ops", "native/platform", "native/compat").filter((f) =>
       f.endsWith(".h")
     )
     expect(headers.length).toBeGreaterThan(5)

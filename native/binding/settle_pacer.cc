@@ -104,6 +104,9 @@ void SettlePacer::drain() {
     if (napi_get_reference_value(env_, resource_, &resource) == napi_ok && resource != nullptr &&
         napi_open_callback_scope(env_, resource, context_, &callback) == napi_ok) {
       job->deliver(env_);
+      // The job goes before the scope closes: closing it runs the continuations, which must find
+      // the operation over (its hold on the root released), as they do when Node settles it.
+      job.reset();
       napi_close_callback_scope(env_, callback);
     }
     // Else the environment is stopping: the answer is dropped with it.

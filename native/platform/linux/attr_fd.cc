@@ -12,7 +12,7 @@
 #include <atomic>
 #include <cstdio>
 
-#include "../ops/attr_fd.h"
+#include "../../core/resolve.h"
 
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452

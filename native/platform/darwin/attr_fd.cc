@@ -9,7 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "../ops/attr_fd.h"
+#include "../../core/resolve.h"
 
 namespace pinnedfs::attr {
 

@@ -9,12 +9,12 @@
 #include <cerrno>
 #include <cstring>
 
-#include "../core/fd.h"
-#include "../ops/dir_list.h"
+#include "../../core/fd.h"
+#include "../platform.h"
 
 namespace pinnedfs {
 
-DirectoryReader::DirectoryReader(int fd, std::vector<char>& buffer) : fd_(fd), buffer_(buffer) {}
+DirectoryReader::DirectoryReader(int fd, std::vector<char>&) : fd_(fd) {}
 
 DirectoryReader::~DirectoryReader() {
   if (dir_) ::closedir(static_cast<DIR*>(dir_));

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../ops/spelling.h"
+#include "../platform.h"
 
 namespace pinnedfs::ops {
 

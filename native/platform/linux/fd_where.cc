@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "../core/resolve.h"
+#include "../../core/resolve.h"
 
 #ifndef SYS_statx
 #define SYS_statx __NR_statx

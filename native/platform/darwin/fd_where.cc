@@ -4,7 +4,7 @@
 // container included) has its own st_dev, so the device alone says whether a mount was crossed.
 #include <sys/stat.h>
 
-#include "../core/resolve.h"
+#include "../../core/resolve.h"
 
 namespace pinnedfs::platform {
 

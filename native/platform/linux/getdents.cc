@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../ops/dir_list.h"
+#include "../platform.h"
 
 namespace pinnedfs {
 

@@ -9,7 +9,7 @@
 #include <atomic>
 #include <cstdlib>
 
-#include "../core/resolve.h"
+#include "../../core/resolve.h"
 
 #ifndef O_NOFOLLOW_ANY
 #define O_NOFOLLOW_ANY 0x20000000

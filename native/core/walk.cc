@@ -6,7 +6,7 @@
 // access on both sides, carries the rest of that walk with it (endara-ai/endara-relay#158). A walk
 // that only reads ends there; one that creates or writes proves its parent beneath the root first
 // (core/beneath.h). Whatever it opens must lie on the root's mount.
-#include "../core/resolve.h"
+#include "resolve.h"
 
 namespace pinnedfs::walk {
 

@@ -10,7 +10,7 @@
 
 #include <cstring>
 
-#include "../core/resolve.h"
+#include "../../core/resolve.h"
 
 #ifndef SYS_openat2
 #define SYS_openat2 437

@@ -1,0 +1,190 @@
+// Everything a platform provides, in one place. The rest of the native core is written against
+// these declarations only; each supported system implements them in its own folder, and
+// native/sources.json lists which files a system compiles:
+//
+//   the kernel-confined open and its probe   linux/openat2.cc (openat2 RESOLVE_BENEATH),
+//                                             darwin/nofollow_any.cc (O_NOFOLLOW_ANY)
+//   where a descriptor is, its mount         linux/fd_where.cc, darwin/fd_where.cc
+//   the directory reader                     linux/getdents.cc (getdents64), darwin/readdir.cc
+//   attribute handles (chmod, chown)         linux/attr_fd.cc, darwin/attr_fd.cc
+//   on-disk spelling of a name               darwin/spelling.cc; byte-exact on Linux, inline here
+//
+// The walk (core/walk.cc) is the strategy every platform has; it needs nothing from here but the
+// handle flags.
+//
+// The directory reader: Linux calls getdents64 directly; macOS runs readdir(3) on a dup of the
+// descriptor. Why not fdopendir on Linux: it costs an extra fstat + fcntl per directory, takes
+// ownership of the descriptor we still need to open the children through, and on glibc < 2.39
+// accepts an O_PATH descriptor whose first readdir fails.
+//
+// The spelling: Linux compares names byte for byte, so a name that resolved is spelled on disk as
+// requested and this costs nothing. The exception is a casefold directory (ext4/f2fs +F), where only
+// a listing could tell the stored spelling; it is not handled, and the requested spelling is
+// answered there. macOS volumes are usually case-insensitive: the stored name comes from
+// getattrlistat (ATTR_CMN_NAME, FSOPT_NOFOLLOW), as Apple's realpath(3) does, one call per
+// component.
+#pragma once
+#if !defined(__linux__) && !defined(__APPLE__)
+#error "pinnedfs supports Linux and macOS only: this system has no platform files (native/platform)"
+#endif
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../core/error.h"
+#include "../core/fd.h"
+#include "../core/path_lex.h"
+#include "../core/root.h"
+
+namespace pinnedfs {
+
+// Directory handle flags for the walk and for parents: O_PATH where the platform has it (no read
+// permission needed, no device open side effects), else a plain read-only directory open.
+#if defined(O_PATH)
+constexpr int kDirHandleFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+constexpr int kObjectHandleFlags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+#elif defined(O_SEARCH) && defined(__APPLE__)
+constexpr int kDirHandleFlags = O_SEARCH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+constexpr int kObjectHandleFlags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
+#else
+constexpr int kDirHandleFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+constexpr int kObjectHandleFlags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
+#endif
+
+namespace platform {
+
+// Where `fd` is, as the kernel says: 0 and its absolute path, or an errno (ENOSYS where the
+// platform cannot say, ENAMETOOLONG past a page).
+int fd_path(int fd, std::string* out);
+// The mount `fd` lies on.
+Result<MountIdentity> mount_of(int fd);
+#if defined(__linux__)
+// Whether /proc is procfs (checked once): the /proc routes are used only then.
+bool proc_is_procfs();
+// The "mnt_id:" line of a /proc/self/fdinfo/N text (exposed for the native tests).
+bool parse_fdinfo_mount_id(const char* text, std::uint64_t* id);
+#endif
+// The kernel-confined strategy, implemented per platform. Returns false from kernel_available()
+// where this build or this kernel has none; the walk is then the only strategy.
+bool kernel_compiled();
+// Probes the kernel strategy on `rootfd` once: 0 if it works, else the errno that disabled it.
+int kernel_probe(int rootfd);
+// Opens `relative` (".."-free, no trailing '/', "." for the root itself) beneath `dirfd`.
+Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t mode,
+                       const std::string& shown_path);
+
+}  // namespace platform
+
+// ---- the directory reader -----------------------------------------------------------------------
+
+// What d_type said about an entry. A hint only: the decision to descend
+// is enforced by an O_DIRECTORY|O_NOFOLLOW open, never by this value.
+enum class EntryKind : unsigned char { Unknown, Directory, Link, Other };
+
+struct DirEntry {
+  std::string name;  // bytes as the kernel gave them; never "." or ".."
+  EntryKind kind = EntryKind::Unknown;
+};
+
+// Streams the entries of a directory opened O_RDONLY|O_DIRECTORY, allocation-free per entry: each
+// name is a view into a buffer the caller owns and may reuse across directories (glob walks
+// thousands). The descriptor stays the caller's and its offset is consumed: list it once.
+class DirectoryReader {
+ public:
+  DirectoryReader(int fd, std::vector<char>& buffer);
+  ~DirectoryReader();
+  DirectoryReader(const DirectoryReader&) = delete;
+  DirectoryReader& operator=(const DirectoryReader&) = delete;
+
+  // The next entry other than "." and "..": true with `name` (valid until the next call) and
+  // `type` (a DT_* value; DT_UNKNOWN when the file system does not say), or false at the end or on
+  // error (`error()` then non-zero: an errno, EIO for a malformed kernel record).
+  bool next(std::string_view* name, unsigned char* type);
+  int error() const { return error_; }
+  // How many reads of the directory the entries so far came from (1 for the first batch). Where
+  // the platform hides its reads (readdir), every 512 entries count as one.
+  std::size_t batches() const { return batches_; }
+
+ private:
+  int fd_;
+  int error_ = 0;
+  bool done_ = false;
+  std::size_t batches_ = 0;
+#if defined(__linux__)
+  std::vector<char>& buffer_;
+  std::size_t pos_ = 0;  // the unread part of the last getdents64 answer
+  std::size_t len_ = 0;
+#elif defined(__APPLE__)
+  void* dir_ = nullptr;        // the DIR* over a private dup (the caller's buffer is not needed)
+  std::size_t delivered_ = 0;  // entries given out so far
+#endif
+};
+
+inline EntryKind entry_kind(unsigned char d_type) {
+  switch (d_type) {
+    case DT_DIR: return EntryKind::Directory;
+    case DT_LNK: return EntryKind::Link;
+    case DT_UNKNOWN: return EntryKind::Unknown;
+    default: return EntryKind::Other;
+  }
+}
+
+#if defined(__linux__)
+// Appends the entries of one getdents64 answer (`len` bytes of linux_dirent64 records) to `out`,
+// skipping "." and "..". Pure, so the native tests can feed it crafted records. Returns false when
+// a record is malformed (a zero or overrunning d_reclen).
+bool parse_dirents64(const char* buf, std::size_t len, std::vector<DirEntry>& out);
+
+// One record of a getdents64 answer at `pos`: its name, type and length, or false when malformed.
+bool dirent64_at(const char* buf, std::size_t len, std::size_t pos, std::string_view* name,
+                 unsigned char* type, std::size_t* reclen);
+#endif
+
+}  // namespace pinnedfs
+
+// ---- attribute handles: the seam under chmod and chown (ops/attr.cc) ----------------------------
+// Linux: O_PATH, fchmodat2 / fchownat on the descriptor. macOS: O_RDONLY|O_NOFOLLOW_ANY, fchmod /
+// fchown.
+
+namespace pinnedfs::attr {
+
+// Opens the object `path` names beneath the root, never following a link. Where the platform can
+// (Linux O_PATH), a trailing link is opened as the link itself so the caller's fstat refuses it
+// with a clear reason; elsewhere the open refuses it.
+Result<Fd> open_for_change(const Root& root, const LexedPath& path, const std::string& shown);
+
+// Act on the descriptor open_for_change gave, after the caller's fstat checks passed on it.
+Status change_mode(int fd, mode_t mode, const std::string& shown);
+Status change_owner(int fd, uid_t uid, gid_t gid, const std::string& shown);
+
+#if defined(__linux__)
+// chmod through /proc/self/fd/N, for kernels before 6.6 (no fchmodat2) or a seccomp filter that
+// denies it. Exposed so the native tests run it on kernels that have fchmodat2.
+Status change_mode_via_proc(int fd, mode_t mode, const std::string& shown);
+#endif
+
+}  // namespace pinnedfs::attr
+
+// ---- on-disk spelling, for the answers that promise it (realPath, resolve) -----------------------
+
+namespace pinnedfs::ops {
+
+#if defined(__APPLE__)
+constexpr bool kSpellingMayDiffer = true;
+// `name` (one component, no '/') as stored in `dirfd`; a link is described, never followed.
+Result<std::string> on_disk_name(int dirfd, const std::string& name, const std::string& shown_path);
+#else
+constexpr bool kSpellingMayDiffer = false;
+inline Result<std::string> on_disk_name(int, const std::string& name, const std::string&) {
+  return name;
+}
+#endif
+
+}  // namespace pinnedfs::ops
