@@ -104,7 +104,15 @@ const main = async () => {
     results.forEach((x, i) => {
       const c = runners[i].c
       if (x.error) failures.push(`${s.id} / ${c.name} (${c.strategy}) failed: ${x.error.message}`)
-      else rows.push({ scenario: s.id, title: s.title, contender: c.name, strategy: c.strategy, opsPerSec: x.opsPerSec, cpuUsPerOp: x.cpuUsPerOp })
+      else
+        rows.push({
+          scenario: s.id,
+          title: s.title,
+          contender: c.name,
+          strategy: c.strategy,
+          opsPerSec: x.opsPerSec,
+          cpuUsPerOp: x.cpuUsPerOp
+        })
     })
   }
 
@@ -113,10 +121,24 @@ const main = async () => {
     for (const s of chosen.filter((x) => x.floor)) {
       const [op, rel] = s.floor
       const f = runFloor(bin, op, rel)
-      rows.push({ scenario: s.id, title: s.title, contender: "floor (C++ loop)", strategy: "openat2", opsPerSec: 1e9 / f.nsPerOp, syscallsPerOp: f.syscallsPerOp })
+      rows.push({
+        scenario: s.id,
+        title: s.title,
+        contender: "floor (C++ loop)",
+        strategy: "openat2",
+        opsPerSec: 1e9 / f.nsPerOp,
+        syscallsPerOp: f.syscallsPerOp
+      })
       if (rel === DEEP && op === "read") {
         const w = runFloor(bin, "walkread", rel)
-        rows.push({ scenario: s.id, title: s.title, contender: "floor (C++ loop)", strategy: "walk", opsPerSec: 1e9 / w.nsPerOp, syscallsPerOp: w.syscallsPerOp })
+        rows.push({
+          scenario: s.id,
+          title: s.title,
+          contender: "floor (C++ loop)",
+          strategy: "walk",
+          opsPerSec: 1e9 / w.nsPerOp,
+          syscallsPerOp: w.syscallsPerOp
+        })
       }
     }
   }
@@ -133,12 +155,21 @@ const main = async () => {
   if (only !== undefined && !only.includes("strace")) {
     // A partial run counts syscalls only when asked (`--only …,strace`).
   } else if (straceAvailable()) {
-    const traced = quick ? ["read-4k-d1", "read-4k-d8"] : ["read-4k-d1", "read-4k-d8", "protocol-read-d8", "stat", "exists", "write-4k", "readdir-1000", "reads-256-batch", "mkdirs-8"]
+    const traced = quick
+      ? ["read-4k-d1", "read-4k-d8"]
+      : ["read-4k-d1", "read-4k-d8", "protocol-read-d8", "stat", "exists", "write-4k", "readdir-1000", "reads-256-batch", "mkdirs-8"]
     for (const r of rows) {
       if (!traced.includes(r.scenario) || r.contender.startsWith("floor")) continue
       const s = scenarios.find((x) => x.id === r.scenario)
       try {
-        const n = syscallsPerOp({ contender: r.contender, strategy: r.strategy, scenario: r.scenario, root: trees.root, units: s.ops ? 10 : 200, opsPerUnit: s.ops ?? 1 })
+        const n = syscallsPerOp({
+          contender: r.contender,
+          strategy: r.strategy,
+          scenario: r.scenario,
+          root: trees.root,
+          units: s.ops ? 10 : 200,
+          opsPerUnit: s.ops ?? 1
+        })
         r.syscallsPerOp = n.perOp
         r.syscalls = n.names
       } catch (e) {
@@ -173,10 +204,13 @@ const main = async () => {
 
   for (const c of contenders) await c.close()
   trees.cleanup()
-  const confine = only !== undefined && !only.includes("confine") ? { lines: [] } : await confineBench({ quick }).catch((e) => {
-    failures.push(`confinement preparation failed: ${e.message}`)
-    return { lines: [] }
-  })
+  const confine =
+    only !== undefined && !only.includes("confine")
+      ? { lines: [] }
+      : await confineBench({ quick }).catch((e) => {
+          failures.push(`confinement preparation failed: ${e.message}`)
+          return { lines: [] }
+        })
   // Scale rows: a full run, or `--only scale` (they take minutes, and are left out of --quick).
   let scale = { lines: [], rows: [] }
   if (only === undefined ? !quick : only.includes("scale")) {
@@ -201,10 +235,30 @@ const targets = (loop) => {
   }
   for (const strategy of ["openat2", "walk"]) {
     const ext = "NodeAtomicFileSystem"
-    ratio(`extension readFile awaited / PinnedRoot, depth 8 (${strategy})`, at("read-4k-d8", ext, strategy), at("read-4k-d8", "PinnedRoot", strategy), 0.9)
-    ratio(`extension readFile 256 in flight / PinnedRoot, depth 8 (${strategy})`, at("read-4k-d8-256", ext, strategy), at("read-4k-d8-256", "PinnedRoot", strategy), 0.9)
-    ratio(`client protocol read awaited / fs.promises.readFile (${strategy})`, at("protocol-read-d8", ext, strategy), at("protocol-read-d8", "node:fs/promises"), 1.0)
-    ratio(`client protocol read 256 in flight / fs.promises.readFile (${strategy})`, at("protocol-read-d8-256", ext, strategy), at("protocol-read-d8-256", "node:fs/promises"), 1.0)
+    ratio(
+      `extension readFile awaited / PinnedRoot, depth 8 (${strategy})`,
+      at("read-4k-d8", ext, strategy),
+      at("read-4k-d8", "PinnedRoot", strategy),
+      0.9
+    )
+    ratio(
+      `extension readFile 256 in flight / PinnedRoot, depth 8 (${strategy})`,
+      at("read-4k-d8-256", ext, strategy),
+      at("read-4k-d8-256", "PinnedRoot", strategy),
+      0.9
+    )
+    ratio(
+      `client protocol read awaited / fs.promises.readFile (${strategy})`,
+      at("protocol-read-d8", ext, strategy),
+      at("protocol-read-d8", "node:fs/promises"),
+      1.0
+    )
+    ratio(
+      `client protocol read 256 in flight / fs.promises.readFile (${strategy})`,
+      at("protocol-read-d8-256", ext, strategy),
+      at("protocol-read-d8-256", "node:fs/promises"),
+      1.0
+    )
     for (const c of ["PinnedRoot", ext]) {
       ratio(`${c} stat / fs.promises.lstat (${strategy})`, at("stat", c, strategy), at("stat", "node:fs/promises"), 1.0)
       ratio(`${c} exists / fs.promises.access (${strategy})`, at("exists", c, strategy), at("exists", "node:fs/promises"), 1.0)
@@ -213,50 +267,91 @@ const targets = (loop) => {
   for (const strategy of ["openat2", "walk"]) {
     const kernel = "kernel over NodeAtomicFileSystem"
     const ext = "NodeAtomicFileSystem"
-    ratio(`kernel readFileString awaited / fs.promises.readFile, depth 8 (${strategy})`, at("read-string-4k-d8", kernel, strategy), at("read-string-4k-d8", "node:fs/promises"), 1.5)
-    ratio(`kernel 256-member batch / 256 concurrent fs.promises.readFile (${strategy})`, at("reads-256-batch", kernel, strategy), at("reads-256-concurrent", "node:fs/promises"), 3.0)
+    ratio(
+      `kernel readFileString awaited / fs.promises.readFile, depth 8 (${strategy})`,
+      at("read-string-4k-d8", kernel, strategy),
+      at("read-string-4k-d8", "node:fs/promises"),
+      1.5
+    )
+    ratio(
+      `kernel 256-member batch / 256 concurrent fs.promises.readFile (${strategy})`,
+      at("reads-256-batch", kernel, strategy),
+      at("reads-256-concurrent", "node:fs/promises"),
+      3.0
+    )
     ratio(`kernel stat / fs.promises.lstat (${strategy})`, at("stat", kernel, strategy), at("stat", "node:fs/promises"), 1.0)
     ratio(`kernel exists / fs.promises.access (${strategy})`, at("exists", kernel, strategy), at("exists", "node:fs/promises"), 1.0)
     // The grant filter may cost at most half the listing: the kernel's listing against the same
     // executor listing unfiltered, at least 1 / 1.5.
-    ratio(`kernel glob / extension glob, filter cost (${strategy})`, at("glob-10k", kernel, strategy), at("glob-10k", ext, strategy), 1 / 1.5)
-    ratio(`kernel readDirectory / extension readDirectory, filter cost (${strategy})`, at("readdir-1000", kernel, strategy), at("readdir-1000", ext, strategy), 1 / 1.5)
+    ratio(
+      `kernel glob / extension glob, filter cost (${strategy})`,
+      at("glob-10k", kernel, strategy),
+      at("glob-10k", ext, strategy),
+      1 / 1.5
+    )
+    ratio(
+      `kernel readDirectory / extension readDirectory, filter cost (${strategy})`,
+      at("readdir-1000", kernel, strategy),
+      at("readdir-1000", ext, strategy),
+      1 / 1.5
+    )
   }
   const node = loop.find((l) => l.contender === "node:fs/promises")
   for (const l of loop) {
-    if (l.contender !== "PinnedRoot" && l.contender !== "NodeAtomicFileSystem" && l.contender !== "kernel over NodeAtomicFileSystem") continue
-    out.push({ label: `event-loop p99 during the flood, ${l.contender} (${l.strategy}), ms (p50 ${fmt(l.p50)}, node:fs ${node ? fmt(node.p99) : "n/a"})`, value: l.p99, goal: 5, holds: l.p99 < 5 })
+    if (l.contender !== "PinnedRoot" && l.contender !== "NodeAtomicFileSystem" && l.contender !== "kernel over NodeAtomicFileSystem")
+      continue
+    out.push({
+      label: `event-loop p99 during the flood, ${l.contender} (${l.strategy}), ms (p50 ${fmt(l.p50)}, node:fs ${node ? fmt(node.p99) : "n/a"})`,
+      value: l.p99,
+      goal: 5,
+      holds: l.p99 < 5
+    })
   }
   return out
 }
 
 const fmt = (n, d = 2) => (n === null || n === undefined ? "n/a" : Number(n).toFixed(d))
-const fmtOps = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n >= 10 ? n.toFixed(0) : n.toFixed(2))
+const fmtOps = (n) =>
+  n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n >= 10 ? n.toFixed(0) : n.toFixed(2)
 
 const report = ({ loop, memory, confine, scale, targets }) => {
   const out = []
-  out.push(`pinnedfs benchmark (${quick ? "quick" : "full"}), node ${process.version}, ${process.platform}-${process.arch}, ${new Date().toISOString()}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")} at the end, ${((performance.now() - benchStarted) / 1000).toFixed(0)} s in all`)
+  out.push(
+    `pinnedfs benchmark (${quick ? "quick" : "full"}), node ${process.version}, ${process.platform}-${process.arch}, ${new Date().toISOString()}, load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")} at the end, ${((performance.now() - benchStarted) / 1000).toFixed(0)} s in all`
+  )
   out.push("")
   out.push("| scenario | contender | strategy | ops/s | vs node:fs | vs fallback | CPU µs/op | fs syscalls/op |")
   out.push("|---|---|---|---:|---:|---:|---:|---:|")
   for (const r of rows) {
-    out.push(`| ${r.title} | ${r.contender} | ${r.strategy} | ${fmtOps(r.opsPerSec)} | ${fmt(r.ratioVsNode)}× | ${r.ratioVsFallback === null ? "n/a" : `${fmt(r.ratioVsFallback)}×`} | ${r.cpuUsPerOp === undefined ? "" : fmt(r.cpuUsPerOp, 1)} | ${r.syscallsPerOp ?? ""} |`)
+    out.push(
+      `| ${r.title} | ${r.contender} | ${r.strategy} | ${fmtOps(r.opsPerSec)} | ${fmt(r.ratioVsNode)}× | ${r.ratioVsFallback === null ? "n/a" : `${fmt(r.ratioVsFallback)}×`} | ${r.cpuUsPerOp === undefined ? "" : fmt(r.cpuUsPerOp, 1)} | ${r.syscallsPerOp ?? ""} |`
+    )
   }
   // The per-call bound on a directory program, as time: what one call may hold a pool thread for.
   const held = rows.filter((r) => r.scenario === "mkdirs-largest" && r.contender === "PinnedRoot" && r.opsPerSec > 0)
   if (held.length > 0) {
     out.push("")
-    out.push(`Longest one mkdirs call may hold a thread of the pool (the largest plan it accepts, 4,093 directories; median wall): ${held.map((r) => `${fmt(1000 / r.opsPerSec, 0)} ms (${r.strategy})`).join(", ")}.`)
+    out.push(
+      `Longest one mkdirs call may hold a thread of the pool (the largest plan it accepts, 4,093 directories; median wall): ${held.map((r) => `${fmt(1000 / r.opsPerSec, 0)} ms (${r.strategy})`).join(", ")}.`
+    )
   }
   out.push("")
   out.push(`Event-loop delay during a ${quick ? "2,000" : "10,000"}-read flood (256 in flight):`)
   out.push("")
   out.push("| contender | strategy | p50 ms | p99 ms | max ms | JS-thread CPU a turn, p99 / max ms |")
   out.push("|---|---|---:|---:|---:|---:|")
-  for (const l of loop) out.push(`| ${l.contender} | ${l.strategy} | ${fmt(l.p50)} | ${fmt(l.p99)} | ${fmt(l.max)} | ${l.turnCpuP99 === undefined ? "n/a (Node < 23.9)" : `${fmt(l.turnCpuP99)} / ${fmt(l.turnCpuMax)}`} |`)
+  for (const l of loop)
+    out.push(
+      `| ${l.contender} | ${l.strategy} | ${fmt(l.p50)} | ${fmt(l.p99)} | ${fmt(l.max)} | ${l.turnCpuP99 === undefined ? "n/a (Node < 23.9)" : `${fmt(l.turnCpuP99)} / ${fmt(l.turnCpuMax)}`} |`
+    )
   if (memory) {
     out.push("")
-    out.push(`Memory: RSS ${fmt(memory.rssBeforeMB, 1)} MB before, ${fmt(memory.rssAfterMB, 1)} MB after ${memory.operations.toLocaleString("en")} PinnedRoot reads (growth ${fmt(memory.growthMB, 1)} MB).`)
+    out.push(
+      `Memory: RSS ${fmt(memory.rssBeforeMB, 1)} MB before, ${fmt(memory.rssAfterMB, 1)} MB after ${memory.operations.toLocaleString("en")} PinnedRoot reads (growth ${fmt(memory.growthMB, 1)} MB).`
+    )
   }
   if (targets.length) {
     out.push("", "Targets (issue 11), ratios within this run:", "")
@@ -288,7 +383,23 @@ const report = ({ loop, memory, confine, scale, targets }) => {
       ratioVsFallback: r.ratioVsFallback,
       syscallsPerOp: r.syscallsPerOp ?? null
     }))
-    fs.writeFileSync(jsonFile, JSON.stringify({ rows: json, eventLoop: loop, memory: memory ?? null, targets, notes, failures, confine: { rows: confine.rows ?? [], eventLoop: confine.eventLoop ?? null }, scale: scale.rows }, null, 2))
+    fs.writeFileSync(
+      jsonFile,
+      JSON.stringify(
+        {
+          rows: json,
+          eventLoop: loop,
+          memory: memory ?? null,
+          targets,
+          notes,
+          failures,
+          confine: { rows: confine.rows ?? [], eventLoop: confine.eventLoop ?? null },
+          scale: scale.rows
+        },
+        null,
+        2
+      )
+    )
   }
 }
 

@@ -13,14 +13,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { race, plantSwap } from "./demo/race.mjs"
-import {
-  describeError,
-  distMissing,
-  fallbackReader,
-  nativeExtensionReaders,
-  nodeReader,
-  pinnedReaders
-} from "./demo/readers.mjs"
+import { describeError, distMissing, fallbackReader, nativeExtensionReaders, nodeReader, pinnedReaders } from "./demo/readers.mjs"
 import { table } from "./demo/table.mjs"
 import { time } from "./demo/timing.mjs"
 

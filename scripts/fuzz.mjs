@@ -114,5 +114,6 @@ try {
 
 console.log("\n| target | seconds | executions | result |")
 console.log("|---|---:|---:|---|")
-for (const s of summary) console.log(`| ${s.target} | ${s.seconds} | ${s.execs} | ${s.status}${s.kept.length ? `: ${s.kept.join(", ")}` : ""} |`)
+for (const s of summary)
+  console.log(`| ${s.target} | ${s.seconds} | ${s.execs} | ${s.status}${s.kept.length ? `: ${s.kept.join(", ")}` : ""} |`)
 process.exit(failed ? 1 : 0)

@@ -63,7 +63,9 @@ for (const target of targets) {
 }
 
 const sum = (list, key) => list.reduce((n, r) => n + r[key], 0)
-console.log("\n| target | operations tried | swaps made | refusals the attack caused | escapes seen | unexpected answers | cells with escapes | cells not implemented |")
+console.log(
+  "\n| target | operations tried | swaps made | refusals the attack caused | escapes seen | unexpected answers | cells with escapes | cells not implemented |"
+)
 console.log("|---|---:|---:|---:|---:|---:|---:|---:|")
 for (const target of targets) {
   const mine = rows.filter((r) => r.target === target.name)

@@ -26,15 +26,7 @@ import { decodeText } from "./internal/text.ts"
 export type Strategy = "auto" | "openat2" | "walk"
 
 /** @since 0.1.0 @category models */
-export type FileType =
-  | "File"
-  | "Directory"
-  | "SymbolicLink"
-  | "BlockDevice"
-  | "CharacterDevice"
-  | "FIFO"
-  | "Socket"
-  | "Unknown"
+export type FileType = "File" | "Directory" | "SymbolicLink" | "BlockDevice" | "CharacterDevice" | "FIFO" | "Socket" | "Unknown"
 
 /**
  * What `stat` answers, with lstat semantics: a trailing link is described, not followed. 64-bit
@@ -153,9 +145,7 @@ export type BatchRequest =
   | { readonly operation: "readDirectory"; readonly path: string; readonly recursive?: boolean | undefined }
 
 /** @since 0.1.0 @category models */
-export type BatchResult =
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly error: PinnedFsError }
+export type BatchResult = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: PinnedFsError }
 
 const ops = native.ops
 
@@ -324,10 +314,7 @@ export class PinnedRoot {
    * The second argument is the encoding, or `{ encoding, limit }`. Text too long for one JavaScript
    * string (about 512 MiB) is `toolarge`, like a file over the read limit.
    */
-  async readFileString(
-    path: string,
-    encoding?: string | (ReadOptions & { readonly encoding?: string | undefined })
-  ): Promise<string> {
+  async readFileString(path: string, encoding?: string | (ReadOptions & { readonly encoding?: string | undefined })): Promise<string> {
     const options = typeof encoding === "object" && encoding !== null ? encoding : { encoding }
     const d = decoder(options.encoding)
     return decodeText(d, await this.readFile(path, options), path)
@@ -458,7 +445,10 @@ export class PinnedRoot {
 
   /** Sets the owner and group of what `path` names (`-1` keeps one as it is); a link is refused. */
   async chown(path: string, uid: number, gid: number): Promise<void> {
-    for (const [name, id] of [["uid", uid], ["gid", gid]] as const) {
+    for (const [name, id] of [
+      ["uid", uid],
+      ["gid", gid]
+    ] as const) {
       if (typeof id !== "number" || !Number.isInteger(id) || id < -1 || id > 0xfffffffe) {
         throw badArgument(`${name} must be an integer between -1 and 4294967294`)
       }
@@ -497,10 +487,7 @@ export class PinnedRoot {
     const mode = checkMode(options?.mode)
     const atomic = options?.atomic === true
     if (atomic && flagName !== "w") throw badArgument("atomic writes replace the whole file: use the 'w' flag")
-    return this.run(
-      { op: ops.writeFile, path: relativePath(path), data, flag, atomic, ...(mode === undefined ? {} : { mode }) },
-      path
-    )
+    return this.run({ op: ops.writeFile, path: relativePath(path), data, flag, atomic, ...(mode === undefined ? {} : { mode }) }, path)
   }
 
   /** Runs a planned directory creation in one trip; see {@link MkdirsResult}. */
@@ -511,10 +498,7 @@ export class PinnedRoot {
       const mode = checkMode(d.mode)
       return { path: relativePath(d.path), ...(mode === undefined ? {} : { mode }) }
     })
-    const out = await this.run<{ created: MkdirsResult["created"]; error: unknown }>(
-      { op: ops.mkdirs, plan: request },
-      "mkdirs"
-    )
+    const out = await this.run<{ created: MkdirsResult["created"]; error: unknown }>({ op: ops.mkdirs, plan: request }, "mkdirs")
     return { created: out.created, error: out.error === null ? null : fromNative(out.error, undefined, this.path) }
   }
 
@@ -523,13 +507,13 @@ export class PinnedRoot {
     if (!Array.isArray(owned)) throw badArgument("rmdirs members must be an array")
     const request = owned.map((d) => {
       if (typeof d !== "object" || d === null) throw badArgument("rmdirs member must be an object")
-      if (typeof d.identity !== "string") throw badArgument("rmdirs member identity must be a \"dev:ino\" string")
+      if (typeof d.identity !== "string") throw badArgument('rmdirs member identity must be a "dev:ino" string')
       return { path: relativePath(d.path), identity: d.identity, optional: d.optional === true }
     })
-    const out = await this.run<{ members: Array<{ path: string; status: RmdirsResult["members"][number]["status"]; error: unknown }>; stopped: boolean }>(
-      { op: ops.rmdirs, owned: request },
-      "rmdirs"
-    )
+    const out = await this.run<{
+      members: Array<{ path: string; status: RmdirsResult["members"][number]["status"]; error: unknown }>
+      stopped: boolean
+    }>({ op: ops.rmdirs, owned: request }, "rmdirs")
     return {
       stopped: out.stopped,
       members: out.members.map((m) => ({ ...m, error: m.error === null ? null : fromNative(m.error, m.path, this.path) }))
@@ -570,7 +554,7 @@ export class PinnedRoot {
         paths[i] = ""
       }
     }
-    let raw
+    let raw: [Uint8Array, Array<unknown>]
     try {
       raw = await this.handle.readMany(opCodes, paths, recursive, size, response, false, this.readLimit)
     } catch (u) {

@@ -143,7 +143,10 @@ describe.each(strategies)("chmod, chown (%s)", (strategy) => {
       () => root.run({ op: native.ops.chown, path: "top.txt", uid: -5, gid: 0 }, "top.txt")
     ]
     for (const [i, call] of calls.entries()) {
-      const e = await (async () => call())().then(() => undefined, (e: unknown) => e)
+      const e = await (async () => call())().then(
+        () => undefined,
+        (e: unknown) => e
+      )
       expect(e, `case ${i}`).toBeInstanceOf(PinnedFsError)
       expect({ i, reason: (e as PinnedFsError).reason }).toEqual({ i, reason: "BadArgument" })
     }

@@ -3,7 +3,7 @@
 // they refuse, and never hand one answer's bytes to another.
 import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../src/index.ts"
+import { type PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
 import { noTestHooks, testHooks, trips } from "./support/hooks.ts"
 import { skipUnless } from "./support/skip.ts"
@@ -91,13 +91,20 @@ describe.each(strategies)("fast paths (%s)", (strategy) => {
     expect([...failed]).toEqual([0, 1, 1, 1])
     expect((values[0] as Buffer).toString()).toBe("content 1 content 1 ")
     for (const i of [1, 2, 3]) expect((values[i] as { refusal: string }).refusal).toBe("badargument")
-    const wrongOp = await root.handle.call(native.ops.writeFile, "f1.txt").then(() => undefined, (e: unknown) => e)
+    const wrongOp = await root.handle.call(native.ops.writeFile, "f1.txt").then(
+      () => undefined,
+      (e: unknown) => e
+    )
     expect((wrongOp as { refusal: string }).refusal).toBe("badargument")
-    const nanOp = await root.handle.call(Number.NaN, "f1.txt").then(() => undefined, (e: unknown) => e)
+    const nanOp = await root.handle.call(Number.NaN, "f1.txt").then(
+      () => undefined,
+      (e: unknown) => e
+    )
     expect((nanOp as { refusal: string }).refusal).toBe("badargument")
-    const limit = await root.handle
-      .readMany(new Uint8Array(3), ["a", "b", "c"], new Uint8Array(3), 2, 1 << 20)
-      .then(() => undefined, (e: unknown) => e)
+    const limit = await root.handle.readMany(new Uint8Array(3), ["a", "b", "c"], new Uint8Array(3), 2, 1 << 20).then(
+      () => undefined,
+      (e: unknown) => e
+    )
     expect((limit as { refusal: string }).refusal).toBe("badargument")
   })
 

@@ -20,7 +20,7 @@ interface GlobOptions {
 /** The reference: Effect 4.1's own glob over Node's file system. */
 const effectGlob = (pattern: string, options: GlobOptions): Promise<Array<string>> =>
   Effect.runPromise(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fileSystem = yield* FileSystem.FileSystem
       return yield* fileSystem.glob(pattern, options)
     }).pipe(Effect.provide(NodeFileSystem.layer))
@@ -48,9 +48,9 @@ const tree: Record<string, string> = {
   ".git/config": "",
   ".git/objects/o1": "",
   "README.md": "",
-  "Makefile": "",
-  "x1": "",
-  "xyz": "",
+  Makefile: "",
+  x1: "",
+  xyz: "",
   "[weird].txt": "",
   "brace{a,b}.txt": "",
   "star*.txt": "",
@@ -211,7 +211,7 @@ const randomTree = (random: () => number): Record<string, string> => {
     for (let i = 0; i < count; i++) {
       const name = names[Math.floor(random() * names.length)]
       const at = prefix + name
-      if (Object.keys(out).some((k) => k === at || k.startsWith(at + "/") || at.startsWith(k + "/") && !k.endsWith("/"))) {
+      if (Object.keys(out).some((k) => k === at || k.startsWith(at + "/") || (at.startsWith(k + "/") && !k.endsWith("/")))) {
         continue
       }
       if (depth < 3 && random() < 0.45) {
@@ -227,7 +227,28 @@ const randomTree = (random: () => number): Record<string, string> => {
 }
 
 const randomPattern = (random: () => number): string => {
-  const pieces = ["*", "**", "?", "a", "b", "ab", "[ab]", "[!a]*", "{a,b}", "{a,x.ts,{b,ba}}", "*.ts", ".*", ".d", "x.ts", "[[:alpha:]]", "*a*", "é", "[a-z]?", "..", "."]
+  const pieces = [
+    "*",
+    "**",
+    "?",
+    "a",
+    "b",
+    "ab",
+    "[ab]",
+    "[!a]*",
+    "{a,b}",
+    "{a,x.ts,{b,ba}}",
+    "*.ts",
+    ".*",
+    ".d",
+    "x.ts",
+    "[[:alpha:]]",
+    "*a*",
+    "é",
+    "[a-z]?",
+    "..",
+    "."
+  ]
   const segments = 1 + Math.floor(random() * 4)
   const parts: Array<string> = []
   for (let i = 0; i < segments; i++) parts.push(pieces[Math.floor(random() * pieces.length)])
@@ -310,7 +331,32 @@ describe.each(strategies)("glob (%s)", (strategy) => {
 
   it("agrees with NodeFileSystem.glob on seeded random character-level patterns", async () => {
     const names = ["a", "b", "ab", ".d", "x.ts", "A", "1", "a.b", "é", "[a]", "{a,b}", "a*", "-", "!", "p\uE000", "p😀", "..a", "c d"]
-    const chars = ["a", "b", "*", "?", "[", "]", "!", "^", "-", "{", "}", ",", "\\", "/", ".", "x", "é", ":", "[:alpha:]", "**", "😀", "A", "1", "d"]
+    const chars = [
+      "a",
+      "b",
+      "*",
+      "?",
+      "[",
+      "]",
+      "!",
+      "^",
+      "-",
+      "{",
+      "}",
+      ",",
+      "\\",
+      "/",
+      ".",
+      "x",
+      "é",
+      ":",
+      "[:alpha:]",
+      "**",
+      "😀",
+      "A",
+      "1",
+      "d"
+    ]
     let compared = 0
     for (let seed = 100; seed < 103; seed++) {
       const random = rng(seed)
@@ -459,7 +505,12 @@ describe.each(strategies)("glob (%s)", (strategy) => {
   it("resolves '..' by handle and refuses a climb above the pinned root", async () => {
     const { root } = await setup()
     expect(await root.glob("../a/*.js", { root: "src" })).toEqual(["../a/x.js"])
-    for (const [pattern, at] of [["../x", ""], ["../../*", "src"], ["{a,../../b}", "src"], ["*/../../x", ""]] as const) {
+    for (const [pattern, at] of [
+      ["../x", ""],
+      ["../../*", "src"],
+      ["{a,../../b}", "src"],
+      ["*/../../x", ""]
+    ] as const) {
       const e = await refusal(root.glob(pattern, { root: at }))
       expect(e.reason).toBe("PermissionDenied")
       expect(e.refusal).toBe("escape")
@@ -539,7 +590,12 @@ describe.each(strategies)("glob as an unprivileged user (%s)", (strategy) => {
       packages: ["effect", "@effect/platform-node", "@effect/platform-node-shared"]
     })
     expect(result.stderr).toBe("")
-    const rows = JSON.parse(result.stdout) as Array<{ uid: number; pattern: string; ours: { ok?: Array<string>; err?: string }; reference: unknown }>
+    const rows = JSON.parse(result.stdout) as Array<{
+      uid: number
+      pattern: string
+      ours: { ok?: Array<string>; err?: string }
+      reference: unknown
+    }>
     expect(rows.length).toBe(cases.length)
     if (asRoot) expect(rows[0]!.uid).toBe(NOBODY)
     const errno: Record<string, string> = { EACCES: "PermissionDenied", EPERM: "PermissionDenied" }

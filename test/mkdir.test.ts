@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../src/index.ts"
+import { type PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { noTestHooks, testHooks, trips } from "./support/hooks.ts"
 import { skipUnless } from "./support/skip.ts"
 import { snapshot } from "./support/attacker.ts"

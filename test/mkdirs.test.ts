@@ -64,7 +64,10 @@ describe.each(strategies)("mkdirs (%s)", (strategy) => {
     expect(identityOf(s.abs("a"))).toBe(before)
     expect(modeOf(s.abs("a"))).toBe(0o751) // existing: never chmod'ed
     // Running the same plan again creates nothing.
-    const again = await root.mkdirs([{ path: "a/b/c", mode: 0o700 }, { path: "a/d", mode: 0o755 }])
+    const again = await root.mkdirs([
+      { path: "a/b/c", mode: 0o700 },
+      { path: "a/d", mode: 0o755 }
+    ])
     expect(again).toEqual({ created: [], error: null })
   })
 
@@ -114,7 +117,10 @@ describe.each(strategies)("mkdirs (%s)", (strategy) => {
     fs.symlinkSync("..", s.abs("d/up")) // a link that stays inside is still a link
     const before = snapshot(s.outside)
     for (const p of ["ln", "ln/new", "d/ln/new/deeper", "d/up/x"]) {
-      const r = await root.mkdirs([{ path: "fresh", mode: 0o700 }, { path: p, mode: 0o700 }])
+      const r = await root.mkdirs([
+        { path: "fresh", mode: 0o700 },
+        { path: p, mode: 0o700 }
+      ])
       expect(r.created).toEqual([])
       expect(r.error?.reason).toBe("PermissionDenied")
       expect(r.error?.refusal).toBe("symlink")
@@ -174,24 +180,37 @@ describe.each(strategies)("mkdirs (%s)", (strategy) => {
     const { s, root } = await setup()
     s.make({ "e/": "" })
     // Replaced by another directory: an identity change, refused visibly.
-    const swapped = await withHook(root, [{ path: "e/n", mode: 0o700 }], [
-      { kind: "rename", path: "e", to: "e.old" },
-      { kind: "mkdir", path: "e" }
-    ])
+    const swapped = await withHook(
+      root,
+      [{ path: "e/n", mode: 0o700 }],
+      [
+        { kind: "rename", path: "e", to: "e.old" },
+        { kind: "mkdir", path: "e" }
+      ]
+    )
     expect(swapped.created).toEqual([])
     expect(swapped.error?.refusal).toBe("identity")
     expect(fs.existsSync(s.abs("e/n"))).toBe(false)
     // Replaced by a file: not a directory any more.
-    const filed = await withHook(root, [{ path: "e/n", mode: 0o700 }], [
-      { kind: "rmdir", path: "e" },
-      { kind: "file", path: "e" }
-    ])
+    const filed = await withHook(
+      root,
+      [{ path: "e/n", mode: 0o700 }],
+      [
+        { kind: "rmdir", path: "e" },
+        { kind: "file", path: "e" }
+      ]
+    )
     expect(filed.created).toEqual([])
     expect(filed.error?.code).toBe("ENOTDIR")
     // A planned-missing parent that appears as a file.
-    const appeared = await withHook(root, [{ path: "p", mode: 0o700 }, { path: "p/q", mode: 0o700 }], [
-      { kind: "file", path: "p" }
-    ])
+    const appeared = await withHook(
+      root,
+      [
+        { path: "p", mode: 0o700 },
+        { path: "p/q", mode: 0o700 }
+      ],
+      [{ kind: "file", path: "p" }]
+    )
     expect(appeared.created).toEqual([])
     expect(appeared.error?.code).toBe("EEXIST")
   })
@@ -202,10 +221,17 @@ describe.each(strategies)("mkdirs (%s)", (strategy) => {
     s.make({ "e/": "" })
     fs.symlinkSync(s.outside, s.abs("lnk"))
     const before = snapshot(s.outside)
-    const out = await withHook(root, [{ path: "e/n", mode: 0o777 }, { path: "e/n/m", mode: 0o777 }], [
-      { kind: "rename", path: "e", to: "e.aside" },
-      { kind: "rename", path: "lnk", to: "e" }
-    ])
+    const out = await withHook(
+      root,
+      [
+        { path: "e/n", mode: 0o777 },
+        { path: "e/n/m", mode: 0o777 }
+      ],
+      [
+        { kind: "rename", path: "e", to: "e.aside" },
+        { kind: "rename", path: "lnk", to: "e" }
+      ]
+    )
     expect(out.created).toEqual([])
     expect(out.error?.refusal).toBe("symlink")
     expect(snapshot(s.outside)).toEqual(before)
@@ -228,14 +254,21 @@ describe.each(strategies)("mkdirs (%s)", (strategy) => {
       [{ path: "a", mode: "0755" }],
       [{ path: "a\0b" }],
       [{ path: "x".repeat(300) }],
-      [{ path: "dup", mode: 0o700 }, { path: "dup/", mode: 0o755 }]
+      [
+        { path: "dup", mode: 0o700 },
+        { path: "dup/", mode: 0o755 }
+      ]
     ]
     for (const plan of bad) {
       const e = await refusal((async () => root.mkdirs(plan as never))())
       expect(e.reason).toBe("BadArgument")
     }
     // The native layer checks on its own, for callers that skip PinnedRoot.
-    for (const request of [{ op: native.ops.mkdirs }, { op: native.ops.mkdirs, plan: "a" }, { op: native.ops.mkdirs, plan: [{ path: "a", mode: 4096 }] }]) {
+    for (const request of [
+      { op: native.ops.mkdirs },
+      { op: native.ops.mkdirs, plan: "a" },
+      { op: native.ops.mkdirs, plan: [{ path: "a", mode: 4096 }] }
+    ]) {
       const e = await refusal(root.run(request as NativeRequest, "mkdirs"))
       expect(e.reason).toBe("BadArgument")
     }
@@ -331,7 +364,10 @@ describe.each(strategies)("rmdirs (%s)", (strategy) => {
     const e = created.find((c) => c.path === "e")!
     fs.rmdirSync(s.abs("e"))
     fs.symlinkSync(s.outside, s.abs("e"))
-    const r = await root.rmdirs([{ ...e, optional: true }, { path: "f", identity: e.identity, optional: true }])
+    const r = await root.rmdirs([
+      { ...e, optional: true },
+      { path: "f", identity: e.identity, optional: true }
+    ])
     expect(r.members[0]?.status).toBe("missing") // "f": never existed
     expect(r.members[1]?.error?.refusal).toBe("symlink")
     expect(fs.lstatSync(s.abs("e")).isSymbolicLink()).toBe(true)
@@ -355,10 +391,13 @@ describe.each(strategies)("rmdirs (%s)", (strategy) => {
       [{ path: s.abs("a"), identity: id }],
       [{ path: "", identity: id }],
       [{ path: "a/..", identity: id }],
-      [{ path: "a", identity: id }, { path: "a/", identity: "1:2" }],
-      ...["", "1:", ":2", "-1:2", "a:b", "1:2:3", " 1:2", "+1:2", "1:2 ", "18446744073709551616:1", "1"].map(
-        (identity) => [{ path: "a", identity }]
-      )
+      [
+        { path: "a", identity: id },
+        { path: "a/", identity: "1:2" }
+      ],
+      ...["", "1:", ":2", "-1:2", "a:b", "1:2:3", " 1:2", "+1:2", "1:2 ", "18446744073709551616:1", "1"].map((identity) => [
+        { path: "a", identity }
+      ])
     ]
     for (const owned of bad) {
       const e = await refusal((async () => root.rmdirs(owned as never))())
@@ -461,7 +500,14 @@ describe.each(strategies)("directory operations without privileges (%s)", (strat
     fs.chmodSync(s.abs("ro"), 0o555)
     const kept = identityOf(s.abs("ro/kept"))
     const [made, mk, rm, gone, removed] = asNobody(s.root, strategy, [
-      { op: "mkdirs", plan: [{ path: "a", mode: 0o700 }, { path: "ro/x", mode: 0o700 }, { path: "ro/x/y", mode: 0o700 }] },
+      {
+        op: "mkdirs",
+        plan: [
+          { path: "a", mode: 0o700 },
+          { path: "ro/x", mode: 0o700 },
+          { path: "ro/x/y", mode: 0o700 }
+        ]
+      },
       { op: "makeDirectory", path: "ro/y" },
       { op: "remove", path: "ro/tree", recursive: true },
       { op: "rmdirs", owned: [{ path: "ro/kept", identity: kept }] },

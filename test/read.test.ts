@@ -105,7 +105,10 @@ describe.each(strategies)("exists, stat, readFile (%s)", (strategy) => {
     const { root } = await setup()
     const bad: Array<unknown> = [undefined, null, 42, {}, ["a"], "a\0b", "x".repeat(5000), `${"y".repeat(300)}/z`]
     for (const p of bad) {
-      const e = await (async () => root.readFile(p as string))().then(() => undefined, (e: unknown) => e)
+      const e = await (async () => root.readFile(p as string))().then(
+        () => undefined,
+        (e: unknown) => e
+      )
       expect(e).toBeInstanceOf(PinnedFsError)
       expect((e as PinnedFsError).reason).toBe("BadArgument")
     }

@@ -179,7 +179,10 @@ describe.each(strategies)("rename (%s)", (strategy) => {
       () => root.run({ op: native.ops.rename, path: "top.txt" }, "top.txt")
     ]
     for (const [i, call] of calls.entries()) {
-      const e = await (async () => call())().then(() => undefined, (e: unknown) => e)
+      const e = await (async () => call())().then(
+        () => undefined,
+        (e: unknown) => e
+      )
       expect(e, `case ${i}`).toBeInstanceOf(PinnedFsError)
       expect({ i, reason: (e as PinnedFsError).reason }).toEqual({ i, reason: "BadArgument" })
     }

@@ -59,7 +59,10 @@ describe.each(strategies)("writeFile (%s)", (strategy) => {
         } catch (e) {
           expected = (e as NodeJS.ErrnoException).code
         }
-        const got = await root.writeFile(`a/${name}`, data, { flag }).then(() => undefined, (e: PinnedFsError) => e.code)
+        const got = await root.writeFile(`a/${name}`, data, { flag }).then(
+          () => undefined,
+          (e: PinnedFsError) => e.code
+        )
         expect({ flag, existing, code: got }).toEqual({ flag, existing, code: expected })
         expect({ flag, existing, exists: fs.existsSync(ours) }).toEqual({ flag, existing, exists: fs.existsSync(theirs) })
         if (fs.existsSync(theirs)) {
@@ -215,7 +218,10 @@ describe.each(strategies)("writeFile (%s)", (strategy) => {
       () => root.run({ op: native.ops.writeFile, path: "f", data: "x", flag: native.flags.w, mode: 0o70000 }, "f")
     ]
     for (const [i, call] of badArgs.entries()) {
-      const e = await (async () => call())().then(() => undefined, (e: unknown) => e)
+      const e = await (async () => call())().then(
+        () => undefined,
+        (e: unknown) => e
+      )
       expect(e, `case ${i}`).toBeInstanceOf(PinnedFsError)
       expect({ i, reason: (e as PinnedFsError).reason }).toEqual({ i, reason: "BadArgument" })
     }
@@ -316,11 +322,10 @@ describe.each(strategies)("writeFile atomic (%s)", (strategy) => {
       "})).then(() => console.log('ok'), e => console.log(e.code))"
     ].join("\n")
     for (const target of ["a/b/script.sh", "top.txt", "a/fresh.txt"]) {
-      const out = execFileSync(
-        "prlimit",
-        ["--fsize=4096", process.execPath, "-e", child, packageRoot, s.root, strategy, target],
-        { cwd: packageRoot, encoding: "utf8" }
-      )
+      const out = execFileSync("prlimit", ["--fsize=4096", process.execPath, "-e", child, packageRoot, s.root, strategy, target], {
+        cwd: packageRoot,
+        encoding: "utf8"
+      })
       expect(out.trim()).toBe("EFBIG")
     }
     expect(fs.readFileSync(s.abs("a/b/script.sh"), "utf8")).toBe("#!/bin/sh\necho old\n")
@@ -369,7 +374,10 @@ describe.each(strategies)("writes after the root is replaced (%s)", (strategy) =
         { op: native.ops.rename, path: "top.txt", to: "renamed.txt" }
       ]
       for (const request of requests) {
-        const e = await root.handle.execute(request, true).then(() => undefined, (u: unknown) => u)
+        const e = await root.handle.execute(request, true).then(
+          () => undefined,
+          (u: unknown) => u
+        )
         expect({ op: request.op, e }).toMatchObject({ op: request.op, e: { refusal: "identity" } })
       }
       expect(listing(s.root)).toEqual(["top.txt"])

@@ -37,7 +37,8 @@ int walk_open(int root, const std::string& rel, int flags) {
   std::size_t start = 0;
   for (;;) {
     std::size_t slash = rel.find('/', start);
-    std::string part = rel.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    std::string part =
+        rel.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
     if (slash == std::string::npos) {
       int fd = ::openat(cur, part.c_str(), flags | O_NOFOLLOW | O_CLOEXEC);
       if (cur != root) ::close(cur);
@@ -54,11 +55,15 @@ int walk_open(int root, const std::string& rel, int flags) {
 
 int main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: %s <root> <relative-path> <read|stat|walkread> <iterations>\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <root> <relative-path> <read|stat|walkread> <iterations>\n",
+                 argv[0]);
     return 2;
   }
   int root = ::open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root < 0) { std::perror("open root"); return 1; }
+  if (root < 0) {
+    std::perror("open root");
+    return 1;
+  }
   std::string rel = argv[2];
   std::string op = argv[3];
   long n = std::atol(argv[4]);
@@ -70,23 +75,32 @@ int main(int argc, char** argv) {
     if (op == "stat") {
       int fd = open2(root, rel.c_str(), O_PATH);
       struct stat st;
-      if (fd < 0 || ::fstat(fd, &st) != 0) { std::perror("stat"); return 1; }
+      if (fd < 0 || ::fstat(fd, &st) != 0) {
+        std::perror("stat");
+        return 1;
+      }
       ::close(fd);
     } else {
       int fd = op == "walkread" ? walk_open(root, rel, O_RDONLY | O_NONBLOCK)
                                 : open2(root, rel.c_str(), O_RDONLY | O_NONBLOCK);
       struct stat st;
-      if (fd < 0 || ::fstat(fd, &st) != 0) { std::perror("read open"); return 1; }
+      if (fd < 0 || ::fstat(fd, &st) != 0) {
+        std::perror("read open");
+        return 1;
+      }
       // One read of size+1 sees the whole file and its end.
       ssize_t got = ::read(fd, buf.data(), static_cast<std::size_t>(st.st_size) + 1);
-      if (got != st.st_size) { std::fprintf(stderr, "short read\n"); return 1; }
+      if (got != st.st_size) {
+        std::fprintf(stderr, "short read\n");
+        return 1;
+      }
       ::close(fd);
     }
   }
   auto t1 = std::chrono::steady_clock::now();
   double ns = std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(n);
   long syscalls = op == "stat" ? 3 : op == "walkread" ? static_cast<long>(2 * depth + 2) : 4;
-  std::printf("{\"op\":\"%s\",\"iterations\":%ld,\"nsPerOp\":%.1f,\"syscallsPerOp\":%ld}\n", op.c_str(), n,
-              ns, syscalls);
+  std::printf("{\"op\":\"%s\",\"iterations\":%ld,\"nsPerOp\":%.1f,\"syscallsPerOp\":%ld}\n",
+              op.c_str(), n, ns, syscalls);
   return 0;
 }

@@ -24,11 +24,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/beneath.h"
@@ -56,14 +56,16 @@ std::string chain(std::size_t depth) {
 }
 
 void report(const char* name, const std::vector<double>& span, const std::vector<double>& gap) {
-  std::printf("{\"proof\":\"%s\",\"rounds\":%zu,\"spanMedianUs\":%.1f,\"spanP99Us\":%.1f,"
-              "\"gapMedianUs\":%.1f,\"gapP99Us\":%.1f}\n",
-              name, span.size(), percentile(span, 0.5), percentile(span, 0.99), percentile(gap, 0.5),
-              percentile(gap, 0.99));
+  std::printf(
+      "{\"proof\":\"%s\",\"rounds\":%zu,\"spanMedianUs\":%.1f,\"spanP99Us\":%.1f,"
+      "\"gapMedianUs\":%.1f,\"gapP99Us\":%.1f}\n",
+      name, span.size(), percentile(span, 0.5), percentile(span, 0.99), percentile(gap, 0.5),
+      percentile(gap, 0.99));
 }
 
 // Proven handle, then act.
-int run_proven(const char* name, const std::string& dir, Strategy s, std::size_t depth, int rounds) {
+int run_proven(const char* name, const std::string& dir, Strategy s, std::size_t depth,
+               int rounds) {
   std::string rel = chain(depth);
   std::string cmd = "mkdir -p '" + dir + "/" + rel + "'";
   if (std::system(cmd.c_str()) != 0) return 1;
@@ -128,7 +130,8 @@ int run_reaction(const std::string& dir, int rounds) {
     for (long i = 0; i < rounds;) {
       ssize_t n = ::read(in, buf, sizeof buf);
       if (n <= 0) return;
-      for (char* at = buf; at < buf + n; at += sizeof(struct inotify_event) + reinterpret_cast<struct inotify_event*>(at)->len) {
+      for (char* at = buf; at < buf + n;
+           at += sizeof(struct inotify_event) + reinterpret_cast<struct inotify_event*>(at)->len) {
         auto* e = reinterpret_cast<struct inotify_event*>(at);
         if (e->len == 0 || std::string(e->name) != "x") continue;
         ::rename((watched + "/x").c_str(), (watched + "/y").c_str());
@@ -148,9 +151,10 @@ int run_reaction(const std::string& dir, int rounds) {
   attacker.join();
   ::close(in);
   if (reaction.size() != static_cast<std::size_t>(rounds)) return 1;
-  std::printf("{\"attacker\":\"inotify IN_CREATE -> rename\",\"rounds\":%zu,\"reactionMedianUs\":%.1f,"
-              "\"reactionP1Us\":%.1f}\n",
-              reaction.size(), percentile(reaction, 0.5), percentile(reaction, 0.01));
+  std::printf(
+      "{\"attacker\":\"inotify IN_CREATE -> rename\",\"rounds\":%zu,\"reactionMedianUs\":%.1f,"
+      "\"reactionP1Us\":%.1f}\n",
+      reaction.size(), percentile(reaction, 0.5), percentile(reaction, 0.01));
   return 0;
 }
 

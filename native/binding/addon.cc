@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -32,8 +32,8 @@ namespace {
 using namespace binding;  // NOLINT(google-build-using-namespace): the binding's own halves
 
 // Buffers reused across operations of one environment: taken and given back on the JavaScript
-// thread, filled on the worker. A fresh buffer per operation, allocated on a worker and freed on the
-// JavaScript thread, grows and trims the worker's heap over and over: a page fault per 4 KiB of
+// thread, filled on the worker. A fresh buffer per operation, allocated on a worker and freed on
+// the JavaScript thread, grows and trims the worker's heap over and over: a page fault per 4 KiB of
 // answer each time, which cost more than the reads themselves (measured).
 struct ScratchPool {
   std::size_t keep_bytes;   // a larger buffer is freed, not kept
@@ -62,12 +62,12 @@ struct ScratchPool {
 struct CompactBatch {
   static constexpr std::size_t kNotPacked = static_cast<std::size_t>(-1);
   std::vector<Request> requests;
-  std::vector<uint32_t> where;     // requests[k] answers member where[k]
-  std::vector<uint8_t> refused;    // members refused before the run (by the caller, or malformed)
+  std::vector<uint32_t> where;   // requests[k] answers member where[k]
+  std::vector<uint8_t> refused;  // members refused before the run (by the caller, or malformed)
   std::vector<std::pair<uint32_t, std::string>> problems;  // why a malformed member was refused
-  std::vector<Result<pinnedfs::Value>> results;  // per member, once run
-  std::vector<std::size_t> at;     // per member: offset of its content in scratch, or kNotPacked
-  std::vector<std::size_t> length; // per member: length of its packed content
+  std::vector<Result<pinnedfs::Value>> results;            // per member, once run
+  std::vector<std::size_t> at;      // per member: offset of its content in scratch, or kNotPacked
+  std::vector<std::size_t> length;  // per member: length of its packed content
   std::string scratch;
 
   // On the worker thread.
@@ -75,23 +75,26 @@ struct CompactBatch {
     std::size_t n = refused.size();
     at.assign(n, kNotPacked);
     length.assign(n, 0);
-    auto ran = execute_batch(root, requests, limits, verify,
-                             [this](std::size_t k, Result<pinnedfs::Value>& r) {
-                               if (!r.ok()) return;
-                               Bytes* b = std::get_if<Bytes>(&r.value());
-                               if (!b || b->data.size() > kCopyThreshold) return;
-                               at[where[k]] = scratch.size();
-                               length[where[k]] = b->data.size();
-                               scratch.append(b->data);
-                               r = Result<pinnedfs::Value>(pinnedfs::Value{});
-                             },
-                             alias);
+    auto ran = execute_batch(
+        root, requests, limits, verify,
+        [this](std::size_t k, Result<pinnedfs::Value>& r) {
+          if (!r.ok()) return;
+          Bytes* b = std::get_if<Bytes>(&r.value());
+          if (!b || b->data.size() > kCopyThreshold) return;
+          at[where[k]] = scratch.size();
+          length[where[k]] = b->data.size();
+          scratch.append(b->data);
+          r = Result<pinnedfs::Value>(pinnedfs::Value{});
+        },
+        alias);
     results.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-      results.emplace_back(refused[i] ? bad_argument("refused before the batch was sent") : Error{});
+      results.emplace_back(refused[i] ? bad_argument("refused before the batch was sent")
+                                      : Error{});
     }
     for (std::size_t k = 0; k < where.size(); ++k) results[where[k]] = std::move(ran[k]);
-    for (auto& p : problems) results[p.first] = Result<pinnedfs::Value>(bad_argument(std::move(p.second)));
+    for (auto& p : problems)
+      results[p.first] = Result<pinnedfs::Value>(bad_argument(std::move(p.second)));
   }
 
   // One small Buffer per member (measured: cheaper than one Buffer for the whole batch sliced in
@@ -117,7 +120,6 @@ struct CompactBatch {
     out.set(answer, 1u, values);
     return answer;
   }
-
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -139,8 +141,9 @@ struct EnvState {
   // or a directory program is one trip.
   double trips = 0;
 #endif
-  ScratchPool scratch{8u << 20, 16u << 20, {}, 0};         // compact batches
-  ScratchPool reads{kCopyThreshold + 1, 4u << 20, {}, 0}; // single reads (contents copied at settle)
+  ScratchPool scratch{8u << 20, 16u << 20, {}, 0};  // compact batches
+  ScratchPool reads{
+      kCopyThreshold + 1, 4u << 20, {}, 0};  // single reads (contents copied at settle)
   // Spreads a flood of completions over several turns of the loop (nullptr: settle each at once).
   std::unique_ptr<SettlePacer> pacer;
 };
@@ -258,13 +261,13 @@ Settled value_or_error(Out& out, Result<pinnedfs::Value>& r) {
 class RootHandle : public Napi::ObjectWrap<RootHandle> {
  public:
   static Napi::Function define(Napi::Env env) {
-    return DefineClass(env, "RootHandle",
-                       {InstanceMethod<&RootHandle::execute>("execute"),
-                        InstanceMethod<&RootHandle::call>("call"),
-                        InstanceMethod<&RootHandle::batch>("batch"),
-                        InstanceMethod<&RootHandle::readMany>("readMany"),
-                        InstanceMethod<&RootHandle::confine>("confine"),
-                        InstanceMethod<&RootHandle::close>("close")});
+    return DefineClass(
+        env, "RootHandle",
+        {InstanceMethod<&RootHandle::execute>("execute"), InstanceMethod<&RootHandle::call>("call"),
+         InstanceMethod<&RootHandle::batch>("batch"),
+         InstanceMethod<&RootHandle::readMany>("readMany"),
+         InstanceMethod<&RootHandle::confine>("confine"),
+         InstanceMethod<&RootHandle::close>("close")});
   }
 
   RootHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RootHandle>(info) {
@@ -283,7 +286,9 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
   std::shared_ptr<EnvState> state_;
 
   static Napi::Value js(Napi::Env env, napi_value v) { return Napi::Value(env, v); }
-  static Napi::Value rejected(Napi::Env env, const Error& e) { return js(env, pinnedfs::rejected(env, e)); }
+  static Napi::Value rejected(Napi::Env env, const Error& e) {
+    return js(env, pinnedfs::rejected(env, e));
+  }
 
   Napi::Value closed(Napi::Env env) {
     return rejected(env, refusal(Refusal::BadArgument, "execute", "", "root is closed", EBADF));
@@ -305,9 +310,13 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     bool verify = read_verify(info[1], &alias);
     std::shared_ptr<Root> root = root_;
     return js(env, PromiseJob<Result<pinnedfs::Value>>::start(
-        env,
-        [root, request, verify, alias]() { return pinnedfs::execute(*root, *request, verify, alias); },
-        [](Out& out, EnvState&, Result<pinnedfs::Value>& r) { return value_or_error(out, r); }));
+                       env,
+                       [root, request, verify, alias]() {
+                         return pinnedfs::execute(*root, *request, verify, alias);
+                       },
+                       [](Out& out, EnvState&, Result<pinnedfs::Value>& r) {
+                         return value_or_error(out, r);
+                       }));
   }
 
   // call(op, path, recursive, limit, verifyRoot) -> Promise<value>: the hot path for the path-only
@@ -326,7 +335,8 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     }
     bool recursive = info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
     Budget budget;
-    if (!read_path_only(static_cast<int>(op), info[1], recursive, request.get(), &problem, &budget)) {
+    if (!read_path_only(static_cast<int>(op), info[1], recursive, request.get(), &problem,
+                        &budget)) {
       return rejected(env, bad_argument(problem));
     }
     if (!byte_limit(info[3], &request->max_bytes)) {
@@ -340,21 +350,29 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
       auto buffer = std::make_shared<std::string>();
       if (state_) *buffer = state_->reads.take();
       return js(env, PromiseJob<Result<pinnedfs::Value>>::start(
-          env,
-          [root, request, buffer, verify, alias]() {
-            return pinnedfs::execute_read(*root, *request, std::move(*buffer), verify, alias);
-          },
-          [](Out& out, EnvState& state, Result<pinnedfs::Value>& r) {
-            Settled s = value_or_error(out, r);
-            // A small content was copied into the Buffer: its storage goes back to the pool.
-            Bytes* b = r.ok() ? std::get_if<Bytes>(&r.value()) : nullptr;
-            if (b && b->data.size() <= kCopyThreshold) state.reads.give(std::move(b->data));
-            return s;
-          }));
+                         env,
+                         [root, request, buffer, verify, alias]() {
+                           return pinnedfs::execute_read(*root, *request, std::move(*buffer),
+                                                         verify, alias);
+                         },
+                         [](Out& out, EnvState& state, Result<pinnedfs::Value>& r) {
+                           Settled s = value_or_error(out, r);
+                           // A small content was copied into the Buffer: its storage goes back to
+                           // the pool.
+                           Bytes* b = r.ok() ? std::get_if<Bytes>(&r.value()) : nullptr;
+                           if (b && b->data.size() <= kCopyThreshold)
+                             state.reads.give(std::move(b->data));
+                           return s;
+                         }));
     }
     return js(env, PromiseJob<Result<pinnedfs::Value>>::start(
-        env, [root, request, verify, alias]() { return pinnedfs::execute(*root, *request, verify, alias); },
-        [](Out& out, EnvState&, Result<pinnedfs::Value>& r) { return value_or_error(out, r); }));
+                       env,
+                       [root, request, verify, alias]() {
+                         return pinnedfs::execute(*root, *request, verify, alias);
+                       },
+                       [](Out& out, EnvState&, Result<pinnedfs::Value>& r) {
+                         return value_or_error(out, r);
+                       }));
   }
 
   // readMany(ops: Uint8Array, paths: string[], recursive: Uint8Array, size, response, verifyRoot,
@@ -370,7 +388,9 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
         info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || !info[1].IsArray() ||
         !info[2].IsTypedArray() ||
         info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
-      return rejected(env, bad_argument("readMany(ops: Uint8Array, paths: string[], recursive: Uint8Array, ...)"));
+      return rejected(
+          env,
+          bad_argument("readMany(ops: Uint8Array, paths: string[], recursive: Uint8Array, ...)"));
     }
     Napi::Uint8Array op_codes = info[0].As<Napi::Uint8Array>();
     Napi::Array paths = info[1].As<Napi::Array>();
@@ -385,16 +405,19 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     bool ok_response = true;
     double size = info[3].IsNumber() ? info[3].As<Napi::Number>().DoubleValue() : -1;
     double response = info[4].IsNumber() ? info[4].As<Napi::Number>().DoubleValue() : -1;
-    ok_size = size >= 0 && size <= (1 << 20) && size == static_cast<double>(static_cast<int64_t>(size));
+    ok_size =
+        size >= 0 && size <= (1 << 20) && size == static_cast<double>(static_cast<int64_t>(size));
     ok_response = response >= 0 && response <= static_cast<double>(1ll << 53) &&
                   response == static_cast<double>(static_cast<int64_t>(response));
-    if (!ok_size || !ok_response) return rejected(env, bad_argument("batch limits: size and response must be integers in range"));
+    if (!ok_size || !ok_response)
+      return rejected(env,
+                      bad_argument("batch limits: size and response must be integers in range"));
     limits.size = static_cast<std::size_t>(size);
     limits.response = static_cast<uint64_t>(response);
     if (n > limits.size) {
-      return rejected(env, bad_argument("batch of " + std::to_string(n) +
-                                        " members exceeds the limit of " +
-                                        std::to_string(limits.size)));
+      return rejected(
+          env, bad_argument("batch of " + std::to_string(n) + " members exceeds the limit of " +
+                            std::to_string(limits.size)));
     }
     if (!byte_limit(info[6], &limits.member)) {
       return rejected(env, bad_argument("member read limit must be an integer from 1 to " +
@@ -434,19 +457,20 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     std::shared_ptr<Root> root = root_;
     if (state_) job->scratch = state_->scratch.take();
     return js(env, PromiseJob<std::shared_ptr<CompactBatch>>::start(
-        env,
-        [root, job, limits, verify, alias]() {
-          job->run(*root, limits, verify, alias);
-          return job;
-        },
-        [](Out& out, EnvState& state, std::shared_ptr<CompactBatch>& j) {
-          napi_value answer = j->to_js(out);
-          state.scratch.give(std::move(j->scratch));
-          return Settled{true, answer};
-        }));
+                       env,
+                       [root, job, limits, verify, alias]() {
+                         job->run(*root, limits, verify, alias);
+                         return job;
+                       },
+                       [](Out& out, EnvState& state, std::shared_ptr<CompactBatch>& j) {
+                         napi_value answer = j->to_js(out);
+                         state.scratch.give(std::move(j->scratch));
+                         return Settled{true, answer};
+                       }));
   }
 
-  // batch(requests, { size, response, member }, verifyRoot) -> Promise<Array<{ ok, value } | { ok, error }>>
+  // batch(requests, { size, response, member }, verifyRoot) -> Promise<Array<{ ok, value } | { ok,
+  // error }>>
   Napi::Value batch(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!root_) return closed(env);
@@ -469,9 +493,9 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     uint32_t n = 0;
     if (!length_of(in, &n)) return rejected(env, bad_argument("batch requests could not be read"));
     if (n > limits.size) {
-      return rejected(env, bad_argument("batch of " + std::to_string(n) +
-                                        " members exceeds the limit of " +
-                                        std::to_string(limits.size)));
+      return rejected(
+          env, bad_argument("batch of " + std::to_string(n) + " members exceeds the limit of " +
+                            std::to_string(limits.size)));
     }
     // Malformed members fail alone: they are recorded here and never reach the worker.
     auto requests = std::make_shared<std::vector<Request>>(n);
@@ -486,37 +510,42 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     bool verify = read_verify(info[2], &alias);
     std::shared_ptr<Root> root = root_;
     return js(env, PromiseJob<std::vector<Result<pinnedfs::Value>>>::start(
-        env,
-        [root, requests, problems, limits, verify, alias]() {
-          std::vector<Request> runnable;
-          std::vector<std::size_t> where;
-          for (std::size_t i = 0; i < requests->size(); ++i) {
-            if ((*problems)[i].empty()) {
-              runnable.push_back(std::move((*requests)[i]));
-              where.push_back(i);
-            }
-          }
-          auto ran = execute_batch(*root, runnable, limits, verify, {}, alias);
-          std::vector<Result<pinnedfs::Value>> out;
-          out.reserve(requests->size());
-          for (std::size_t i = 0; i < requests->size(); ++i) out.emplace_back(Error{});
-          for (std::size_t i = 0; i < requests->size(); ++i) {
-            if (!(*problems)[i].empty()) out[i] = Result<pinnedfs::Value>(bad_argument((*problems)[i]));
-          }
-          for (std::size_t k = 0; k < where.size(); ++k) out[where[k]] = std::move(ran[k]);
-          return out;
-        },
-        [](Out& out, EnvState&, std::vector<Result<pinnedfs::Value>>& results) {
-          napi_value a = out.array(results.size());
-          for (std::size_t i = 0; i < results.size() && out.ok(); ++i) {
-            napi_value entry = out.object();
-            out.set(entry, "ok", out.boolean(results[i].ok()));
-            if (results[i].ok()) out.set(entry, "value", value_to_js(out, results[i].value()));
-            else out.set(entry, "error", error_to_js(out, results[i].error()));
-            out.set(a, static_cast<uint32_t>(i), entry);
-          }
-          return Settled{true, a};
-        }));
+                       env,
+                       [root, requests, problems, limits, verify, alias]() {
+                         std::vector<Request> runnable;
+                         std::vector<std::size_t> where;
+                         for (std::size_t i = 0; i < requests->size(); ++i) {
+                           if ((*problems)[i].empty()) {
+                             runnable.push_back(std::move((*requests)[i]));
+                             where.push_back(i);
+                           }
+                         }
+                         auto ran = execute_batch(*root, runnable, limits, verify, {}, alias);
+                         std::vector<Result<pinnedfs::Value>> out;
+                         out.reserve(requests->size());
+                         for (std::size_t i = 0; i < requests->size(); ++i)
+                           out.emplace_back(Error{});
+                         for (std::size_t i = 0; i < requests->size(); ++i) {
+                           if (!(*problems)[i].empty())
+                             out[i] = Result<pinnedfs::Value>(bad_argument((*problems)[i]));
+                         }
+                         for (std::size_t k = 0; k < where.size(); ++k)
+                           out[where[k]] = std::move(ran[k]);
+                         return out;
+                       },
+                       [](Out& out, EnvState&, std::vector<Result<pinnedfs::Value>>& results) {
+                         napi_value a = out.array(results.size());
+                         for (std::size_t i = 0; i < results.size() && out.ok(); ++i) {
+                           napi_value entry = out.object();
+                           out.set(entry, "ok", out.boolean(results[i].ok()));
+                           if (results[i].ok())
+                             out.set(entry, "value", value_to_js(out, results[i].value()));
+                           else
+                             out.set(entry, "error", error_to_js(out, results[i].error()));
+                           out.set(a, static_cast<uint32_t>(i), entry);
+                         }
+                         return Settled{true, a};
+                       }));
   }
 
   // confine(request: Uint8Array) -> [Promise<Buffer>, cancel()]: a pinnedfs/confine program
@@ -528,29 +557,38 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     auto pair = [&](Napi::Value promise) {
       Napi::Array out = Napi::Array::New(env, 2);
       out.Set(0u, promise);
-      out.Set(1u, Napi::Function::New(env, [cancel](const Napi::CallbackInfo& i) -> Napi::Value {
-                cancel->store(true);
-                return i.Env().Undefined();
-              }, "cancel"));
+      out.Set(1u, Napi::Function::New(
+                      env,
+                      [cancel](const Napi::CallbackInfo& i) -> Napi::Value {
+                        cancel->store(true);
+                        return i.Env().Undefined();
+                      },
+                      "cancel"));
       return out;
     };
     if (!root_) return pair(closed(env));
-    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    if (!info[0].IsTypedArray() ||
+        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
       return pair(rejected(env, bad_argument("confine(request: Uint8Array)")));
     }
     Napi::Uint8Array a = info[0].As<Napi::Uint8Array>();
-    auto bytes = std::make_shared<std::string>(reinterpret_cast<const char*>(a.Data()), a.ByteLength());
+    auto bytes =
+        std::make_shared<std::string>(reinterpret_cast<const char*>(a.Data()), a.ByteLength());
     std::shared_ptr<Root> root = root_;
-    return pair(js(env, PromiseJob<Result<confine::Answer>>::start(
-        env, [root, bytes, cancel]() { return confine::run(*root, *bytes, cancel.get()); },
-        [](Out& out, EnvState&, Result<confine::Answer>& r) -> Settled {
-          if (!r.ok()) return {false, error_to_js(out, r.error())};
-          napi_value answer = out.buffer_copy(r.value().bytes.data(), r.value().bytes.size());
-          // The descriptors become the caller's only with an answer that names them; an answer
-          // that could not be built (the environment is stopping) leaves them to close here.
-          if (out.ok()) for (Fd& fd : r.value().fds) fd.release();
-          return {true, answer};
-        })));
+    return pair(js(
+        env, PromiseJob<Result<confine::Answer>>::start(
+                 env, [root, bytes, cancel]() { return confine::run(*root, *bytes, cancel.get()); },
+                 [](Out& out, EnvState&, Result<confine::Answer>& r) -> Settled {
+                   if (!r.ok()) return {false, error_to_js(out, r.error())};
+                   napi_value answer =
+                       out.buffer_copy(r.value().bytes.data(), r.value().bytes.size());
+                   // The descriptors become the caller's only with an answer that names them; an
+                   // answer that could not be built (the environment is stopping) leaves them to
+                   // close here.
+                   if (out.ok())
+                     for (Fd& fd : r.value().fds) fd.release();
+                   return {true, answer};
+                 })));
   }
 
   Napi::Value close(const Napi::CallbackInfo& info) {
@@ -559,40 +597,47 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
   }
 };
 
-Napi::Value js(Napi::Env env, napi_value v) { return Napi::Value(env, v); }
+Napi::Value js(Napi::Env env, napi_value v) {
+  return Napi::Value(env, v);
+}
 
 // pin(path, strategy) -> Promise<RootHandle with identity, dev, ino, strategy>
 Napi::Value pin(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsString()) return js(env, rejected(env, bad_argument("root path must be a string")));
+  if (!info[0].IsString())
+    return js(env, rejected(env, bad_argument("root path must be a string")));
   bool ok = false;
   Strategy strategy = parse_strategy(info[1], &ok);
-  if (!ok) return js(env, rejected(env, bad_argument("strategy must be 'auto', 'openat2' or 'walk'")));
+  if (!ok)
+    return js(env, rejected(env, bad_argument("strategy must be 'auto', 'openat2' or 'walk'")));
   Budget budget;
   std::string path;
   if (!utf8_within(info[0], &budget.text, &path)) {
     return js(env, rejected(env, bad_argument(over_budget("root path"))));
   }
   return js(env, PromiseJob<Result<std::shared_ptr<Root>>>::start(
-      env, [path, strategy]() { return Root::pin(path, strategy); },
-      [](Out& out, EnvState& state, Result<std::shared_ptr<Root>>& r) -> Settled {
-        if (!r.ok()) return {false, error_to_js(out, r.error())};
-        // Every step checked: constructing the handle runs JavaScript, which a stopping
-        // environment refuses. Then the root is never adopted and closes with this job.
-        napi_value ctor = nullptr, obj = nullptr;
-        void* unwrapped = nullptr;
-        if (state.root_ctor == nullptr ||
-            napi_get_reference_value(out.env(), state.root_ctor, &ctor) != napi_ok || ctor == nullptr ||
-            napi_new_instance(out.env(), ctor, 0, nullptr, &obj) != napi_ok ||
-            napi_unwrap(out.env(), obj, &unwrapped) != napi_ok || unwrapped == nullptr) {
-          return {true, nullptr};
-        }
-        static_cast<RootHandle*>(unwrapped)->adopt(r.value());
-        out.set(obj, "identity", out.string(r.value()->identity().str()));
-        out.set(obj, "strategy", out.string(strategy_name(r.value()->strategy())));
-        out.set(obj, "path", out.string(r.value()->path()));
-        return {true, obj};
-      }));
+                     env, [path, strategy]() { return Root::pin(path, strategy); },
+                     [](Out& out, EnvState& state, Result<std::shared_ptr<Root>>& r) -> Settled {
+                       if (!r.ok()) return {false, error_to_js(out, r.error())};
+                       // Every step checked: constructing the handle runs JavaScript, which a
+                       // stopping environment refuses. Then the root is never adopted and closes
+                       // with this job.
+                       napi_value ctor = nullptr, obj = nullptr;
+                       void* unwrapped = nullptr;
+                       if (state.root_ctor == nullptr ||
+                           napi_get_reference_value(out.env(), state.root_ctor, &ctor) != napi_ok ||
+                           ctor == nullptr ||
+                           napi_new_instance(out.env(), ctor, 0, nullptr, &obj) != napi_ok ||
+                           napi_unwrap(out.env(), obj, &unwrapped) != napi_ok ||
+                           unwrapped == nullptr) {
+                         return {true, nullptr};
+                       }
+                       static_cast<RootHandle*>(unwrapped)->adopt(r.value());
+                       out.set(obj, "identity", out.string(r.value()->identity().str()));
+                       out.set(obj, "strategy", out.string(strategy_name(r.value()->strategy())));
+                       out.set(obj, "path", out.string(r.value()->path()));
+                       return {true, obj};
+                     }));
 }
 
 // identify(path) -> Promise<"dev:ino">
@@ -605,11 +650,11 @@ Napi::Value identify(const Napi::CallbackInfo& info) {
     return js(env, rejected(env, bad_argument(over_budget("path"))));
   }
   return js(env, PromiseJob<Result<Identity>>::start(
-      env, [path]() { return identify_path(path); },
-      [](Out& out, EnvState&, Result<Identity>& r) -> Settled {
-        if (r.ok()) return {true, out.string(r.value().str())};
-        return {false, error_to_js(out, r.error())};
-      }));
+                     env, [path]() { return identify_path(path); },
+                     [](Out& out, EnvState&, Result<Identity>& r) -> Settled {
+                       if (r.ok()) return {true, out.string(r.value().str())};
+                       return {false, error_to_js(out, r.error())};
+                     }));
 }
 
 // The environment's cleanup hook, run when it is torn down (worker exit or terminate(), process
@@ -657,7 +702,8 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
                            env,
                            [](const Napi::CallbackInfo& info) -> Napi::Value {
                              std::shared_ptr<EnvState> state = state_of(info.Env());
-                             return Napi::Number::New(info.Env(), state && state->pacer ? state->pacer->waited() : 0);
+                             return Napi::Number::New(
+                                 info.Env(), state && state->pacer ? state->pacer->waited() : 0);
                            },
                            "paced"));
   Napi::Object ops = Napi::Object::New(env);

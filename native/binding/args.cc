@@ -74,7 +74,8 @@ std::string Reader::str(const char* key, bool required) {
     return {};
   }
   std::string out;
-  if (!utf8_within(v, &budget->text, &out)) fail(over_budget((std::string("operand '") + key + "'").c_str()));
+  if (!utf8_within(v, &budget->text, &out))
+    fail(over_budget((std::string("operand '") + key + "'").c_str()));
   return out;
 }
 
@@ -121,7 +122,8 @@ std::vector<std::string> Reader::strings(const char* key) {
     return {};
   }
   if (n > kMaxListMembers) {
-    fail(std::string("operand '") + key + "' has more than " + std::to_string(kMaxListMembers) + " members");
+    fail(std::string("operand '") + key + "' has more than " + std::to_string(kMaxListMembers) +
+         " members");
     return {};
   }
   for (uint32_t i = 0; i < n; ++i) {
@@ -253,11 +255,17 @@ void read_after_plan(Reader& in, Request* r) {
     HookStep step;
     std::string kind = m.str("kind", true);
     step.path = m.str("path", true);
-    if (kind == "mkdir") step.kind = HookStep::Kind::Mkdir;
-    else if (kind == "file") step.kind = HookStep::Kind::File;
-    else if (kind == "rmdir") step.kind = HookStep::Kind::Rmdir;
-    else if (kind == "rename") { step.kind = HookStep::Kind::Rename; step.to = m.str("to", true); }
-    else m.fail("testAfterPlan kind must be mkdir, file, rmdir or rename");
+    if (kind == "mkdir")
+      step.kind = HookStep::Kind::Mkdir;
+    else if (kind == "file")
+      step.kind = HookStep::Kind::File;
+    else if (kind == "rmdir")
+      step.kind = HookStep::Kind::Rmdir;
+    else if (kind == "rename") {
+      step.kind = HookStep::Kind::Rename;
+      step.to = m.str("to", true);
+    } else
+      m.fail("testAfterPlan kind must be mkdir, file, rmdir or rename");
     r->after_plan.push_back(std::move(step));
   });
 }
@@ -301,8 +309,13 @@ namespace {
 // The ops a path and a recursive flag fully describe: what call() and readMany() carry.
 bool path_only(Op op) {
   switch (op) {
-    case Op::Exists: case Op::Stat: case Op::ReadFile: case Op::ReadDirectory: case Op::ReadLink:
-    case Op::RealPath: case Op::Resolve:
+    case Op::Exists:
+    case Op::Stat:
+    case Op::ReadFile:
+    case Op::ReadDirectory:
+    case Op::ReadLink:
+    case Op::RealPath:
+    case Op::Resolve:
       return true;
     default:
       return false;

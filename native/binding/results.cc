@@ -114,8 +114,8 @@ struct ValueToJs {
       napi_value m = out.object();
       out.set(m, "path", out.string(r.members[i].path));
       out.set(m, "status", out.string(kStatus[static_cast<unsigned>(r.members[i].status)]));
-      bool has_error = r.members[i].status == RmdirStatus::Refused ||
-                       r.members[i].status == RmdirStatus::Kept;
+      bool has_error =
+          r.members[i].status == RmdirStatus::Refused || r.members[i].status == RmdirStatus::Kept;
       out.set(m, "error", has_error ? error_to_js(out, r.members[i].error) : out.null());
       out.set(members, static_cast<uint32_t>(i), m);
     }
@@ -127,7 +127,9 @@ struct ValueToJs {
 
 }  // namespace
 
-napi_value value_to_js(Out& out, pinnedfs::Value& v) { return std::visit(ValueToJs{out}, v); }
+napi_value value_to_js(Out& out, pinnedfs::Value& v) {
+  return std::visit(ValueToJs{out}, v);
+}
 
 }  // namespace binding
 }  // namespace pinnedfs

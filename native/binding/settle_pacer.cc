@@ -10,8 +10,8 @@ namespace pinnedfs {
 // is after the environment's cleanup hook returns, while the pacer itself may still be asked to
 // take a late completion (the environment's cleanup waits for work already on the pool).
 struct SettlePacer::Handles {
-  uv_async_t wake;        // a later turn: settle the next slice of the queue
-  uv_prepare_t turn;      // the start of the next turn: a fresh budget
+  uv_async_t wake;    // a later turn: settle the next slice of the queue
+  uv_prepare_t turn;  // the start of the next turn: a fresh budget
   SettlePacer* pacer;
   napi_async_cleanup_hook_handle cleanup = nullptr;
   int open = 2;
@@ -29,9 +29,8 @@ SettlePacer* SettlePacer::make(napi_env env) {
   auto* handles = ok ? new Handles() : nullptr;
   if (handles) {
     handles->pacer = pacer;
-    ok = uv_async_init(loop, &handles->wake, [](uv_async_t* h) {
-           static_cast<Handles*>(h->data)->pacer->drain();
-         }) == 0;
+    ok = uv_async_init(loop, &handles->wake,
+                       [](uv_async_t* h) { static_cast<Handles*>(h->data)->pacer->drain(); }) == 0;
     if (!ok) delete handles;
   }
   if (ok) {
@@ -43,10 +42,12 @@ SettlePacer* SettlePacer::make(napi_env env) {
     uv_unref(reinterpret_cast<uv_handle_t*>(&handles->wake));
     uv_unref(reinterpret_cast<uv_handle_t*>(&handles->turn));
     pacer->uv_ = handles;
-    if (napi_add_async_cleanup_hook(env, teardown, pacer, &pacer->cleanup_) == napi_ok) return pacer;
+    if (napi_add_async_cleanup_hook(env, teardown, pacer, &pacer->cleanup_) == napi_ok)
+      return pacer;
     // No way to be told when the environment stops: close the handles now and go without.
     pacer->uv_ = nullptr;
-    for (uv_handle_t* h : {reinterpret_cast<uv_handle_t*>(&handles->wake), reinterpret_cast<uv_handle_t*>(&handles->turn)}) {
+    for (uv_handle_t* h : {reinterpret_cast<uv_handle_t*>(&handles->wake),
+                           reinterpret_cast<uv_handle_t*>(&handles->turn)}) {
       uv_close(h, [](uv_handle_t* closed) {
         auto* hs = static_cast<Handles*>(closed->data);
         if (--hs->open == 0) delete hs;
@@ -137,7 +138,8 @@ void SettlePacer::teardown(napi_async_cleanup_hook_handle, void* arg) {
   pacer->queue_.clear();
   handles->cleanup = pacer->cleanup_;
   handles->pacer = nullptr;
-  for (uv_handle_t* h : {reinterpret_cast<uv_handle_t*>(&handles->wake), reinterpret_cast<uv_handle_t*>(&handles->turn)}) {
+  for (uv_handle_t* h : {reinterpret_cast<uv_handle_t*>(&handles->wake),
+                         reinterpret_cast<uv_handle_t*>(&handles->turn)}) {
     uv_close(h, [](uv_handle_t* closed) {
       auto* hs = static_cast<Handles*>(closed->data);
       if (--hs->open > 0) return;

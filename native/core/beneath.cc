@@ -36,8 +36,9 @@ Status prove_by_lookup(const Root& root, int fd, const Identity* known, const st
                 (e.refusal == Refusal::None && e.err == ENOENT);
     if (gone) {
       return proof_failed(refusal(Refusal::IdentityChanged, syscall, shown,
-                                  "'" + rel + "' was moved away from its path while this operation "
-                                              "held it: nothing is done there",
+                                  "'" + rel +
+                                      "' was moved away from its path while this operation "
+                                      "held it: nothing is done there",
                                   EBUSY));
     }
     e.path = shown;
@@ -52,8 +53,8 @@ Status prove_by_lookup(const Root& root, int fd, const Identity* known, const st
   // Not the held object: what stands there now says how to answer (ours is looked at only now).
   if (known && ::fstat(fd, &mine) != 0) return sys_error(errno, "fstat", shown);
   if (S_ISLNK(now.st_mode)) {
-    return proof_failed(refusal(Refusal::Symlink, syscall, shown,
-                                "'" + rel + "' is a symbolic link now", ELOOP));
+    return proof_failed(
+        refusal(Refusal::Symlink, syscall, shown, "'" + rel + "' is a symbolic link now", ELOOP));
   }
   if (S_ISDIR(mine.st_mode) && !S_ISDIR(now.st_mode)) {
     Error e = sys_error(ENOTDIR, syscall, shown);
@@ -63,9 +64,8 @@ Status prove_by_lookup(const Root& root, int fd, const Identity* known, const st
   return proof_failed(refusal(Refusal::IdentityChanged, syscall, shown,
                               "'" + rel + "' is no longer the " +
                                   (S_ISDIR(mine.st_mode) ? "directory" : "file") +
-                                  " this operation holds (" +
-                                  held.str() + " is now " + identity_of(now).str() +
-                                  "): it was moved or replaced",
+                                  " this operation holds (" + held.str() + " is now " +
+                                  identity_of(now).str() + "): it was moved or replaced",
                               EBUSY));
 }
 
@@ -107,7 +107,8 @@ Account climbed_account(const Root& root, int fd, const std::string& rel) {
   std::size_t room = base.size() + 1 < kPrintable ? kPrintable - base.size() - 1 : 0;
   std::size_t components = 1, keep = 0, keep_len = 0;
   for (char c : rel) components += c == '/';
-  for (std::size_t end = rel.find('/'); end != std::string::npos && end <= room; end = rel.find('/', end + 1)) {
+  for (std::size_t end = rel.find('/'); end != std::string::npos && end <= room;
+       end = rel.find('/', end + 1)) {
     ++keep;
     keep_len = end;
   }
@@ -131,17 +132,18 @@ Account climbed_account(const Root& root, int fd, const std::string& rel) {
 
 Error moved_out(const char* syscall, const std::string& shown, const std::string& rel) {
   Error e = refusal(Refusal::Escape, syscall, shown,
-                    "'" + rel + "' was moved out of the root while this operation held it: "
-                                "nothing is done there",
+                    "'" + rel +
+                        "' was moved out of the root while this operation held it: "
+                        "nothing is done there",
                     EXDEV);
   e.moved = true;
   return e;
 }
 
 Error mount_point(const char* syscall, const std::string& shown, const std::string& where) {
-  Error e = refusal(Refusal::Escape, syscall, shown,
-                    "'" + where + "' is a mount point: pinnedfs never crosses into another mount",
-                    EXDEV);
+  Error e =
+      refusal(Refusal::Escape, syscall, shown,
+              "'" + where + "' is a mount point: pinnedfs never crosses into another mount", EXDEV);
   e.mount = true;
   return e;
 }
@@ -155,7 +157,8 @@ Status prove_beneath(const Root& root, int fd, const Identity* known, const std:
   if (by_proc) {
     Account told = proc_account(root, fd, rel);
     // The walk's lookup costs a syscall per component: past what /proc prints, climb instead.
-    if (told == Account::Silent && root.strategy() == Strategy::Walk) told = climbed_account(root, fd, rel);
+    if (told == Account::Silent && root.strategy() == Strategy::Walk)
+      told = climbed_account(root, fd, rel);
     if (told == Account::Agrees) return ok_status();
   }
   auto proven = prove_by_lookup(root, fd, known, rel, syscall, shown);

@@ -6,6 +6,8 @@
 namespace pinnedfs {
 
 const char* errno_name(int err) {
+  // A table, laid out as one (clang-format would stair-step the macro calls).
+  // clang-format off
   switch (err) {
 #define PINNEDFS_ERRNO(name) \
   case name:                 \
@@ -31,6 +33,7 @@ const char* errno_name(int err) {
     default:
       return "UNKNOWN";
   }
+  // clang-format on
 }
 
 }  // namespace pinnedfs

@@ -11,6 +11,8 @@ namespace pinnedfs {
 
 // Why we refused, when the refusal is ours rather than the kernel's: the enum and the name the
 // binding sends to JavaScript come from this one list.
+// One entry per line, as written (clang-format would pack the list).
+// clang-format off
 #define PINNEDFS_REFUSALS(X)                                                                      \
   X(None, "")                 /* a plain errno from a syscall */                                  \
   X(Symlink, "symlink")       /* a symbolic link met where none may be followed -> PermissionDenied */ \
@@ -21,6 +23,7 @@ namespace pinnedfs {
   X(IdentityChanged, "identity") /* the root path no longer names the pinned handle -> Busy */     \
   X(TooLarge, "toolarge")     /* an answer or payload over a configured limit -> BadArgument */    \
   X(WriteZero, "writezero")   /* write(2) accepted no byte of a non-empty buffer -> WriteZero */
+// clang-format on
 
 enum class Refusal : unsigned char {
 #define PINNEDFS_ENUM_MEMBER(name, text) name,
@@ -29,13 +32,13 @@ enum class Refusal : unsigned char {
 };
 
 struct Error {
-  int err = 0;                  // errno, or 0 for a refusal with no errno behind it
-  const char* syscall = "";     // static string: the call that failed, or the check that refused
-  std::string path;             // root-relative path the error concerns
+  int err = 0;               // errno, or 0 for a refusal with no errno behind it
+  const char* syscall = "";  // static string: the call that failed, or the check that refused
+  std::string path;          // root-relative path the error concerns
   Refusal refusal = Refusal::None;
-  std::string description;      // human text for refusals; empty for plain errno errors
-  bool mount = false;           // an Escape refusal because a mount point stood in the way
-  bool moved = false;           // a held handle failed its proof: it is no longer at its path
+  std::string description;  // human text for refusals; empty for plain errno errors
+  bool mount = false;       // an Escape refusal because a mount point stood in the way
+  bool moved = false;       // a held handle failed its proof: it is no longer at its path
 };
 
 inline Error sys_error(int err, const char* syscall, std::string path = {}) {
@@ -55,8 +58,8 @@ inline Error bad_argument(std::string description, std::string path = {}) {
 template <class T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
-  Result(Error error) : v_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
   T& value() { return std::get<0>(v_); }
@@ -72,7 +75,9 @@ class Result {
 
 struct Unit {};
 using Status = Result<Unit>;
-inline Status ok_status() { return Status(Unit{}); }
+inline Status ok_status() {
+  return Status(Unit{});
+}
 
 // Name of an errno value ("ENOENT"), as libuv's uv_err_name would give it.
 const char* errno_name(int err);

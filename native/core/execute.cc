@@ -31,23 +31,40 @@ Result<Value> execute(const Root& root, const Request& request, bool verify_root
     if (!same.ok()) return same.take_error();
   }
   switch (request.op) {
-    case Op::Exists: return ops::exists(root, request);
-    case Op::Stat: return ops::stat(root, request);
-    case Op::ReadFile: return ops::read_file(root, request);
-    case Op::ReadDirectory: return ops::read_directory(root, request);
-    case Op::ReadLink: return ops::read_link(root, request);
-    case Op::RealPath: return ops::real_path(root, request);
-    case Op::Resolve: return ops::resolve(root, request);
-    case Op::Glob: return ops::glob(root, request);
-    case Op::MakeDirectory: return ops::make_directory(root, request);
-    case Op::Remove: return ops::remove(root, request);
-    case Op::Rename: return ops::rename(root, request);
-    case Op::Chmod: return ops::chmod(root, request);
-    case Op::Chown: return ops::chown(root, request);
-    case Op::WriteFile: return ops::write_file(root, request);
-    case Op::Mkdirs: return ops::mkdirs(root, request);
-    case Op::Rmdirs: return ops::rmdirs(root, request);
-    case Op::Count: break;
+    case Op::Exists:
+      return ops::exists(root, request);
+    case Op::Stat:
+      return ops::stat(root, request);
+    case Op::ReadFile:
+      return ops::read_file(root, request);
+    case Op::ReadDirectory:
+      return ops::read_directory(root, request);
+    case Op::ReadLink:
+      return ops::read_link(root, request);
+    case Op::RealPath:
+      return ops::real_path(root, request);
+    case Op::Resolve:
+      return ops::resolve(root, request);
+    case Op::Glob:
+      return ops::glob(root, request);
+    case Op::MakeDirectory:
+      return ops::make_directory(root, request);
+    case Op::Remove:
+      return ops::remove(root, request);
+    case Op::Rename:
+      return ops::rename(root, request);
+    case Op::Chmod:
+      return ops::chmod(root, request);
+    case Op::Chown:
+      return ops::chown(root, request);
+    case Op::WriteFile:
+      return ops::write_file(root, request);
+    case Op::Mkdirs:
+      return ops::mkdirs(root, request);
+    case Op::Rmdirs:
+      return ops::rmdirs(root, request);
+    case Op::Count:
+      break;
   }
   return bad_argument("unknown operation");
 }

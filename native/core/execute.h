@@ -26,15 +26,16 @@ Result<Value> execute_read(const Root& root, const Request& request, std::string
                            bool verify_root = false, const std::string& alias = {});
 
 struct BatchLimits {
-  std::size_t size = 256;               // most members
-  std::uint64_t response = 64u << 20;   // most bytes of file content in one answer
-  std::uint64_t member = 0;             // most bytes of one member's content (0: the ceiling)
+  std::size_t size = 256;              // most members
+  std::uint64_t response = 64u << 20;  // most bytes of file content in one answer
+  std::uint64_t member = 0;            // most bytes of one member's content (0: the ceiling)
 };
 
 // Runs every member in one trip. Members fail alone; a member whose content would push the answer
 // past limits.response, or whose file is larger than limits.member, fails alone (TooLarge). The
 // root identity is checked before and after: a change detected after the run fails every member
-// with IdentityChanged, since their answers may describe another directory. `alias` as in execute().
+// with IdentityChanged, since their answers may describe another directory. `alias` as in
+// execute().
 //
 // `each`, when given, sees member k's result on the worker thread right after it ran and before the
 // next member starts, so a caller can move the content out at once: a batch then holds one content

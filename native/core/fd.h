@@ -42,8 +42,17 @@ class Fd {
 class DirRef {
  public:
   DirRef() = default;
-  static DirRef borrow(int fd) { DirRef d; d.fd_ = fd; return d; }
-  static DirRef own(Fd fd) { DirRef d; d.fd_ = fd.get(); d.owned_ = std::move(fd); return d; }
+  static DirRef borrow(int fd) {
+    DirRef d;
+    d.fd_ = fd;
+    return d;
+  }
+  static DirRef own(Fd fd) {
+    DirRef d;
+    d.fd_ = fd.get();
+    d.owned_ = std::move(fd);
+    return d;
+  }
   int get() const { return fd_; }
   bool owned() const { return owned_.valid(); }
 

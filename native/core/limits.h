@@ -19,8 +19,8 @@ constexpr std::size_t kMaxListingBytes = std::size_t{256} << 20;
 constexpr std::size_t kNameOverhead = 32;
 
 // Most bytes of text (paths, patterns, link targets, identities) one call may hand the core, and
-// most bytes of write payload: the caller's strings are copied, and one JavaScript string referenced
-// a million times in an array would otherwise become a million copies.
+// most bytes of write payload: the caller's strings are copied, and one JavaScript string
+// referenced a million times in an array would otherwise become a million copies.
 constexpr std::size_t kMaxRequestText = std::size_t{64} << 20;
 constexpr std::size_t kMaxRequestData = static_cast<std::size_t>(kMaxContentBytes);
 

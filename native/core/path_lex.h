@@ -5,9 +5,9 @@
 // components, and remembers a trailing '/' as "must be a directory" instead of passing the slash to
 // a syscall (a trailing slash makes O_NOFOLLOW follow: Go CVE-2026-39822).
 //
-// ".." is kept, not folded: the contract resolves it physically, by returning to the handle the walk
-// came from, so "link/../x" still meets "link" and is refused. The lexer only refuses a ".." that
-// would climb above the root, since no handle exists there to return to.
+// ".." is kept, not folded: the contract resolves it physically, by returning to the handle the
+// walk came from, so "link/../x" still meets "link" and is refused. The lexer only refuses a ".."
+// that would climb above the root, since no handle exists there to return to.
 #pragma once
 #include <string>
 #include <string_view>

@@ -10,6 +10,8 @@
 namespace pinnedfs {
 
 // The operations, with the name each has in the binding's `ops` table, in wire-code order.
+// One entry per line, as written (clang-format would pack the list).
+// clang-format off
 #define PINNEDFS_OPS(X)                                                                           \
   X(Exists, "exists")                                                                             \
   X(Stat, "stat")                                                                                 \
@@ -27,18 +29,22 @@ namespace pinnedfs {
   X(WriteFile, "writeFile")         /* writeFile and writeFileString */                           \
   X(Mkdirs, "mkdirs")               /* pinned-parent directory program: planned creation */       \
   X(Rmdirs, "rmdirs")               /* pinned-parent directory program: owned cleanup */
+// clang-format on
 
 enum class Op : unsigned char {
 #define PINNEDFS_ENUM_MEMBER(name, text) name,
   PINNEDFS_OPS(PINNEDFS_ENUM_MEMBER)
 #undef PINNEDFS_ENUM_MEMBER
-  Count
+      Count
 };
 
 // Node/Effect open flags for writeFile, with the flag text each stands for.
+// One entry per line, as written (clang-format would pack the list).
+// clang-format off
 #define PINNEDFS_OPEN_FLAGS(X)                                                                    \
   X(R, "r") X(RPlus, "r+") X(W, "w") X(WX, "wx") X(WPlus, "w+") X(WXPlus, "wx+") X(A, "a")      \
   X(AX, "ax") X(APlus, "a+") X(AXPlus, "ax+")
+// clang-format on
 
 enum class OpenFlag : unsigned char {
 #define PINNEDFS_ENUM_MEMBER(name, text) name,
@@ -70,24 +76,24 @@ struct OwnedDir {
 
 struct Request {
   Op op = Op::Exists;
-  std::string path;                    // root-relative; "" is the root
-  std::string to;                      // rename: destination; glob: the directory matched under
-  std::string pattern;                 // glob: pattern relative to `to`
-  std::vector<std::string> exclude;    // glob: exclude patterns relative to `to`
+  std::string path;                  // root-relative; "" is the root
+  std::string to;                    // rename: destination; glob: the directory matched under
+  std::string pattern;               // glob: pattern relative to `to`
+  std::vector<std::string> exclude;  // glob: exclude patterns relative to `to`
   bool recursive = false;
   bool force = false;
-  bool atomic = false;                 // writeFile: temp + fsync + renameat + dir fsync
-  bool dot = false;                    // glob: wildcards match leading '.'
+  bool atomic = false;  // writeFile: temp + fsync + renameat + dir fsync
+  bool dot = false;     // glob: wildcards match leading '.'
   bool has_mode = false;
   std::uint32_t mode = 0;
   std::int64_t uid = -1;
   std::int64_t gid = -1;
   OpenFlag flag = OpenFlag::W;
-  std::string data;                    // writeFile: the bytes
-  std::uint64_t max_bytes = 0;         // readFile: refuse a file larger than this (0 = no limit)
-  std::vector<MkdirsEntry> plan;       // mkdirs
-  std::vector<OwnedDir> owned;         // rmdirs
-  std::vector<HookStep> after_plan;    // mkdirs: test hook, see HookStep
+  std::string data;                  // writeFile: the bytes
+  std::uint64_t max_bytes = 0;       // readFile: refuse a file larger than this (0 = no limit)
+  std::vector<MkdirsEntry> plan;     // mkdirs
+  std::vector<OwnedDir> owned;       // rmdirs
+  std::vector<HookStep> after_plan;  // mkdirs: test hook, see HookStep
 };
 
 }  // namespace pinnedfs

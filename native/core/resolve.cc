@@ -28,8 +28,8 @@ Error explain_open_failure(int dirfd, const std::string& name, int err, const ch
   return sys_error(err, syscall, shown_path);
 }
 
-Result<Fd> open_child(const Root& root, int dirfd, const std::string& name, int flags,
-                      mode_t mode, const std::string& shown_path) {
+Result<Fd> open_child(const Root& root, int dirfd, const std::string& name, int flags, mode_t mode,
+                      const std::string& shown_path) {
   if (root.strategy() == Strategy::Kernel) {
     return platform::kernel_open(dirfd, name, flags, mode, shown_path);
   }

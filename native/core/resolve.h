@@ -3,8 +3,8 @@
 // Callers hand in a lexed, ".."-free path (see prepare_path) and get back a descriptor opened with
 // no symbolic link followed anywhere and no mount crossed. Which mechanism does it is the root's
 // strategy: the kernel-confined open a platform provides (platform/platform.h), or the walk
-// (core/walk.cc), compiled everywhere. A directory kept to act in is a Held (core/beneath.h): it is proven
-// beneath the root again before every mutation or listing through it.
+// (core/walk.cc), compiled everywhere. A directory kept to act in is a Held (core/beneath.h): it is
+// proven beneath the root again before every mutation or listing through it.
 #pragma once
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,12 +13,12 @@
 #include <string>
 #include <string_view>
 
+#include "../platform/platform.h"
 #include "beneath.h"
 #include "error.h"
 #include "fd.h"
 #include "path_lex.h"
 #include "root.h"
-#include "../platform/platform.h"
 
 namespace pinnedfs {
 
@@ -47,8 +47,8 @@ Result<Parent> open_parent(const Root& root, const LexedPath& path);
 
 // A single component beneath an already-resolved directory, never following a link: the building
 // block of the walk and of ".." resolution.
-Result<Fd> open_child(const Root& root, int dirfd, const std::string& name, int flags,
-                      mode_t mode, const std::string& shown_path);
+Result<Fd> open_child(const Root& root, int dirfd, const std::string& name, int flags, mode_t mode,
+                      const std::string& shown_path);
 
 // The child `name` of a held directory, for recursive operations that descend (listing, glob,
 // remove). Under the kernel strategy it is looked up from the root by its whole relative path,

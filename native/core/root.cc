@@ -32,7 +32,9 @@ const char* strategy_name(Strategy s) {
   return "auto";
 }
 
-std::string Identity::str() const { return std::to_string(dev) + ":" + std::to_string(ino); }
+std::string Identity::str() const {
+  return std::to_string(dev) + ":" + std::to_string(ino);
+}
 
 Identity identity_of(const struct stat& st) {
   // dev_t is signed 32-bit on macOS; widening by plain conversion matches libuv and
@@ -88,7 +90,8 @@ Result<std::shared_ptr<Root>> Root::pin(const std::string& path, Strategy reques
     e.path = path;
     return e;
   }
-  return std::shared_ptr<Root>(new Root(std::move(fd), identity_of(st), mount.value(), path, chosen));
+  return std::shared_ptr<Root>(
+      new Root(std::move(fd), identity_of(st), mount.value(), path, chosen));
 }
 
 Status Root::verify_path_identity(const std::string& alias) const {

@@ -23,10 +23,13 @@ struct Names {
 };
 
 // The enums the binding names for JavaScript, each with its names in one list.
+// One entry per line, as written (clang-format would pack the list).
+// clang-format off
 #define PINNEDFS_FILE_TYPES(X)                                                                    \
   X(File, "File") X(Directory, "Directory") X(SymbolicLink, "SymbolicLink")                     \
   X(BlockDevice, "BlockDevice") X(CharacterDevice, "CharacterDevice") X(FIFO, "FIFO")           \
   X(Socket, "Socket") X(Unknown, "Unknown")
+// clang-format on
 
 enum class FileType : unsigned char {
 #define PINNEDFS_ENUM_MEMBER(name, text) name,
@@ -42,9 +45,9 @@ struct StatInfo {
 };
 
 struct Resolution {
-  std::string path;       // root-relative, on-disk spelling for existing components
+  std::string path;  // root-relative, on-disk spelling for existing components
   bool has_target = false;
-  std::string target;     // link text when has_target
+  std::string target;  // link text when has_target
 };
 
 struct CreatedDir {
@@ -55,11 +58,14 @@ struct CreatedDir {
 struct MkdirsOutcome {
   std::vector<CreatedDir> created;  // every directory this program made, even when it then failed
   bool failed = false;
-  Error error;                      // why the program stopped, when failed
+  Error error;  // why the program stopped, when failed
 };
 
+// One entry per line, as written (clang-format would pack the list).
+// clang-format off
 #define PINNEDFS_RMDIR_STATUSES(X) \
   X(Removed, "removed") X(Kept, "kept") X(Missing, "missing") X(Refused, "refused")
+// clang-format on
 
 enum class RmdirStatus : unsigned char {
 #define PINNEDFS_ENUM_MEMBER(name, text) name,

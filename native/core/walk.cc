@@ -2,10 +2,10 @@
 //
 // Used where the kernel cannot confine a whole lookup (Linux < 5.6, openat2 blocked by seccomp,
 // macOS < 11) and selectable on Linux so every test runs it. Residual risk, documented in the
-// README: a directory the walk already holds, renamed out of the root mid-walk by someone with write
-// access on both sides, carries the rest of that walk with it (endara-ai/endara-relay#158). A walk
-// that only reads ends there; one that creates or writes proves its parent beneath the root first
-// (core/beneath.h). Whatever it opens must lie on the root's mount.
+// README: a directory the walk already holds, renamed out of the root mid-walk by someone with
+// write access on both sides, carries the rest of that walk with it (endara-ai/endara-relay#158). A
+// walk that only reads ends there; one that creates or writes proves its parent beneath the root
+// first (core/beneath.h). Whatever it opens must lie on the root's mount.
 #include "resolve.h"
 
 namespace pinnedfs::walk {
@@ -24,8 +24,8 @@ bool mutates(int flags) {
 Result<Fd> open_dirs(const Root& root, const LexedPath& path, std::size_t count) {
   Fd cur;
   for (std::size_t i = 0; i < count; ++i) {
-    auto next = open_child(root, cur.valid() ? cur.get() : root.fd(), path.parts[i], kDirHandleFlags,
-                           0, path.joined(i + 1));
+    auto next = open_child(root, cur.valid() ? cur.get() : root.fd(), path.parts[i],
+                           kDirHandleFlags, 0, path.joined(i + 1));
     if (!next.ok()) return next.take_error();
     cur = next.take();
   }
@@ -56,7 +56,8 @@ Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode
       if (!still.ok()) return still.take_error();
     }
   }
-  auto fd = open_child(root, parent.valid() ? parent.get() : root.fd(), path.leaf(), flags, mode, shown);
+  auto fd =
+      open_child(root, parent.valid() ? parent.get() : root.fd(), path.leaf(), flags, mode, shown);
   if (!fd.ok()) return fd;
   // Descending never leaves a mount once crossed, so the object's mount says it all.
   auto same = same_mount(root, fd.value().get(), shown);

@@ -28,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   bool verify = in.ConsumeBool();
   int count = in.ConsumeIntegralInRange<int>(1, 8);
   std::vector<Request> requests;
-  for (int i = 0; i < count && in.remaining_bytes() > 0; ++i) requests.push_back(grammar_request(g->world, in));
+  for (int i = 0; i < count && in.remaining_bytes() > 0; ++i)
+    requests.push_back(grammar_request(g->world, in));
   if (as_batch) {
     BatchLimits limits;
     limits.size = 8;

@@ -38,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   must(dotdot == p.has_dotdot, "has_dotdot disagrees with the parts");
   // A path ending in '/' (or "/." or "..") must be a directory.
-  if (!input.empty() && input.back() == '/' && !p.parts.empty()) must(p.must_be_dir, "lost a trailing '/'");
+  if (!input.empty() && input.back() == '/' && !p.parts.empty())
+    must(p.must_be_dir, "lost a trailing '/'");
   // joined() re-lexes to the same parts (the openat2 path is built from it).
   auto again = pinnedfs::lex_path(p.joined());
   must(again.ok() && again.value().parts == p.parts, "joined() does not round-trip");

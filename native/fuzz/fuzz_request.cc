@@ -30,7 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     must(valid.error().refusal == Refusal::BadArgument, "validate refused without BadArgument");
     // Anything validate refuses must be refused by execute too, before any syscall.
     auto again = execute(root, r, false);
-    must(!again.ok() && again.error().refusal == Refusal::BadArgument, "execute ran what validate refused");
+    must(!again.ok() && again.error().refusal == Refusal::BadArgument,
+         "execute ran what validate refused");
     return 0;
   }
   g->world.reset();

@@ -19,8 +19,8 @@
 namespace pinnedfs::fuzz {
 
 inline std::string grammar_path(FuzzedDataProvider& in) {
-  static const char* const kNames[] = {"a", "b", "f", "ln", "inln", "hl", "fifo", "dir",
-                                       "..", ".", "", "new", "x", "secret", "sub"};
+  static const char* const kNames[] = {"a",  "b", "f", "ln",  "inln", "hl",     "fifo", "dir",
+                                       "..", ".", "",  "new", "x",    "secret", "sub"};
   constexpr std::size_t kCount = sizeof kNames / sizeof kNames[0];
   if (in.ConsumeIntegralInRange<int>(0, 15) == 0) return in.ConsumeRandomLengthString(64);
   std::string out;
@@ -34,12 +34,13 @@ inline std::string grammar_path(FuzzedDataProvider& in) {
 }
 
 inline std::string grammar_pattern(FuzzedDataProvider& in) {
-  static const char* const kTokens[] = {"*", "**", "?", "a", "b", "f", "ln", "[ab]", "[!a]",
-                                        "{a,b}", "{,x}", "/", "..", ".", "\\", "[", "{", "}"};
+  static const char* const kTokens[] = {"*",     "**",   "?", "a",  "b", "f",  "ln", "[ab]", "[!a]",
+                                        "{a,b}", "{,x}", "/", "..", ".", "\\", "[",  "{",    "}"};
   constexpr std::size_t kCount = sizeof kTokens / sizeof kTokens[0];
   std::string out;
   int parts = in.ConsumeIntegralInRange<int>(0, 6);
-  for (int i = 0; i < parts; ++i) out += kTokens[in.ConsumeIntegralInRange<std::size_t>(0, kCount - 1)];
+  for (int i = 0; i < parts; ++i)
+    out += kTokens[in.ConsumeIntegralInRange<std::size_t>(0, kCount - 1)];
   return out;
 }
 
@@ -55,7 +56,8 @@ inline Identity identity_guess(const World& w, const std::string& rel, FuzzedDat
 
 inline Request grammar_request(const World& w, FuzzedDataProvider& in) {
   Request r;
-  r.op = static_cast<Op>(in.ConsumeIntegralInRange<unsigned>(0, static_cast<unsigned>(Op::Count) - 1));
+  r.op =
+      static_cast<Op>(in.ConsumeIntegralInRange<unsigned>(0, static_cast<unsigned>(Op::Count) - 1));
   r.path = grammar_path(in);
   r.to = grammar_path(in);
   if (r.op == Op::Glob) {
@@ -72,12 +74,14 @@ inline Request grammar_request(const World& w, FuzzedDataProvider& in) {
   static const std::int64_t kIds[] = {-1, 0, 1000, 65534};
   r.uid = kIds[in.ConsumeIntegralInRange<int>(0, 3)];
   r.gid = kIds[in.ConsumeIntegralInRange<int>(0, 3)];
-  r.flag = static_cast<OpenFlag>(in.ConsumeIntegralInRange<unsigned>(0, static_cast<unsigned>(OpenFlag::AXPlus)));
+  r.flag = static_cast<OpenFlag>(
+      in.ConsumeIntegralInRange<unsigned>(0, static_cast<unsigned>(OpenFlag::AXPlus)));
   r.data = in.ConsumeRandomLengthString(64);
   r.max_bytes = in.ConsumeBool() ? 0 : in.ConsumeIntegralInRange<std::uint64_t>(1, 64);
   if (r.op == Op::Mkdirs) {
     int n = in.ConsumeIntegralInRange<int>(0, 3);
-    for (int i = 0; i < n; ++i) r.plan.push_back({grammar_path(in), in.ConsumeIntegralInRange<std::uint32_t>(0, 07777)});
+    for (int i = 0; i < n; ++i)
+      r.plan.push_back({grammar_path(in), in.ConsumeIntegralInRange<std::uint32_t>(0, 07777)});
     // The program's test hook: something changes between planning and creating.
     n = in.ConsumeIntegralInRange<int>(0, 2);
     for (int i = 0; i < n; ++i) {
@@ -120,7 +124,8 @@ inline Request raw_request(FuzzedDataProvider& in) {
   int n = in.ConsumeIntegralInRange<int>(0, 3);
   for (int i = 0; i < n; ++i) r.exclude.push_back(in.ConsumeRandomLengthString(64));
   n = in.ConsumeIntegralInRange<int>(0, 3);
-  for (int i = 0; i < n; ++i) r.plan.push_back({in.ConsumeRandomLengthString(64), in.ConsumeIntegral<std::uint32_t>()});
+  for (int i = 0; i < n; ++i)
+    r.plan.push_back({in.ConsumeRandomLengthString(64), in.ConsumeIntegral<std::uint32_t>()});
   n = in.ConsumeIntegralInRange<int>(0, 3);
   for (int i = 0; i < n; ++i) {
     OwnedDir d;
@@ -152,7 +157,8 @@ inline void check_answer(const Result<Value>& result,
     return;
   }
   const Value& v = result.value();
-  if (auto* b = std::get_if<Bytes>(&v)) must(!carries_canary(b->data), "answer carries canary content");
+  if (auto* b = std::get_if<Bytes>(&v))
+    must(!carries_canary(b->data), "answer carries canary content");
   if (auto* s = std::get_if<StatInfo>(&v)) {
     must(canary.count({s->dev, s->ino}) == 0, "stat answered a canary inode");
   }

@@ -1,6 +1,7 @@
 // The scratch world the executing fuzz targets run in: a root full of traps (links out, a link in,
-// a hard link to an outside file, a FIFO) and, beside it, a canary tree no input may read or change.
-// Header-only so each fuzz_*.cc stays one translation unit (CMakeLists.txt globs fuzz_*.cc).
+// a hard link to an outside file, a FIFO) and, beside it, a canary tree no input may read or
+// change. Header-only so each fuzz_*.cc stays one translation unit (CMakeLists.txt globs
+// fuzz_*.cc).
 #pragma once
 #include <dirent.h>
 #include <fcntl.h>
@@ -43,7 +44,8 @@ inline void clear_dir(const std::string& dir) {
   if (!d) return;
   std::vector<std::string> names;
   while (dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+      names.emplace_back(e->d_name);
   }
   ::closedir(d);
   for (const auto& n : names) {
@@ -78,7 +80,8 @@ inline std::string fingerprint(const std::string& dir) {
     DIR* d = ::opendir(dir.c_str());
     std::vector<std::string> names;
     while (dirent* e = d ? ::readdir(d) : nullptr) {
-      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+        names.emplace_back(e->d_name);
     }
     if (d) ::closedir(d);
     std::sort(names.begin(), names.end());
@@ -105,7 +108,9 @@ struct World {
     World w;
     const char* env = std::getenv("PINNEDFS_FUZZ_DIR");
     struct stat st;
-    std::string parent = env && *env ? env : (::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp");
+    std::string parent =
+        env && *env ? env
+                    : (::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp");
     std::string tmpl = parent + "/pinnedfs-fuzz-XXXXXX";
     std::vector<char> buf(tmpl.begin(), tmpl.end());
     buf.push_back('\0');
@@ -142,7 +147,8 @@ struct World {
   // The canary is untouched: same content, modes, owners and entries as at the start.
   void check_canary() const {
     std::string now = fingerprint(outside);
-    if (now != canary_print) die("canary tree changed", "\nbefore:\n" + canary_print + "after:\n" + now);
+    if (now != canary_print)
+      die("canary tree changed", "\nbefore:\n" + canary_print + "after:\n" + now);
   }
 };
 

@@ -25,14 +25,16 @@ Result<Held> checked_handle(const Root& root, const Request& request, const char
   if (!got.ok()) return got.take_error();
   if (S_ISLNK(st.st_mode)) {
     return refusal(Refusal::Symlink, syscall, shown,
-                   "path component '" + (path.value().is_root() ? std::string(".") : path.value().leaf()) +
+                   "path component '" +
+                       (path.value().is_root() ? std::string(".") : path.value().leaf()) +
                        "' is a symbolic link",
                    ELOOP);
   }
   auto hard = refuse_hard_link(st, shown, syscall);
   if (!hard.ok()) return hard.take_error();
   Held held = Held::from_lookup(root, fd.take(), path.value().joined());
-  held.know_identity(Identity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)});
+  held.know_identity(
+      Identity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)});
   auto still = held.beneath(root, syscall, shown);
   if (!still.ok()) return still.take_error();
   return held;

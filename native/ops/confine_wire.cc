@@ -10,8 +10,8 @@
 //                    u32 n, n × (u8 status, u8 type, i32 errno, error),
 //                    u32 n, n × str skipped
 // hold request:      u8 2, u32 n, n × str path
-// hold answer:       str anchor, u32 n, n × (u8 status, u8 type, str identity, u64 nlink, i32 fd, error)
-// error:             str code, i32 errno, str syscall, str path, u8 refusal, str description
+// hold answer:       str anchor, u32 n, n × (u8 status, u8 type, str identity, u64 nlink, i32 fd,
+// error) error:             str code, i32 errno, str syscall, str path, u8 refusal, str description
 #include <cstring>
 
 #include "confine.h"
@@ -36,7 +36,8 @@ class In {
   bool u32(std::uint32_t* v) {
     if (b_.size() - at_ < 4) return fail();
     *v = 0;
-    for (int i = 3; i >= 0; --i) *v = (*v << 8) | static_cast<std::uint8_t>(b_[at_ + static_cast<std::size_t>(i)]);
+    for (int i = 3; i >= 0; --i)
+      *v = (*v << 8) | static_cast<std::uint8_t>(b_[at_ + static_cast<std::size_t>(i)]);
     at_ += 4;
     return true;
   }
@@ -95,7 +96,8 @@ Error malformed(const char* what) {
 Result<Answer> run_discover(const Root& root, In& in, const std::atomic<bool>* cancel) {
   DiscoverRequest r;
   std::uint32_t n = 0;
-  if (!in.u32(&r.max_entries) || !in.u32(&r.max_matches) || !in.u32(&r.max_depth)) return malformed("limits");
+  if (!in.u32(&r.max_entries) || !in.u32(&r.max_matches) || !in.u32(&r.max_depth))
+    return malformed("limits");
   if (!in.count(&n)) return malformed("pattern count");
   for (std::uint32_t i = 0; i < n; ++i) {
     Pattern p;
@@ -182,8 +184,10 @@ Result<Answer> run(const Root& root, std::string_view request, const std::atomic
   std::uint8_t kind = 0;
   if (!in.u8(&kind)) return malformed("empty");
   switch (static_cast<Kind>(kind)) {
-    case Kind::Discover: return run_discover(root, in, cancel);
-    case Kind::Hold: return run_hold(root, in);
+    case Kind::Discover:
+      return run_discover(root, in, cancel);
+    case Kind::Hold:
+      return run_hold(root, in);
   }
   return malformed("unknown program");
 }

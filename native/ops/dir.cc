@@ -109,10 +109,13 @@ class Lister {
   // d_type decides only whether to try; the O_DIRECTORY|O_NOFOLLOW open is the enforcement.
   Result<bool> is_directory(int dirfd, const DirEntry& e, const std::string& rel) const {
     switch (e.kind) {
-      case EntryKind::Directory: return true;
+      case EntryKind::Directory:
+        return true;
       case EntryKind::Link:
-      case EntryKind::Other: return false;
-      case EntryKind::Unknown: break;
+      case EntryKind::Other:
+        return false;
+      case EntryKind::Unknown:
+        break;
     }
     struct stat st;
     if (::fstatat(dirfd, e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -127,7 +130,8 @@ class Lister {
   // particular is never followed.
   static bool changed_under_us(const Error& e) {
     if (e.refusal == Refusal::Symlink) return true;
-    if (e.refusal == Refusal::Escape) return true;  // left mid-lookup (mounts and proofs are caught before)
+    if (e.refusal == Refusal::Escape)
+      return true;  // left mid-lookup (mounts and proofs are caught before)
     return e.refusal == Refusal::None && (e.err == ENOENT || e.err == ENOTDIR);
   }
 

@@ -21,10 +21,10 @@
 
 #include <set>
 
+#include "../core/resolve.h"
 #include "confine.h"
 #include "dir_list.h"
 #include "glob_match.h"
-#include "../core/resolve.h"
 
 namespace pinnedfs::confine {
 
@@ -52,15 +52,22 @@ struct Frame {
 
 Type type_of_dtype(unsigned char t) {
   switch (t) {
-    case DT_DIR: return Type::Directory;
-    case DT_LNK: return Type::Link;
-    case DT_REG: return Type::File;
-    case DT_UNKNOWN: return Type::Unknown;
-    default: return Type::Other;
+    case DT_DIR:
+      return Type::Directory;
+    case DT_LNK:
+      return Type::Link;
+    case DT_REG:
+      return Type::File;
+    case DT_UNKNOWN:
+      return Type::Unknown;
+    default:
+      return Type::Other;
   }
 }
 
-bool permission(int err) { return err == EACCES || err == EPERM; }
+bool permission(int err) {
+  return err == EACCES || err == EPERM;
+}
 
 // Gone or no longer a directory since it was listed: a race, not a failure. A link refusal is the
 // same case (a directory replaced by a link is not entered).
@@ -83,7 +90,10 @@ std::string join(const std::string& parent, std::string_view name) {
 class Walker {
  public:
   Walker(const Root& root, const DiscoverRequest& request, const std::atomic<bool>* cancel)
-      : root_(root), request_(request), cancel_(cancel), skip_(request.skip.begin(), request.skip.end()) {
+      : root_(root),
+        request_(request),
+        cancel_(cancel),
+        skip_(request.skip.begin(), request.skip.end()) {
     compiled_.reserve(request.patterns.size());
     for (const Pattern& p : request.patterns) compiled_.push_back(glob::compile({p.glob}, true));
     steppers_.reserve(compiled_.size());
@@ -186,7 +196,8 @@ Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& ou
         out.truncated = Truncation::Matches;
         return false;
       }
-      out.matches.push_back(Match{join(frame.relative, name), type, static_cast<std::uint32_t>(matched)});
+      out.matches.push_back(
+          Match{join(frame.relative, name), type, static_cast<std::uint32_t>(matched)});
       continue;  // pruned: the mount over it covers its whole tree
     }
     if (!is_dir) continue;
@@ -264,7 +275,8 @@ Status Walker::run(DiscoverResult& out) {
     if (!opened.ok()) {
       const Error& e = opened.error();
       if (e.refusal == Refusal::None && permission(e.err)) {
-        out.unreadable.push_back(Unreadable{std::move(relative), e.err, strictest_alive(child.states)});
+        out.unreadable.push_back(
+            Unreadable{std::move(relative), e.err, strictest_alive(child.states)});
         continue;
       }
       if (vanished(e) || e.moved) continue;
@@ -341,13 +353,15 @@ Probe probe(const Root& root, const std::string& path) {
 Result<DiscoverResult> discover(const Root& root, const DiscoverRequest& request,
                                 const std::atomic<bool>* cancel) {
   for (const Pattern& p : request.patterns) {
-    if (p.glob.find('\0') != std::string::npos) return bad_argument("a discovery pattern contains a NUL byte");
+    if (p.glob.find('\0') != std::string::npos)
+      return bad_argument("a discovery pattern contains a NUL byte");
     if (p.access != Access::ReadOnly && p.access != Access::Inaccessible) {
       return bad_argument("a discovery pattern's access must be read-only or inaccessible", p.glob);
     }
     Compiled c = glob::compile({p.glob}, true);
     if (c.absolute || c.min_depth < 0) {
-      return bad_argument("a discovery pattern must stay beneath its anchor (no absolute path, no '..')", p.glob);
+      return bad_argument(
+          "a discovery pattern must stay beneath its anchor (no absolute path, no '..')", p.glob);
     }
   }
   if (request.max_depth == 0) return bad_argument("max_depth must be at least 1");

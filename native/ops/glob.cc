@@ -54,10 +54,14 @@ enum class Kind : unsigned char { File, Directory, Link, Unknown };
 
 Kind kind_of_dtype(unsigned char t) {
   switch (t) {
-    case DT_DIR: return Kind::Directory;
-    case DT_LNK: return Kind::Link;
-    case DT_UNKNOWN: return Kind::Unknown;
-    default: return Kind::File;
+    case DT_DIR:
+      return Kind::Directory;
+    case DT_LNK:
+      return Kind::Link;
+    case DT_UNKNOWN:
+      return Kind::Unknown;
+    default:
+      return Kind::File;
   }
 }
 
@@ -100,18 +104,18 @@ struct Entry {
 // capacity and the walk allocates per directory at most, never per entry (the names it reports
 // aside).
 struct Frame {
-  Held dir;                    // the handle this frame opened, if it opened one
-  bool dir_unread = false;     // `dir` was opened for reading and is still at its start
+  Held dir;                 // the handle this frame opened, if it opened one
+  bool dir_unread = false;  // `dir` was opened for reading and is still at its start
   // Which handle this directory is: a frame index (>= 0), or an ancestor of the glob root (-k is
   // k levels above it). "." and ".." segments reuse handles instead of opening by name.
   int phys = 0;
   int phys_parent = -1;
-  bool named = false;          // reached from the glob root through literal segments only
+  bool named = false;  // reached from the glob root through literal segments only
   bool listed = false;
   std::string relative;
   std::vector<State> states, excluded;
-  std::string names;           // entry names, end to end
-  std::vector<State> arena;    // entry states, end to end
+  std::string names;         // entry names, end to end
+  std::vector<State> arena;  // entry states, end to end
   std::vector<Entry> entries;
   std::size_t next = 0;
 
@@ -148,7 +152,9 @@ class Walker {
     if (relative.empty()) return to_shown_;
     return to_shown_ + "/" + std::string(relative);
   }
-  int parent_ref(int ref) const { return ref >= 0 ? frames_[static_cast<std::size_t>(ref)].phys_parent : ref - 1; }
+  int parent_ref(int ref) const {
+    return ref >= 0 ? frames_[static_cast<std::size_t>(ref)].phys_parent : ref - 1;
+  }
   Result<Held*> handle(int ref);
   Status enter(std::size_t index);
   Status probe_and_visit(std::size_t index, std::string_view name);
@@ -170,8 +176,8 @@ class Walker {
   Stepper step_, step_excluded_;
   bool exclude_needs_directory_;
   std::vector<Frame> frames_;
-  std::deque<Held> ancestors_;     // [k-1]: k levels above the glob root, opened on demand
-  std::vector<char> buffer_;       // getdents buffer, one for the whole walk
+  std::deque<Held> ancestors_;  // [k-1]: k levels above the glob root, opened on demand
+  std::vector<char> buffer_;    // getdents buffer, one for the whole walk
   std::vector<State> next_, next_excluded_;
   std::vector<std::string> out_;
   std::size_t out_bytes_ = 0;  // of out_, counted as kMaxListingBytes counts them
@@ -224,7 +230,8 @@ Status Walker::visit(Frame& f, std::string_view name, Kind kind, int dirfd) {
   e.name_len = static_cast<std::uint32_t>(name.size());
   // One directory's entries, their names and match states, are sized by the disk: bounded.
   if (f.names.size() + name.size() + kNameOverhead * f.entries.size() +
-          sizeof(State) * f.arena.size() > kMaxListingBytes) {
+          sizeof(State) * f.arena.size() >
+      kMaxListingBytes) {
     return too_many_names(shown(f.relative));
   }
   f.names.append(name);
@@ -370,7 +377,7 @@ Status Walker::descend(std::size_t parent, const Entry& e, std::string relative,
     if (!h.ok()) return h.take_error();
     bool will_list = !c.named || has_wildcard(pattern_, c.states);
     auto opened = pinnedfs::descend(root_, *h.value(), std::string(name),
-                          will_list ? kListFlags : kDirHandleFlags, shown(c.relative));
+                                    will_list ? kListFlags : kDirHandleFlags, shown(c.relative));
     if (!opened.ok()) {
       // The parent has left its path: nothing more of it is read.
       if (opened.error().moved) return departed(f.phys, opened.take_error());
@@ -453,7 +460,9 @@ Result<Value> Walker::run() {
   return Value(Names{std::move(out_)});
 }
 
-bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
+bool has_nul(const std::string& s) {
+  return s.find('\0') != std::string::npos;
+}
 
 }  // namespace
 

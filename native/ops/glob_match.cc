@@ -122,7 +122,8 @@ bool posix_class(const Chars& name, std::vector<Range>* out) {
     std::size_t len = std::char_traits<char>::length(e.name);
     if (name.size() != len) continue;
     bool same = true;
-    for (std::size_t i = 0; i < len && same; ++i) same = name[i] == static_cast<char32_t>(e.name[i]);
+    for (std::size_t i = 0; i < len && same; ++i)
+      same = name[i] == static_cast<char32_t>(e.name[i]);
     if (!same) continue;
     out->insert(out->end(), e.ranges.begin(), e.ranges.end());
     return true;
@@ -233,7 +234,7 @@ std::vector<int> find_groups(const Chars& s, std::vector<Group>* groups) {
 
 struct Sequence;
 struct Part {
-  Chars text;                   // when alternatives is empty
+  Chars text;  // when alternatives is empty
   std::vector<Sequence> alternatives;
 };
 struct Sequence {
@@ -314,7 +315,8 @@ std::vector<Chars> expand_braces(const Chars& pattern) {
   Sequence seq;
   if (!parse_sequence(pattern, 0, pattern.size(), at, groups, 0, &seq)) return {pattern};
   std::size_t count = count_expansions(seq);
-  if (count > kMaxExpansions || count * utf16_length(pattern) > kMaxExpandedLength) return {pattern};
+  if (count > kMaxExpansions || count * utf16_length(pattern) > kMaxExpandedLength)
+    return {pattern};
   return expand_sequence(seq);
 }
 
@@ -326,7 +328,9 @@ bool is_drive(const Chars& seg) {
          ((seg[0] >= 'A' && seg[0] <= 'Z') || (seg[0] >= 'a' && seg[0] <= 'z'));
 }
 
-bool is_unc(const Chars& s) { return s.size() > 2 && s[0] == '/' && s[1] == '/' && s[2] != '/'; }
+bool is_unc(const Chars& s) {
+  return s.size() > 2 && s[0] == '/' && s[1] == '/' && s[2] != '/';
+}
 
 std::vector<Chars> split_segments(const Chars& s) {
   std::vector<Chars> out;
@@ -504,9 +508,12 @@ bool is_root_name(std::string_view name) {
 
 bool token_matches(const Compiled& c, const Token& t, char32_t ch) {
   switch (t.kind) {
-    case TokenKind::Char: return t.value == ch;
-    case TokenKind::Any: return true;
-    case TokenKind::Star: return false;
+    case TokenKind::Char:
+      return t.value == ch;
+    case TokenKind::Any:
+      return true;
+    case TokenKind::Star:
+      return false;
     case TokenKind::Class: {
       bool found = false;
       for (std::uint32_t i = t.begin; i < t.end && !found; i += 2) {
@@ -519,7 +526,8 @@ bool token_matches(const Compiled& c, const Token& t, char32_t ch) {
 }
 
 bool is_sv_drive(const std::string_view& s) {
-  return s.size() == 2 && s[1] == ':' && ((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z'));
+  return s.size() == 2 && s[1] == ':' &&
+         ((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z'));
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ enum class NodeKind : std::uint8_t { Globstar, Literal, Wildcard, End };
 
 struct Node {
   NodeKind kind = NodeKind::End;
-  bool leading_dot = false;     // Wildcard: its first token is a literal '.', so it may match dot names
+  bool leading_dot =
+      false;  // Wildcard: its first token is a literal '.', so it may match dot names
   bool directory_only = false;  // End: the pattern ended in '/'
   std::uint32_t begin = 0;      // Literal: byte range in Compiled::text; Wildcard: range in tokens
   std::uint32_t end = 0;
@@ -40,9 +41,9 @@ enum class TokenKind : std::uint8_t { Char, Any, Star, Class };
 
 struct Token {
   TokenKind kind = TokenKind::Char;
-  bool negated = false;         // Class
-  std::uint32_t value = 0;      // Char: the code point
-  std::uint32_t begin = 0;      // Class: range in Compiled::ranges, inclusive [from, to] pairs
+  bool negated = false;     // Class
+  std::uint32_t value = 0;  // Char: the code point
+  std::uint32_t begin = 0;  // Class: range in Compiled::ranges, inclusive [from, to] pairs
   std::uint32_t end = 0;
 };
 
@@ -53,8 +54,8 @@ struct Compiled {
   std::vector<Node> nodes;
   std::vector<Token> tokens;
   std::vector<std::uint32_t> ranges;
-  std::string text;             // literal segments, UTF-8
-  std::vector<State> initial;   // the first node of each pattern, closed over `**`
+  std::string text;            // literal segments, UTF-8
+  std::vector<State> initial;  // the first node of each pattern, closed over `**`
   bool dot = false;
   // Some pattern starts at a file-system root ("/x" or "C:/x"): the walker refuses those, the
   // TypeScript layer rewrites absolute patterns that lie inside the root.
@@ -81,7 +82,8 @@ class Stepper {
  public:
   explicit Stepper(const Compiled& compiled);
   // Replaces `next` with the states reached from `states` by the segment `name`, closed over `**`.
-  void step(const State* states, std::size_t count, std::string_view name, std::vector<State>& next);
+  void step(const State* states, std::size_t count, std::string_view name,
+            std::vector<State>& next);
 
  private:
   bool match_wildcard(const Node& node, std::string_view name);
@@ -90,7 +92,7 @@ class Stepper {
   const Compiled& c_;
   std::vector<std::uint32_t> mark_;  // generation stamps: mark_[s] == gen_ means s already added
   std::uint32_t gen_ = 0;
-  std::vector<char32_t> chars_;      // the decoded name, for wildcard matching
+  std::vector<char32_t> chars_;  // the decoded name, for wildcard matching
   bool decoded_ = false;
 };
 
@@ -105,7 +107,8 @@ bool any_directory_only(const Compiled& c);
 // Decodes UTF-8 to code points; each byte of an invalid sequence becomes U+FFFD.
 void decode_utf8(std::string_view in, std::vector<char32_t>& out);
 bool valid_utf8(std::string_view in);
-// JavaScript's string order (UTF-16 code units) on UTF-8 strings, as Effect sorts directory entries.
+// JavaScript's string order (UTF-16 code units) on UTF-8 strings, as Effect sorts directory
+// entries.
 bool utf16_less(std::string_view a, std::string_view b);
 
 }  // namespace pinnedfs::glob

@@ -4,8 +4,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "confine.h"
 #include "../core/resolve.h"
+#include "confine.h"
 
 namespace pinnedfs::confine {
 

@@ -4,9 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../platform/platform.h"
 #include "link_text.h"
 #include "ops.h"
-#include "../platform/platform.h"
 
 namespace pinnedfs::ops {
 
@@ -15,7 +15,9 @@ namespace {
 // making us grow without end.
 constexpr std::size_t kMaxLinkText = 1 << 20;
 
-Resolution reached(std::string path) { return Resolution{std::move(path), false, {}}; }
+Resolution reached(std::string path) {
+  return Resolution{std::move(path), false, {}};
+}
 Resolution link_at(std::string path, std::string target) {
   return Resolution{std::move(path), true, std::move(target)};
 }

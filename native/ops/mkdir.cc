@@ -52,7 +52,8 @@ Result<Value> make_directory(const Root& root, const Request& request) {
 
   // Node applies the same mode, with the umask, to every directory mkdir -p creates; so do we.
   // Exact modes stay a mkdirs feature: makeDirectory must behave as Effect's Node file system does.
-  std::vector<MkdirsEntry> plan{MkdirsEntry{path.value().joined(), static_cast<std::uint32_t>(mode)}};
+  std::vector<MkdirsEntry> plan{
+      MkdirsEntry{path.value().joined(), static_cast<std::uint32_t>(mode)}};
   ProgramOptions options;
   options.exact_modes = false;
   options.tolerate_existing = true;

@@ -43,7 +43,8 @@ class PlanTree {
           Planned& p = info[at];
           if (p.listed && p.mode != mode) {
             std::string shown = path_of(nodes, at);
-            return bad_argument("directory '" + shown + "' is planned twice with different modes", shown);
+            return bad_argument("directory '" + shown + "' is planned twice with different modes",
+                                shown);
           }
           p.listed = true;
           p.mode = mode;
@@ -149,8 +150,9 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const MkdirsEntry& entry = plan[i];
     if (entry.mode > 07777) {
-      return bad_argument("mode " + std::to_string(entry.mode) + " is not a permission mode (0..07777)",
-                          entry.path);
+      return bad_argument(
+          "mode " + std::to_string(entry.mode) + " is not a permission mode (0..07777)",
+          entry.path);
     }
     auto l = lex_path(entry.path);
     if (!l.ok()) return l.take_error();

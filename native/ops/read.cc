@@ -27,8 +27,9 @@ FileType type_of(mode_t mode) {
 }
 
 // Milliseconds since the epoch. JavaScript's Date truncates to whole milliseconds, as Node's bigint
-// stats do (nanoseconds / 10^6), so the whole millisecond must survive the conversion: near 2^40 ms a
-// double holds only ~1/4096 ms, and a fraction above .99988 would round up into the next millisecond.
+// stats do (nanoseconds / 10^6), so the whole millisecond must survive the conversion: near 2^40 ms
+// a double holds only ~1/4096 ms, and a fraction above .99988 would round up into the next
+// millisecond.
 double ms(const struct timespec& ts) {
   long long whole = static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
   double v = static_cast<double>(whole) + static_cast<double>(ts.tv_nsec % 1000000) / 1e6;
@@ -83,8 +84,8 @@ Result<Value> exists(const Root& root, const Request& request) {
   auto fd = open_beneath(root, path.value(), kObjectHandleFlags);
   if (fd.ok()) return Value(true);
   const Error& e = fd.error();
-  // Only ENOENT means "does not exist": Effect's exists fails on anything else, so "file/x" (ENOTDIR)
-  // is a BadResource error here too, not false.
+  // Only ENOENT means "does not exist": Effect's exists fails on anything else, so "file/x"
+  // (ENOTDIR) is a BadResource error here too, not false.
   if (e.refusal == Refusal::None && e.err == ENOENT) return Value(false);
   return fd.take_error();
 }
@@ -104,8 +105,8 @@ Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st,
                       double& birthtime_ms) {
   struct statx sx;
   int rc;
-  do rc = ::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME,
-                  &sx);
+  do
+    rc = ::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &sx);
   while (rc != 0 && errno == EINTR);
   if (rc != 0) {
     if (errno == ENOSYS || errno == EPERM) return false;
@@ -178,7 +179,8 @@ Result<Value> read_file_into(const Root& root, const Request& request, std::stri
   }
   auto hard = refuse_hard_link(st, request.path, "open");
   if (!hard.ok()) return hard.take_error();
-  // The limit is the caller's, capped at the ceiling no caller can lift: 0 (none given) is the ceiling.
+  // The limit is the caller's, capped at the ceiling no caller can lift: 0 (none given) is the
+  // ceiling.
   std::uint64_t limit = request.max_bytes == 0 || request.max_bytes > kMaxContentBytes
                             ? kMaxContentBytes
                             : request.max_bytes;
@@ -201,10 +203,10 @@ Result<Value> read_file_into(const Root& root, const Request& request, std::stri
   for (;;) {
     if (used == out.data.size()) {
       if (used >= most) {
-        return refusal(Refusal::TooLarge, "read", request.path,
-                       "file grew past the read limit of " + std::to_string(limit) +
-                           " bytes while being read",
-                       EFBIG);
+        return refusal(
+            Refusal::TooLarge, "read", request.path,
+            "file grew past the read limit of " + std::to_string(limit) + " bytes while being read",
+            EFBIG);
       }
       out.data.resize(std::min(out.data.size() * 2, most));
     }

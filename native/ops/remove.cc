@@ -48,7 +48,8 @@ Result<Value> remove(const Root& root, const Request& request) {
   auto gone = [&](Error e) -> Result<Value> {
     // force: a missing path is what the caller wanted. Only a plain ENOENT qualifies; a link on the
     // way is still refused and ENOTDIR (a file on the way) still fails, as in Node.
-    if (request.force && e.refusal == Refusal::None && e.err == ENOENT) return Value(std::monostate{});
+    if (request.force && e.refusal == Refusal::None && e.err == ENOENT)
+      return Value(std::monostate{});
     return e;
   };
   auto parent = open_parent(root, path.value());
@@ -65,8 +66,8 @@ Result<Value> remove(const Root& root, const Request& request) {
       return gone(sys_error(errno, "lstat", shown));
     }
     if (S_ISLNK(st.st_mode)) {
-      return refusal(Refusal::Symlink, "rm", shown, "path component '" + leaf + "' is a symbolic link",
-                     ELOOP);
+      return refusal(Refusal::Symlink, "rm", shown,
+                     "path component '" + leaf + "' is a symbolic link", ELOOP);
     }
     if (!S_ISDIR(st.st_mode)) return sys_error(ENOTDIR, "rm", shown);
     if (!request.recursive) return is_a_directory(shown);

@@ -32,7 +32,9 @@ bool is_directory_errno(int err, int dirfd, const std::string& name) {
   return false;
 }
 
-std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : a + "/" + b; }
+std::string join(const std::string& a, const std::string& b) {
+  return a.empty() ? b : a + "/" + b;
+}
 
 class Remover {
  public:
@@ -47,7 +49,8 @@ class Remover {
 
 // Unlinks `name` in `dir` as an entry (never what it names), once `dir` is proven beneath the root.
 // A directory there is not unlinked: *is_dir says so and the caller descends.
-Status Remover::unlink_entry(Held& dir, const std::string& name, const std::string& shown, bool* is_dir) {
+Status Remover::unlink_entry(Held& dir, const std::string& name, const std::string& shown,
+                             bool* is_dir) {
   *is_dir = false;
   auto still = dir.beneath(root_, "unlink", shown);
   if (!still.ok()) return still;
@@ -65,9 +68,11 @@ Status Remover::unlink_entry(Held& dir, const std::string& name, const std::stri
   return sys_error(err, "unlink", shown);
 }
 
-Status Remover::remove_dir(Held& parent, const std::string& name, const std::string& shown, int depth) {
+Status Remover::remove_dir(Held& parent, const std::string& name, const std::string& shown,
+                           int depth) {
   if (depth > kMaxRemoveDepth) {
-    // The same refusal as the recursive listing's depth limit: toolarge (BadArgument), ENAMETOOLONG.
+    // The same refusal as the recursive listing's depth limit: toolarge (BadArgument),
+    // ENAMETOOLONG.
     return refusal(Refusal::TooLarge, "rm", shown,
                    "directory tree is deeper than the recursive remove limit of " +
                        std::to_string(kMaxRemoveDepth) + " levels",
@@ -132,7 +137,8 @@ Status Remover::remove_dir(Held& parent, const std::string& name, const std::str
 
 }  // namespace
 
-Status remove_tree(const Root& root, Held& parent, const std::string& name, const std::string& shown) {
+Status remove_tree(const Root& root, Held& parent, const std::string& name,
+                   const std::string& shown) {
   Remover remover(root);
   return remover.remove_dir(parent, name, shown, 0);
 }

@@ -25,6 +25,7 @@ constexpr int kMaxRemoveDepth = 256;
 // Removes directory `name` in `parent` and everything beneath it. `shown` is its root-relative path
 // for errors. Something already gone counts as removed; an entry that turns out not to be a
 // directory (a link or file swapped in) is unlinked as an entry.
-Status remove_tree(const Root& root, Held& parent, const std::string& name, const std::string& shown);
+Status remove_tree(const Root& root, Held& parent, const std::string& name,
+                   const std::string& shown);
 
 }  // namespace pinnedfs::ops

@@ -5,9 +5,10 @@
 // travels the members' tree, so a program is linear in its directories, never reopening a parent
 // from the root), require the parent to be the recorded one when it is itself an owned member,
 // fstatat(parent, name, AT_SYMLINK_NOFOLLOW) for type and identity, prove the parent beneath the
-// root, then unlinkat(AT_REMOVEDIR) on that parent. Residual window, by design: between that fstatat
-// and unlinkat a writer in the same parent can swap the name for another empty directory, which is
-// then what goes; nothing outside the root, and nothing that is not empty, can be reached that way.
+// root, then unlinkat(AT_REMOVEDIR) on that parent. Residual window, by design: between that
+// fstatat and unlinkat a writer in the same parent can swap the name for another empty directory,
+// which is then what goes; nothing outside the root, and nothing that is not empty, can be reached
+// that way.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -95,9 +96,10 @@ RmdirMember remove_one(const Root& root, DirCursor& cursor, const std::vector<Tr
     return answer(m, RmdirStatus::Refused, sys_error(errno, "lstat", shown));
   }
   if (S_ISLNK(st.st_mode)) {
-    return answer(m, RmdirStatus::Refused,
-                  refusal(Refusal::Symlink, "rmdir", shown,
-                          "'" + shown + "' is now a symbolic link, not the directory recorded", ELOOP));
+    return answer(
+        m, RmdirStatus::Refused,
+        refusal(Refusal::Symlink, "rmdir", shown,
+                "'" + shown + "' is now a symbolic link, not the directory recorded", ELOOP));
   }
   if (!S_ISDIR(st.st_mode)) {
     Error e = sys_error(ENOTDIR, "rmdir", shown);
@@ -135,7 +137,8 @@ Result<Value> rmdirs(const Root& root, const Request& request) {
   // different identities. Each member is put in the tree as it is lexed: memory grows with the
   // tree, not with the members' components.
   if (request.owned.size() > kMaxDirectories) {
-    return bad_argument("rmdirs names more than " + std::to_string(kMaxDirectories) + " directories");
+    return bad_argument("rmdirs names more than " + std::to_string(kMaxDirectories) +
+                        " directories");
   }
   std::vector<Member> members;
   members.reserve(request.owned.size());
@@ -148,7 +151,8 @@ Result<Value> rmdirs(const Root& root, const Request& request) {
     if (l.value().has_dotdot) {
       dotdot.push_back(members.size());
     } else {
-      if (l.value().is_root()) return bad_argument("the pinned root itself is never removed", owned.path);
+      if (l.value().is_root())
+        return bad_argument("the pinned root itself is never removed", owned.path);
       m.node = tree.insert(l.value().parts);
     }
     members.push_back(m);
@@ -175,7 +179,8 @@ Result<Value> rmdirs(const Root& root, const Request& request) {
     if (failed[i]) continue;
     auto [it, inserted] = by_node.emplace(members[i].node, i);
     if (!inserted && members[it->second].owned->identity != members[i].owned->identity) {
-      return bad_argument("directory listed twice with different identities", members[i].owned->path);
+      return bad_argument("directory listed twice with different identities",
+                          members[i].owned->path);
     }
   }
   for (auto& [node, i] : by_node) {
@@ -196,7 +201,9 @@ Result<Value> rmdirs(const Root& root, const Request& request) {
       std::size_t up = tree.nodes[n].parent;
       (up == kNoNode ? top : children[up]).push_back(n);
     }
-    auto by_name = [&](std::size_t a, std::size_t b) { return tree.nodes[a].name < tree.nodes[b].name; };
+    auto by_name = [&](std::size_t a, std::size_t b) {
+      return tree.nodes[a].name < tree.nodes[b].name;
+    };
     std::sort(top.begin(), top.end(), by_name);
     for (auto& kids : children) std::sort(kids.begin(), kids.end(), by_name);
     std::vector<std::size_t> stack(top.rbegin(), top.rend());

@@ -21,16 +21,26 @@ struct FlagPlan {
 // Node's flag table (lib/internal/fs/utils.js stringToFlags), minus O_TRUNC.
 FlagPlan plan_for(OpenFlag flag) {
   switch (flag) {
-    case OpenFlag::R: break;
-    case OpenFlag::RPlus: return {O_RDWR, false};
-    case OpenFlag::W: return {O_WRONLY | O_CREAT, true};
-    case OpenFlag::WX: return {O_WRONLY | O_CREAT | O_EXCL, true};
-    case OpenFlag::WPlus: return {O_RDWR | O_CREAT, true};
-    case OpenFlag::WXPlus: return {O_RDWR | O_CREAT | O_EXCL, true};
-    case OpenFlag::A: return {O_WRONLY | O_CREAT | O_APPEND, false};
-    case OpenFlag::AX: return {O_WRONLY | O_CREAT | O_APPEND | O_EXCL, false};
-    case OpenFlag::APlus: return {O_RDWR | O_CREAT | O_APPEND, false};
-    case OpenFlag::AXPlus: return {O_RDWR | O_CREAT | O_APPEND | O_EXCL, false};
+    case OpenFlag::R:
+      break;
+    case OpenFlag::RPlus:
+      return {O_RDWR, false};
+    case OpenFlag::W:
+      return {O_WRONLY | O_CREAT, true};
+    case OpenFlag::WX:
+      return {O_WRONLY | O_CREAT | O_EXCL, true};
+    case OpenFlag::WPlus:
+      return {O_RDWR | O_CREAT, true};
+    case OpenFlag::WXPlus:
+      return {O_RDWR | O_CREAT | O_EXCL, true};
+    case OpenFlag::A:
+      return {O_WRONLY | O_CREAT | O_APPEND, false};
+    case OpenFlag::AX:
+      return {O_WRONLY | O_CREAT | O_APPEND | O_EXCL, false};
+    case OpenFlag::APlus:
+      return {O_RDWR | O_CREAT | O_APPEND, false};
+    case OpenFlag::AXPlus:
+      return {O_RDWR | O_CREAT | O_APPEND | O_EXCL, false};
   }
   return {-1, false};
 }
@@ -101,7 +111,8 @@ Result<Value> write_file(const Root& root, const Request& request) {
   auto fd = open_beneath(root, path.value(), plan.open_flags | O_NONBLOCK | O_NOCTTY, mode);
   if (!fd.ok()) {
     Error& e = fd.error();
-    if (e.refusal == Refusal::None && opens_no_regular_file(e.err)) return not_regular("open", shown);
+    if (e.refusal == Refusal::None && opens_no_regular_file(e.err))
+      return not_regular("open", shown);
     return fd.take_error();
   }
   // With O_EXCL the open created a fresh regular file with one link: nothing to check, nothing to

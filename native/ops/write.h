@@ -19,7 +19,8 @@ Result<Value> write_atomic(const Root& root, const LexedPath& path, const Reques
 Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const Request& request,
                                 bool allow_tmpfile);
 
-// Default permission bits of a file writeFile creates, as Node's fs.writeFile (0o666, umask applies).
+// Default permission bits of a file writeFile creates, as Node's fs.writeFile (0o666, umask
+// applies).
 constexpr mode_t kDefaultFileMode = 0666;
 
 }  // namespace pinnedfs::ops

@@ -58,10 +58,9 @@ std::string random_name() {
   struct timespec ts;
   ::clock_gettime(CLOCK_REALTIME, &ts);
   int local = 0;
-  std::uint64_t z = static_cast<std::uint64_t>(ts.tv_nsec) ^
-                    (static_cast<std::uint64_t>(ts.tv_sec) << 30) ^
-                    reinterpret_cast<std::uintptr_t>(&local) ^
-                    (counter.fetch_add(1) * 0x9E3779B97F4A7C15ull);
+  std::uint64_t z =
+      static_cast<std::uint64_t>(ts.tv_nsec) ^ (static_cast<std::uint64_t>(ts.tv_sec) << 30) ^
+      reinterpret_cast<std::uintptr_t>(&local) ^ (counter.fetch_add(1) * 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
@@ -75,7 +74,8 @@ std::string random_name() {
 // temp left in a directory that has moved out stays there, outside, untouched.
 class Temp {
  public:
-  Temp(const Root& root, Held& dir, const std::string& shown) : root_(root), dir_(dir), shown_(shown) {}
+  Temp(const Root& root, Held& dir, const std::string& shown)
+      : root_(root), dir_(dir), shown_(shown) {}
   Temp(const Temp&) = delete;
   Temp& operator=(const Temp&) = delete;
   ~Temp() {
@@ -102,7 +102,9 @@ Status create_named(const Root& root, Temp& tmp, Held& dir, mode_t mode, const s
     if (!still.ok()) return still;
     std::string name = random_name();
     int fd;
-    do fd = ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    do
+      fd =
+          ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     while (fd < 0 && errno == EINTR);
     if (fd >= 0) {
       tmp.fd = Fd(fd);
@@ -156,8 +158,8 @@ Status check_target(int dirfd, const std::string& leaf, const std::string& shown
   }
   *exists = true;
   if (S_ISLNK(st->st_mode)) {
-    return refusal(Refusal::Symlink, "open", shown, "path component '" + leaf + "' is a symbolic link",
-                   ELOOP);
+    return refusal(Refusal::Symlink, "open", shown,
+                   "path component '" + leaf + "' is a symbolic link", ELOOP);
   }
   if (S_ISDIR(st->st_mode)) return sys_error(EISDIR, "open", shown);
   // Replacing a hard-linked name would not write the other name, so nothing outside would change.
@@ -260,8 +262,9 @@ Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const R
   // A new file gets Node's mode (umask applies); a replacement keeps the old file's bits exactly,
   // so a formatter rewriting a 0755 script leaves it executable.
   mode_t keep = exists ? (target.st_mode & 07777) : 0;
-  mode_t create_mode = exists ? (keep & 0777) : request.has_mode ? static_cast<mode_t>(request.mode)
-                                                                 : kDefaultFileMode;
+  mode_t create_mode = exists             ? (keep & 0777)
+                       : request.has_mode ? static_cast<mode_t>(request.mode)
+                                          : kDefaultFileMode;
   Temp tmp(root, dir, shown);
   auto created = create_temp(root, tmp, dir, create_mode, allow_tmpfile, shown);
   if (!created.ok()) return created.take_error();

@@ -18,8 +18,8 @@
 // accepts an O_PATH descriptor whose first readdir fails.
 //
 // The spelling: Linux compares names byte for byte, so a name that resolved is spelled on disk as
-// requested and this costs nothing. The exception is a casefold directory (ext4/f2fs +F), where only
-// a listing could tell the stored spelling; it is not handled, and the requested spelling is
+// requested and this costs nothing. The exception is a casefold directory (ext4/f2fs +F), where
+// only a listing could tell the stored spelling; it is not handled, and the requested spelling is
 // answered there. macOS volumes are usually case-insensitive: the stored name comes from
 // getattrlistat (ATTR_CMN_NAME, FSOPT_NOFOLLOW), as Apple's realpath(3) does, one call per
 // component.
@@ -129,10 +129,14 @@ class DirectoryReader {
 
 inline EntryKind entry_kind(unsigned char d_type) {
   switch (d_type) {
-    case DT_DIR: return EntryKind::Directory;
-    case DT_LNK: return EntryKind::Link;
-    case DT_UNKNOWN: return EntryKind::Unknown;
-    default: return EntryKind::Other;
+    case DT_DIR:
+      return EntryKind::Directory;
+    case DT_LNK:
+      return EntryKind::Link;
+    case DT_UNKNOWN:
+      return EntryKind::Unknown;
+    default:
+      return EntryKind::Other;
   }
 }
 
@@ -172,7 +176,8 @@ Status change_mode_via_proc(int fd, mode_t mode, const std::string& shown);
 
 }  // namespace pinnedfs::attr
 
-// ---- on-disk spelling, for the answers that promise it (realPath, resolve) -----------------------
+// ---- on-disk spelling, for the answers that promise it (realPath, resolve)
+// -----------------------
 
 namespace pinnedfs::ops {
 

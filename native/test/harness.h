@@ -21,26 +21,28 @@ void fail(const char* file, int line, const std::string& what);
 std::string scratch_dir();
 void write_file(const std::string& path, const std::string& content);
 // The strategies a test runs under: kernel and walk, or only those named in
-// PINNEDFS_TEST_STRATEGIES ("walk"). scripts/valgrind.sh names only the walk: valgrind 3.19 does not
-// know openat2 (syscall 437) and answers ENOSYS, so a kernel pin cannot succeed under memcheck.
+// PINNEDFS_TEST_STRATEGIES ("walk"). scripts/valgrind.sh names only the walk: valgrind 3.19 does
+// not know openat2 (syscall 437) and answers ENOSYS, so a kernel pin cannot succeed under memcheck.
 const std::vector<Strategy>& strategies();
 
 struct Register {
-  Register(const char* name, std::function<void()> fn) { registry().push_back({name, std::move(fn)}); }
+  Register(const char* name, std::function<void()> fn) {
+    registry().push_back({name, std::move(fn)});
+  }
 };
 
 }  // namespace pinnedfs::test
 
 #define PFS_CAT2(a, b) a##b
 #define PFS_CAT(a, b) PFS_CAT2(a, b)
-#define TEST(name)                                                                    \
-  static void PFS_CAT(test_, name)();                                                 \
+#define TEST(name)                                                                     \
+  static void PFS_CAT(test_, name)();                                                  \
   static ::pinnedfs::test::Register PFS_CAT(reg_, name)(#name, &PFS_CAT(test_, name)); \
   static void PFS_CAT(test_, name)()
-#define CHECK(cond)                                                  \
-  do {                                                               \
-    if (!(cond)) {                                                   \
+#define CHECK(cond)                                                   \
+  do {                                                                \
+    if (!(cond)) {                                                    \
       ::pinnedfs::test::fail(__FILE__, __LINE__, "CHECK(" #cond ")"); \
-      return;                                                        \
-    }                                                                \
+      return;                                                         \
+    }                                                                 \
   } while (0)

@@ -290,7 +290,8 @@ TEST(the_cursor_travels_a_tree_and_refuses_a_directory_that_changed) {
     // Standing in y while `a` leaves the root: the proof refuses the handle itself.
     CHECK(cursor.move_to(y).ok());
     CHECK(::rename((w.root + "/a").c_str(), (w.outside + "/a").c_str()) == 0);
-    cursor.held().spend();  // a kernel lookup's proof would cover one act at once, not this later one
+    cursor.held()
+        .spend();  // a kernel lookup's proof would cover one act at once, not this later one
     auto proof = cursor.held().beneath(*root.value(), "test", "a/x/y");
     CHECK(!proof.ok() && proof.error().refusal == Refusal::Escape);
   }

@@ -18,15 +18,16 @@ namespace {
 const std::vector<Strategy>& kStrategies = test::strategies();
 
 bool has_match(const DiscoverResult& r, const std::string& path) {
-  return std::any_of(r.matches.begin(), r.matches.end(), [&](const Match& m) { return m.path == path; });
+  return std::any_of(r.matches.begin(), r.matches.end(),
+                     [&](const Match& m) { return m.path == path; });
 }
 
 // A tree with nested repositories, a link to an outside tree that holds one too, a name with a
 // newline and one that is not UTF-8.
 std::string make_tree(const std::string& outside) {
   std::string dir = test::scratch_dir();
-  for (const char* d : {"/.git", "/.git/objects", "/a", "/a/.git", "/a/b", "/a/b/.git", "/skipme", "/skipme/.git",
-                        "/deep", "/deep/x", "/deep/x/y"}) {
+  for (const char* d : {"/.git", "/.git/objects", "/a", "/a/.git", "/a/b", "/a/b/.git", "/skipme",
+                        "/skipme/.git", "/deep", "/deep/x", "/deep/x/y"}) {
     ::mkdir((dir + d).c_str(), 0755);
   }
   ::mkdir((outside + "/.git").c_str(), 0755);
@@ -39,7 +40,9 @@ std::string make_tree(const std::string& outside) {
 
 DiscoverRequest git_and_pem() {
   DiscoverRequest r;
-  r.patterns = {{"**/.git", Access::ReadOnly}, {"**/*.pem", Access::Inaccessible}, {"**/.env*", Access::Inaccessible}};
+  r.patterns = {{"**/.git", Access::ReadOnly},
+                {"**/*.pem", Access::Inaccessible},
+                {"**/.env*", Access::Inaccessible}};
   return r;
 }
 
@@ -71,7 +74,8 @@ TEST(discover_finds_prunes_and_never_follows_a_link) {
     CHECK(d.probes.size() == 3);
     CHECK(d.probes[0].status == ProbeStatus::Present && d.probes[0].type == Type::Directory);
     CHECK(d.probes[1].status == ProbeStatus::Missing && d.probes[1].err == ENOENT);
-    CHECK(d.probes[2].status == ProbeStatus::Refused && d.probes[2].error.refusal == Refusal::Symlink);
+    CHECK(d.probes[2].status == ProbeStatus::Refused &&
+          d.probes[2].error.refusal == Refusal::Symlink);
     // Matched trees were not entered: .git, a/.git and a/b/.git would add three directories.
     CHECK(d.directories == 6);  // root, a, a/b, deep, deep/x, deep/x/y
   }
@@ -172,12 +176,12 @@ TEST(confine_wire_refuses_malformed_requests) {
   auto root = Root::pin(dir, Strategy::Walk);
   CHECK(root.ok());
   const std::string bad[] = {
-      std::string(),                                     // empty
-      std::string("\x09", 1),                            // unknown program
-      std::string("\x01\x01\x00", 3),                    // truncated limits
-      std::string("\x02\xff\xff\xff\xff", 5),            // a list far too long
+      std::string(),                                           // empty
+      std::string("\x09", 1),                                  // unknown program
+      std::string("\x01\x01\x00", 3),                          // truncated limits
+      std::string("\x02\xff\xff\xff\xff", 5),                  // a list far too long
       std::string("\x02\x01\x00\x00\x00\x10\x00\x00\x00", 9),  // a string past the end
-      std::string("\x02\x00\x00\x00\x00\x00", 6),        // trailing bytes
+      std::string("\x02\x00\x00\x00\x00\x00", 6),              // trailing bytes
   };
   for (const std::string& b : bad) {
     auto r = run(*root.value(), b, nullptr);

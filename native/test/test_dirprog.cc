@@ -37,7 +37,8 @@ TEST(mkdirs_creates_a_plan_with_exact_modes_and_rmdirs_removes_it) {
     auto root = Root::pin(dir, s);
     CHECK(root.ok());
     mode_t old = ::umask(077);
-    auto made = execute(*root.value(), mkdirs_request({"a/b/c", "a", "a/d", "a/b", "e"}, 0755), false);
+    auto made =
+        execute(*root.value(), mkdirs_request({"a/b/c", "a", "a/d", "a/b", "e"}, 0755), false);
     ::umask(old);
     CHECK(made.ok());
     auto& outcome = std::get<MkdirsOutcome>(made.value());

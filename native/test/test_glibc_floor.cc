@@ -32,12 +32,14 @@ int __wrap__dl_find_object(void*, dl_find_object*);
 namespace {
 bool same_file(const struct stat64& a, const struct stat64& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_mode == b.st_mode &&
-         a.st_nlink == b.st_nlink && a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
-         a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+         a.st_nlink == b.st_nlink && a.st_size == b.st_size &&
+         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
 }
 
 int g_once_runs = 0;
-void count_once() { ++g_once_runs; }
+void count_once() {
+  ++g_once_runs;
+}
 }  // namespace
 
 TEST(glibc_floor_stat_family_matches_glibc) {
@@ -46,7 +48,8 @@ TEST(glibc_floor_stat_family_matches_glibc) {
   CHECK(::symlink("f", (dir + "/l").c_str()) == 0);
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   CHECK(dfd >= 0);
-  struct stat64 want {}, got {};
+  struct stat64 want {
+  }, got{};
   CHECK(::fstatat64(dfd, "l", &want, AT_SYMLINK_NOFOLLOW) == 0);
   CHECK(__wrap_fstatat64(dfd, "l", &got, AT_SYMLINK_NOFOLLOW) == 0);
   CHECK(S_ISLNK(got.st_mode) && same_file(want, got));
@@ -85,14 +88,14 @@ TEST(glibc_floor_find_object_matches_glibc) {
   // An address in this binary, one in libc, and one in no object at all.
   void* addresses[] = {reinterpret_cast<void*>(&count_once), reinterpret_cast<void*>(&::write)};
   for (void* address : addresses) {
-    dl_find_object want {}, got {};
+    dl_find_object want{}, got{};
     CHECK(::_dl_find_object(address, &want) == 0);
     CHECK(__wrap__dl_find_object(address, &got) == 0);
     // What libgcc reads: the unwind table's address. The mapping bounds bracket the address.
     CHECK(got.dlfo_eh_frame != nullptr && got.dlfo_eh_frame == want.dlfo_eh_frame);
     CHECK(got.dlfo_map_start <= address && address < got.dlfo_map_end);
   }
-  dl_find_object none {};
+  dl_find_object none{};
   CHECK(::_dl_find_object(reinterpret_cast<void*>(16), &none) == -1);
   CHECK(__wrap__dl_find_object(reinterpret_cast<void*>(16), &none) == -1);
 }

@@ -165,7 +165,8 @@ TEST(glob_match_agrees_with_effect_vectors) {
     for (std::size_t i = 0; i < kPathCount; ++i) {
       bool got = glob::match(c, kPaths[i]);
       if (got != (expected[i] == '1')) {
-        std::fprintf(stderr, "  pattern '%s' dot=%d path '%s': got %d\n", v.pattern, v.dot, kPaths[i], got);
+        std::fprintf(stderr, "  pattern '%s' dot=%d path '%s': got %d\n", v.pattern, v.dot,
+                     kPaths[i], got);
         ++failures;
       }
     }
@@ -211,7 +212,7 @@ TEST(glob_match_nested_and_escaped_braces) {
 }
 
 TEST(glob_match_wildcards_decode_code_points) {
-  CHECK(matches({"?"}, "\xC3\xA9"));              // é is one character, two bytes
+  CHECK(matches({"?"}, "\xC3\xA9"));                    // é is one character, two bytes
   CHECK(matches({"[\xC3\xA4-\xC3\xB6]"}, "\xC3\xB6"));  // ä-ö
   CHECK(!matches({"[a-z]"}, "\xC3\xA9"));
   CHECK(matches({"??"}, "x\xE6\x9C\xAC"));
@@ -291,8 +292,10 @@ TEST(glob_match_survives_arbitrary_input) {
   for (int round = 0; round < 3000; ++round) {
     std::string pattern, path;
     std::size_t plen = next() % 24, qlen = next() % 16;
-    for (std::size_t i = 0; i < plen; ++i) pattern.push_back(alphabet[next() % (sizeof(alphabet) - 1)]);
-    for (std::size_t i = 0; i < qlen; ++i) path.push_back(alphabet[next() % (sizeof(alphabet) - 1)]);
+    for (std::size_t i = 0; i < plen; ++i)
+      pattern.push_back(alphabet[next() % (sizeof(alphabet) - 1)]);
+    for (std::size_t i = 0; i < qlen; ++i)
+      path.push_back(alphabet[next() % (sizeof(alphabet) - 1)]);
     glob::Compiled c = glob::compile({pattern, path}, (next() & 1) != 0);
     (void)glob::match(c, path);
     (void)glob::match(c, pattern);
@@ -308,7 +311,8 @@ TEST(glob_match_survives_arbitrary_input) {
 #include "ops/ops.h"
 
 namespace {
-std::vector<std::string> walk_glob(const Root& root, const std::string& pattern, const std::string& to = "",
+std::vector<std::string> walk_glob(const Root& root, const std::string& pattern,
+                                   const std::string& to = "",
                                    std::vector<std::string> exclude = {}) {
   Request r;
   r.op = Op::Glob;

@@ -55,7 +55,6 @@ TEST(read_link_at_reads_an_o_path_link_descriptor_by_empty_name) {
 }
 #endif
 
-
 namespace {
 Result<Value> run(const Root& root, Op op, const std::string& path) {
   Request r;
@@ -82,11 +81,11 @@ TEST(resolve_answers_the_first_link_or_the_whole_path_under_both_strategies) {
       bool has_target;
       const char* target;
     };
-    for (const Case& c : {Case{"a/b/f", "a/b/f", false, ""}, Case{"a//b/./f", "a/b/f", false, ""},
-                          Case{"a/ln/f", "a/ln", true, "b"}, Case{"a/ln", "a/ln", true, "b"},
-                          Case{"a/ln/", "a/ln", true, "b"},
-                          Case{"a/b/last", "a/b/last", true, "/etc/passwd"},
-                          Case{"a/nope/x", "a/nope/x", false, ""}, Case{"", "", false, ""}}) {
+    for (const Case& c :
+         {Case{"a/b/f", "a/b/f", false, ""}, Case{"a//b/./f", "a/b/f", false, ""},
+          Case{"a/ln/f", "a/ln", true, "b"}, Case{"a/ln", "a/ln", true, "b"},
+          Case{"a/ln/", "a/ln", true, "b"}, Case{"a/b/last", "a/b/last", true, "/etc/passwd"},
+          Case{"a/nope/x", "a/nope/x", false, ""}, Case{"", "", false, ""}}) {
       auto v = run(root, Op::Resolve, c.request);
       CHECK(v.ok());
       const auto& r = std::get<Resolution>(v.value());

@@ -51,7 +51,8 @@ TEST(read_limit_stops_content_that_outruns_fstat) {
     auto over = read(*root.value(), "environ", 8);
     CHECK(!over.ok());
     CHECK(over.error().refusal == Refusal::TooLarge);
-    CHECK(over.error().description.find("grew past the read limit of 8 bytes") != std::string::npos);
+    CHECK(over.error().description.find("grew past the read limit of 8 bytes") !=
+          std::string::npos);
     auto within = read(*root.value(), "environ", 0);
     CHECK(within.ok());
     const Bytes* b = std::get_if<Bytes>(&within.value());

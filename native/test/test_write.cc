@@ -15,8 +15,8 @@
 
 #include "core/root.h"
 #include "harness.h"
-#include "platform/platform.h"
 #include "ops/write.h"
+#include "platform/platform.h"
 
 using namespace pinnedfs;
 
@@ -97,8 +97,10 @@ TEST(atomic_write_failure_leaves_target_and_no_temp) {
         if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) ::_exit(3);
         auto root = Root::pin(dir, strategy);
         if (!root.ok()) ::_exit(4);
-        auto a = run_atomic(*root.value(), atomic_write("target", std::string(65536, 'x')), allow_tmpfile);
-        auto b = run_atomic(*root.value(), atomic_write("new", std::string(65536, 'y')), allow_tmpfile);
+        auto a = run_atomic(*root.value(), atomic_write("target", std::string(65536, 'x')),
+                            allow_tmpfile);
+        auto b =
+            run_atomic(*root.value(), atomic_write("new", std::string(65536, 'y')), allow_tmpfile);
         bool ok = !a.ok() && a.error().err == EFBIG && !b.ok() && b.error().err == EFBIG;
         ::_exit(ok ? 0 : 1);
       }

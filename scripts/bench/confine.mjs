@@ -30,7 +30,8 @@ const makeCheckout = (root, { fixtures = 285, nested = 29, sourceFiles = 3_000, 
     fs.writeFileSync(path.join(root, rel), data)
   }
   const repo = (dir) => {
-    for (const f of ["HEAD", "config", "index", "objects/ab/cdef", "objects/12/3456", "refs/heads/main", "hooks/pre-commit.sample"]) w(`${dir}/.git/${f}`)
+    for (const f of ["HEAD", "config", "index", "objects/ab/cdef", "objects/12/3456", "refs/heads/main", "hooks/pre-commit.sample"])
+      w(`${dir}/.git/${f}`)
   }
   repo(".")
   for (let i = 0; i < sourceFiles; i++) w(`src/m${i % 60}/d${i % 7}/f${i}.ts`, "export {}\n")
@@ -46,7 +47,9 @@ const makeCheckout = (root, { fixtures = 285, nested = 29, sourceFiles = 3_000, 
 // find's own CPU time comes from the shell's `times` (children's user and system time).
 const gnuFind = (root) =>
   new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-c", 'find "$1" -name .git -prune -print0; s=$?; times >&2; exit $s', "find", root], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn("bash", ["-c", 'find "$1" -name .git -prune -print0; s=$?; times >&2; exit $s', "find", root], {
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     const chunks = []
     let err = ""
     child.stdout.on("data", (c) => chunks.push(c))
@@ -149,7 +152,12 @@ export const confineBench = async ({ quick = false } = {}) => {
     try {
       await gnuFind(ws)
       const found = await timeRuns(rounds, () => gnuFind(ws))
-      rows.push({ what: `discovery, ${found.last} protected candidates`, contender: "GNU find -name .git -prune -print0 (spawned; CPU: find's own)", ms: found.ms, cpuMs: found.cpuMs })
+      rows.push({
+        what: `discovery, ${found.last} protected candidates`,
+        contender: "GNU find -name .git -prune -print0 (spawned; CPU: find's own)",
+        ms: found.ms,
+        cpuMs: found.cpuMs
+      })
     } catch (e) {
       notes.push(`GNU find not measured: ${e.message}`)
     }
@@ -166,7 +174,12 @@ export const confineBench = async ({ quick = false } = {}) => {
     }
     await prepareOnce()
     const prepared = await timeRuns(rounds, prepareOnce)
-    rows.push({ what: `launch preparation + cleanup, ${prepared.last} restrictions`, contender: "prepare() + cleanup()", ms: prepared.ms, cpuMs: prepared.cpuMs })
+    rows.push({
+      what: `launch preparation + cleanup, ${prepared.last} restrictions`,
+      contender: "prepare() + cleanup()",
+      ms: prepared.ms,
+      cpuMs: prepared.cpuMs
+    })
     const prepDelay = await loopDelay(Math.max(3, rounds >> 1), prepareOnce)
 
     // A fresh 5-directory state scratch: the two directory programs alone, on a pinned anchor.
@@ -177,14 +190,22 @@ export const confineBench = async ({ quick = false } = {}) => {
     const scratchOnce = async () => {
       const dir = `helper-${n++}`
       const t0 = native.trips()
-      const made = await anchor.mkdirs([dir, `${dir}/tmp`, `${dir}/cache`, `${dir}/config`, `${dir}/data`].map((p) => ({ path: p, mode: 0o700 })))
+      const made = await anchor.mkdirs(
+        [dir, `${dir}/tmp`, `${dir}/cache`, `${dir}/config`, `${dir}/data`].map((p) => ({ path: p, mode: 0o700 }))
+      )
       const removed = await anchor.rmdirs(made.created.map((c) => ({ path: c.path, identity: c.identity, optional: true })))
-      if (made.created.length !== 5 || removed.members.some((m) => m.status !== "removed")) throw new Error("state scratch not made and removed whole")
+      if (made.created.length !== 5 || removed.members.some((m) => m.status !== "removed"))
+        throw new Error("state scratch not made and removed whole")
       return native.trips() - t0
     }
     await scratchOnce()
     const scratch = await timeRuns(rounds * 4, scratchOnce)
-    rows.push({ what: "fresh 5-directory state scratch: create + clean up", contender: `mkdirs + rmdirs programs (${scratch.last} native trips)`, ms: scratch.ms, cpuMs: scratch.cpuMs })
+    rows.push({
+      what: "fresh 5-directory state scratch: create + clean up",
+      contender: `mkdirs + rmdirs programs (${scratch.last} native trips)`,
+      ms: scratch.ms,
+      cpuMs: scratch.cpuMs
+    })
     anchor.close()
 
     // The same scratch as a launch's state roots, through the whole preparation (an empty workspace).
@@ -217,13 +238,16 @@ export const confineBench = async ({ quick = false } = {}) => {
 
     const lines = []
     const load = os.loadavg()[0].toFixed(1)
-    lines.push(`Confinement preparation (checkout: ${candidates} repositories; medians of ${rounds} runs; load average ${load} on ${os.cpus().length} CPUs):`)
+    lines.push(
+      `Confinement preparation (checkout: ${candidates} repositories; medians of ${rounds} runs; load average ${load} on ${os.cpus().length} CPUs):`
+    )
     lines.push("")
     lines.push("| measurement | contender | median wall ms | median CPU ms |")
     lines.push("|---|---|---:|---:|")
     for (const r of rows) lines.push(`| ${r.what} | ${r.contender} | ${r.ms.toFixed(2)} | ${r.cpuMs.toFixed(2)} |`)
     lines.push("")
-    const js = (d) => `loop active ${d.activeMsPerRun.toFixed(2)} ms${d.threadCpuMsPerRun === null ? "" : `, JavaScript-thread CPU ${d.threadCpuMsPerRun.toFixed(2)} ms`} per run`
+    const js = (d) =>
+      `loop active ${d.activeMsPerRun.toFixed(2)} ms${d.threadCpuMsPerRun === null ? "" : `, JavaScript-thread CPU ${d.threadCpuMsPerRun.toFixed(2)} ms`} per run`
     lines.push(
       `Event loop while discovery runs: delay max ${delay.max.toFixed(2)} ms, p99 ${delay.p99.toFixed(2)} ms; ${js(delay)}. ` +
         `While whole preparations run: delay max ${prepDelay.max.toFixed(2)} ms, p99 ${prepDelay.p99.toFixed(2)} ms; ${js(prepDelay)}. ` +

@@ -23,10 +23,15 @@ export const extensionContender = async (name, strategy, ext, root) => {
   const protocolRead = (rel) => {
     const target = abs(rel)
     const resolve = Effect.flatMap(pinned({ operation: "resolve", path: target }), (r) =>
-      r.target === null ? Effect.succeed(r.path) : Effect.die(new Error(`unexpected link at ${r.path}`)))
-    return Effect.runPromise(Effect.flatMap(resolve, (first) =>
-      Effect.flatMap(resolve, (second) =>
-        second === first ? pinned({ operation: "readFile", path: target }) : Effect.die(new Error("moved")))))
+      r.target === null ? Effect.succeed(r.path) : Effect.die(new Error(`unexpected link at ${r.path}`))
+    )
+    return Effect.runPromise(
+      Effect.flatMap(resolve, (first) =>
+        Effect.flatMap(resolve, (second) =>
+          second === first ? pinned({ operation: "readFile", path: target }) : Effect.die(new Error("moved"))
+        )
+      )
+    )
   }
   return {
     name,
@@ -64,19 +69,32 @@ export const kernelOver = async (root, hostName, strategy) => {
   const { Effect, FileSystem, Layer, ManagedRuntime } = await import("effect")
   const NodePath = await import("@effect/platform-node/NodePath")
   const { GrantStore, KernelFileSystem, Workspace, FileSystemBatch } = await load("kernel/index.js")
-  const host = hostName === "pinnedfs"
-    ? (await load("effect/index.js")).NodeAtomicFileSystem.layerWith({ strategy })
-    : (await load("fallback/index.js")).PathAtomicFileSystem.layer
+  const host =
+    hostName === "pinnedfs"
+      ? (await load("effect/index.js")).NodeAtomicFileSystem.layerWith({ strategy })
+      : (await load("fallback/index.js")).PathAtomicFileSystem.layer
   const kernel = KernelFileSystem.layer.pipe(
-    Layer.provide(Layer.mergeAll(
-      host,
-      Workspace.layer(root),
-      GrantStore.layerRules({ root, allow: [{ action: "fs:read", glob: "**" }, { action: "fs:write", glob: "**" }] })
-    )),
+    Layer.provide(
+      Layer.mergeAll(
+        host,
+        Workspace.layer(root),
+        GrantStore.layerRules({
+          root,
+          allow: [
+            { action: "fs:read", glob: "**" },
+            { action: "fs:write", glob: "**" }
+          ]
+        })
+      )
+    ),
     Layer.provideMerge(NodePath.layer)
   )
   const rt = ManagedRuntime.make(kernel)
-  const fs = await rt.runPromise(Effect.gen(function*() { return yield* FileSystem.FileSystem }))
+  const fs = await rt.runPromise(
+    Effect.gen(function* () {
+      return yield* FileSystem.FileSystem
+    })
+  )
   const batch = FileSystemBatch.fromFileSystem(fs)
   const run = (e) => rt.runPromise(e)
   const abs = (rel) => path.join(root, rel)
@@ -90,13 +108,15 @@ export const kernelOver = async (root, hostName, strategy) => {
     writeFile: (rel, data) => run(fs.writeFile(abs(rel), data)),
     readDirectory: (rel) => run(fs.readDirectory(abs(rel))),
     glob: (pattern, rel) => run(fs.glob(pattern, { root: abs(rel) })),
-    ...(batch === undefined ? {} : {
-      batch: async (rels) => {
-        const out = await run(batch.execute(rels.map((p) => ({ operation: "readFile", path: abs(p) }))))
-        for (const e of out.entries) if (e.result._tag !== "Success") throw new Error(`batch member ${e.path} failed`)
-        return out
-      }
-    }),
+    ...(batch === undefined
+      ? {}
+      : {
+          batch: async (rels) => {
+            const out = await run(batch.execute(rels.map((p) => ({ operation: "readFile", path: abs(p) }))))
+            for (const e of out.entries) if (e.result._tag !== "Success") throw new Error(`batch member ${e.path} failed`)
+            return out
+          }
+        }),
     mkdirp: (rel) => run(fs.makeDirectory(abs(rel), { recursive: true })),
     removeTree: (rel) => run(fs.remove(abs(rel), { recursive: true })),
     close: () => rt.dispose()

@@ -73,9 +73,13 @@ export const measureSideBySide = async (entries, { opsPerUnit = 1, rounds = 5, m
  */
 export const eventLoopDelay = async (flood) => {
   const h = monitorEventLoopDelay({ resolution: 1 })
-  const threadCpu = typeof process.threadCpuUsage === "function"
-    ? () => { const u = process.threadCpuUsage(); return (u.user + u.system) / 1000 }
-    : undefined
+  const threadCpu =
+    typeof process.threadCpuUsage === "function"
+      ? () => {
+          const u = process.threadCpuUsage()
+          return (u.user + u.system) / 1000
+        }
+      : undefined
   const turns = []
   let running = threadCpu !== undefined
   let last = threadCpu?.()
@@ -91,7 +95,9 @@ export const eventLoopDelay = async (flood) => {
   h.disable()
   running = false
   turns.sort((a, b) => a - b)
-  const cpu = turns.length ? { turnCpuP99: turns[Math.min(turns.length - 1, Math.floor(0.99 * turns.length))], turnCpuMax: turns[turns.length - 1] } : {}
+  const cpu = turns.length
+    ? { turnCpuP99: turns[Math.min(turns.length - 1, Math.floor(0.99 * turns.length))], turnCpuMax: turns[turns.length - 1] }
+    : {}
   return { p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6, ...cpu }
 }
 

@@ -23,11 +23,21 @@ const cases = [
   ["single awaited: PinnedRoot.readFile", 1, () => root.readFile(SHALLOW)],
   ["256 concurrent: fs.promises.readFile", 256, () => Promise.all(manyFiles.map((f) => fsp.readFile(abs(f))))],
   ["256 concurrent: PinnedRoot.readFile", 256, () => Promise.all(manyFiles.map((f) => root.readFile(f)))],
-  ["256 batch: PinnedRoot.batch", 256, async () => {
-    const out = await root.batch(batchReq)
-    for (const e of out) if (!e.ok) throw e.error
-  }],
-  ["256 sync: readFileSync", 256, async () => { for (const f of manyFiles) fs.readFileSync(abs(f)) }]
+  [
+    "256 batch: PinnedRoot.batch",
+    256,
+    async () => {
+      const out = await root.batch(batchReq)
+      for (const e of out) if (!e.ok) throw e.error
+    }
+  ],
+  [
+    "256 sync: readFileSync",
+    256,
+    async () => {
+      for (const f of manyFiles) fs.readFileSync(abs(f))
+    }
+  ]
 ]
 
 const run = async (unit, ms) => {
@@ -58,15 +68,23 @@ for (const [name, per, unit] of cases) {
   results.push({ name, opsPerSec: median(rates), cpuUsPerOp: median(cpus) })
 }
 for (const r of results) {
-  console.log(`${r.name.padEnd(40)} ${(r.opsPerSec / 1000).toFixed(1).padStart(8)} k ops/s  ${r.cpuUsPerOp.toFixed(2).padStart(7)} µs CPU/op`)
+  console.log(
+    `${r.name.padEnd(40)} ${(r.opsPerSec / 1000).toFixed(1).padStart(8)} k ops/s  ${r.cpuUsPerOp.toFixed(2).padStart(7)} µs CPU/op`
+  )
 }
 const get = (n) => results.find((r) => r.name.startsWith(n))
 const ratio = (a, b, f) => `${(f(get(a)) / f(get(b))).toFixed(2)}×`
 const ops = (r) => r.opsPerSec
 const cpu = (r) => 1 / r.cpuUsPerOp
-console.log(`single: PinnedRoot / fs.promises = ${ratio("single awaited: P", "single awaited: f", ops)} wall, ${ratio("single awaited: P", "single awaited: f", cpu)} CPU`)
-console.log(`batch / 256 concurrent fs.promises = ${ratio("256 batch", "256 concurrent: f", ops)} wall, ${ratio("256 batch", "256 concurrent: f", cpu)} CPU`)
-console.log(`batch / 256 concurrent PinnedRoot = ${ratio("256 batch", "256 concurrent: P", ops)} wall, ${ratio("256 batch", "256 concurrent: P", cpu)} CPU`)
+console.log(
+  `single: PinnedRoot / fs.promises = ${ratio("single awaited: P", "single awaited: f", ops)} wall, ${ratio("single awaited: P", "single awaited: f", cpu)} CPU`
+)
+console.log(
+  `batch / 256 concurrent fs.promises = ${ratio("256 batch", "256 concurrent: f", ops)} wall, ${ratio("256 batch", "256 concurrent: f", cpu)} CPU`
+)
+console.log(
+  `batch / 256 concurrent PinnedRoot = ${ratio("256 batch", "256 concurrent: P", ops)} wall, ${ratio("256 batch", "256 concurrent: P", cpu)} CPU`
+)
 console.log(`batch / readFileSync = ${ratio("256 batch", "256 sync", ops)} wall, ${ratio("256 batch", "256 sync", cpu)} CPU`)
 root.close()
 trees.cleanup()

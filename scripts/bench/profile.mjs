@@ -23,15 +23,21 @@ const kernel = await (async () => {
   const NodePath = await import("@effect/platform-node/NodePath")
   const { GrantStore, KernelFileSystem, Workspace } = await import(`${repo}/dist/kernel/index.js`)
   const layer = KernelFileSystem.layer.pipe(
-    Layer.provide(Layer.mergeAll(
-      NodeAtomicFileSystem.layerWith({ strategy: "openat2" }),
-      Workspace.layer(root),
-      GrantStore.layerRules({ root, allow: [{ action: "fs:read", glob: "**" }] })
-    )),
+    Layer.provide(
+      Layer.mergeAll(
+        NodeAtomicFileSystem.layerWith({ strategy: "openat2" }),
+        Workspace.layer(root),
+        GrantStore.layerRules({ root, allow: [{ action: "fs:read", glob: "**" }] })
+      )
+    ),
     Layer.provideMerge(NodePath.layer)
   )
   const rt = ManagedRuntime.make(layer)
-  const fs = await rt.runPromise(Effect.gen(function*() { return yield* FileSystem.FileSystem }))
+  const fs = await rt.runPromise(
+    Effect.gen(function* () {
+      return yield* FileSystem.FileSystem
+    })
+  )
   return { rt, fs }
 })()
 const which = process.argv[2]
@@ -42,16 +48,33 @@ const ops = {
   pr: () => pr.readFile(DEEP),
   node: () => fsp.readFile(abs),
   kernel: () => kernel.rt.runPromise(kernel.fs.readFileString(abs)),
-  proto: () => Effect.runPromise(ext.execute({ operation: "resolve", path: abs, ...stamp }).pipe(
-    Effect.andThen(ext.execute({ operation: "resolve", path: abs, ...stamp })),
-    Effect.andThen(ext.execute({ operation: "readFile", path: abs, ...stamp })))),
+  proto: () =>
+    Effect.runPromise(
+      ext
+        .execute({ operation: "resolve", path: abs, ...stamp })
+        .pipe(
+          Effect.andThen(ext.execute({ operation: "resolve", path: abs, ...stamp })),
+          Effect.andThen(ext.execute({ operation: "readFile", path: abs, ...stamp }))
+        )
+    )
 }
 const op = ops[which]
 const c0 = process.cpuUsage()
 const t0 = performance.now()
-if (mode === "awaited") { for (let i = 0; i < N; i++) await op() }
-else { let next = 0; await Promise.all(Array.from({ length: 256 }, async () => { while (next++ < N) await op() })) }
+if (mode === "awaited") {
+  for (let i = 0; i < N; i++) await op()
+} else {
+  let next = 0
+  await Promise.all(
+    Array.from({ length: 256 }, async () => {
+      while (next++ < N) await op()
+    })
+  )
+}
 const ms = performance.now() - t0
 const c = process.cpuUsage(c0)
 console.log(which, mode, `${(N / ms).toFixed(1)} k/s`, `${((c.user + c.system) / N).toFixed(1)} µs CPU/op`)
-pr.close(); ext.close(); await kernel.rt.dispose(); trees.cleanup()
+pr.close()
+ext.close()
+await kernel.rt.dispose()
+trees.cleanup()

@@ -59,7 +59,19 @@ export const rereadPinned = (root, pinned) => {
       scope: envelopeOf({ name: "bench", scope: [SCOPE], mayCreate: [] })
     }
     const snapshot = new Set(paths)
-    return { ws, run: (kind) => reread(pinned, ws, { envelope: envelopes[kind], snapshot, withheld: new Set(), extra: [], mayCreate: () => false, source: "bench", limits }) }
+    return {
+      ws,
+      run: (kind) =>
+        reread(pinned, ws, {
+          envelope: envelopes[kind],
+          snapshot,
+          withheld: new Set(),
+          extra: [],
+          mayCreate: () => false,
+          source: "bench",
+          limits
+        })
+    }
   }
   return async (kind) => {
     state ??= await init()
@@ -80,9 +92,7 @@ export const rereadNode = (root) => {
     pinned.close()
     const matches = picomatch(SCOPE, { dot: true })
     const list = async () =>
-      (await fsp.readdir(path.join(root, DIR), { recursive: true }))
-        .map((p) => `${DIR}/${p}`)
-        .filter((p) => matches(p))
+      (await fsp.readdir(path.join(root, DIR), { recursive: true })).map((p) => `${DIR}/${p}`).filter((p) => matches(p))
     const max = dev.defaultLimits.maxFileBytes
     const run = async (kind) => {
       const envelope = kind === "named" ? paths : await list()
@@ -113,8 +123,34 @@ export const rereadNode = (root) => {
 }
 
 export const rereadScenarios = [
-  { id: "reread-1000-named", title: "dev re-read, 1,000 named files", needs: "rereadEnvelope", ops: FILES, rounds: 5, minMs: 300,
-    unit: (c, trees) => ({ before: () => { ensureTree(trees.root); fixer(trees.root) }, run: () => c.rereadEnvelope("named") }) },
-  { id: "reread-1000-scope", title: "dev re-read, 1,000 files by scope glob", needs: "rereadEnvelope", ops: FILES, rounds: 5, minMs: 300,
-    unit: (c, trees) => ({ before: () => { ensureTree(trees.root); fixer(trees.root) }, run: () => c.rereadEnvelope("scope") }) }
+  {
+    id: "reread-1000-named",
+    title: "dev re-read, 1,000 named files",
+    needs: "rereadEnvelope",
+    ops: FILES,
+    rounds: 5,
+    minMs: 300,
+    unit: (c, trees) => ({
+      before: () => {
+        ensureTree(trees.root)
+        fixer(trees.root)
+      },
+      run: () => c.rereadEnvelope("named")
+    })
+  },
+  {
+    id: "reread-1000-scope",
+    title: "dev re-read, 1,000 files by scope glob",
+    needs: "rereadEnvelope",
+    ops: FILES,
+    rounds: 5,
+    minMs: 300,
+    unit: (c, trees) => ({
+      before: () => {
+        ensureTree(trees.root)
+        fixer(trees.root)
+      },
+      run: () => c.rereadEnvelope("scope")
+    })
+  }
 ]

@@ -25,11 +25,16 @@ const nodeGlob = async (rel, pattern) => {
 const makeRun = async () => {
   if (args.contender === "node") {
     switch (args.row) {
-      case "readdir": return (rel) => fsp.readdir(abs(rel))
-      case "readdir-recursive": return (rel) => fsp.readdir(abs(rel), { recursive: true })
-      case "glob": return (rel) => nodeGlob(rel, "**/*.ts")
-      case "remove": return (rel) => fsp.rm(abs(rel), { recursive: true })
-      case "read-large": return (rel) => fsp.readFile(abs(rel))
+      case "readdir":
+        return (rel) => fsp.readdir(abs(rel))
+      case "readdir-recursive":
+        return (rel) => fsp.readdir(abs(rel), { recursive: true })
+      case "glob":
+        return (rel) => nodeGlob(rel, "**/*.ts")
+      case "remove":
+        return (rel) => fsp.rm(abs(rel), { recursive: true })
+      case "read-large":
+        return (rel) => fsp.readFile(abs(rel))
       case "write-large": {
         const bytes = Buffer.alloc(args.bytes, 0x5a)
         return (rel) => fsp.writeFile(abs(rel), bytes)
@@ -50,11 +55,16 @@ const makeRun = async () => {
   const { PinnedRoot } = await import(new URL("index.js", dist).href)
   const r = await PinnedRoot.open(args.root, { strategy: args.strategy })
   switch (args.row) {
-    case "readdir": return (rel) => r.readDirectory(rel)
-    case "readdir-recursive": return (rel) => r.readDirectory(rel, { recursive: true })
-    case "glob": return (rel) => r.glob("**/*.ts", { root: rel })
-    case "remove": return (rel) => r.remove(rel, { recursive: true })
-    case "read-large": return (rel) => r.readFile(rel, { limit: args.bytes })
+    case "readdir":
+      return (rel) => r.readDirectory(rel)
+    case "readdir-recursive":
+      return (rel) => r.readDirectory(rel, { recursive: true })
+    case "glob":
+      return (rel) => r.glob("**/*.ts", { root: rel })
+    case "remove":
+      return (rel) => r.remove(rel, { recursive: true })
+    case "read-large":
+      return (rel) => r.readFile(rel, { limit: args.bytes })
   }
   throw new Error(`unknown row ${args.row}`)
 }

@@ -25,7 +25,10 @@ const median = (xs) => {
 
 const measureIn = (args) => {
   const out = spawnSync(process.execPath, [child, JSON.stringify(args)], { encoding: "utf8", maxBuffer: 16 * MiB })
-  if (out.status !== 0) throw new Error(`${args.row}/${args.contender}: exit ${out.status ?? out.signal}: ${out.stderr.trim().split("\n").slice(-3).join(" | ")}`)
+  if (out.status !== 0)
+    throw new Error(
+      `${args.row}/${args.contender}: exit ${out.status ?? out.signal}: ${out.stderr.trim().split("\n").slice(-3).join(" | ")}`
+    )
   return JSON.parse(out.stdout)
 }
 
@@ -96,7 +99,9 @@ export const scaleBench = async ({ quick, strategy = "openat2", log = () => {} }
     const node = median(runs.node)
     const ours = median(runs.pinnedfs)
     rows.push({
-      row, label, entries,
+      row,
+      label,
+      entries,
       node: { name: names.node ?? contenders[0].name, ms: node, peakRssMB: peak.node, baseRssMB: baseline.node },
       pinnedfs: { name: names.pinnedfs ?? contenders[1].name, ms: ours, peakRssMB: peak.pinnedfs, baseRssMB: baseline.pinnedfs },
       ratio: node / ours
@@ -171,7 +176,9 @@ const scaleLines = (rows, { largeRead, sizes }) => {
     "|---|---:|---|---:|---:|---|---:|---:|---:|"
   ]
   for (const r of rows) {
-    out.push(`| ${r.label} | ${sizeOf(r)} | ${r.node.name} | ${fmt(r.node.ms)} | ${fmt(r.node.peakRssMB, 0)} (${fmt(r.node.baseRssMB, 0)}) | ${r.pinnedfs.name} | ${fmt(r.pinnedfs.ms)} | ${fmt(r.pinnedfs.peakRssMB, 0)} (${fmt(r.pinnedfs.baseRssMB, 0)}) | ${fmt(r.ratio, 2)}× |`)
+    out.push(
+      `| ${r.label} | ${sizeOf(r)} | ${r.node.name} | ${fmt(r.node.ms)} | ${fmt(r.node.peakRssMB, 0)} (${fmt(r.node.baseRssMB, 0)}) | ${r.pinnedfs.name} | ${fmt(r.pinnedfs.ms)} | ${fmt(r.pinnedfs.peakRssMB, 0)} (${fmt(r.pinnedfs.baseRssMB, 0)}) | ${fmt(r.ratio, 2)}× |`
+    )
   }
   const [small, large] = sizes
   const growth = []
@@ -180,13 +187,17 @@ const scaleLines = (rows, { largeRead, sizes }) => {
     const b = rows.find((r) => r.row === row && r.entries === large)
     if (!a || !b) continue
     const g = (x, y) => `time ×${fmt(y.ms / x.ms, 0)}, peak RSS +${fmt(y.peakRssMB - x.peakRssMB, 0)} MB`
-    growth.push(`- ${a.label}, ${small.toLocaleString("en")} → ${large.toLocaleString("en")} entries (×${large / small}): node:fs ${g(a.node, b.node)}; pinnedfs ${g(a.pinnedfs, b.pinnedfs)}`)
+    growth.push(
+      `- ${a.label}, ${small.toLocaleString("en")} → ${large.toLocaleString("en")} entries (×${large / small}): node:fs ${g(a.node, b.node)}; pinnedfs ${g(a.pinnedfs, b.pinnedfs)}`
+    )
   }
   if (growth.length) out.push("", ...growth)
   const big = rows.find((r) => r.row === "read-large")
   if (big) {
     const cap = largeRead / MiB + 64
-    out.push(`- Large read: pinnedfs peak RSS ${fmt(big.pinnedfs.peakRssMB, 0)} MB against a ceiling of file + 64 MiB = ${cap} MB: ${big.pinnedfs.peakRssMB <= cap ? "holds" : "does not hold"} (node:fs ${fmt(big.node.peakRssMB, 0)} MB).`)
+    out.push(
+      `- Large read: pinnedfs peak RSS ${fmt(big.pinnedfs.peakRssMB, 0)} MB against a ceiling of file + 64 MiB = ${cap} MB: ${big.pinnedfs.peakRssMB <= cap ? "holds" : "does not hold"} (node:fs ${fmt(big.node.peakRssMB, 0)} MB).`
+    )
   }
   return out
 }

@@ -28,10 +28,11 @@ export const mkdirsChain = {
         // Short: the deepest leaf must stay under PATH_MAX with the workspace path in front.
         dir = `out/k${c.name.length}${c.strategy[0]}${n++}`
       },
-      run: () => c.mkdirsPlan([
-        { path: `${dir}/${CHAIN}`, mode: 0o755 },
-        ...Array.from({ length: LEAVES }, (_, i) => ({ path: `${dir}/${CHAIN}/l${i}`, mode: 0o755 }))
-      ])
+      run: () =>
+        c.mkdirsPlan([
+          { path: `${dir}/${CHAIN}`, mode: 0o755 },
+          ...Array.from({ length: LEAVES }, (_, i) => ({ path: `${dir}/${CHAIN}/l${i}`, mode: 0o755 }))
+        ])
     }
   }
 }

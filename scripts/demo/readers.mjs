@@ -42,10 +42,7 @@ const extensionReader = async (name, extension, workspace) => {
   return {
     name,
     ...(typeof extension.close === "function" ? { close: () => extension.close() } : {}),
-    read: (rel) =>
-      Effect.runPromise(
-        extension.execute({ ...triple, operation: "readFileString", path: path.join(workspace, rel) })
-      )
+    read: (rel) => Effect.runPromise(extension.execute({ ...triple, operation: "readFileString", path: path.join(workspace, rel) }))
   }
 }
 
@@ -97,5 +94,4 @@ export const describeError = (e) => {
 
 /** Whether an error is a refusal of ours (a link met), as opposed to "missing mid-swap". */
 export const isRefusal = (e) =>
-  (e?.name === "PinnedFsError" && e.reason === "PermissionDenied") ||
-  (e?._tag === "PlatformError" && e.reason?._tag === "PermissionDenied")
+  (e?.name === "PinnedFsError" && e.reason === "PermissionDenied") || (e?._tag === "PlatformError" && e.reason?._tag === "PermissionDenied")

@@ -41,7 +41,11 @@ export const install = (dir, tarball, dependencies, mode, extra = []) => {
   mkdirSync(dir, { recursive: true })
   writeFileSync(
     join(dir, "package.json"),
-    JSON.stringify({ name: "pinnedfs-consumer", private: true, type: "module", dependencies: { pinnedfs: `file:${tarball}`, ...dependencies } }, null, 2)
+    JSON.stringify(
+      { name: "pinnedfs-consumer", private: true, type: "module", dependencies: { pinnedfs: `file:${tarball}`, ...dependencies } },
+      null,
+      2
+    )
   )
   const network = mode === "offline" ? "--offline" : "--prefer-online"
   return npm(["install", network, "--no-audit", "--no-fund", "--loglevel=error", ...extra], dir)
@@ -55,7 +59,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const scratch = mkdtempSync(join(tmpdir(), "pinnedfs-consumer-warm-"))
   try {
     const { tarball } = pack(scratch)
-    for (const [name, dependencies] of [["full", fullDependencies], ["bare", {}]]) {
+    for (const [name, dependencies] of [
+      ["full", fullDependencies],
+      ["bare", {}]
+    ]) {
       const r = install(join(scratch, name), tarball, dependencies, "online")
       if (!r.ok) {
         console.error(`warm-up install (${name}) failed:\n${r.output}`)

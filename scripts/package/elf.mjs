@@ -9,7 +9,7 @@ const SHT_DYNSYM = 11
 const SHT_GNU_VERNEED = 0x6ffffffe
 const SHT_GNU_VERSYM = 0x6fffffff
 const DT_NEEDED = 1n
-const machines = { 0x3e: "x86_64", 0xb7: "aarch64" }
+const machines = { 62: "x86_64", 183: "aarch64" }
 
 const fail = (file, why) => {
   throw new Error(`${file}: not a readable ELF shared object (${why})`)
@@ -118,7 +118,7 @@ const glibcVersion = (v) => {
   return m ? [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)] : null
 }
 
-const newer = (a, b) => a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b[1] : a[2] > b[2]
+const newer = (a, b) => (a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b[1] : a[2] > b[2])
 
 /**
  * What stops `file` from loading on a system with glibc `floor` (e.g. "2.28") and no particular
@@ -131,7 +131,10 @@ export const portabilityProblems = (info, floor = "2.28") => {
     if (/^lib(stdc\+\+|gcc_s)\.so/.test(lib)) problems.push(`needs ${lib} (link it statically)`)
   }
   const users = (version) =>
-    info.undefinedSymbols.filter((s) => s.version === version).map((s) => s.name).sort()
+    info.undefinedSymbols
+      .filter((s) => s.version === version)
+      .map((s) => s.name)
+      .sort()
   for (const { file, version } of info.versions) {
     const g = glibcVersion(version)
     const tooNew = g ? newer(g, limit) : !/^GLIBC_/.test(version) || version === "GLIBC_PRIVATE"

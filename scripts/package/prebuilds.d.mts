@@ -6,8 +6,4 @@ export declare const checkPrebuild: (file: string, arch: string) => { report: st
 export declare const checkPromised: (
   packageRoot?: string
 ) => Array<{ target: string; file: string; report: string; problems: Array<string> }>
-export declare const reportPromised: (
-  packageRoot?: string,
-  log?: (line: string) => void,
-  error?: (line: string) => void
-) => boolean
+export declare const reportPromised: (packageRoot?: string, log?: (line: string) => void, error?: (line: string) => void) => boolean

@@ -18,8 +18,7 @@ export const promised = [
   { target: "linux-arm64", arch: "arm64", machine: "aarch64" }
 ]
 
-export const prebuildPath = (target, packageRoot = root) =>
-  join(packageRoot, "prebuilds", target, "pinnedfs.napi.glibc.node")
+export const prebuildPath = (target, packageRoot = root) => join(packageRoot, "prebuilds", target, "pinnedfs.napi.glibc.node")
 
 /** The report and the problems (empty when fine) of one prebuild for `arch`. */
 export const checkPrebuild = (file, arch) => {

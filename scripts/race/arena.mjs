@@ -53,7 +53,12 @@ export const makeArena = (parent = os.tmpdir()) => {
   fs.mkdirSync(outside)
 
   const arena = {
-    base, root, outside, canary, planted, token,
+    base,
+    root,
+    outside,
+    canary,
+    planted,
+    token,
     baseline: "",
     identities: new Set(),
     restore: () => buildInside(arena),

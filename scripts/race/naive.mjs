@@ -105,9 +105,7 @@ export const openNaive = (root, { window } = {}) => {
       return { created, error: null }
     },
     remove: (rel, options) =>
-      guarded(rel, { leafLink: true }, () =>
-        fsp.rm(abs(rel), { recursive: options?.recursive === true, force: options?.force === true })
-      ),
+      guarded(rel, { leafLink: true }, () => fsp.rm(abs(rel), { recursive: options?.recursive === true, force: options?.force === true })),
     rename: async (from, to) => {
       await check(path.dirname(to))
       return guarded(from, { leafLink: true }, () => fsp.rename(abs(from), abs(to)))
@@ -130,10 +128,7 @@ export const openNaive = (root, { window } = {}) => {
       Promise.all(
         requests.map(async (r) => {
           try {
-            const value =
-              r.operation === "readDirectory"
-                ? await target.readDirectory(r.path, r)
-                : await target[r.operation](r.path)
+            const value = r.operation === "readDirectory" ? await target.readDirectory(r.path, r) : await target[r.operation](r.path)
             return { ok: true, value }
           } catch (error) {
             return { ok: false, error }

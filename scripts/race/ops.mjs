@@ -55,8 +55,7 @@ export const refusalsFor = (op, attack) => [...refusalsUnder(attack), ...(op.ref
 
 const identityOf = (info) => `${info.dev}:${info.ino}`
 const listing = ["inner.txt", "nest", "nest/n.txt", "vacant"]
-const sameSet = (value, want) =>
-  Array.isArray(value) && value.length === want.length && [...value].sort().every((v, i) => v === want[i])
+const sameSet = (value, want) => Array.isArray(value) && value.length === want.length && [...value].sort().every((v, i) => v === want[i])
 // A listing is right when it is the inside listing, or that listing with the entries below a listed
 // subdirectory left out: a recursive listing does not list the subtree of a subdirectory that a
 // concurrent change took elsewhere in the root (docs/moved-out.md), and under a directory attack d
@@ -191,7 +190,11 @@ export const raceOps = [
     refusals: heldRefusals,
     mutates: true,
     writes: true,
-    run: (t) => t.mkdirs([{ path: "d/sub/deep/made", mode: 0o700 }, { path: "d/sub/deep/made/x", mode: 0o700 }]),
+    run: (t) =>
+      t.mkdirs([
+        { path: "d/sub/deep/made", mode: 0o700 },
+        { path: "d/sub/deep/made/x", mode: 0o700 }
+      ]),
     // A refusal stops the program: whatever it created before is reported, in plan order. A
     // directory is reported once made, so the proof before its exact mode is set can refuse after
     // both were made (whether they were made inside is the canary's to judge).
@@ -277,7 +280,6 @@ export const raceOps = [
     },
     // Only members that succeeded are looked at: a refusal's message names the path it refused.
     leak: (arena, v) =>
-      Array.isArray(v) &&
-      ((v[3]?.ok === true && v[3].value === true) || v.some((e) => e?.ok === true && leaks(arena, e.value)))
+      Array.isArray(v) && ((v[3]?.ok === true && v[3].value === true) || v.some((e) => e?.ok === true && leaks(arena, e.value)))
   }
 ]

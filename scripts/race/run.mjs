@@ -203,9 +203,7 @@ export const runCell = async ({
 const describe = (v) => {
   const s = (() => {
     try {
-      return JSON.stringify(v, (_k, x) =>
-        typeof x === "bigint" ? `${x}n` : x?.type === "Buffer" ? Buffer.from(x.data).toString() : x
-      )
+      return JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? `${x}n` : x?.type === "Buffer" ? Buffer.from(x.data).toString() : x))
     } catch {
       return String(v)
     }

@@ -51,13 +51,11 @@ const openFallback = async (module, root) => {
       }),
     chmod: (p, mode) => run({ operation: "chmod", path: abs(p), options: { mode } }),
     chown: (p, uid, gid) => run({ operation: "chown", path: abs(p), options: { uid, gid } }),
-    readDirectory: (p, options) =>
-      run({ operation: "readDirectory", path: abs(p), options: { recursive: options?.recursive === true } }),
+    readDirectory: (p, options) => run({ operation: "readDirectory", path: abs(p), options: { recursive: options?.recursive === true } }),
     // The kernel sends an absolute pattern and the root it was resolved from.
     glob: (pattern, options) =>
       run({ operation: "glob", pattern: path.join(abs(options?.root ?? ""), pattern), root: abs(options?.root ?? "") }),
-    makeDirectory: (p, options) =>
-      run({ operation: "makeDirectory", path: abs(p), options: { recursive: options?.recursive === true } }),
+    makeDirectory: (p, options) => run({ operation: "makeDirectory", path: abs(p), options: { recursive: options?.recursive === true } }),
     mkdirs: absent,
     rmdirs: absent,
     remove: (p, options) =>

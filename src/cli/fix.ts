@@ -90,7 +90,10 @@ export const registerFix = (program: Command, io: Io = defaultIo): Command =>
     .option("--timeout <ms>", "kill the command after this many milliseconds", positiveInt)
     .option("--progress-interval <ms>", "how often to report a command still running", positiveInt, 2000)
     .option("-q, --quiet", "print only the report: no progress, no output from the command")
-    .option("--confine", "run the command in a sandbox (bubblewrap): only the files in scope writable (and --may-create's directories), the rest of the workspace, .git, .vscode and .bashrc read-only, ~/.ssh and ~/.gnupg hidden")
+    .option(
+      "--confine",
+      "run the command in a sandbox (bubblewrap): only the files in scope writable (and --may-create's directories), the rest of the workspace, .git, .vscode and .bashrc read-only, ~/.ssh and ~/.gnupg hidden"
+    )
     .passThroughOptions()
     .addHelpText(
       "after",
@@ -106,7 +109,13 @@ export const registerFix = (program: Command, io: Io = defaultIo): Command =>
     )
     .action(async (command: Array<string>, parsed: Partial<FixOptions>, cmd: Command) => {
       if (!parsed.scope?.length) cmd.error("error: at least one --scope <glob> is required", { exitCode: 2 })
-      const options: FixOptions = { ...parsed, scope: parsed.scope ?? [], mayCreate: parsed.mayCreate ?? [], deny: parsed.deny ?? [], progressInterval: parsed.progressInterval ?? 2000 }
+      const options: FixOptions = {
+        ...parsed,
+        scope: parsed.scope ?? [],
+        mayCreate: parsed.mayCreate ?? [],
+        deny: parsed.deny ?? [],
+        progressInterval: parsed.progressInterval ?? 2000
+      }
       process.exitCode = await runFix(command, options, io)
     })
 
@@ -142,7 +151,10 @@ export const runFix = async (command: ReadonlyArray<string>, options: FixOptions
     progress(`pinnedfs fix: workspace ${root.path}, scope ${options.scope.join(" ")}`)
     const ws = await acquire(root, { scope: options.scope, limits })
     progress(`acquired ${ws.paths().length} file(s)${ws.unreadable.size ? `, ${ws.unreadable.size} unreadable` : ""}`)
-    if (options.confine === true) progress("confined: only the files in scope writable; the rest of the workspace, .git, .vscode, .bashrc read-only; ~/.ssh, ~/.gnupg hidden")
+    if (options.confine === true)
+      progress(
+        "confined: only the files in scope writable; the rest of the workspace, .git, .vscode, .bashrc read-only; ~/.ssh, ~/.gnupg hidden"
+      )
     const [executable, ...args] = command
     const fixer = externalFixer({
       name: command.join(" "),
@@ -152,7 +164,8 @@ export const runFix = async (command: ReadonlyArray<string>, options: FixOptions
       mayCreate: options.mayCreate,
       timeoutMs: options.timeout,
       heartbeatMs: options.progressInterval,
-      confine: options.confine === true ? new Confinement({ target: { workspace: root.path }, policy: { protected: confinedRules } }) : undefined
+      confine:
+        options.confine === true ? new Confinement({ target: { workspace: root.path }, policy: { protected: confinedRules } }) : undefined
     })
     const result = await Plan.run([Step.fix("fix", fixer)], {
       root,
@@ -162,7 +175,9 @@ export const runFix = async (command: ReadonlyArray<string>, options: FixOptions
       // The invocation is the approval; say what it approved.
       gate: (request) => {
         for (const c of request.capabilities) {
-          progress(`approved by this invocation: ${c.name} on ${c.scope.join(" ")}, may create ${c.mayCreate.length ? c.mayCreate.join(" ") : "nothing"}`)
+          progress(
+            `approved by this invocation: ${c.name} on ${c.scope.join(" ")}, may create ${c.mayCreate.length ? c.mayCreate.join(" ") : "nothing"}`
+          )
         }
         return true
       },
@@ -208,8 +223,16 @@ const report = (io: Io, result: Plan.PlanResult): void => {
     list(io, "changed:", r?.changed ?? [])
     list(io, "admitted:", r?.admitted ?? [])
     list(io, "removed:", r?.dropped ?? [])
-    list(io, "withheld:", c.withheld.map((w) => `${w.path} (${w.reason})`))
-    list(io, "unreadable:", (r?.unreadable ?? []).map((u) => `${u.path} (${u.reason})`))
+    list(
+      io,
+      "withheld:",
+      c.withheld.map((w) => `${w.path} (${w.reason})`)
+    )
+    list(
+      io,
+      "unreadable:",
+      (r?.unreadable ?? []).map((u) => `${u.path} (${u.reason})`)
+    )
     list(io, "ignored:", r?.ignored ?? [])
     if (r && r.changed.length + r.admitted.length + r.dropped.length + r.unreadable.length === 0) io.out("no file changed")
   }

@@ -25,7 +25,11 @@ const collect = (value: string, previous: Array<string>) => [...previous, value]
 
 const splitLast = (value: string, what: string): [string, string] => {
   const at = value.lastIndexOf("=")
-  if (at <= 0) throw new ConfinementError("invalid-policy", `${what} '${value}' must be written ${what === "--protect" ? "GLOB=read-only|inaccessible" : "PATH=read|write"}`)
+  if (at <= 0)
+    throw new ConfinementError(
+      "invalid-policy",
+      `${what} '${value}' must be written ${what === "--protect" ? "GLOB=read-only|inaccessible" : "PATH=read|write"}`
+    )
   return [value.slice(0, at), value.slice(at + 1)]
 }
 
@@ -54,7 +58,9 @@ const describe = (plan: LaunchPlan): Array<string> => {
   for (const c of plan.created) lines.push(`  made empty    ${c.path}  (${c.purpose}, removed after)`)
   for (const g of plan.grants.applied) lines.push(`  granted       ${g.path}  (${g.access}, ${g.scope})`)
   for (const d of plan.discovery) {
-    lines.push(`  discovery     ${d.anchor}: ${d.directories} directories, ${d.entries} entries, ${d.matches} matches${d.walked ? "" : " (temporary root: not walked)"}`)
+    lines.push(
+      `  discovery     ${d.anchor}: ${d.directories} directories, ${d.entries} entries, ${d.matches} matches${d.walked ? "" : " (temporary root: not walked)"}`
+    )
   }
   return lines
 }
@@ -73,7 +79,12 @@ export const registerRun = (program: Command): Command =>
     .usage("[options] -- COMMAND [ARGS...]")
     .option("--workspace <dir>", "the writable workspace (default: the current directory)")
     .option("--protect <glob=access>", "also protect GLOB: read-only or inaccessible (repeatable)", collect, [])
-    .option("--grant <path=access>", "allow PATH for this run: read or write; a directory needs write:recursive or read:recursive (repeatable)", collect, [])
+    .option(
+      "--grant <path=access>",
+      "allow PATH for this run: read or write; a directory needs write:recursive or read:recursive (repeatable)",
+      collect,
+      []
+    )
     .option("--full-access", "drop the default protections (the --protect rules still apply)")
     .option("--verbose", "print what is protected before running")
     .argument("<command>", "the command to run")
@@ -95,7 +106,8 @@ export const registerRun = (program: Command): Command =>
         for (const g of options.grant) await confinement.grants.add(parseGrant(g))
         launch = await confinement.prepare()
         if (options.verbose === true) for (const l of describe(launch.plan)) stderr(l)
-        for (const u of launch.plan.grants.unapplied) stderr(`pinnedfs run: grant ${u.grant.path} (${u.grant.access}) not applied: ${u.why}`)
+        for (const u of launch.plan.grants.unapplied)
+          stderr(`pinnedfs run: grant ${u.grant.path} (${u.grant.access}) not applied: ${u.why}`)
         const forward = (signal: NodeJS.Signals) => () => child?.kill(signal)
         let child: Awaited<ReturnType<typeof launch.spawn>> | undefined
         const handlers = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((s) => [s, forward(s)] as const)
@@ -108,7 +120,10 @@ export const registerRun = (program: Command): Command =>
             spawned.once("exit", (code, signal) => resolve({ code, signal }))
           })
           if (!(await launch.started)) {
-            throw new ConfinementError("sandbox-unavailable", `bubblewrap could not set up the sandbox (exit ${code ?? signal}): ${command} was not run`)
+            throw new ConfinementError(
+              "sandbox-unavailable",
+              `bubblewrap could not set up the sandbox (exit ${code ?? signal}): ${command} was not run`
+            )
           }
           process.exitCode = code ?? 128 + signalNumber(signal)
         } finally {

@@ -54,7 +54,9 @@ export class Anchors {
       const text = textOf(anchor)
       p =
         text === undefined
-          ? Promise.reject(new ConfinementError("unnameable", `the directory '${shown(anchor)}' is not named in UTF-8 and cannot be pinned`))
+          ? Promise.reject(
+              new ConfinementError("unnameable", `the directory '${shown(anchor)}' is not named in UTF-8 and cannot be pinned`)
+            )
           : PinnedRoot.open(text, { strategy: this.strategy })
       p.catch(() => undefined)
       this.pinned.set(anchor, p)
@@ -76,4 +78,3 @@ export class Anchors {
     }
   }
 }
-

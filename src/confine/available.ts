@@ -18,7 +18,13 @@ let foundBwrap: string | undefined
 /** The bubblewrap executable: `given`, or `bwrap` on PATH. @internal */
 export const findBwrap = async (given: string | undefined): Promise<string> => {
   if (given === undefined && foundBwrap !== undefined) return foundBwrap
-  const candidates = given !== undefined ? [given] : (process.env["PATH"] ?? "/usr/bin:/bin").split(":").filter(Boolean).map((d) => path.join(d, "bwrap"))
+  const candidates =
+    given !== undefined
+      ? [given]
+      : (process.env["PATH"] ?? "/usr/bin:/bin")
+          .split(":")
+          .filter(Boolean)
+          .map((d) => path.join(d, "bwrap"))
   for (const c of candidates) {
     try {
       await fs.promises.access(c, fs.constants.X_OK)
@@ -30,7 +36,9 @@ export const findBwrap = async (given: string | undefined): Promise<string> => {
   }
   throw new ConfinementError(
     "sandbox-unavailable",
-    given !== undefined ? `bubblewrap is not executable at '${given}'` : "bubblewrap (bwrap) is not installed or not on PATH (Debian: apt-get install bubblewrap)"
+    given !== undefined
+      ? `bubblewrap is not executable at '${given}'`
+      : "bubblewrap (bwrap) is not installed or not on PATH (Debian: apt-get install bubblewrap)"
   )
 }
 
@@ -63,7 +71,22 @@ export const sandboxAvailable = async (options: { readonly bwrap?: string | unde
       return { available: false, reason: (e as Error).message }
     }
     const shell = fs.existsSync("/bin/sh") ? ["/bin/sh", "-c", "exit 0"] : [process.execPath, "-e", ""]
-    const failed = await runs(bwrap, ["--die-with-parent", "--new-session", "--unshare-pid", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", ...shell])
+    const failed = await runs(bwrap, [
+      "--die-with-parent",
+      "--new-session",
+      "--unshare-pid",
+      "--cap-drop",
+      "ALL",
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--",
+      ...shell
+    ])
     return failed === null
       ? { available: true, sandbox: "bubblewrap", executable: bwrap }
       : { available: false, reason: `bubblewrap cannot build a sandbox for this user here (${failed}); user namespaces may be disabled` }

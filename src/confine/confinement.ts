@@ -112,11 +112,7 @@ export class Confinement {
   }
 
   /** Prepares, runs `command` to its end (stdio inherited unless given), and cleans up. */
-  async run(
-    command: string,
-    args: ReadonlyArray<string> = [],
-    options: SpawnOptions & LaunchOptions = {}
-  ): Promise<ConfinedRun> {
+  async run(command: string, args: ReadonlyArray<string> = [], options: SpawnOptions & LaunchOptions = {}): Promise<ConfinedRun> {
     const { signal, scope, ...spawnOptions } = options
     const launch = await this.prepare({ signal, scope })
     try {

@@ -130,7 +130,10 @@ export const cleanupAll = async (owned: ReadonlyArray<Owned>, anchors: Anchors):
         if (info === null) continue
         if (`${info.dev}:${info.ino}` !== o.identity) {
           const description = `'${rel}' is no longer the directory this launch made (${o.identity} is now ${info.dev}:${info.ino})`
-          refused.push({ path: shown(o.path), error: new PinnedFsError({ code: "EBUSY", syscall: "rmdir", path: rel, refusal: "identity", description }) })
+          refused.push({
+            path: shown(o.path),
+            error: new PinnedFsError({ code: "EBUSY", syscall: "rmdir", path: rel, refusal: "identity", description })
+          })
           continue
         }
         await root.remove(rel, { recursive: true }).then(

@@ -205,7 +205,10 @@ export const discoverProtected = async (input: DiscoveryInput): Promise<Discover
       const rule = patterns[m.pattern]!.rule
       const path = joinRaw(g.anchor, m.path)
       if (m.type === "link") {
-        throw refusal("link", `protected path '${shown(path)}' (rule '${input.rules[rule]!.glob}') is a symbolic link: protect what it names instead`)
+        throw refusal(
+          "link",
+          `protected path '${shown(path)}' (rule '${input.rules[rule]!.glob}') is a symbolic link: protect what it names instead`
+        )
       }
       add({ path, anchor: g.anchor, access: input.rules[rule]!.access, rule, origin: "match", type: m.type })
     }
@@ -244,4 +247,3 @@ export const discoverProtected = async (input: DiscoveryInput): Promise<Discover
   const candidates = [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   return { candidates, missing: [...missing.values()].filter((m) => !byPath.has(m.path)), reports, idle, anchors }
 }
-

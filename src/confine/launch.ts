@@ -88,7 +88,10 @@ export class PreparedLaunch {
         [...this.f.identities].map(async ([anchor, identity]) => {
           const now = await native.identify(textOf(anchor) ?? "").catch(() => "missing")
           if (now !== identity) {
-            throw new ConfinementError("changed", `'${shown(anchor)}' is no longer the directory prepared (${identity} is now ${now}): launch refused`)
+            throw new ConfinementError(
+              "changed",
+              `'${shown(anchor)}' is no longer the directory prepared (${identity} is now ${now}): launch refused`
+            )
           }
         })
       )
@@ -138,7 +141,10 @@ export class PreparedLaunch {
       throw new ConfinementError("sandbox-unavailable", `the sandbox could not be started: ${(cause as Error).message}`, { cause })
     })
     if (!(await this.started)) {
-      throw new ConfinementError("sandbox-unavailable", `bubblewrap could not set up the sandbox (it exited with ${result.code ?? result.signal}): the command was not run`)
+      throw new ConfinementError(
+        "sandbox-unavailable",
+        `bubblewrap could not set up the sandbox (it exited with ${result.code ?? result.signal}): the command was not run`
+      )
     }
     return result
   }
@@ -176,11 +182,15 @@ export class PreparedLaunch {
 
   private assertReady(): void {
     if (this.state !== "ready") {
-      throw new ConfinementError("launched", this.state === "closed" ? "this launch has been cleaned up" : "this launch has already started a command")
+      throw new ConfinementError(
+        "launched",
+        this.state === "closed" ? "this launch has been cleaned up" : "this launch has already started a command"
+      )
     }
   }
 
   private assertNotCancelled(): void {
-    if (this.f.signal?.aborted) throw new ConfinementError("cancelled", "launch was cancelled before it started", { cause: this.f.signal.reason })
+    if (this.f.signal?.aborted)
+      throw new ConfinementError("cancelled", "launch was cancelled before it started", { cause: this.f.signal.reason })
   }
 }

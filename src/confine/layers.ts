@@ -62,7 +62,8 @@ export interface Layers {
 // 0: writable, 1: read-only, 2: inaccessible.
 type Strictness = 0 | 1 | 2
 
-const byDepth = (a: { path: RawPath }, b: { path: RawPath }) => depthOf(a.path) - depthOf(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+const byDepth = (a: { path: RawPath }, b: { path: RawPath }) =>
+  depthOf(a.path) - depthOf(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
 
 /** Orders and prunes the layers of one launch. @since 0.1.0 */
 export const planLayers = (input: LayerInput): Layers => {
@@ -96,7 +97,9 @@ export const planLayers = (input: LayerInput): Layers => {
     | { kind: 0; path: RawPath; strict: Strictness; type: EntryType; slot: number; why: string }
     | { kind: 1; path: RawPath; strict: Strictness; slot: number; why: string }
   const entries: Array<Entry> = [
-    ...input.restrictions.map((r): Entry => ({ kind: 0, path: r.path, strict: r.access === "inaccessible" ? 2 : 1, type: r.type, slot: r.slot, why: r.why })),
+    ...input.restrictions.map(
+      (r): Entry => ({ kind: 0, path: r.path, strict: r.access === "inaccessible" ? 2 : 1, type: r.type, slot: r.slot, why: r.why })
+    ),
     ...input.grants.map((g): Entry => ({ kind: 1, path: g.path, strict: g.access === "write" ? 0 : 1, slot: g.slot, why: g.why }))
   ].sort((a, b) => byDepth(a, b) || a.kind - b.kind)
 

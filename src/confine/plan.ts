@@ -41,7 +41,12 @@ export interface LaunchPlan {
     /** Named by the scope and left as they are: missing, or inside a protected path. */
     readonly skipped: ReadonlyArray<{ readonly path: string; readonly why: string }>
   } | null
-  readonly created: ReadonlyArray<{ readonly path: string; readonly identity: string; readonly purpose: Owned["purpose"]; readonly permanent: boolean }>
+  readonly created: ReadonlyArray<{
+    readonly path: string
+    readonly identity: string
+    readonly purpose: Owned["purpose"]
+    readonly permanent: boolean
+  }>
   readonly grants: {
     readonly applied: ReadonlyArray<Grant>
     readonly unapplied: ReadonlyArray<{ readonly grant: Grant; readonly why: string }>

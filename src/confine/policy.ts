@@ -87,8 +87,7 @@ export const defaultRules: ReadonlyArray<ProtectedRule> = Object.freeze([
   Object.freeze({ glob: "~/.gnupg", access: "inaccessible" as const })
 ])
 
-const bad = (glob: unknown, why: string) =>
-  new ConfinementError("invalid-policy", `protected-path rule '${String(glob)}': ${why}`)
+const bad = (glob: unknown, why: string) => new ConfinementError("invalid-policy", `protected-path rule '${String(glob)}': ${why}`)
 
 const validate = (input: RuleInput, source: Rule["source"]): Rule => {
   const rule: ProtectedRule = Array.isArray(input)

@@ -59,10 +59,12 @@ export interface PrepareOptions {
    * precise moment (a directory swapped for a link after discovery, say) instead of hoping a race
    * lands there. @internal
    */
-  readonly hooks?: {
-    readonly afterDiscovery?: (() => Promise<void> | void) | undefined
-    readonly afterCreation?: (() => Promise<void> | void) | undefined
-  } | undefined
+  readonly hooks?:
+    | {
+        readonly afterDiscovery?: (() => Promise<void> | void) | undefined
+        readonly afterCreation?: (() => Promise<void> | void) | undefined
+      }
+    | undefined
   /** Called once the command has been started with the grants that launch applied. @internal */
   readonly onLaunch?: ((applied: ReadonlyArray<Grant>) => void) | undefined
 }
@@ -169,7 +171,8 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
     //    root that exists now (full access: beneath the directory the rule is rooted in). A
     //    scope's directories are ensured first, each through the workspace's handle, so a
     //    protected path beneath one is made inside it by the same program.
-    for (const d of scopeDirectories) if (d !== workspace) creations.push({ path: d, anchor: workspace, mode: 0o755, purpose: "scope", permanent: false })
+    for (const d of scopeDirectories)
+      if (d !== workspace) creations.push({ path: d, anchor: workspace, mode: 0o755, purpose: "scope", permanent: false })
     const writableHere = scope === null ? [workspace, ...extra] : [...scopeDirectories, ...extra]
     const existingWritable = [...writableHere, ...(target.tempRoot !== null ? [tempRoot] : [])].sort((a, b) => b.length - a.length)
     const createdProtected: Array<{ path: RawPath; anchor: RawPath; access: Access; rule: number }> = []
@@ -201,7 +204,11 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
       return fds.length - 1
     }
     const writable: Array<LayerInput["writable"][number]> = []
-    const writableRoots = !confined ? [] : scope === null ? [workspace, ...extra, tempRoot, ...stateRoots] : [...extra, tempRoot, ...stateRoots, ...scopeDirectories]
+    const writableRoots = !confined
+      ? []
+      : scope === null
+        ? [workspace, ...extra, tempRoot, ...stateRoots]
+        : [...extra, tempRoot, ...stateRoots, ...scopeDirectories]
     const scopeHeld: Array<RawPath> = []
     if (scopeFiles.length > 0) await anchors.pin(workspace)
     for (const f of scopeFiles) {
@@ -212,11 +219,16 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
           const named = `scope file '${shown(f)}'`
           if (m.status === "missing") return void skipped.push({ path: shown(f), why: "it does not exist" })
           if (m.status === "refused") {
-            throw new ConfinementError(m.error?.refusal === "symlink" ? "link" : "validation-failed", `${named} cannot be validated: ${m.error?.message}`, { cause: m.error })
+            throw new ConfinementError(
+              m.error?.refusal === "symlink" ? "link" : "validation-failed",
+              `${named} cannot be validated: ${m.error?.message}`,
+              { cause: m.error }
+            )
           }
           if (m.type === "link") throw new ConfinementError("link", `${named} is a symbolic link: refused, not followed`)
           if (m.type !== "file") throw new ConfinementError("validation-failed", `${named} is not a regular file (${m.type})`)
-          if (m.nlink > 1n) throw new ConfinementError("hard-link", `${named} has ${m.nlink} links: writing it would change its other names too`)
+          if (m.nlink > 1n)
+            throw new ConfinementError("hard-link", `${named} has ${m.nlink} links: writing it would change its other names too`)
           writable.push({ path: f, slot: slot(m), why: "scope file, rewritable in place" })
           scopeHeld.push(f)
         }
@@ -240,7 +252,13 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
     }
     const restrictions: Array<LayerInput["restrictions"][number]> = []
     const planned: Array<LaunchPlan["restrictions"][number]> = []
-    const restrict = (p: RawPath, anchor: RawPath, access: Access, rule: number | null, origin: LaunchPlan["restrictions"][number]["origin"]) =>
+    const restrict = (
+      p: RawPath,
+      anchor: RawPath,
+      access: Access,
+      rule: number | null,
+      origin: LaunchPlan["restrictions"][number]["origin"]
+    ) =>
       items.push({
         anchor,
         path: relativeTo(p, anchor),
@@ -248,9 +266,13 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
           const mine = ownedByPath.get(p)
           const glob = rule === null ? null : policy.rules[rule]!.glob
           if (m.status === "refused") {
-            throw new ConfinementError(m.error?.refusal === "symlink" ? "link" : "validation-failed", `protected path '${shown(p)}' cannot be validated: ${m.error?.message}`, {
-              cause: m.error
-            })
+            throw new ConfinementError(
+              m.error?.refusal === "symlink" ? "link" : "validation-failed",
+              `protected path '${shown(p)}' cannot be validated: ${m.error?.message}`,
+              {
+                cause: m.error
+              }
+            )
           }
           if (m.status === "missing") {
             // A read-only or masked source that disappeared protects nothing: skipped. A directory
@@ -259,13 +281,22 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
             return
           }
           if (m.type === "link") {
-            throw new ConfinementError("link", `protected path '${shown(p)}'${glob ? ` (rule '${glob}')` : ""} became a symbolic link during preparation: refused, not followed`)
+            throw new ConfinementError(
+              "link",
+              `protected path '${shown(p)}'${glob ? ` (rule '${glob}')` : ""} became a symbolic link during preparation: refused, not followed`
+            )
           }
           if (mine && m.identity !== mine.identity) {
-            throw new ConfinementError("validation-failed", `protected directory '${shown(p)}' made for this launch was replaced (${mine.identity} is now ${m.identity})`)
+            throw new ConfinementError(
+              "validation-failed",
+              `protected directory '${shown(p)}' made for this launch was replaced (${mine.identity} is now ${m.identity})`
+            )
           }
           if (m.type !== "directory" && m.nlink > 1n) {
-            throw new ConfinementError("hard-link", `protected file '${shown(p)}' has ${m.nlink} links: its other names would not be protected`)
+            throw new ConfinementError(
+              "hard-link",
+              `protected file '${shown(p)}' has ${m.nlink} links: its other names would not be protected`
+            )
           }
           restrictions.push({ path: p, access, type: m.type, slot: slot(m), why: glob === null ? "unreadable tree" : `rule '${glob}'` })
           planned.push({ path: shown(p), access, type: m.type, origin, rule: glob })
@@ -291,11 +322,17 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
         path: relativeTo(p, anchor),
         settle: (m) => {
           if (m.status !== "held") {
-            unapplied.push({ grant: g, why: m.status === "missing" ? "the path does not exist" : `it cannot be validated: ${m.error?.message}` })
+            unapplied.push({
+              grant: g,
+              why: m.status === "missing" ? "the path does not exist" : `it cannot be validated: ${m.error?.message}`
+            })
           } else if (m.type === "link") {
             unapplied.push({ grant: g, why: "the path is a symbolic link (never followed)" })
           } else if (m.type === "directory" && g.scope !== "recursive") {
-            unapplied.push({ grant: g, why: "it names a directory: opening it would open the whole tree, which needs an approved recursive scope" })
+            unapplied.push({
+              grant: g,
+              why: "it names a directory: opening it would open the whole tree, which needs an approved recursive scope"
+            })
           } else if (m.type !== "directory" && m.nlink > 1n) {
             unapplied.push({ grant: g, why: `the file has ${m.nlink} links` })
           } else {
@@ -310,7 +347,13 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
     const answers = await Promise.allSettled(
       [...byAnchor].map(async ([anchor, list]) => {
         const root = await anchors.pin(anchor)
-        return { list, answer: await hold(root, list.map((i) => i.path)) }
+        return {
+          list,
+          answer: await hold(
+            root,
+            list.map((i) => i.path)
+          )
+        }
       })
     )
     // Every descriptor becomes ours before anything can throw, so none is left open.
@@ -359,7 +402,14 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
       layers: layers.layers.map((l) => ({
         op: l.op,
         path: shown(l.path),
-        detail: l.op === "bind" ? (l.writable ? "read-write" : "read-only") : l.op === "mask-directory" ? `empty, mode ${l.perms.toString(8).padStart(4, "0")}` : "empty, mode 0000",
+        detail:
+          l.op === "bind"
+            ? l.writable
+              ? "read-write"
+              : "read-only"
+            : l.op === "mask-directory"
+              ? `empty, mode ${l.perms.toString(8).padStart(4, "0")}`
+              : "empty, mode 0000",
         why: l.why
       })),
       discovery: discovery.reports,
@@ -399,4 +449,3 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
     throw new ConfinementError("validation-failed", `launch preparation failed: ${(e as Error).message}`, { cause: e })
   }
 }
-

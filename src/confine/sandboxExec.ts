@@ -23,7 +23,13 @@ const quote = (raw: RawPath): string => {
 }
 
 // Device files every process writes: without them a confined shell cannot even redirect output.
-const devices = ['(literal "/dev/null")', '(literal "/dev/zero")', '(literal "/dev/dtracehelper")', '(regex #"^/dev/tty")', '(regex #"^/dev/fd/")']
+const devices = [
+  '(literal "/dev/null")',
+  '(literal "/dev/zero")',
+  '(literal "/dev/dtracehelper")',
+  '(regex #"^/dev/tty")',
+  '(regex #"^/dev/fd/")'
+]
 
 /**
  * The profile for `sandbox-exec -p`.
@@ -40,9 +46,7 @@ export const renderSandboxProfile = (input: { readonly mode: Mode; readonly laye
     const subpath = `(subpath ${quote(l.path)})`
     switch (l.op) {
       case "bind":
-        out.push(
-          l.writable ? `(allow file-read* file-write* ${subpath})` : `(allow file-read* ${subpath})\n(deny file-write* ${subpath})`
-        )
+        out.push(l.writable ? `(allow file-read* file-write* ${subpath})` : `(allow file-read* ${subpath})\n(deny file-write* ${subpath})`)
         break
       case "mask-directory":
         out.push(`(deny file-read* file-write* ${subpath})`)

@@ -76,7 +76,10 @@ export const resolveScope = (scope: LaunchScope, workspace: RawPath): ResolvedSc
   if (!Array.isArray(directories)) throw new ConfinementError("invalid-scope", "a launch scope's directories must be an array")
   const count = scope.files.length + directories.length
   if (count > maxScopePaths) {
-    throw new ConfinementError("invalid-scope", `the launch scope names ${count} paths, more than the ${maxScopePaths} one launch can bind: split the work`)
+    throw new ConfinementError(
+      "invalid-scope",
+      `the launch scope names ${count} paths, more than the ${maxScopePaths} one launch can bind: split the work`
+    )
   }
   return {
     files: [...new Set(scope.files.map((f, i) => joinRaw(workspace, relative(f, `scope file ${i}`, false))))],

@@ -71,7 +71,13 @@ export const confinedSpawner =
           const cleaned = child.confinement.cleanup().catch(() => undefined)
           void Promise.all([child.confinement.started, cleaned]).then(([started]) => {
             if (!started && out.listenerCount("error") > 0) {
-              out.emit("error", new ConfinementError("sandbox-unavailable", `the sandbox could not be set up (bubblewrap exited with ${code ?? signal}): '${command}' was not run`))
+              out.emit(
+                "error",
+                new ConfinementError(
+                  "sandbox-unavailable",
+                  `the sandbox could not be set up (bubblewrap exited with ${code ?? signal}): '${command}' was not run`
+                )
+              )
             }
             out.emit("close", started ? code : null, signal)
           })

@@ -141,7 +141,11 @@ export interface DiscoverAnswer {
   readonly directories: number
   readonly entries: number
   readonly matches: ReadonlyArray<{ readonly path: RawPath; readonly type: EntryType; readonly pattern: number }>
-  readonly unreadable: ReadonlyArray<{ readonly path: RawPath; readonly errno: number; readonly access: "none" | "read-only" | "inaccessible" }>
+  readonly unreadable: ReadonlyArray<{
+    readonly path: RawPath
+    readonly errno: number
+    readonly access: "none" | "read-only" | "inaccessible"
+  }>
   readonly probes: ReadonlyArray<
     | { readonly status: "missing"; readonly errno: number }
     | { readonly status: "present"; readonly type: EntryType }
@@ -182,7 +186,14 @@ const call = async (root: PinnedRoot, request: Uint8Array, signal?: AbortSignal)
     const e = fromNative(u, root.path)
     // The core's errno names stop short of ECANCELED: name it here, where cancelling is ours.
     if (e.errno === -os.constants.errno.ECANCELED) {
-      throw new PinnedFsError({ code: "ECANCELED", errno: e.errno, syscall: e.syscall, path: e.path, description: e.description, reason: "Unknown" })
+      throw new PinnedFsError({
+        code: "ECANCELED",
+        errno: e.errno,
+        syscall: e.syscall,
+        path: e.path,
+        description: e.description,
+        reason: "Unknown"
+      })
     }
     throw e
   } finally {
@@ -213,7 +224,11 @@ export const discover = async (root: PinnedRoot, request: DiscoverRequest, signa
     const errno = r.i32()
     const error = r.error()
     if (status === 1) return { status: "present", type }
-    if (status === 2) return { status: "refused", error: error ?? fromNative({ code: "EINVAL", errno: -22, syscall: "probe", path: "", refusal: "", description: "refused" }) }
+    if (status === 2)
+      return {
+        status: "refused",
+        error: error ?? fromNative({ code: "EINVAL", errno: -22, syscall: "probe", path: "", refusal: "", description: "refused" })
+      }
     return { status: "missing", errno }
   })
   const skipped = r.list((r) => r.str())

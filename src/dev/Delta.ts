@@ -46,13 +46,18 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
  */
 export const parse = (u: unknown, source: string): ParsedDelta => {
   if (u === undefined) return { kind: "none" }
-  if (!isRecord(u)) return { kind: "unparseable", why: `expected an object, got ${u === null ? "null" : Array.isArray(u) ? "an array" : typeof u}` }
+  if (!isRecord(u))
+    return { kind: "unparseable", why: `expected an object, got ${u === null ? "null" : Array.isArray(u) ? "an array" : typeof u}` }
   const diagnostics: Array<Diagnostic> = []
   if (u["diagnostics"] !== undefined) {
     if (!Array.isArray(u["diagnostics"])) return { kind: "unparseable", why: "'diagnostics' is not an array" }
     for (const [i, d] of u["diagnostics"].entries()) {
-      if (!isRecord(d) || (d["severity"] !== "ERROR" && d["severity"] !== "WARNING") || typeof d["message"] !== "string" ||
-        (d["path"] !== undefined && typeof d["path"] !== "string")) {
+      if (
+        !isRecord(d) ||
+        (d["severity"] !== "ERROR" && d["severity"] !== "WARNING") ||
+        typeof d["message"] !== "string" ||
+        (d["path"] !== undefined && typeof d["path"] !== "string")
+      ) {
         return { kind: "unparseable", why: `diagnostics[${i}] needs severity ERROR or WARNING, a message and an optional path` }
       }
       diagnostics.push({ severity: d["severity"], code: "engine", path: d["path"] as string | undefined, message: d["message"], source })
@@ -87,21 +92,46 @@ export const compare = (
 ): Array<Diagnostic> => {
   if (delta.kind === "none") return []
   if (delta.kind === "unparseable") {
-    return [{ severity: "WARNING", code: "unparseable-delta", source, message: `${source} returned a delta that cannot be parsed (${delta.why}): ignored; the re-read stands` }]
+    return [
+      {
+        severity: "WARNING",
+        code: "unparseable-delta",
+        source,
+        message: `${source} returned a delta that cannot be parsed (${delta.why}): ignored; the re-read stands`
+      }
+    ]
   }
   const claims = delta.claims
   if (claims === undefined) return []
   const out: Array<Diagnostic> = []
   for (const path of [...claims].sort()) {
     if (!authorized(path)) {
-      out.push({ severity: "WARNING", code: "claimed-unauthorized", path, source, message: `${source} claims to have changed '${path}', which it was not allowed to touch` })
+      out.push({
+        severity: "WARNING",
+        code: "claimed-unauthorized",
+        path,
+        source,
+        message: `${source} claims to have changed '${path}', which it was not allowed to touch`
+      })
     } else if (!observed.has(path)) {
-      out.push({ severity: "WARNING", code: "claimed-unchanged", path, source, message: `${source} claims to have changed '${path}', but the re-read found it unchanged` })
+      out.push({
+        severity: "WARNING",
+        code: "claimed-unchanged",
+        path,
+        source,
+        message: `${source} claims to have changed '${path}', but the re-read found it unchanged`
+      })
     }
   }
   for (const path of [...observed].sort()) {
     if (!claims.has(path)) {
-      out.push({ severity: "WARNING", code: "changed-unclaimed", path, source, message: `the re-read found '${path}' changed, but ${source} did not claim it` })
+      out.push({
+        severity: "WARNING",
+        code: "changed-unclaimed",
+        path,
+        source,
+        message: `the re-read found '${path}' changed, but ${source} did not claim it`
+      })
     }
   }
   return out

@@ -84,7 +84,14 @@ export interface DevFileAccessOptions {
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 
 const notText = (path: string, why: string): PinnedFsError =>
-  new PinnedFsError({ code: "EILSEQ", errno: -84, syscall: "read", path, description: `'${path}' is ${why}: not text`, reason: "InvalidData" })
+  new PinnedFsError({
+    code: "EILSEQ",
+    errno: -84,
+    syscall: "read",
+    path,
+    description: `'${path}' is ${why}: not text`,
+    reason: "InvalidData"
+  })
 
 /**
  * @since 0.1.0
@@ -180,12 +187,16 @@ export class DevFileAccess {
       // A file being created must not already exist: one that does is outside the allowlist, and
       // "wx" makes that the kernel's answer, not a check with a window before it.
       const options = creating ? ({ flag: "wx" } as const) : ({ atomic: true } as const)
-      const { created } = await withParents(this.#root, p, (d) => this.#directoryRefusal(d), () =>
-        this.#root.writeFileString(p, content, options).catch((e: unknown) => {
-          throw creating && e instanceof PinnedFsError && e.code === "EEXIST"
-            ? permissionDenied(`'${p}' exists and is not in this step's allowlist: not overwritten`, p, "allowlist")
-            : e
-        })
+      const { created } = await withParents(
+        this.#root,
+        p,
+        (d) => this.#directoryRefusal(d),
+        () =>
+          this.#root.writeFileString(p, content, options).catch((e: unknown) => {
+            throw creating && e instanceof PinnedFsError && e.code === "EEXIST"
+              ? permissionDenied(`'${p}' exists and is not in this step's allowlist: not overwritten`, p, "allowlist")
+              : e
+          })
       )
       for (const d of created) this.#journal.directories.add(d)
       if (creating) this.#created.add(p)
@@ -226,7 +237,12 @@ export class DevFileAccess {
       if (creating && (await this.#root.exists(t).catch(() => true))) {
         throw permissionDenied(`rename destination '${t}' exists and is not in this step's allowlist`, t, "allowlist")
       }
-      const { created } = await withParents(this.#root, t, (d) => this.#directoryRefusal(d), () => this.#root.rename(f, t))
+      const { created } = await withParents(
+        this.#root,
+        t,
+        (d) => this.#directoryRefusal(d),
+        () => this.#root.rename(f, t)
+      )
       for (const d of created) this.#journal.directories.add(d)
       if (creating) this.#created.add(t)
       this.#journal.renamed.push({ from: f, to: t })

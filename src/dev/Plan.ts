@@ -167,7 +167,12 @@ const writeStep = async (r: Run, step: Step): Promise<StepResult> => {
   try {
     for (const path of dirty) {
       const text = ws.get(path)!
-      await withParents(root, path, (d) => decide(policy, "write", d), () => root.writeFileString(path, text, { atomic: true }))
+      await withParents(
+        root,
+        path,
+        (d) => decide(policy, "write", d),
+        () => root.writeFileString(path, text, { atomic: true })
+      )
       ws.flushed(path)
       written.push(path)
     }
@@ -245,7 +250,13 @@ const runCapability = async (
   const allowlist = allowlistOf(ws, envelope, policy)
   const dirty = new Set(allowlist.withheld.filter((w) => w.reason === "dirty").map((w) => w.path))
   for (const w of allowlist.withheld) {
-    diagnostics.push({ severity: "WARNING", code: "withheld", path: w.path, source, message: `'${w.path}' withheld from ${source}: ${w.message}` })
+    diagnostics.push({
+      severity: "WARNING",
+      code: "withheld",
+      path: w.path,
+      source,
+      message: `'${w.path}' withheld from ${source}: ${w.message}`
+    })
   }
   r.progress({ type: "capability", name: source, files: allowlist.paths.length, withheld: allowlist.withheld.length })
 
@@ -255,7 +266,10 @@ const runCapability = async (
   } catch (e) {
     diagnostics.push({ severity: "ERROR", code: "failed", source, message: `listing the envelope before ${source} failed: ${message(e)}` })
     const journal: Journal = { written: [], created: [], deleted: [], renamed: [], directories: [], refusals: [] }
-    return { report: { name: source, allowlist: allowlist.paths, withheld: allowlist.withheld, journal, reread: undefined, error: message(e) }, diagnostics }
+    return {
+      report: { name: source, allowlist: allowlist.paths, withheld: allowlist.withheld, journal, reread: undefined, error: message(e) },
+      diagnostics
+    }
   }
 
   const access = DevFileAccess.make({
@@ -280,7 +294,13 @@ const runCapability = async (
   }
   const journal = access.journal()
   for (const f of journal.refusals) {
-    diagnostics.push({ severity: "ERROR", code: "refused", path: f.path, source, message: `${source}: ${f.method} refused: ${f.error.description || f.error.message}` })
+    diagnostics.push({
+      severity: "ERROR",
+      code: "refused",
+      path: f.path,
+      source,
+      message: `${source}: ${f.method} refused: ${f.error.description || f.error.message}`
+    })
   }
   if (threw && !journal.refusals.some((f) => f.error === error)) {
     diagnostics.push({ severity: "ERROR", code: "failed", source, message: `${source} failed: ${message(error)}` })
@@ -299,7 +319,12 @@ const runCapability = async (
       limits: r.limits
     })
   } catch (e) {
-    diagnostics.push({ severity: "ERROR", code: "failed", source, message: `the re-read after ${source} failed, so the workspace may be stale: ${message(e)}` })
+    diagnostics.push({
+      severity: "ERROR",
+      code: "failed",
+      source,
+      message: `the re-read after ${source} failed, so the workspace may be stale: ${message(e)}`
+    })
   }
 
   if (report) {
@@ -320,10 +345,22 @@ const runCapability = async (
     const policyWithheld = new Set(allowlist.withheld.filter((w) => w.reason === "policy").map((w) => w.path))
     for (const path of report.observed) {
       if (policyWithheld.has(path)) {
-        diagnostics.push({ severity: "WARNING", code: "withheld", path, source, message: `'${path}' changed on disk although it was withheld from ${source} by policy` })
+        diagnostics.push({
+          severity: "WARNING",
+          code: "withheld",
+          path,
+          source,
+          message: `'${path}' changed on disk although it was withheld from ${source} by policy`
+        })
       }
       if (kind === "check") {
-        diagnostics.push({ severity: "WARNING", code: "inspection-changed", path, source, message: `inspection ${source} changed '${path}' (the re-read took the disk's version)` })
+        diagnostics.push({
+          severity: "WARNING",
+          code: "inspection-changed",
+          path,
+          source,
+          message: `inspection ${source} changed '${path}' (the re-read took the disk's version)`
+        })
       }
     }
   }

@@ -47,13 +47,7 @@ export interface PolicyRules {
  * @since 0.1.0
  * @category constants
  */
-export const mandatoryDeny: ReadonlyArray<string> = [
-  "**/.bashrc",
-  "**/.git/hooks",
-  "**/.git/hooks/**",
-  "**/.vscode",
-  "**/.vscode/**"
-]
+export const mandatoryDeny: ReadonlyArray<string> = ["**/.bashrc", "**/.git/hooks", "**/.git/hooks/**", "**/.vscode", "**/.vscode/**"]
 
 const mandatory = globList(mandatoryDeny, "mandatory deny set", { nocase: true })
 
@@ -101,7 +95,11 @@ export type Access = "read" | "write"
  */
 export const decide = (policy: Policy | undefined, access: Access, path: string): PinnedFsError | undefined => {
   if (policy === undefined || policy === null) {
-    return permissionDenied(`no policy is in force, so nothing may be ${access === "read" ? "read" : "written"} (fails closed)`, path, "policy")
+    return permissionDenied(
+      `no policy is in force, so nothing may be ${access === "read" ? "read" : "written"} (fails closed)`,
+      path,
+      "policy"
+    )
   }
   if (access === "write" && mandatory.matches(path)) {
     return permissionDenied(`'${path}' is in the mandatory deny set (.bashrc, .git/hooks, .vscode): never written`, path, "policy")
@@ -110,10 +108,15 @@ export const decide = (policy: Policy | undefined, access: Access, path: string)
   try {
     answer = access === "read" ? policy.canRead(path) : policy.canWrite(path)
   } catch (e) {
-    return permissionDenied(`the policy failed while deciding ${access} of '${path}' (${e instanceof Error ? e.message : String(e)}): refused`, path, "policy")
+    return permissionDenied(
+      `the policy failed while deciding ${access} of '${path}' (${e instanceof Error ? e.message : String(e)}): refused`,
+      path,
+      "policy"
+    )
   }
   if (answer === true) return undefined
-  if (answer === false) return permissionDenied(`the policy does not allow ${access === "read" ? "reading" : "writing"} '${path}'`, path, "policy")
+  if (answer === false)
+    return permissionDenied(`the policy does not allow ${access === "read" ? "reading" : "writing"} '${path}'`, path, "policy")
   return permissionDenied(`the policy gave no decision for ${access} of '${path}' (answered ${String(answer)}): refused`, path, "policy")
 }
 

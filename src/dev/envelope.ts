@@ -108,7 +108,11 @@ export const allowlistOf = (ws: Workspace, envelope: Envelope, policy: Policy | 
   const tracked = ws.paths().filter(envelope.matches)
   for (const path of tracked) {
     if (ws.isDirty(path)) {
-      withheld.push({ path, reason: "dirty", message: "edited in memory and not yet written: withheld so the fixer cannot rewrite the stale disk copy" })
+      withheld.push({
+        path,
+        reason: "dirty",
+        message: "edited in memory and not yet written: withheld so the fixer cannot rewrite the stale disk copy"
+      })
       continue
     }
     const refused = decide(policy, "read", path) ?? decide(policy, "write", path)

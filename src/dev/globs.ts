@@ -62,7 +62,10 @@ export const globList = (globs: unknown, what: string, options?: { readonly noca
       patterns.push(g)
       bases.push(scanned.base)
     } else {
-      const literal = g.split("/").filter((p) => p !== "" && p !== ".").join("/")
+      const literal = g
+        .split("/")
+        .filter((p) => p !== "" && p !== ".")
+        .join("/")
       literals.push(literal)
       bases.push(literal)
     }
@@ -71,10 +74,7 @@ export const globList = (globs: unknown, what: string, options?: { readonly noca
   // thousand files does not test each path against a thousand compiled patterns.
   const exact = new Set(literals.map(fold))
   const matchers = patterns.map((g) => picomatch(g, { dot: true, nocase }))
-  const matches = list.length === 0
-    ? noMatch
-    : (path: string) => exact.has(fold(path)) || matchers.some((m) => m(path))
-  const mayContain = (dir: string): boolean =>
-    matches(dir) || bases.some((b) => b === dir || b.startsWith(`${dir}/`))
+  const matches = list.length === 0 ? noMatch : (path: string) => exact.has(fold(path)) || matchers.some((m) => m(path))
+  const mayContain = (dir: string): boolean => matches(dir) || bases.some((b) => b === dir || b.startsWith(`${dir}/`))
   return { globs: list, matches, literals, patterns, mayContain }
 }

@@ -20,5 +20,12 @@ export type { RereadReport } from "./reread.ts"
 export * as Step from "./Step.ts"
 export { type Editor, Workspace } from "./Workspace.ts"
 export { eslintFixer, type EslintOptions } from "./engines/eslint.ts"
-export { type ChildLike, defaultSpawn, externalFixer, type ExternalFixerOptions, type Spawn, type SpawnOptions } from "./engines/external.ts"
+export {
+  type ChildLike,
+  defaultSpawn,
+  externalFixer,
+  type ExternalFixerOptions,
+  type Spawn,
+  type SpawnOptions
+} from "./engines/external.ts"
 export { prettierFixer, type PrettierFixerOptions } from "./engines/prettier.ts"

@@ -45,10 +45,7 @@ const positive = (value: unknown, name: string, fallback: number): number => {
  */
 export const limitsOf = (partial: Partial<Limits> | undefined): Limits => {
   const maxFileBytes = positive(partial?.maxFileBytes, "maxFileBytes", defaultLimits.maxFileBytes)
-  const readBudgetBytes = Math.max(
-    maxFileBytes,
-    positive(partial?.readBudgetBytes, "readBudgetBytes", defaultLimits.readBudgetBytes)
-  )
+  const readBudgetBytes = Math.max(maxFileBytes, positive(partial?.readBudgetBytes, "readBudgetBytes", defaultLimits.readBudgetBytes))
   const batchMembers = positive(partial?.batchMembers, "batchMembers", defaultLimits.batchMembers)
   return { maxFileBytes, readBudgetBytes, batchMembers }
 }

@@ -86,11 +86,7 @@ const isResult = (u: unknown): u is Uint8Array => u instanceof Uint8Array
  * @since 0.1.0
  * @category reads
  */
-export const readTexts = async (
-  root: PinnedRoot,
-  paths: ReadonlyArray<string>,
-  limits: Limits
-): Promise<Map<string, ReadOutcome>> => {
+export const readTexts = async (root: PinnedRoot, paths: ReadonlyArray<string>, limits: Limits): Promise<Map<string, ReadOutcome>> => {
   const out = new Map<string, ReadOutcome>()
   let pending = [...new Set(paths)]
   while (pending.length > 0) {

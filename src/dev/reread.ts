@@ -50,7 +50,10 @@ export const listEnvelope = async (
   const literals = envelope.literals
   for (let start = 0; start < literals.length; start += limits.batchMembers) {
     const chunk = literals.slice(start, start + limits.batchMembers)
-    const answers = await root.batch(chunk.map((path) => ({ operation: "exists" as const, path })), { size: chunk.length })
+    const answers = await root.batch(
+      chunk.map((path) => ({ operation: "exists" as const, path })),
+      { size: chunk.length }
+    )
     chunk.forEach((path, i) => {
       const a = answers[i]!
       // A link on the way is refused rather than answered: the path is there in some form.
@@ -146,13 +149,25 @@ export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput
           } else {
             admitted.push(path)
             if (isNew && !input.mayCreate(path)) {
-              diagnostics.push({ severity: "WARNING", code: "outside-may-create", path, source, message: `'${path}' was created, but no mayCreate glob of ${source} allows it: admitted, since the disk is authoritative` })
+              diagnostics.push({
+                severity: "WARNING",
+                code: "outside-may-create",
+                path,
+                source,
+                message: `'${path}' was created, but no mayCreate glob of ${source} allows it: admitted, since the disk is authoritative`
+              })
             }
           }
           if (!hadText || before !== outcome.text) observed.add(path)
         } else {
           ignored.push(path)
-          diagnostics.push({ severity: "WARNING", code: "untracked", path, source, message: `'${path}' was on disk before ${source} ran and is not part of the workspace: not admitted` })
+          diagnostics.push({
+            severity: "WARNING",
+            code: "untracked",
+            path,
+            source,
+            message: `'${path}' was on disk before ${source} ran and is not part of the workspace: not admitted`
+          })
         }
         break
       }
@@ -171,14 +186,26 @@ export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput
         const reason = outcome.kind === "directory" ? "now a directory, not a file" : outcome.reason
         if (tracked || isNew) {
           if (wasUnreadable === reason) break
-          const diagnostic: Diagnostic = { severity: "ERROR", code: "unreadable", path, source, message: `'${path}' cannot be admitted: ${reason}` }
+          const diagnostic: Diagnostic = {
+            severity: "ERROR",
+            code: "unreadable",
+            path,
+            source,
+            message: `'${path}' cannot be admitted: ${reason}`
+          }
           ws.markUnreadable(path, reason, diagnostic)
           unreadable.push({ path, reason })
           diagnostics.push(diagnostic)
           observed.add(path)
         } else {
           ignored.push(path)
-          diagnostics.push({ severity: "WARNING", code: "untracked", path, source, message: `'${path}' was on disk before ${source} ran and is not part of the workspace: not admitted (${reason})` })
+          diagnostics.push({
+            severity: "WARNING",
+            code: "untracked",
+            path,
+            source,
+            message: `'${path}' was on disk before ${source} ran and is not part of the workspace: not admitted (${reason})`
+          })
         }
         break
       }

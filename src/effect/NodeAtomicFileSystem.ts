@@ -40,20 +40,21 @@ const run = (cache: RootCache, settings: Settings, decoded: Decoded): Effect.Eff
     ? isPathOnly(decoded.planned.native)
       ? pathOnly(cache, settings.readLimit, decoded.roots, decoded.planned)
       : withRoot(cache, decoded.roots, decoded.planned.operation, (handle, lease) =>
-        single(cache, settings.readLimit, handle, lease, decoded.roots, decoded.planned))
-    : withRoot(cache, decoded.roots, "batch", (handle, lease) =>
-      batch(cache, settings, handle, lease, decoded.roots, decoded.members))
+          single(cache, settings.readLimit, handle, lease, decoded.roots, decoded.planned)
+        )
+    : withRoot(cache, decoded.roots, "batch", (handle, lease) => batch(cache, settings, handle, lease, decoded.roots, decoded.members))
 
 /**
  * `execute`: decode (a malformed request never reaches the addon), then run. Suspended, so a
  * request is decoded when the effect runs, not when it is built.
  */
-const execute = (cache: RootCache, settings: Settings) =>
-<R extends PinnedRequest>(request: R): Effect.Effect<PinnedResult<R>, PlatformError.PlatformError> =>
-  Effect.suspend(() => {
-    const decoded = decodeRequest(request, settings.limits)
-    return Result.isFailure(decoded) ? Effect.fail(decoded.failure) : run(cache, settings, decoded.success)
-  }) as Effect.Effect<PinnedResult<R>, PlatformError.PlatformError>
+const execute =
+  (cache: RootCache, settings: Settings) =>
+  <R extends PinnedRequest>(request: R): Effect.Effect<PinnedResult<R>, PlatformError.PlatformError> =>
+    Effect.suspend(() => {
+      const decoded = decodeRequest(request, settings.limits)
+      return Result.isFailure(decoded) ? Effect.fail(decoded.failure) : run(cache, settings, decoded.success)
+    }) as Effect.Effect<PinnedResult<R>, PlatformError.PlatformError>
 
 /** `identifyRoot`: the exact `"dev:ino"` of a directory, from the addon's 64-bit values. */
 const identifyRoot = (path: string): Effect.Effect<string, PlatformError.PlatformError> =>
@@ -97,9 +98,12 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
  */
 export const layerWith = (options?: Options): Layer.Layer<FileSystem.FileSystem> =>
   Layer.effect(FileSystem.FileSystem)(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fileSystem = yield* FileSystem.FileSystem
-      const atomic = yield* Effect.acquireRelease(Effect.sync(() => make(options)), (a) => Effect.sync(() => a.close()))
+      const atomic = yield* Effect.acquireRelease(
+        Effect.sync(() => make(options)),
+        (a) => Effect.sync(() => a.close())
+      )
       // A copy: the Node service object is not ours to decorate.
       const host: AtomicHostFileSystem = withAtomicFileSystem({ ...fileSystem }, atomic)
       return host

@@ -68,19 +68,24 @@ export const batch = (
   const runnable = members.flatMap((m) => (m.ok ? [m.planned] : []))
   const failure = nativeFailure(cache, lease, roots, { operation: "batch", path: roots.boundaryRoot })
   const run: Effect.Effect<ReadonlyArray<NativeEntry>, PlatformError.PlatformError> = runnable.length === 0
-    // Nothing to run, but the answer still vouches for the root: check it the same way.
-    ? Effect.as(single(cache, settings.readLimit, handle, lease, roots, verification(roots)), [])
+    ? // Nothing to run, but the answer still vouches for the root: check it the same way.
+      Effect.as(single(cache, settings.readLimit, handle, lease, roots, verification(roots)), [])
     : Effect.tryPromise({
-      try: () =>
-        runnable.every((p) => isPathOnly(p.native))
-          ? readMany(settings, handle, roots, runnable.map((p) => p.native))
-          : handle.batch(
-            runnable.map((p) => p.native),
-            { ...settings.batchLimits, member: settings.readLimit },
-            verifyOf(roots)
-          ),
-      catch: failure
-    })
+        try: () =>
+          runnable.every((p) => isPathOnly(p.native))
+            ? readMany(
+                settings,
+                handle,
+                roots,
+                runnable.map((p) => p.native)
+              )
+            : handle.batch(
+                runnable.map((p) => p.native),
+                { ...settings.batchLimits, member: settings.readLimit },
+                verifyOf(roots)
+              ),
+        catch: failure
+      })
   return Effect.flatMap(run, (answers) => {
     const changed = answers.find((a) => !a.ok && changedRoot(a.error, roots) !== undefined)
     if (changed !== undefined && !changed.ok) return Effect.fail(failure(changed.error))
@@ -92,9 +97,7 @@ export const batch = (
       return {
         index,
         path: planned.path,
-        result: answer.ok
-          ? settle(planned, answer.value)
-          : Result.fail(fromNativeError(answer.error, planned.operation, planned.path))
+        result: answer.ok ? settle(planned, answer.value) : Result.fail(fromNativeError(answer.error, planned.operation, planned.path))
       }
     })
     return Effect.succeed({ rootIdentity: roots.rootIdentity, entries } as AtomicBatchResponse)

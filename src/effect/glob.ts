@@ -120,9 +120,7 @@ export const finishGlob = (plan: GlobPlan, answer: ReadonlyArray<string>): Array
   const paths = answer.map((relative) => join(plan.base, relative))
   if (plan.includeBase) paths.unshift(plan.base)
   if (plan.late.length === 0) return paths
-  return paths.filter((path) =>
-    !plan.late.some((g) => Glob.match(g, path) || ancestors(path).some((dir) => Glob.match(g, dir)))
-  )
+  return paths.filter((path) => !plan.late.some((g) => Glob.match(g, path) || ancestors(path).some((dir) => Glob.match(g, dir))))
 }
 
 /**
@@ -131,10 +129,7 @@ export const finishGlob = (plan: GlobPlan, answer: ReadonlyArray<string>): Array
  * @since 0.1.0
  * @category validation
  */
-export const checkExclude = (
-  method: string,
-  options: unknown
-): Result.Result<ReadonlyArray<string>, PlatformError.PlatformError> => {
+export const checkExclude = (method: string, options: unknown): Result.Result<ReadonlyArray<string>, PlatformError.PlatformError> => {
   if (options === undefined || options === null) return Result.succeed([])
   if (typeof options !== "object" || Array.isArray(options)) {
     return Result.fail(badArgument(method, "glob options must be an object"))

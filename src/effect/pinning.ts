@@ -24,7 +24,7 @@ import type { Lease, RootCache } from "./rootCache.ts"
  * @since 0.1.0
  * @category roots
  */
-export const verifyOf = (roots: Root): true | string => roots.logicalRoot === roots.boundaryRoot ? true : roots.logicalRoot
+export const verifyOf = (roots: Root): true | string => (roots.logicalRoot === roots.boundaryRoot ? true : roots.logicalRoot)
 
 /**
  * A root that could not be pinned: the trusted root path no longer naming a directory is the
@@ -48,11 +48,7 @@ export const pinFailure = (u: unknown, roots: Root, method: string): PlatformErr
  * @category errors
  */
 export const wrongIdentity = (method: string, roots: Root, handle: NativeRootHandle): PlatformError.PlatformError =>
-  identityChanged(
-    method,
-    roots.boundaryRoot,
-    `the root path names ${handle.identity}, not the authorized ${roots.rootIdentity}`
-  )
+  identityChanged(method, roots.boundaryRoot, `the root path names ${handle.identity}, not the authorized ${roots.rootIdentity}`)
 
 /**
  * The root spelling a native `identity` refusal names, if it names one of this request's roots.

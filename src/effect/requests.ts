@@ -121,7 +121,7 @@ export const decodeRoots = (method: string, request: Fields): Check<Root> => {
   if (Result.isFailure(logicalRoot)) return relay(logicalRoot)
   const rootIdentity = request.rootIdentity
   if (typeof rootIdentity !== "string" || !identityPattern.test(rootIdentity)) {
-    return fail(badArgument(method, "rootIdentity must be a \"dev:ino\" string of decimal digits"))
+    return fail(badArgument(method, 'rootIdentity must be a "dev:ino" string of decimal digits'))
   }
   return ok({ boundaryRoot: boundaryRoot.success, logicalRoot: logicalRoot.success, rootIdentity })
 }
@@ -138,9 +138,7 @@ const inside = (roots: Root, method: string, name: string, u: unknown): Check<In
   if (Result.isFailure(checked)) return relay(checked)
   const abs = checked.success
   const located = locate(roots, abs)
-  return located === undefined
-    ? fail(outsideRoots(method, abs))
-    : ok({ abs, rel: located.relative, root: rootOf(roots, located.spelling) })
+  return located === undefined ? fail(outsideRoots(method, abs)) : ok({ abs, rel: located.relative, root: rootOf(roots, located.spelling) })
 }
 
 const optionsOf = (method: string, u: unknown, required = false): Check<Fields> => {
@@ -195,7 +193,7 @@ const decoders = new Map<string, TextDecoder>()
 const openFlags = native.flags as Readonly<Record<string, number>>
 
 const writeOptionsOf = (method: string, u: unknown): Check<{ flag: number; mode: number | undefined }> =>
-  Result.gen(function*() {
+  Result.gen(function* () {
     const options = yield* optionsOf(method, u)
     const name = options.flag ?? "w"
     if (typeof name !== "string" || !Object.hasOwn(openFlags, name)) {
@@ -231,12 +229,12 @@ const same = (value: unknown): unknown => value
 const nothing = (): undefined => undefined
 
 /** Builds a planned operation. */
-const planned = (
-  operation: string,
-  path: string,
-  request: NativeRequest,
-  finish: (value: unknown) => unknown = same
-): Planned => ({ operation, path, native: request, finish })
+const planned = (operation: string, path: string, request: NativeRequest, finish: (value: unknown) => unknown = same): Planned => ({
+  operation,
+  path,
+  native: request,
+  finish
+})
 
 type Read = ExecutorRead
 
@@ -259,10 +257,12 @@ const decodeRead = (roots: Root, operation: Read, request: Fields): Check<Planne
       return ok(planned(operation, abs, { op: ops.realPath, path: rel }, (v) => join(roots.boundaryRoot, v as string)))
     case "resolve":
       // The kernel checks `isInside(boundaryRoot, resolution.path)`: answer in boundary spelling.
-      return ok(planned(operation, abs, { op: ops.resolve, path: rel }, (v) => {
-        const r = v as NativeResolution
-        return { path: join(roots.boundaryRoot, r.path), target: r.target }
-      }))
+      return ok(
+        planned(operation, abs, { op: ops.resolve, path: rel }, (v) => {
+          const r = v as NativeResolution
+          return { path: join(roots.boundaryRoot, r.path), target: r.target }
+        })
+      )
     case "readFileString": {
       const decoder = decoderOf(operation, request.encoding)
       if (Result.isFailure(decoder)) return relay(decoder)
@@ -279,7 +279,7 @@ const decodeRead = (roots: Root, operation: Read, request: Fields): Check<Planne
 
 /** `glob`, given its pattern (the wire's `pattern`, or `path` in a batch member). */
 const decodeGlob = (roots: Root, pattern: unknown, request: Fields): Check<Planned> =>
-  Result.gen(function*() {
+  Result.gen(function* () {
     const method = "glob"
     const p = yield* absolute(method, "pattern", pattern)
     const r = request.root
@@ -292,11 +292,8 @@ const decodeGlob = (roots: Root, pattern: unknown, request: Fields): Check<Plann
       // The pattern names the pinned root itself: Effect answers it, a literal that exists.
       return planned(method, p, { op: ops.exists, path: "" }, (v) => (v === true ? [p] : []))
     }
-    return planned(
-      method,
-      p,
-      { op: ops.glob, path: "", to: g.to, pattern: g.pattern, exclude: g.exclude, dot: false },
-      (v) => finishGlob(g, v as ReadonlyArray<string>)
+    return planned(method, p, { op: ops.glob, path: "", to: g.to, pattern: g.pattern, exclude: g.exclude, dot: false }, (v) =>
+      finishGlob(g, v as ReadonlyArray<string>)
     )
   })
 
@@ -326,14 +323,12 @@ class Spellings {
 }
 
 const errorPath = (u: unknown): string | undefined =>
-  typeof u === "object" && u !== null && typeof (u as { path?: unknown }).path === "string"
-    ? (u as { path: string }).path
-    : undefined
+  typeof u === "object" && u !== null && typeof (u as { path?: unknown }).path === "string" ? (u as { path: string }).path : undefined
 
 type RmdirStatus = RmdirsResult["members"][number]["status"]
 
 const decodeMkdirs = (roots: Root, request: Fields): Check<Planned> =>
-  Result.gen(function*() {
+  Result.gen(function* () {
     const method = "mkdirs"
     if (!Array.isArray(request.plan)) return yield* fail(badArgument(method, "plan must be an array"))
     const plan: Array<{ path: string; mode?: number }> = []
@@ -357,7 +352,7 @@ const decodeMkdirs = (roots: Root, request: Fields): Check<Planned> =>
   })
 
 const decodeRmdirs = (roots: Root, request: Fields): Check<Planned> =>
-  Result.gen(function*() {
+  Result.gen(function* () {
     const method = "rmdirs"
     if (!Array.isArray(request.owned)) return yield* fail(badArgument(method, "owned must be an array"))
     const owned: Array<{ path: string; identity: string; optional: boolean }> = []
@@ -366,7 +361,7 @@ const decodeRmdirs = (roots: Root, request: Fields): Check<Planned> =>
       if (!isObject(member)) return yield* fail(badArgument(method, "owned member must be an object"))
       const path = yield* inside(roots, method, "owned member path", member.path)
       if (typeof member.identity !== "string" || !identityPattern.test(member.identity)) {
-        return yield* fail(badArgument(method, "owned member identity must be a \"dev:ino\" string of decimal digits"))
+        return yield* fail(badArgument(method, 'owned member identity must be a "dev:ino" string of decimal digits'))
       }
       const optional = yield* flagOf(method, member, "optional")
       spellings.add(path)
@@ -388,7 +383,7 @@ const decodeRmdirs = (roots: Root, request: Fields): Check<Planned> =>
   })
 
 const decodeOne = (roots: Root, operation: string, request: Fields, limits: Limits): Check<Planned> =>
-  Result.gen(function*() {
+  Result.gen(function* () {
     if (isRead(operation)) return yield* decodeRead(roots, operation, request)
     switch (operation) {
       case "glob":
@@ -398,12 +393,17 @@ const decodeOne = (roots: Root, operation: string, request: Fields, limits: Limi
         const options = yield* optionsOf(operation, request.options)
         const recursive = yield* flagOf(operation, options, "recursive")
         const mode = yield* modeOf(operation, options.mode)
-        return planned(operation, abs, {
-          op: ops.makeDirectory,
-          path: rel,
-          recursive,
-          ...(mode === undefined ? {} : { mode })
-        }, nothing)
+        return planned(
+          operation,
+          abs,
+          {
+            op: ops.makeDirectory,
+            path: rel,
+            recursive,
+            ...(mode === undefined ? {} : { mode })
+          },
+          nothing
+        )
       }
       case "remove": {
         const { abs, rel } = yield* inside(roots, operation, "path", request.path)
@@ -443,13 +443,18 @@ const decodeOne = (roots: Root, operation: string, request: Fields, limits: Limi
         } else {
           return yield* fail(badArgument(operation, `data must be a string, got ${kind(request.data)}`))
         }
-        return planned(operation, abs, {
-          op: ops.writeFile,
-          path: rel,
-          data,
-          flag,
-          ...(mode === undefined ? {} : { mode })
-        }, nothing)
+        return planned(
+          operation,
+          abs,
+          {
+            op: ops.writeFile,
+            path: rel,
+            data,
+            flag,
+            ...(mode === undefined ? {} : { mode })
+          },
+          nothing
+        )
       }
       case "mkdirs":
         return yield* decodeMkdirs(roots, request)
@@ -482,16 +487,16 @@ const decodeMember = (roots: Root, u: unknown): Member => {
     return { ok: false, path, error: badArgument("batch", `batch member must be an object, got ${kind(u)}`) }
   }
   const operation = u.operation
-  const one = operation === "glob"
-    ? decodeGlob(roots, u.path, u)
-    : isRead(operation)
-    ? decodeRead(roots, operation, u)
-    : fail(badArgument("batch", `batch member operation '${String(operation).slice(0, 100)}' is not a read`))
+  const one =
+    operation === "glob"
+      ? decodeGlob(roots, u.path, u)
+      : isRead(operation)
+        ? decodeRead(roots, operation, u)
+        : fail(badArgument("batch", `batch member operation '${String(operation).slice(0, 100)}' is not a read`))
   if (Result.isFailure(one)) return { ok: false, path, error: one.failure }
   const p = one.success
-  const finish = operation === "resolve"
-    ? (v: unknown) => ({ operation, resolution: p.finish(v) })
-    : (v: unknown) => ({ operation, value: p.finish(v) })
+  const finish =
+    operation === "resolve" ? (v: unknown) => ({ operation, resolution: p.finish(v) }) : (v: unknown) => ({ operation, value: p.finish(v) })
   return { ok: true, planned: { ...p, finish } }
 }
 
@@ -520,16 +525,14 @@ export const decodeRequest = (u: unknown, limits: Limits): Check<Decoded> => {
     const one = decodeRead(roots, operation, u)
     return Result.isFailure(one) ? relay(one) : ok({ _tag: "Single", roots, planned: one.success })
   }
-  return Result.gen(function*() {
+  return Result.gen(function* () {
     if (operation !== "batch") {
       return { _tag: "Single", roots, planned: yield* decodeOne(roots, operation, u, limits) } as const
     }
     const requests = u.requests
     if (!Array.isArray(requests)) return yield* fail(badArgument("batch", "batch requests must be an array"))
     if (requests.length > limits.batchSize) {
-      return yield* fail(
-        badArgument("batch", `batch of ${requests.length} members exceeds the limit of ${limits.batchSize}`)
-      )
+      return yield* fail(badArgument("batch", `batch of ${requests.length} members exceeds the limit of ${limits.batchSize}`))
     }
     return { _tag: "Batch", roots, members: requests.map((m: unknown) => decodeMember(roots, m)) } as const
   })

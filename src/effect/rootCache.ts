@@ -37,7 +37,11 @@ const keyOf = (boundaryRoot: string, rootIdentity: string): string => `${rootIde
 
 const closeWhenPinned = (entry: Entry): void => {
   if (entry.handle !== undefined) entry.handle.close()
-  else entry.pinned.then((handle) => handle.close(), () => undefined)
+  else
+    entry.pinned.then(
+      (handle) => handle.close(),
+      () => undefined
+    )
 }
 
 /**
@@ -64,9 +68,12 @@ export class RootCache {
       const pinned = native.pin(boundaryRoot, this.strategy)
       const made: Entry = { key, pinned, leases: 0, evicted: false, handle: undefined }
       // Also observes a rejection, so an unawaited one is never reported as unhandled.
-      pinned.then((handle) => {
-        made.handle = handle
-      }, () => undefined)
+      pinned.then(
+        (handle) => {
+          made.handle = handle
+        },
+        () => undefined
+      )
       entry = made
     } else if (this.newest === entry) {
       // Already the most recently used: nothing to reorder and nothing new to make room for.

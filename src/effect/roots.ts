@@ -67,5 +67,4 @@ export const join = (root: string, relative: string): string =>
  * @since 0.1.0
  * @category paths
  */
-export const rootOf = (roots: Root, spelling: Spelling): string =>
-  spelling === "logical" ? roots.logicalRoot : roots.boundaryRoot
+export const rootOf = (roots: Root, spelling: Spelling): string => (spelling === "logical" ? roots.logicalRoot : roots.boundaryRoot)

@@ -32,7 +32,8 @@ const pathOnlyOps = new Set<number>([
  * @category requests
  */
 export const isPathOnly = (request: NativeRequest): boolean =>
-  pathOnlyOps.has(request.op) && typeof request.path === "string" &&
+  pathOnlyOps.has(request.op) &&
+  typeof request.path === "string" &&
   Object.keys(request).every((k) => k === "op" || k === "path" || k === "recursive")
 
 const bounded = (request: NativeRequest, readLimit: number): NativeRequest =>
@@ -44,20 +45,11 @@ const bounded = (request: NativeRequest, readLimit: number): NativeRequest =>
  * @since 0.1.0
  * @category execution
  */
-export const single = (
-  cache: RootCache,
-  readLimit: number,
-  handle: NativeRootHandle,
-  lease: Lease,
-  roots: Root,
-  planned: Planned
-) =>
+export const single = (cache: RootCache, readLimit: number, handle: NativeRootHandle, lease: Lease, roots: Root, planned: Planned) =>
   Effect.tryPromise({
     try: () => handle.execute(bounded(planned.native, readLimit), verifyOf(roots)),
     catch: nativeFailure(cache, lease, roots, planned)
-  }).pipe(
-    Effect.flatMap((value) => Effect.fromResult(settle(planned, value)))
-  )
+  }).pipe(Effect.flatMap((value) => Effect.fromResult(settle(planned, value))))
 
 /**
  * A path-only read, leased, checked and run in one callback. The lease is released when the native

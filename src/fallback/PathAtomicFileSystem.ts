@@ -156,7 +156,7 @@ export const make = (options: Options = {}): AtomicFileSystem => {
  */
 export const layerWith = (options?: Options): Layer.Layer<FileSystem.FileSystem> =>
   Layer.effect(FileSystem.FileSystem)(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fileSystem = yield* FileSystem.FileSystem
       return withAtomicFileSystem({ ...fileSystem }, make(options)) satisfies AtomicHostFileSystem
     })

@@ -11,7 +11,7 @@ import type { BigIntStats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
 import type { Root } from "../protocol/root.ts"
-import { badArgument, Failure, refuse, sysError } from "./failure.ts"
+import { badArgument, type Failure, refuse, sysError } from "./failure.ts"
 
 const NAME_MAX = 255
 const PATH_MAX = process.platform === "darwin" ? 1024 : 4096
@@ -40,11 +40,9 @@ export const rootOf = (request: {
   readonly rootIdentity?: unknown
 }): Root => {
   const boundaryRoot = trimSlashes(absoluteString(request.boundaryRoot, "boundaryRoot"))
-  const logicalRoot = request.logicalRoot === undefined
-    ? boundaryRoot
-    : trimSlashes(absoluteString(request.logicalRoot, "logicalRoot"))
+  const logicalRoot = request.logicalRoot === undefined ? boundaryRoot : trimSlashes(absoluteString(request.logicalRoot, "logicalRoot"))
   if (typeof request.rootIdentity !== "string" || !/^\d+:\d+$/.test(request.rootIdentity)) {
-    throw badArgument("rootIdentity must be a \"dev:ino\" string")
+    throw badArgument('rootIdentity must be a "dev:ino" string')
   }
   return { boundaryRoot, logicalRoot, rootIdentity: request.rootIdentity }
 }
@@ -127,21 +125,21 @@ export const lex = (root: Root, value: unknown, what = "path"): Lexed => {
 /** What the component walk found. @internal */
 export type Walked =
   | {
-    readonly kind: "found"
-    /** Absolute path in boundary spelling, `..` pairs removed: the path the fs call will use. */
-    readonly path: string
-    readonly parts: ReadonlyArray<string>
-    /** `lstat` of the object itself: a trailing link is described, not followed. */
-    readonly stat: BigIntStats
-  }
+      readonly kind: "found"
+      /** Absolute path in boundary spelling, `..` pairs removed: the path the fs call will use. */
+      readonly path: string
+      readonly parts: ReadonlyArray<string>
+      /** `lstat` of the object itself: a trailing link is described, not followed. */
+      readonly stat: BigIntStats
+    }
   | {
-    readonly kind: "missing"
-    readonly path: string
-    readonly parts: ReadonlyArray<string>
-    /** Index in `parts` of the first component that is not there (ENOENT) or not a directory (ENOTDIR). */
-    readonly at: number
-    readonly code: "ENOENT" | "ENOTDIR"
-  }
+      readonly kind: "missing"
+      readonly path: string
+      readonly parts: ReadonlyArray<string>
+      /** Index in `parts` of the first component that is not there (ENOENT) or not a directory (ENOTDIR). */
+      readonly at: number
+      readonly code: "ENOENT" | "ENOTDIR"
+    }
 
 const lstatOrMissing = (p: string): Promise<BigIntStats | "ENOENT" | "ENOTDIR"> =>
   fsp.lstat(p, { bigint: true }).catch((e: NodeJS.ErrnoException) => {
@@ -224,12 +222,6 @@ export const noHardLink = (lexed: Lexed, st: BigIntStats, syscall: string): void
 /** Refuses a FIFO, socket or device: opening one can block, or have effects of its own. @internal */
 export const regularOrDirectory = (lexed: Lexed, st: BigIntStats, syscall: string): void => {
   if (!st.isFile() && !st.isDirectory()) {
-    throw refuse(
-      "notregular",
-      "EINVAL",
-      syscall,
-      lexed.shown,
-      "not a regular file (FIFO, socket or device): refused, never opened"
-    )
+    throw refuse("notregular", "EINVAL", syscall, lexed.shown, "not a regular file (FIFO, socket or device): refused, never opened")
   }
 }

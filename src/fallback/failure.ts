@@ -23,8 +23,7 @@ export class Failure {
 }
 
 /** Malformed input, caught before any system call. @internal */
-export const badArgument = (description: string, path = ""): Failure =>
-  new Failure("EINVAL", "validate", path, "badargument", description)
+export const badArgument = (description: string, path = ""): Failure => new Failure("EINVAL", "validate", path, "badargument", description)
 
 /** A refusal of ours, with the errno a native executor would report beside it. @internal */
 export const refuse = (refusal: Exclude<Refusal, "">, code: string, syscall: string, path: string, description: string) =>
@@ -34,8 +33,7 @@ export const refuse = (refusal: Exclude<Refusal, "">, code: string, syscall: str
 export const sysError = (code: string, syscall: string, path: string, cause?: unknown): Failure =>
   new Failure(code, syscall, path, "", undefined, cause)
 
-const isErrno = (u: unknown): u is NodeJS.ErrnoException =>
-  u instanceof Error && typeof (u as NodeJS.ErrnoException).code === "string"
+const isErrno = (u: unknown): u is NodeJS.ErrnoException => u instanceof Error && typeof (u as NodeJS.ErrnoException).code === "string"
 
 /**
  * Anything an operation threw, as a {@link Failure}. Node's own argument errors
@@ -64,7 +62,7 @@ export const toPlatformError = (failure: Failure, method: string): PlatformError
     reason,
     path: failure.path,
     syscall: failure.syscall,
-    description: reason === "BadArgument" ? failure.description ?? failure.code : failure.description,
+    description: reason === "BadArgument" ? (failure.description ?? failure.code) : failure.description,
     cause: failure.cause
   })
 }

@@ -26,18 +26,18 @@ const direntType = (d: import("node:fs").Dirent): FileSystem.File.Type =>
   d.isFile()
     ? "File"
     : d.isDirectory()
-    ? "Directory"
-    : d.isSymbolicLink()
-    ? "SymbolicLink"
-    : d.isBlockDevice()
-    ? "BlockDevice"
-    : d.isCharacterDevice()
-    ? "CharacterDevice"
-    : d.isFIFO()
-    ? "FIFO"
-    : d.isSocket()
-    ? "Socket"
-    : "Unknown"
+      ? "Directory"
+      : d.isSymbolicLink()
+        ? "SymbolicLink"
+        : d.isBlockDevice()
+          ? "BlockDevice"
+          : d.isCharacterDevice()
+            ? "CharacterDevice"
+            : d.isFIFO()
+              ? "FIFO"
+              : d.isSocket()
+                ? "Socket"
+                : "Unknown"
 
 /** Effect's glob over a file system whose every lookup is checked and never follows a link. */
 const confinedGlob = (root: Root): FileSystem.FileSystem["glob"] => {
@@ -112,16 +112,13 @@ const prepare = (root: Root, request: Record<string, unknown>) => {
   // The walk below starts inside the root and never lists the root itself, but Effect's walk of the
   // absolute pattern reaches it as a name ("dir/**" includes "dir"): answer it the same way.
   const dir = prefix === "" ? "/" : prefix
-  const withRoot = relative !== "" && Glob.match(Glob.make(pattern), dir) &&
-    !anchored.some((e) => Glob.match(Glob.make(e, { dot: true }), dir))
+  const withRoot =
+    relative !== "" && Glob.match(Glob.make(pattern), dir) && !anchored.some((e) => Glob.match(Glob.make(e, { dot: true }), dir))
   return { pattern, rest: relative, prefix, early, late, withRoot: withRoot ? [dir] : [] }
 }
 
 /** @internal */
-export const glob = (
-  root: Root,
-  request: Record<string, unknown>
-): Effect.Effect<Array<string>, PlatformError.PlatformError> =>
+export const glob = (root: Root, request: Record<string, unknown>): Effect.Effect<Array<string>, PlatformError.PlatformError> =>
   Effect.try({
     try: () => prepare(root, request),
     catch: (u) => toPlatformError(toFailure(u, String(request.pattern)), "glob")
@@ -129,13 +126,13 @@ export const glob = (
     Effect.flatMap(({ early, late, pattern, prefix, rest, withRoot }) =>
       rest === ""
         ? Effect.succeed([pattern])
-        : Effect.map(
-          confinedGlob(root)(rest, { root: root.boundaryRoot, exclude: early }),
-          (paths) =>
-            withRoot.concat(paths
-              .map((p) => (prefix === "" ? `/${p}` : `${prefix}/${p}`))
-              // Effect never reads an excluded directory, so nothing below one is answered either.
-              .filter((p) => !late.some((g) => Glob.match(g, p) || ancestors(p).some((d) => Glob.match(g, d)))))
-        )
+        : Effect.map(confinedGlob(root)(rest, { root: root.boundaryRoot, exclude: early }), (paths) =>
+            withRoot.concat(
+              paths
+                .map((p) => (prefix === "" ? `/${p}` : `${prefix}/${p}`))
+                // Effect never reads an excluded directory, so nothing below one is answered either.
+                .filter((p) => !late.some((g) => Glob.match(g, p) || ancestors(p).some((d) => Glob.match(g, d))))
+            )
+          )
     )
   )

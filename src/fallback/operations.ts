@@ -9,17 +9,7 @@ import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
 import { TextDecoder } from "node:util"
 import type { Resolution } from "../protocol/wire.ts"
-import {
-  found,
-  type Lexed,
-  lex,
-  noHardLink,
-  noLink,
-  regularOrDirectory,
-  type Root,
-  walk,
-  type Walked
-} from "./confine.ts"
+import { found, type Lexed, lex, noHardLink, noLink, regularOrDirectory, type Root, walk, type Walked } from "./confine.ts"
 import { badArgument, refuse, sysError } from "./failure.ts"
 import { fromNodeStats as fileInfo } from "../protocol/fileInfo.ts"
 
@@ -37,8 +27,8 @@ const listRecursive = async (top: string, shown: string): Promise<Array<string>>
       const name = rel === "" ? entry.name : `${rel}/${entry.name}`
       out.push(name)
       // d_type is a hint: an unknown type is asked again, without following.
-      const isDirectory = entry.isDirectory() ||
-        (!entry.isSymbolicLink() && !entry.isFile() && (await fsp.lstat(nodePath.join(top, name))).isDirectory())
+      const isDirectory =
+        entry.isDirectory() || (!entry.isSymbolicLink() && !entry.isFile() && (await fsp.lstat(nodePath.join(top, name))).isDirectory())
       if (!isDirectory) continue
       // The same bound as the native listing, so both answer the same tree the same way.
       if (depth + 1 > maxListingDepth) {
@@ -129,13 +119,7 @@ const readBytes = async (root: Root, request: Fields, budget: Budget | undefined
   regularOrDirectory(lexed, w.stat, "open")
   noHardLink(lexed, w.stat, "open")
   const tooLarge = (size: number | bigint) =>
-    refuse(
-      "toolarge",
-      "EFBIG",
-      "read",
-      lexed.shown,
-      `file of ${size} bytes exceeds the remaining ${budget!.remaining}-byte answer budget`
-    )
+    refuse("toolarge", "EFBIG", "read", lexed.shown, `file of ${size} bytes exceeds the remaining ${budget!.remaining}-byte answer budget`)
   if (budget !== undefined && w.stat.size > BigInt(budget.remaining)) throw tooLarge(w.stat.size)
   const buffer = await fsp.readFile(w.path)
   if (budget !== undefined) {
@@ -149,7 +133,7 @@ const decoderFor = (encoding: unknown): TextDecoder => {
   if (encoding !== undefined && typeof encoding !== "string") throw badArgument("encoding must be a string")
   try {
     return new TextDecoder(encoding)
-  } catch (cause) {
+  } catch {
     throw badArgument("invalid encoding", String(encoding))
   }
 }

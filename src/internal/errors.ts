@@ -94,14 +94,7 @@ const systemErrors = getSystemErrorMap()
  * out what would only be an empty tail. An error met beneath a pinned root names that root last,
  * `(root /abs/root)`, since its path is relative to it.
  */
-const messageOf = (
-  code: string,
-  errno: number,
-  description: string,
-  syscall: string,
-  path: string,
-  root: string
-): string => {
+const messageOf = (code: string, errno: number, description: string, syscall: string, path: string, root: string): string => {
   const text = description || systemErrors.get(errno)?.[1] || descriptionByName(code) || code
   const tail = path !== "" ? `, ${syscall} '${path}'` : syscall === "validate" || syscall === "" ? "" : `, ${syscall}`
   // A root-relative path alone does not say which tree it was looked up in; the root does.
@@ -162,7 +155,9 @@ export class PinnedFsError extends Error {
 
 /** Whether a value is the plain object the addon rejects with. @internal */
 export const isNativeErrorInfo = (u: unknown): u is NativeErrorInfo =>
-  typeof u === "object" && u !== null && typeof (u as NativeErrorInfo).code === "string" &&
+  typeof u === "object" &&
+  u !== null &&
+  typeof (u as NativeErrorInfo).code === "string" &&
   typeof (u as NativeErrorInfo).refusal === "string"
 
 /**

@@ -128,8 +128,7 @@ const sourceBuild =
   "A source build needs Python 3, make and a C++17 compiler (Debian/Ubuntu: build-essential; " +
   "Alpine: build-base python3; macOS: the Xcode command line tools)."
 
-const platform = () =>
-  `${process.platform}-${process.arch} (Node ${process.versions.node}, N-API ${process.versions.napi})`
+const platform = () => `${process.platform}-${process.arch} (Node ${process.versions.node}, N-API ${process.versions.napi})`
 
 const load = (): NativeBinding => {
   const require = createRequire(import.meta.url)

@@ -61,13 +61,16 @@ export interface BatchResponse {
  * @since 0.1.0
  * @category services
  */
-export class FileSystemBatch extends Context.Service<FileSystemBatch, {
-  /** Most members one batch may carry. */
-  readonly maxSize: number
-  /** Most bytes of content one answer may carry; members past it fail alone. */
-  readonly maxResponseBytes: number
-  readonly execute: (requests: ReadonlyArray<BatchRequest>) => Effect.Effect<BatchResponse, PlatformError.PlatformError>
-}>()("pinnedfs/kernel/FileSystemBatch") {}
+export class FileSystemBatch extends Context.Service<
+  FileSystemBatch,
+  {
+    /** Most members one batch may carry. */
+    readonly maxSize: number
+    /** Most bytes of content one answer may carry; members past it fail alone. */
+    readonly maxResponseBytes: number
+    readonly execute: (requests: ReadonlyArray<BatchRequest>) => Effect.Effect<BatchResponse, PlatformError.PlatformError>
+  }
+>()("pinnedfs/kernel/FileSystemBatch") {}
 
 /**
  * The batch service of a guarded file system, or `undefined` when its executor does not batch.
@@ -87,16 +90,18 @@ export const fromFileSystem = (fileSystem: FileSystem.FileSystem): FileSystemBat
  */
 export const layer: Layer.Layer<FileSystemBatch, PlatformError.PlatformError, FileSystem.FileSystem> = Layer.effect(
   FileSystemBatch,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fileSystem = yield* FileSystem.FileSystem
     const batch = fromFileSystem(fileSystem)
     if (batch === undefined) {
-      return yield* Effect.fail(PlatformError.systemError({
-        _tag: "PermissionDenied",
-        module: "FileSystem",
-        method: "batch",
-        description: "the file system in context is not a kernel-guarded file system over a batching executor"
-      }))
+      return yield* Effect.fail(
+        PlatformError.systemError({
+          _tag: "PermissionDenied",
+          module: "FileSystem",
+          method: "batch",
+          description: "the file system in context is not a kernel-guarded file system over a batching executor"
+        })
+      )
     }
     return batch
   })

@@ -16,17 +16,20 @@ import { PermissionDenied, PermissionRequired } from "./Permission.ts"
  * @since 0.1.0
  * @category services
  */
-export class GrantStore extends Context.Service<GrantStore, {
-  readonly check: (capability: Capability) => Effect.Effect<void, PermissionError>
-  /**
-   * Optional. `true` only when `check` would grant `action` on every resource strictly below
-   * `directory`, at once and with no effect of its own (no quota consumed, nothing recorded,
-   * nothing waiting on anyone). A listing then keeps the names below such a directory without
-   * asking about each: the questions it spares could only have been answered yes, unobserved.
-   * `false` whenever in doubt; a store without it is asked name by name.
-   */
-  readonly grantsBelow?: ((action: Action, directory: string) => boolean) | undefined
-}>()("pinnedfs/kernel/GrantStore") {}
+export class GrantStore extends Context.Service<
+  GrantStore,
+  {
+    readonly check: (capability: Capability) => Effect.Effect<void, PermissionError>
+    /**
+     * Optional. `true` only when `check` would grant `action` on every resource strictly below
+     * `directory`, at once and with no effect of its own (no quota consumed, nothing recorded,
+     * nothing waiting on anyone). A listing then keeps the names below such a directory without
+     * asking about each: the questions it spares could only have been answered yes, unobserved.
+     * `false` whenever in doubt; a store without it is asked name by name.
+     */
+    readonly grantsBelow?: ((action: Action, directory: string) => boolean) | undefined
+  }
+>()("pinnedfs/kernel/GrantStore") {}
 
 /**
  * One rule: an action over the resources a glob matches. A relative glob is read against the
@@ -52,9 +55,7 @@ export interface Rules {
 
 const compile = (path: Path.Path, root: string | undefined, rule: Rule) => {
   const absolute = path.isAbsolute(rule.glob)
-  const pattern = absolute || root === undefined
-    ? rule.glob
-    : `${Glob.escape(path.resolve(root))}/${rule.glob}`
+  const pattern = absolute || root === undefined ? rule.glob : `${Glob.escape(path.resolve(root))}/${rule.glob}`
   // The directory the rule's literal segments name (`undefined` when a relative rule has no root
   // and so names nothing a kernel asks about), and whether the rule is exactly that directory
   // followed by `/**`: every resource strictly below it.
@@ -78,7 +79,7 @@ const within = (path: Path.Path, outer: string, inner: string) => isInside(path,
  * @category constructors
  */
 export const fromRules = (rules: Rules): Effect.Effect<GrantStore["Service"], never, Path.Path> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const path = yield* Path.Path
     const allow = (rules.allow ?? []).map((rule) => compile(path, rules.root, rule))
     const deny = (rules.deny ?? []).map((rule) => compile(path, rules.root, rule))
@@ -97,8 +98,8 @@ export const fromRules = (rules: Rules): Effect.Effect<GrantStore["Service"], ne
       if (allow.some((rule) => rule.action === action && rule.remaining !== undefined && mayMatchBelow(rule, target))) {
         return false
       }
-      return allow.some((rule) =>
-        rule.action === action && rule.everythingBelow && rule.prefix !== undefined && within(path, rule.prefix, target)
+      return allow.some(
+        (rule) => rule.action === action && rule.everythingBelow && rule.prefix !== undefined && within(path, rule.prefix, target)
       )
     }
     return GrantStore.of({
@@ -108,9 +109,7 @@ export const fromRules = (rules: Rules): Effect.Effect<GrantStore["Service"], ne
           if (deny.some((rule) => matches(rule, capability))) {
             return Effect.fail(new PermissionDenied({ capability, reason: "denied by rule" }))
           }
-          const rule = allow.find((rule) =>
-            matches(rule, capability) && (rule.remaining === undefined || rule.remaining > 0)
-          )
+          const rule = allow.find((rule) => matches(rule, capability) && (rule.remaining === undefined || rule.remaining > 0))
           if (rule === undefined) {
             return Effect.fail(new PermissionRequired({ capability, message: "no grant covers this capability" }))
           }
@@ -126,8 +125,7 @@ export const fromRules = (rules: Rules): Effect.Effect<GrantStore["Service"], ne
  * @since 0.1.0
  * @category layers
  */
-export const layerRules = (rules: Rules): Layer.Layer<GrantStore, never, Path.Path> =>
-  Layer.effect(GrantStore, fromRules(rules))
+export const layerRules = (rules: Rules): Layer.Layer<GrantStore, never, Path.Path> => Layer.effect(GrantStore, fromRules(rules))
 
 /**
  * A check waiting for its decision.
@@ -161,17 +159,16 @@ export interface DeferredGrants {
  * @since 0.1.0
  * @category constructors
  */
-export const deferred: Effect.Effect<DeferredGrants> = Effect.gen(function*() {
+export const deferred: Effect.Effect<DeferredGrants> = Effect.gen(function* () {
   const pending = yield* Queue.unbounded<PendingGrant>()
   const store = GrantStore.of({
     check: (capability) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const decision = yield* Deferred.make<void, PermissionError>()
         yield* Queue.offer(pending, {
           capability,
           allow: Effect.asVoid(Deferred.succeed(decision, undefined)),
-          deny: (reason = "denied") =>
-            Effect.asVoid(Deferred.fail(decision, new PermissionDenied({ capability, reason }))),
+          deny: (reason = "denied") => Effect.asVoid(Deferred.fail(decision, new PermissionDenied({ capability, reason }))),
           fail: (error) => Effect.asVoid(Deferred.fail(decision, error))
         })
         return yield* Deferred.await(decision)

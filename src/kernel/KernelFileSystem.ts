@@ -17,11 +17,7 @@
  * @since 0.1.0
  */
 import { Effect, FileSystem, Layer, Option, Path, PlatformError } from "effect"
-import {
-  type AtomicFileSystem,
-  AtomicFileSystemTypeId,
-  type AtomicHostFileSystem
-} from "../protocol/wire.ts"
+import { type AtomicFileSystem, AtomicFileSystemTypeId, type AtomicHostFileSystem } from "../protocol/wire.ts"
 import { FileSystemFault } from "./Fault.ts"
 import { FileSystemBatchTypeId } from "./FileSystemBatch.ts"
 import { GrantStore } from "./GrantStore.ts"
@@ -141,10 +137,7 @@ export const confinedRoot = (fileSystem: FileSystem.FileSystem): string | undefi
  * @since 0.1.0
  * @category guards
  */
-export const requireConfinable = (
-  fileSystem: FileSystem.FileSystem,
-  root: string
-): Effect.Effect<void, PlatformError.PlatformError> =>
+export const requireConfinable = (fileSystem: FileSystem.FileSystem, root: string): Effect.Effect<void, PlatformError.PlatformError> =>
   isConfinable(fileSystem) ? Effect.void : Effect.fail(unconfined("confined", root))
 
 /**
@@ -163,12 +156,7 @@ export const canonicalResource = (
   value: string
 ): Effect.Effect<string, PlatformError.PlatformError> => {
   const logicalRoot = path.normalize(workspaceRoot)
-  return canonical(
-    fileSystem,
-    path,
-    logicalRoot,
-    path.normalize(path.isAbsolute(value) ? value : path.resolve(logicalRoot, value))
-  )
+  return canonical(fileSystem, path, logicalRoot, path.normalize(path.isAbsolute(value) ? value : path.resolve(logicalRoot, value)))
 }
 
 const rootChanged = (logicalRoot: string, cause: unknown) =>
@@ -191,7 +179,7 @@ export const make: Effect.Effect<
   FileSystem.FileSystem,
   PlatformError.PlatformError,
   FileSystem.FileSystem | Path.Path | Workspace | GrantStore
-> = Effect.gen(function*() {
+> = Effect.gen(function* () {
   const host = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const workspace = yield* Workspace
@@ -205,9 +193,10 @@ export const make: Effect.Effect<
     return Object.assign(refusing(normalize, systemTemp), { [ConfinedFileSystemTypeId]: logicalRoot })
   }
   // An attested volume with no batch protocol needs no identity: its attestation is its boundary.
-  const rootIdentity = atomic.isolated !== undefined && atomic.batchLimits === undefined
-    ? Option.none<string>()
-    : yield* identifyRoot(atomic, host, boundaryRoot)
+  const rootIdentity =
+    atomic.isolated !== undefined && atomic.batchLimits === undefined
+      ? Option.none<string>()
+      : yield* identifyRoot(atomic, host, boundaryRoot)
   const root: KernelRoot = { boundaryRoot, logicalRoot, rootIdentity: Option.getOrUndefined(rootIdentity) }
   const auth = makeAuthorizer({ path, root, atomic, grants, host })
   const guarded = Object.assign(makeGuarded({ auth, systemTemp }), { [ConfinedFileSystemTypeId]: logicalRoot })
@@ -219,10 +208,12 @@ export const make: Effect.Effect<
     Effect.flatMap((now) =>
       Option.isSome(now) && now.value === root.rootIdentity
         ? Effect.void
-        : Effect.fail(rootChanged(
-          logicalRoot,
-          new FileSystemFault({ code: "workspace_identity_changed", message: "workspace descriptor identity changed" })
-        ))
+        : Effect.fail(
+            rootChanged(
+              logicalRoot,
+              new FileSystemFault({ code: "workspace_identity_changed", message: "workspace descriptor identity changed" })
+            )
+          )
     )
   )
   return Object.assign(guarded, { [FileSystemBatchTypeId]: makeBatch(auth, atomic.batchLimits, verifyRoot) })
@@ -257,7 +248,7 @@ export const confined = (
   fileSystem: FileSystem.FileSystem,
   root: string
 ): Effect.Effect<FileSystem.FileSystem, PlatformError.PlatformError, Path.Path> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const path = yield* Path.Path
     const logicalRoot = path.resolve(root === "" ? "." : root)
     if (confinedRoot(fileSystem) === logicalRoot) return fileSystem

@@ -96,8 +96,12 @@ const permissionTags: ReadonlySet<unknown> = new Set(["PermissionRequired", "Per
 export const isPermissionError = (u: unknown): u is PermissionError => {
   if (typeof u !== "object" || u === null) return false
   const { _tag, capability } = u as { readonly _tag?: unknown; readonly capability?: unknown }
-  return permissionTags.has(_tag) && typeof capability === "object" && capability !== null &&
+  return (
+    permissionTags.has(_tag) &&
+    typeof capability === "object" &&
+    capability !== null &&
     typeof (capability as { readonly resource?: unknown }).resource === "string"
+  )
 }
 
 const describe = (error: PermissionError): string => {

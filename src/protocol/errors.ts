@@ -30,13 +30,16 @@ export const badArgument = (method: string, description: string, cause?: unknown
  * @since 0.1.0
  * @category errors
  */
-export const platformError = (method: string, failure: {
-  readonly reason: ReasonTag
-  readonly path: string
-  readonly syscall: string
-  readonly description?: string | undefined
-  readonly cause?: unknown
-}): PlatformError.PlatformError => {
+export const platformError = (
+  method: string,
+  failure: {
+    readonly reason: ReasonTag
+    readonly path: string
+    readonly syscall: string
+    readonly description?: string | undefined
+    readonly cause?: unknown
+  }
+): PlatformError.PlatformError => {
   const cause = failure.cause === undefined ? {} : { cause: failure.cause }
   if (failure.reason === "BadArgument") {
     return PlatformError.badArgument({ module, method, description: failure.description ?? "", ...cause })
@@ -76,12 +79,7 @@ export const outsideRoots = (method: string, path: string): PlatformError.Platfo
  * @since 0.1.0
  * @category errors
  */
-export const identityChanged = (
-  method: string,
-  root: string,
-  description: string,
-  cause?: unknown
-): PlatformError.PlatformError =>
+export const identityChanged = (method: string, root: string, description: string, cause?: unknown): PlatformError.PlatformError =>
   PlatformError.systemError({
     _tag: "Busy",
     module,
@@ -117,9 +115,8 @@ export const fromNativeError = (u: unknown, method: string, path: string): Platf
     reason: cause.reason,
     path,
     syscall: cause.syscall,
-    description: cause.reason === "BadArgument"
-      ? cause.description || cause.message
-      : cause.description === "" ? undefined : cause.description,
+    description:
+      cause.reason === "BadArgument" ? cause.description || cause.message : cause.description === "" ? undefined : cause.description,
     cause
   })
 }

@@ -40,8 +40,7 @@ export interface Stat {
 // negative, and Effect widens them back. The native addon's values are already unsigned.
 const u64 = (value: bigint): bigint => BigInt.asUintN(64, value)
 
-const id = (value: bigint | number): Option.Option<number> =>
-  typeof value === "number" ? Option.some(value) : BI.toNumber(value)
+const id = (value: bigint | number): Option.Option<number> => (typeof value === "number" ? Option.some(value) : BI.toNumber(value))
 
 /**
  * The one `File.Info` builder. `birthtime` is `Option.none()` exactly when the platform did not
@@ -86,18 +85,18 @@ const typeOf = (st: BigIntStats): FileSystem.File.Type =>
   st.isFile()
     ? "File"
     : st.isDirectory()
-    ? "Directory"
-    : st.isSymbolicLink()
-    ? "SymbolicLink"
-    : st.isBlockDevice()
-    ? "BlockDevice"
-    : st.isCharacterDevice()
-    ? "CharacterDevice"
-    : st.isFIFO()
-    ? "FIFO"
-    : st.isSocket()
-    ? "Socket"
-    : "Unknown"
+      ? "Directory"
+      : st.isSymbolicLink()
+        ? "SymbolicLink"
+        : st.isBlockDevice()
+          ? "BlockDevice"
+          : st.isCharacterDevice()
+            ? "CharacterDevice"
+            : st.isFIFO()
+              ? "FIFO"
+              : st.isSocket()
+                ? "Socket"
+                : "Unknown"
 
 /**
  * From Node's bigint stats (the path-based executor's source). A mode beyond the safe integer range

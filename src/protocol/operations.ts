@@ -15,7 +15,7 @@
 export const pathReads = ["exists", "stat", "readFile", "readFileString", "readDirectory", "readLink", "realPath"] as const
 
 /** @since 0.1.0 @category operations */
-export type PathRead = typeof pathReads[number]
+export type PathRead = (typeof pathReads)[number]
 
 /**
  * What a kernel's batch may carry from a caller: the path reads plus a glob (its pattern in `path`).
@@ -26,7 +26,7 @@ export type PathRead = typeof pathReads[number]
 export const batchReads = [...pathReads, "glob"] as const
 
 /** @since 0.1.0 @category operations */
-export type BatchRead = typeof batchReads[number]
+export type BatchRead = (typeof batchReads)[number]
 
 /**
  * What reaches an executor as a one-path read: the path reads plus authorization's `resolve`.
@@ -37,7 +37,7 @@ export type BatchRead = typeof batchReads[number]
 export const executorReads = [...pathReads, "resolve"] as const
 
 /** @since 0.1.0 @category operations */
-export type ExecutorRead = typeof executorReads[number]
+export type ExecutorRead = (typeof executorReads)[number]
 
 /**
  * A membership test over one of the lists above, typed so a hit narrows the operation name.

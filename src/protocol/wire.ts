@@ -37,9 +37,7 @@ export type AtomicFileSystemTypeId = typeof AtomicFileSystemTypeId
 export type AtomicRoot = RootFields
 
 /** @since 0.1.0 @category models */
-export type WriteOptions =
-  | { readonly flag?: FileSystem.OpenFlag | undefined; readonly mode?: number | undefined }
-  | undefined
+export type WriteOptions = { readonly flag?: FileSystem.OpenFlag | undefined; readonly mode?: number | undefined } | undefined
 
 /**
  * One operation, discriminated by `operation`, each member carrying exactly its own operands.
@@ -51,51 +49,51 @@ export type AtomicRequest =
   | (RootFields & { readonly operation: "exists"; readonly path: string })
   | (RootFields & { readonly operation: "chmod"; readonly path: string; readonly options: { readonly mode: number } })
   | (RootFields & {
-    readonly operation: "chown"
-    readonly path: string
-    readonly options: { readonly uid: number; readonly gid: number }
-  })
+      readonly operation: "chown"
+      readonly path: string
+      readonly options: { readonly uid: number; readonly gid: number }
+    })
   | (RootFields & {
-    readonly operation: "glob"
-    readonly pattern: string
-    readonly root: string
-    readonly options?: { readonly exclude?: ReadonlyArray<string> | undefined } | undefined
-  })
+      readonly operation: "glob"
+      readonly pattern: string
+      readonly root: string
+      readonly options?: { readonly exclude?: ReadonlyArray<string> | undefined } | undefined
+    })
   | (RootFields & {
-    readonly operation: "makeDirectory"
-    readonly path: string
-    readonly options?: { readonly recursive?: boolean | undefined; readonly mode?: number | undefined } | undefined
-  })
+      readonly operation: "makeDirectory"
+      readonly path: string
+      readonly options?: { readonly recursive?: boolean | undefined; readonly mode?: number | undefined } | undefined
+    })
   | (RootFields & {
-    readonly operation: "readDirectory"
-    readonly path: string
-    readonly options?: { readonly recursive?: boolean | undefined } | undefined
-  })
+      readonly operation: "readDirectory"
+      readonly path: string
+      readonly options?: { readonly recursive?: boolean | undefined } | undefined
+    })
   | (RootFields & { readonly operation: "readFile"; readonly path: string })
   | (RootFields & { readonly operation: "readFileString"; readonly path: string; readonly encoding?: string | undefined })
   | (RootFields & { readonly operation: "readLink"; readonly path: string })
   | (RootFields & { readonly operation: "realPath"; readonly path: string })
   | (RootFields & { readonly operation: "resolve"; readonly path: string })
   | (RootFields & {
-    readonly operation: "remove"
-    readonly path: string
-    readonly options?: { readonly recursive?: boolean | undefined; readonly force?: boolean | undefined } | undefined
-  })
+      readonly operation: "remove"
+      readonly path: string
+      readonly options?: { readonly recursive?: boolean | undefined; readonly force?: boolean | undefined } | undefined
+    })
   | (RootFields & { readonly operation: "rename"; readonly from: string; readonly to: string })
   | (RootFields & { readonly operation: "stat"; readonly path: string })
   | (RootFields & {
-    readonly operation: "writeFile"
-    readonly path: string
-    /** Base64 of the bytes, at most the extension's `contentLimit` bytes once decoded. */
-    readonly data: string
-    readonly options?: WriteOptions
-  })
+      readonly operation: "writeFile"
+      readonly path: string
+      /** Base64 of the bytes, at most the extension's `contentLimit` bytes once decoded. */
+      readonly data: string
+      readonly options?: WriteOptions
+    })
   | (RootFields & {
-    readonly operation: "writeFileString"
-    readonly path: string
-    readonly data: string
-    readonly options?: WriteOptions
-  })
+      readonly operation: "writeFileString"
+      readonly path: string
+      readonly data: string
+      readonly options?: WriteOptions
+    })
   | (RootFields & { readonly operation: "batch"; readonly requests: ReadonlyArray<AtomicBatchRequest> })
 
 /**
@@ -122,19 +120,19 @@ export type BatchRequest =
   | { readonly operation: "readFile"; readonly path: string }
   | { readonly operation: "readFileString"; readonly path: string; readonly encoding?: string | undefined }
   | {
-    readonly operation: "readDirectory"
-    readonly path: string
-    readonly options?: { readonly recursive?: boolean | undefined } | undefined
-  }
+      readonly operation: "readDirectory"
+      readonly path: string
+      readonly options?: { readonly recursive?: boolean | undefined } | undefined
+    }
   | { readonly operation: "readLink"; readonly path: string }
   | { readonly operation: "realPath"; readonly path: string }
   | {
-    readonly operation: "glob"
-    /** The absolute pattern (the kernel reads it against `root`). */
-    readonly path: string
-    readonly root: string
-    readonly options?: { readonly exclude?: ReadonlyArray<string> | undefined } | undefined
-  }
+      readonly operation: "glob"
+      /** The absolute pattern (the kernel reads it against `root`). */
+      readonly path: string
+      readonly root: string
+      readonly options?: { readonly exclude?: ReadonlyArray<string> | undefined } | undefined
+    }
 
 /**
  * A public read's value in a batch answer: `{ operation, value }`.
@@ -232,7 +230,5 @@ export type AtomicHostFileSystem = FileSystem.FileSystem & { readonly [AtomicFil
  * @since 0.1.0
  * @category constructors
  */
-export const withAtomicFileSystem = (
-  fileSystem: FileSystem.FileSystem,
-  atomic: AtomicFileSystem
-): AtomicHostFileSystem => Object.assign(fileSystem, { [AtomicFileSystemTypeId]: atomic })
+export const withAtomicFileSystem = (fileSystem: FileSystem.FileSystem, atomic: AtomicFileSystem): AtomicHostFileSystem =>
+  Object.assign(fileSystem, { [AtomicFileSystemTypeId]: atomic })

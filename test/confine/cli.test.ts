@@ -19,7 +19,13 @@ const pinnedfs = (t: SandboxTree, args: ReadonlyArray<string>, cwd = t.ws) =>
 describe("pinnedfs run", () => {
   it("runs the command confined and exits with its status", async () => {
     const t = sandboxTree()
-    const r = await pinnedfs(t, ["run", "--", "/bin/sh", "-c", `echo edit >> src.txt; echo x >> .git/config || echo git-denied; cat "$HOME/.ssh/id_ed25519" || echo key-denied; exit 3`])
+    const r = await pinnedfs(t, [
+      "run",
+      "--",
+      "/bin/sh",
+      "-c",
+      `echo edit >> src.txt; echo x >> .git/config || echo git-denied; cat "$HOME/.ssh/id_ed25519" || echo key-denied; exit 3`
+    ])
     expect(r.code).toBe(3)
     expect(r.stdout).toContain("git-denied")
     expect(r.stdout).toContain("key-denied")
@@ -38,7 +44,22 @@ describe("pinnedfs run", () => {
     const t = sandboxTree()
     t.write("ws/keys/deploy.pem", "PEM\n")
     t.write("outside/x.txt", "x\n")
-    const r = await pinnedfs(t, ["run", "--verbose", "--workspace", t.ws, "--protect", "**/*.pem=inaccessible", "--", "/bin/sh", "-c", "cat keys/deploy.pem || echo pem-denied"], t.outside)
+    const r = await pinnedfs(
+      t,
+      [
+        "run",
+        "--verbose",
+        "--workspace",
+        t.ws,
+        "--protect",
+        "**/*.pem=inaccessible",
+        "--",
+        "/bin/sh",
+        "-c",
+        "cat keys/deploy.pem || echo pem-denied"
+      ],
+      t.outside
+    )
     expect(r.code).toBe(0)
     expect(r.stdout).toContain("pem-denied")
     expect(r.stderr).toContain(`read-only     ${path.join(t.ws, ".git")}  (**/.git)`)
@@ -50,7 +71,15 @@ describe("pinnedfs run", () => {
   it("--grant opens one path for this run", async () => {
     const t = sandboxTree()
     const config = path.join(t.ws, ".git", "config")
-    const r = await pinnedfs(t, ["run", "--grant", `${config}=write`, "--", "/bin/sh", "-c", "echo granted >> .git/config && echo ok; echo x > .git/HEAD || echo head-denied"])
+    const r = await pinnedfs(t, [
+      "run",
+      "--grant",
+      `${config}=write`,
+      "--",
+      "/bin/sh",
+      "-c",
+      "echo granted >> .git/config && echo ok; echo x > .git/HEAD || echo head-denied"
+    ])
     expect(r.stdout).toContain("ok")
     expect(r.stdout).toContain("head-denied")
     expect(t.read("ws/.git/config")).toBe("[core]\ngranted\n")
@@ -60,7 +89,16 @@ describe("pinnedfs run", () => {
 
   it("--full-access drops the defaults but keeps --protect rules", async () => {
     const t = sandboxTree()
-    const r = await pinnedfs(t, ["run", "--full-access", "--protect", "~/.ssh=inaccessible", "--", "/bin/sh", "-c", `echo x >> .git/config && echo git-ok; cat "$HOME/.ssh/id_ed25519" || echo key-denied`])
+    const r = await pinnedfs(t, [
+      "run",
+      "--full-access",
+      "--protect",
+      "~/.ssh=inaccessible",
+      "--",
+      "/bin/sh",
+      "-c",
+      `echo x >> .git/config && echo git-ok; cat "$HOME/.ssh/id_ed25519" || echo key-denied`
+    ])
     expect(r.stdout).toContain("git-ok")
     expect(r.stdout).toContain("key-denied")
   })

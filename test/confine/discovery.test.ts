@@ -16,9 +16,12 @@ import { discover } from "../../src/confine/wire.ts"
 import { strategies } from "../support/strategies.ts"
 import { refusal, runScript, sandboxTree } from "./support/tree.ts"
 
-
 describe.each(strategies)("discovery (%s)", (strategy) => {
-  const find = async (root: string, globs: Array<[string, ("read-only" | "inaccessible")?]>, extra: { tempRoot?: string; limits?: object; signal?: AbortSignal } = {}) => {
+  const find = async (
+    root: string,
+    globs: Array<[string, ("read-only" | "inaccessible")?]>,
+    extra: { tempRoot?: string; limits?: object; signal?: AbortSignal } = {}
+  ) => {
     const anchors = new Anchors(strategy)
     try {
       const canonical = rawOf(fs.realpathSync(root))
@@ -116,7 +119,11 @@ describe.each(strategies)("discovery (%s)", (strategy) => {
     // Aborted once the walk is queued: the flag the worker reads is set, the walk stops.
     const root = await PinnedRoot.open(t.ws, { strategy })
     const during = new AbortController()
-    const walk = discover(root, { maxEntries: 1e6, maxMatches: 1e5, maxDepth: 64, patterns: [{ glob: rawOf("**/.git"), access: "read-only" }], skip: [], probes: [] }, during.signal)
+    const walk = discover(
+      root,
+      { maxEntries: 1e6, maxMatches: 1e5, maxDepth: 64, patterns: [{ glob: rawOf("**/.git"), access: "read-only" }], skip: [], probes: [] },
+      during.signal
+    )
     during.abort()
     const e = await walk.then(
       () => undefined,
@@ -146,9 +153,30 @@ describe.each(strategies)("discovery (%s)", (strategy) => {
   it("agrees with picomatch (dot on) on the rule syntax, a matched directory's tree aside", async () => {
     const t = sandboxTree()
     const files = [
-      "a.pem", "b.key", "src/x.pem", "src/sub/y.pem", "src/sub/deep/z.key", ".env", ".env.local", "cfg/.env.prod",
-      "secret1", "secret22", "a/b", "a/x/b", "a/x/y/b", "b/c", "c/c", "k/id.key", "k/.hidden.key", "docs/readme.md",
-      "x-1/y", "x-2/y", "[odd]/f", "sp ace/f.pem", "tests/fixtures/repo/.git/HEAD", "tests/.git/HEAD"
+      "a.pem",
+      "b.key",
+      "src/x.pem",
+      "src/sub/y.pem",
+      "src/sub/deep/z.key",
+      ".env",
+      ".env.local",
+      "cfg/.env.prod",
+      "secret1",
+      "secret22",
+      "a/b",
+      "a/x/b",
+      "a/x/y/b",
+      "b/c",
+      "c/c",
+      "k/id.key",
+      "k/.hidden.key",
+      "docs/readme.md",
+      "x-1/y",
+      "x-2/y",
+      "[odd]/f",
+      "sp ace/f.pem",
+      "tests/fixtures/repo/.git/HEAD",
+      "tests/.git/HEAD"
     ]
     for (const f of files) t.write(`ws/${f}`, "x")
     const tree: Array<string> = []
@@ -161,8 +189,26 @@ describe.each(strategies)("discovery (%s)", (strategy) => {
     }
     walk("")
     const patterns = [
-      "**/.git", "*.pem", "**/*.pem", "src/**", "src/*/*.pem", "**/secret?", "**/secret*", "{a,b}/c", "a/**/b", ".env*",
-      "**/.env.*", "**/*.{pem,key}", "k/*.key", "x-[12]/y", "x-?/y", "**/sub", "docs", "*/*", "sp ace/*.pem", "**/[a-c]"
+      "**/.git",
+      "*.pem",
+      "**/*.pem",
+      "src/**",
+      "src/*/*.pem",
+      "**/secret?",
+      "**/secret*",
+      "{a,b}/c",
+      "a/**/b",
+      ".env*",
+      "**/.env.*",
+      "**/*.{pem,key}",
+      "k/*.key",
+      "x-[12]/y",
+      "x-?/y",
+      "**/sub",
+      "docs",
+      "*/*",
+      "sp ace/*.pem",
+      "**/[a-c]"
     ]
     for (const glob of patterns) {
       const isMatch = picomatch(glob, { dot: true })

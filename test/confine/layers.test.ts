@@ -6,7 +6,9 @@ import { beneath, joinRaw, rawOf, relativeTo, shown, within } from "../../src/co
 
 const input = (over: Partial<LayerInput>): LayerInput => ({ mode: "confined", writable: [], restrictions: [], grants: [], ...over })
 const summary = (l: ReturnType<typeof planLayers>) =>
-  l.layers.map((x) => `${x.op === "bind" ? (x.writable ? "rw" : "ro") : x.op === "mask-file" ? "mask-file" : `mask-${x.perms.toString(8)}`} ${x.path}`)
+  l.layers.map(
+    (x) => `${x.op === "bind" ? (x.writable ? "rw" : "ro") : x.op === "mask-file" ? "mask-file" : `mask-${x.perms.toString(8)}`} ${x.path}`
+  )
 
 describe("the mount plan", () => {
   it("writable roots first (shallow first, nested ones dropped), then restrictions shallow first", () => {
@@ -136,18 +138,49 @@ describe("renderings", () => {
   it("bubblewrap: fixed hardening, base, writable, restrictions, remounts, working directory", () => {
     const args = bwrapArguments({ mode: "confined", layers: layers.layers, remountReadOnly: layers.remountReadOnly, cwd: "/w" })
     expect(args).toEqual([
-      "--die-with-parent", "--new-session", "--unshare-pid", "--cap-drop", "ALL",
-      "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-      "--bind-fd", { fd: 0 }, "/w",
-      "--perms", "0000", "--tmpfs", "/h/.ssh",
-      "--ro-bind-fd", { fd: 1 }, "/w/.git",
-      "--perms", "0000", "--ro-bind-data", { empty: 0 }, `/w/bad${"\xff"}.pem`,
-      "--perms", "0000", "--ro-bind-data", { empty: 1 }, '/w/quo"te\\.key',
-      "--remount-ro", "/h/.ssh",
-      "--chdir", "/w"
+      "--die-with-parent",
+      "--new-session",
+      "--unshare-pid",
+      "--cap-drop",
+      "ALL",
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--bind-fd",
+      { fd: 0 },
+      "/w",
+      "--perms",
+      "0000",
+      "--tmpfs",
+      "/h/.ssh",
+      "--ro-bind-fd",
+      { fd: 1 },
+      "/w/.git",
+      "--perms",
+      "0000",
+      "--ro-bind-data",
+      { empty: 0 },
+      `/w/bad${"\xff"}.pem`,
+      "--perms",
+      "0000",
+      "--ro-bind-data",
+      { empty: 1 },
+      '/w/quo"te\\.key',
+      "--remount-ro",
+      "/h/.ssh",
+      "--chdir",
+      "/w"
     ])
     // Bytes on the wire: NUL-separated, descriptors numbered, a name that is not UTF-8 unchanged.
-    const bytes = encodeArguments(args, (slot) => 10 + slot, (k) => 20 + k)
+    const bytes = encodeArguments(
+      args,
+      (slot) => 10 + slot,
+      (k) => 20 + k
+    )
     const parts = bytes.toString("latin1").split("\0")
     expect(parts.at(-1)).toBe("")
     expect(parts).toContain("10")

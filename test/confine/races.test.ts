@@ -13,7 +13,6 @@ import { raceRounds, snapshot } from "../support/attacker.ts"
 import { strategies } from "../support/strategies.ts"
 import { refusal, sandboxTree, type SandboxTree } from "./support/tree.ts"
 
-
 describe.each(strategies)("races on confinement (%s)", (strategy) => {
   const session = (t: SandboxTree, rules: Array<[string, ("read-only" | "inaccessible")?]> = []) =>
     new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, policy: { protected: rules }, strategy })

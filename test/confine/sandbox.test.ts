@@ -13,7 +13,6 @@ import { exec, expectOutput, refusal, runScript, sandboxTree, type SandboxTree }
 
 const asRoot = process.getuid?.() === 0
 
-
 describe.each(strategies)("confined children (%s)", (strategy) => {
   const session = (t: SandboxTree, extra: Partial<ConfinementOptions> = {}) =>
     new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy, ...extra })
@@ -37,7 +36,10 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
 
   it("a hard link to a protected file cannot be made from the workspace (the mount boundary)", async () => {
     const t = sandboxTree()
-    const r = await runScript(await session(t).prepare(), `ln .git/config alias 2>/dev/null || echo link-denied; ln src.txt src-link && echo workspace-link-ok`)
+    const r = await runScript(
+      await session(t).prepare(),
+      `ln .git/config alias 2>/dev/null || echo link-denied; ln src.txt src-link && echo workspace-link-ok`
+    )
     expectOutput(r.stdout, ["link-denied", "workspace-link-ok"])
     expect(fs.existsSync(path.join(t.ws, "alias"))).toBe(false)
     expect(fs.statSync(path.join(t.ws, ".git", "config")).nlink).toBe(1)
@@ -47,7 +49,10 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     const t = sandboxTree()
     t.write("home/notes.txt", "public\n")
     const launch = await session(t).prepare()
-    const r = await runScript(launch, `${env(t)} cat "$HOME/.ssh/id_ed25519" || echo key-denied; ls -A "$HOME/.ssh" 2>&1; cat "$HOME/notes.txt"`)
+    const r = await runScript(
+      launch,
+      `${env(t)} cat "$HOME/.ssh/id_ed25519" || echo key-denied; ls -A "$HOME/.ssh" 2>&1; cat "$HOME/notes.txt"`
+    )
     expect(r.stdout).toContain("key-denied")
     expect(r.stdout).toContain("public")
     expect(r.stdout + r.stderr).not.toContain("PRIVATE KEY")
@@ -149,7 +154,10 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     t.write("home/.ssh/known_hosts", "host key\n")
     const s = session(t)
     await s.grants.add({ path: path.join(t.home, ".ssh", "known_hosts"), access: "read" })
-    const r = await runScript(await s.prepare(), `${env(t)} cat "$HOME/.ssh/known_hosts"; cat "$HOME/.ssh/id_ed25519" || echo key-denied; echo x >> "$HOME/.ssh/known_hosts" || echo write-denied`)
+    const r = await runScript(
+      await s.prepare(),
+      `${env(t)} cat "$HOME/.ssh/known_hosts"; cat "$HOME/.ssh/id_ed25519" || echo key-denied; echo x >> "$HOME/.ssh/known_hosts" || echo write-denied`
+    )
     expectOutput(r.stdout, ["host key", "key-denied", "write-denied"], ["PRIVATE KEY"])
   })
 
@@ -169,7 +177,10 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     t.write("ws/.git/hooks/pre-commit", "#!/bin/sh\n")
     const s = session(t, { policy: { protected: [{ glob: ".git/hooks", access: "inaccessible" }] } })
     await s.grants.add({ path: path.join(t.ws, ".git"), access: "write", scope: "recursive" })
-    const r = await runScript(await s.prepare(), `echo granted >> .git/config && echo config-ok; cat .git/hooks/pre-commit || echo hooks-hidden; echo x > .git/hooks/post-commit || echo hooks-denied`)
+    const r = await runScript(
+      await s.prepare(),
+      `echo granted >> .git/config && echo config-ok; cat .git/hooks/pre-commit || echo hooks-hidden; echo x > .git/hooks/post-commit || echo hooks-denied`
+    )
     expectOutput(r.stdout, ["config-ok", "hooks-hidden", "hooks-denied"])
     expect(t.read("ws/.git/hooks/pre-commit")).toBe("#!/bin/sh\n")
     expect(fs.existsSync(t.at("ws/.git/hooks/post-commit"))).toBe(false)
@@ -179,7 +190,10 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     const t = sandboxTree()
     const s = session(t)
     await s.grants.add({ path: t.home, access: "write", scope: "recursive" })
-    const r = await runScript(await s.prepare(), `${env(t)} echo note > "$HOME/note" && echo home-ok; cat "$HOME/.ssh/id_ed25519" || echo key-denied; echo x > "$HOME/.ssh/authorized_keys" || echo ssh-denied`)
+    const r = await runScript(
+      await s.prepare(),
+      `${env(t)} echo note > "$HOME/note" && echo home-ok; cat "$HOME/.ssh/id_ed25519" || echo key-denied; echo x > "$HOME/.ssh/authorized_keys" || echo ssh-denied`
+    )
     expectOutput(r.stdout, ["home-ok", "key-denied", "ssh-denied"])
     expect(fs.readdirSync(t.at("home/.ssh"))).toEqual(["id_ed25519"])
   })
@@ -201,7 +215,10 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     const s = session(t, { mode: "full-access", policy: { protected: [{ glob: "~/.ssh", hard: true }] } })
     const launch = await s.prepare()
     expect(launch.plan.restrictions.map((r) => r.rule)).toEqual(["~/.ssh"])
-    const r = await runScript(launch, `${env(t)} echo x >> .git/config && echo git-ok; echo x > "$OUT/new.txt" && echo out-ok; cat "$HOME/.ssh/id_ed25519" || echo key-denied`)
+    const r = await runScript(
+      launch,
+      `${env(t)} echo x >> .git/config && echo git-ok; echo x > "$OUT/new.txt" && echo out-ok; cat "$HOME/.ssh/id_ed25519" || echo key-denied`
+    )
     expectOutput(r.stdout, ["git-ok", "out-ok", "key-denied"], ["PRIVATE KEY"])
   })
 
@@ -253,7 +270,9 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
   it("Confinement.spawn is child_process.spawn, confined: the launch cleans itself up when the command exits", async () => {
     const t = sandboxTree()
     fs.rmSync(path.join(t.ws, ".git"), { recursive: true })
-    const child = await session(t).spawn("/bin/sh", ["-c", "echo x > .git/HEAD || echo head-denied; echo edit >> src.txt"], { stdio: ["ignore", "pipe", "ignore"] })
+    const child = await session(t).spawn("/bin/sh", ["-c", "echo x > .git/HEAD || echo head-denied; echo edit >> src.txt"], {
+      stdio: ["ignore", "pipe", "ignore"]
+    })
     let out = ""
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d))
     const code = await new Promise((resolve) => child.once("close", resolve))

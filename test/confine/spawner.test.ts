@@ -19,12 +19,20 @@ const outcome = (child: ConfinedChild) =>
   })
 
 describe.each(strategies)("confinedSpawner (%s)", (strategy) => {
-  const spawner = (t: SandboxTree) => confinedSpawner(new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy }))
+  const spawner = (t: SandboxTree) =>
+    confinedSpawner(new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy }))
 
   it("runs a fixer-like command confined: its edit lands, its write outside and to .git are stopped", async () => {
     const t = sandboxTree()
     const spawn = spawner(t)
-    const child = spawn("/bin/sh", ["-c", `tr a-z A-Z < src.txt > src.tmp && mv src.tmp src.txt; echo x > '${t.outside}/new' || echo outside-denied; echo x >> .git/config || echo git-denied`], { cwd: t.ws })
+    const child = spawn(
+      "/bin/sh",
+      [
+        "-c",
+        `tr a-z A-Z < src.txt > src.tmp && mv src.tmp src.txt; echo x > '${t.outside}/new' || echo outside-denied; echo x >> .git/config || echo git-denied`
+      ],
+      { cwd: t.ws }
+    )
     const r = await outcome(child)
     expect(r.error).toBeUndefined()
     expect(r.code).toBe(0)
@@ -57,7 +65,9 @@ describe.each(strategies)("confinedSpawner (%s)", (strategy) => {
 
   it("a sandbox program that fails before starting the command ends as error then close, not as the command's exit 1", async () => {
     const t = sandboxTree()
-    const spawn = confinedSpawner(new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy, bwrap: "/bin/false" }))
+    const spawn = confinedSpawner(
+      new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy, bwrap: "/bin/false" })
+    )
     const r = await outcome(spawn("/bin/sh", ["-c", "touch ran"], { cwd: t.ws }))
     expect(r.error).toBeInstanceOf(ConfinementError)
     expect((r.error as ConfinementError).reason).toBe("sandbox-unavailable")

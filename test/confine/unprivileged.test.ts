@@ -16,12 +16,18 @@ import { nodeForNobody } from "../support/nobody.ts"
 const ids = asRoot ? { uid: NOBODY, gid: NOBODY } : {}
 
 // Can bubblewrap build a sandbox for this user here (a user namespace, since it is not setuid)?
-const probe = spawnSync("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--cap-drop", "ALL", "/bin/true"], {
-  ...ids,
-  encoding: "utf8"
-})
+const probe = spawnSync(
+  "bwrap",
+  ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--cap-drop", "ALL", "/bin/true"],
+  {
+    ...ids,
+    encoding: "utf8"
+  }
+)
 const bwrapWorks = probe.status === 0
-const why = bwrapWorks ? "" : `bubblewrap cannot build a sandbox as uid ${asRoot ? NOBODY : process.getuid?.()} here: ${probe.error?.message ?? probe.stderr.trim()}`
+const why = bwrapWorks
+  ? ""
+  : `bubblewrap cannot build a sandbox as uid ${asRoot ? NOBODY : process.getuid?.()} here: ${probe.error?.message ?? probe.stderr.trim()}`
 
 let cli = ""
 beforeAll(() => {
@@ -73,7 +79,14 @@ describe("confinement as an unprivileged user", () => {
     fs.chmodSync(t.at("ws/private/.git/config"), 0o666)
     fs.chownSync(t.at("ws/private"), NOBODY, NOBODY)
     fs.chmodSync(t.at("ws/private"), 0o000) // nobody's own directory: nobody could chmod it back
-    const r = await pinnedfs(t, ["run", "--verbose", "--", "/bin/sh", "-c", "chmod 755 private || echo chmod-denied; echo x >> private/.git/config || echo git-denied; echo ok > mine && echo edit-ok"])
+    const r = await pinnedfs(t, [
+      "run",
+      "--verbose",
+      "--",
+      "/bin/sh",
+      "-c",
+      "chmod 755 private || echo chmod-denied; echo x >> private/.git/config || echo git-denied; echo ok > mine && echo edit-ok"
+    ])
     expect(r.stderr).toContain(`read-only     ${t.at("ws/private")}  (unreadable tree)`)
     expect(r.stdout).toContain("chmod-denied")
     expect(r.stdout).toContain("git-denied")
@@ -86,7 +99,14 @@ describe("confinement as an unprivileged user", () => {
   it.skipIf(!bwrapWorks)("a missing .git is made by nobody, cannot be written in, and is removed afterwards", async () => {
     const t = openTree()
     fs.rmSync(t.at("ws/.git"), { recursive: true })
-    const r = await pinnedfs(t, ["run", "--verbose", "--", "/bin/sh", "-c", "echo ref > .git/HEAD || echo head-denied; echo edit >> src.txt && echo edit-ok"])
+    const r = await pinnedfs(t, [
+      "run",
+      "--verbose",
+      "--",
+      "/bin/sh",
+      "-c",
+      "echo ref > .git/HEAD || echo head-denied; echo edit >> src.txt && echo edit-ok"
+    ])
     expect(r.stderr).toContain(`made empty    ${t.at("ws/.git")}`)
     expect(r.stdout).toContain("head-denied")
     expect(r.stdout).toContain("edit-ok")

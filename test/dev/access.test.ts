@@ -22,7 +22,13 @@ const files = {
 describe.each(strategies)("DevFileAccess (%s)", (strategy) => {
   const make = async (options: Partial<DevFileAccessOptions> = {}, extra: Record<string, string> = {}) => {
     const { s, root } = await setup(strategy, { ...files, ...extra })
-    const access = DevFileAccess.make({ root, policy: openPolicy, allowlist: ["src/a.ts", "src/b.ts"], mayCreate: ["src/gen/**"], ...options })
+    const access = DevFileAccess.make({
+      root,
+      policy: openPolicy,
+      allowlist: ["src/a.ts", "src/b.ts"],
+      mayCreate: ["src/gen/**"],
+      ...options
+    })
     return { s, root, access }
   }
 
@@ -53,7 +59,13 @@ describe.each(strategies)("DevFileAccess (%s)", (strategy) => {
 
     it("refuses every method when no policy is in force", async () => {
       const { access } = await make({ policy: undefined })
-      for (const attempt of [access.read("src/a.ts"), access.write("src/a.ts", "x"), access.delete("src/a.ts"), access.exists("src/a.ts"), access.rename("src/a.ts", "src/b.ts")]) {
+      for (const attempt of [
+        access.read("src/a.ts"),
+        access.write("src/a.ts", "x"),
+        access.delete("src/a.ts"),
+        access.exists("src/a.ts"),
+        access.rename("src/a.ts", "src/b.ts")
+      ]) {
         expect((await rejection(attempt)).description).toMatch(/no policy is in force/)
       }
       expect((await rejection(access.mkdir("src/gen/x"))).description).toMatch(/no policy is in force/)
@@ -86,7 +98,13 @@ describe.each(strategies)("DevFileAccess (%s)", (strategy) => {
   describe("paths refused before anything is touched", () => {
     it("refuses a leading '/' with a message saying why, and records it", async () => {
       const { access } = await make()
-      for (const attempt of [access.read("/src/a.ts"), access.write("/etc/passwd", "x"), access.exists("/src/a.ts"), access.delete("/src/a.ts"), access.mkdir("/tmp/x")]) {
+      for (const attempt of [
+        access.read("/src/a.ts"),
+        access.write("/etc/passwd", "x"),
+        access.exists("/src/a.ts"),
+        access.delete("/src/a.ts"),
+        access.mkdir("/tmp/x")
+      ]) {
         const e = await rejection(attempt)
         expect(e.reason).toBe("BadArgument")
         expect(e.description).toMatch(/leading '\/' is refused because it is almost always a host path leaking in/)
@@ -104,7 +122,12 @@ describe.each(strategies)("DevFileAccess (%s)", (strategy) => {
 
     it("refuses every method on a path withheld as dirty", async () => {
       const { access } = await make({ withheld: ["src/a.ts"], allowlist: ["src/b.ts"] })
-      for (const attempt of [access.read("src/a.ts"), access.write("src/a.ts", "x"), access.exists("src/a.ts"), access.delete("src/a.ts")]) {
+      for (const attempt of [
+        access.read("src/a.ts"),
+        access.write("src/a.ts", "x"),
+        access.exists("src/a.ts"),
+        access.delete("src/a.ts")
+      ]) {
         expect((await rejection(attempt)).description).toMatch(/withheld/)
       }
     })
@@ -250,7 +273,12 @@ describe.each(strategies)("DevFileAccess (%s)", (strategy) => {
     it("refuses every mutation in an inspection", async () => {
       const { s, access } = await make({ readOnly: true })
       expect(await access.read("src/a.ts")).toBe("const a = 1\n")
-      for (const attempt of [access.write("src/a.ts", "x"), access.delete("src/a.ts"), access.rename("src/a.ts", "src/b.ts"), access.mkdir("src/gen")]) {
+      for (const attempt of [
+        access.write("src/a.ts", "x"),
+        access.delete("src/a.ts"),
+        access.rename("src/a.ts", "src/b.ts"),
+        access.mkdir("src/gen")
+      ]) {
         expect((await rejection(attempt)).syscall).toBe("inspection")
       }
       expect(disk(s, "src/a.ts")).toBe("const a = 1\n")
@@ -300,7 +328,13 @@ describe.each(strategies)("DevFileAccess (%s)", (strategy) => {
   describe("missing parents: shallowest first, each checked, one mkdirs trip", () => {
     const recording = (allow: (p: string) => boolean) => {
       const asked: Array<string> = []
-      const policy: Policy.Policy = { canRead: () => true, canWrite: (p) => { asked.push(p); return allow(p) } }
+      const policy: Policy.Policy = {
+        canRead: () => true,
+        canWrite: (p) => {
+          asked.push(p)
+          return allow(p)
+        }
+      }
       return { asked, policy }
     }
 

@@ -47,7 +47,16 @@ describe("pinnedfs (the bin)", () => {
     const help = await pinnedfs(["fix", "--help"])
     expect(help.code).toBe(0)
     expect(help.stdout).toMatch(/Usage: pinnedfs fix \[options\] --scope <glob> \[--scope <glob>\]\.\.\. -- <command> \[args\.\.\.\]/)
-    for (const text of ["--workspace <dir>", "--scope <glob>", "--may-create <glob>", "appended", "Exits 1 when", "cannot stop or see", "--confine", "125 when"]) {
+    for (const text of [
+      "--workspace <dir>",
+      "--scope <glob>",
+      "--may-create <glob>",
+      "appended",
+      "Exits 1 when",
+      "cannot stop or see",
+      "--confine",
+      "125 when"
+    ]) {
       expect(help.stdout).toContain(text)
     }
   })
@@ -60,36 +69,41 @@ describe("pinnedfs (the bin)", () => {
     expect(disk(s, "src/b.ts")).toBe("b\n")
   })
 
-  it.skipIf(!sandbox.available)("fix --confine: the fixer's edit lands and is reported; its writes outside, into .git, .vscode and the workspace outside its scope fail", async () => {
-    const s = scratch()
-    s.make({ "src/a.ts": "a\n", ".git/config": "[core]\n" })
-    const attempt = (what: string, file: string) =>
-      `try { fs.writeFileSync(${JSON.stringify(file)}, "x"); console.log("${what}-written") } catch (e) { console.log("${what}-denied " + e.code) }`
-    const fixer = script(
-      [
-        "for (const f of files) fs.appendFileSync(f, 'fixed\\n')",
-        attempt("outside", path.join(s.outside, "escaped")),
-        attempt("config", ".git/config"),
-        "try { fs.mkdirSync('.vscode'); console.log('vscode-written') } catch (e) { console.log('vscode-denied ' + e.code) }",
-        attempt("workspace", "notes.txt")
-      ].join("\n")
-    )
-    const r = await pinnedfs(["fix", "--confine", "--workspace", s.root, "--scope", "src/**", "--", process.execPath, fixer])
-    expect([r.code, r.stdout]).toEqual([0, expect.stringContaining("changed:    src/a.ts")])
-    expect(r.stderr).toContain("confined: only the files in scope writable")
-    for (const what of ["outside", "config", "vscode", "workspace"]) expect(r.stderr).toMatch(new RegExp(`${what}-denied (EROFS|EACCES)`))
-    expect(disk(s, "src/a.ts")).toBe("a\nfixed\n")
-    expect(fs.existsSync(path.join(s.outside, "escaped"))).toBe(false)
-    expect(disk(s, ".git/config")).toBe("[core]\n")
-    expect(fs.existsSync(s.abs(".vscode"))).toBe(false)
-    expect(fs.existsSync(s.abs("notes.txt"))).toBe(false)
-  })
+  it.skipIf(!sandbox.available)(
+    "fix --confine: the fixer's edit lands and is reported; its writes outside, into .git, .vscode and the workspace outside its scope fail",
+    async () => {
+      const s = scratch()
+      s.make({ "src/a.ts": "a\n", ".git/config": "[core]\n" })
+      const attempt = (what: string, file: string) =>
+        `try { fs.writeFileSync(${JSON.stringify(file)}, "x"); console.log("${what}-written") } catch (e) { console.log("${what}-denied " + e.code) }`
+      const fixer = script(
+        [
+          "for (const f of files) fs.appendFileSync(f, 'fixed\\n')",
+          attempt("outside", path.join(s.outside, "escaped")),
+          attempt("config", ".git/config"),
+          "try { fs.mkdirSync('.vscode'); console.log('vscode-written') } catch (e) { console.log('vscode-denied ' + e.code) }",
+          attempt("workspace", "notes.txt")
+        ].join("\n")
+      )
+      const r = await pinnedfs(["fix", "--confine", "--workspace", s.root, "--scope", "src/**", "--", process.execPath, fixer])
+      expect([r.code, r.stdout]).toEqual([0, expect.stringContaining("changed:    src/a.ts")])
+      expect(r.stderr).toContain("confined: only the files in scope writable")
+      for (const what of ["outside", "config", "vscode", "workspace"]) expect(r.stderr).toMatch(new RegExp(`${what}-denied (EROFS|EACCES)`))
+      expect(disk(s, "src/a.ts")).toBe("a\nfixed\n")
+      expect(fs.existsSync(path.join(s.outside, "escaped"))).toBe(false)
+      expect(disk(s, ".git/config")).toBe("[core]\n")
+      expect(fs.existsSync(s.abs(".vscode"))).toBe(false)
+      expect(fs.existsSync(s.abs("notes.txt"))).toBe(false)
+    }
+  )
 
   it("fix --confine where no sandbox can be built exits 125 saying why, and runs nothing", async () => {
     const s = scratch()
     s.make({ "src/a.ts": "a\n" })
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-nopath-"))
-    const r = await pinnedfs(["fix", "--confine", "--workspace", s.root, "--scope", "src/**", "--", "/bin/sh", "-c", "touch ran"], { env: { ...process.env, PATH: empty } })
+    const r = await pinnedfs(["fix", "--confine", "--workspace", s.root, "--scope", "src/**", "--", "/bin/sh", "-c", "touch ran"], {
+      env: { ...process.env, PATH: empty }
+    })
     expect(r.code).toBe(125)
     expect(r.stderr).toMatch(/pinnedfs fix: cannot confine \/bin\/sh: bubblewrap \(bwrap\) is not installed or not on PATH/)
     expect(fs.existsSync(s.abs("ran"))).toBe(false)
@@ -119,7 +133,12 @@ describe("pinnedfs (the bin)", () => {
 
   it("runs a real eslint --fix on the scope and reports what changed", async () => {
     const s = scratch()
-    s.make({ "eslint.config.js": eslintConfig(), "src/a.ts": "var a = 1\nexport { a }\n", "src/b.ts": "export const b = 2\n", "lib/l.ts": "var l = 1\n" })
+    s.make({
+      "eslint.config.js": eslintConfig(),
+      "src/a.ts": "var a = 1\nexport { a }\n",
+      "src/b.ts": "export const b = 2\n",
+      "lib/l.ts": "var l = 1\n"
+    })
     const r = await pinnedfs(["fix", "--workspace", s.root, "--scope", "src/**/*.ts", "--", tools.eslint, "--fix"])
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/^changed: +src\/a\.ts$/m)
@@ -141,14 +160,29 @@ describe("pinnedfs (the bin)", () => {
       "src/private/key.ts": "k\n",
       "untracked/u.txt": "u\n"
     })
-    const fixer = script([
-      "fs.writeFileSync('src/a.ts', 'A\\n')",
-      "fs.writeFileSync('src/new.ts', 'new\\n')",
-      "fs.rmSync('src/b.ts')",
-      "fs.writeFileSync('src/c.ts', Buffer.from([0, 1, 2]))",
-      "console.log('given: ' + files.join(' '))"
-    ].join("\n"))
-    const r = await pinnedfs(["fix", "-w", s.root, "-s", "src/**", "--may-create", "src/*.ts", "--deny", "src/private/**", "--", process.execPath, fixer])
+    const fixer = script(
+      [
+        "fs.writeFileSync('src/a.ts', 'A\\n')",
+        "fs.writeFileSync('src/new.ts', 'new\\n')",
+        "fs.rmSync('src/b.ts')",
+        "fs.writeFileSync('src/c.ts', Buffer.from([0, 1, 2]))",
+        "console.log('given: ' + files.join(' '))"
+      ].join("\n")
+    )
+    const r = await pinnedfs([
+      "fix",
+      "-w",
+      s.root,
+      "-s",
+      "src/**",
+      "--may-create",
+      "src/*.ts",
+      "--deny",
+      "src/private/**",
+      "--",
+      process.execPath,
+      fixer
+    ])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain("given: src/a.ts src/b.ts src/c.ts src/d.ts") // the tool's own output, passed through
     expect(r.stdout).toMatch(/^changed: +src\/a\.ts$/m)
@@ -202,7 +236,9 @@ describe("pinnedfs (the bin)", () => {
     expect(pkg.bin).toEqual({ pinnedfs: "./dist/cli/main.js" })
     expect(fs.readFileSync(path.join(repo, "src", "cli", "main.ts"), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true)
     const built = path.join(repo, "dist", "cli", "main.js")
-    const newestSource = Math.max(...["cli/main.ts", "cli/fix.ts", "dev/index.ts"].map((f) => fs.statSync(path.join(repo, "src", f)).mtimeMs))
+    const newestSource = Math.max(
+      ...["cli/main.ts", "cli/fix.ts", "dev/index.ts"].map((f) => fs.statSync(path.join(repo, "src", f)).mtimeMs)
+    )
     const stale = !fs.existsSync(built) || fs.statSync(built).mtimeMs < newestSource
     skipUnless(ctx, !stale, "dist/ is missing or older than src/ (npm ci and npm run build:ts build it; CI runs this)")
     expect(fs.readFileSync(built, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true)

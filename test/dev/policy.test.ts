@@ -26,7 +26,18 @@ describe("Policy.fromRules", () => {
 
   it("always applies the mandatory deny set to writes, whatever the rules allow", () => {
     const all = Policy.fromRules({ read: ["**"], write: ["**"] })
-    for (const path of [".bashrc", "home/.bashrc", ".git/hooks", ".git/hooks/pre-commit", "sub/.git/hooks/x", ".vscode", ".vscode/settings.json", "a/.vscode/tasks.json", ".VSCode/settings.json", ".Git/Hooks/post-merge"]) {
+    for (const path of [
+      ".bashrc",
+      "home/.bashrc",
+      ".git/hooks",
+      ".git/hooks/pre-commit",
+      "sub/.git/hooks/x",
+      ".vscode",
+      ".vscode/settings.json",
+      "a/.vscode/tasks.json",
+      ".VSCode/settings.json",
+      ".Git/Hooks/post-merge"
+    ]) {
       expect([path, all.canWrite(path)]).toEqual([path, false])
       expect(Policy.isMandatoryDenied(path)).toBe(true)
     }
@@ -51,7 +62,12 @@ describe("Policy.decide fails closed", () => {
   })
 
   it("refuses when the policy throws or answers anything but true", () => {
-    const throwing: Policy.Policy = { canRead: () => { throw new Error("rules not loaded") }, canWrite: () => true }
+    const throwing: Policy.Policy = {
+      canRead: () => {
+        throw new Error("rules not loaded")
+      },
+      canWrite: () => true
+    }
     expect(Policy.decide(throwing, "read", "a.ts")?.description).toMatch(/failed while deciding.*rules not loaded/)
     const vague = { canRead: () => undefined, canWrite: () => 1 } as unknown as Policy.Policy
     expect(Policy.decide(vague, "read", "a.ts")?.description).toMatch(/gave no decision/)
@@ -74,7 +90,13 @@ describe("workspacePath", () => {
   })
 
   it("refuses a leading '/', saying why", () => {
-    const e = (() => { try { workspacePath("/etc/passwd") } catch (e) { return e as PinnedFsError } })()
+    const e = (() => {
+      try {
+        workspacePath("/etc/passwd")
+      } catch (e) {
+        return e as PinnedFsError
+      }
+    })()
     expect(e).toBeInstanceOf(PinnedFsError)
     expect(e?.reason).toBe("BadArgument")
     expect(e?.description).toMatch(/absolute.*leading '\/' is refused because it is almost always a host path/)

@@ -108,7 +108,9 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
       expect(ws.get("src/a.ts")).toBeUndefined()
       expect(ws.has("src/a.ts")).toBe(false)
       expect(ws.unreadable.get("src/a.ts")).toMatch(/binary/)
-      expect(r1.steps[0]!.diagnostics.filter((d) => d.code === "unreadable").map((d) => [d.severity, d.path])).toEqual([["ERROR", "src/a.ts"]])
+      expect(r1.steps[0]!.diagnostics.filter((d) => d.code === "unreadable").map((d) => [d.severity, d.path])).toEqual([
+        ["ERROR", "src/a.ts"]
+      ])
       const r2 = await run([fixStep(behind(s, (abs) => fs.writeFileSync(abs("src/a.ts"), "good\n")))])
       expect(r2.ok).toBe(true)
       expect(ws.get("src/a.ts")).toBe("good\n")
@@ -149,11 +151,15 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
 
     it("a read error: a FIFO or a hard-linked file where the file was", async () => {
       const { s, ws, run } = await start({ "src/a.ts": "a\n", "src/b.ts": "b\n" })
-      await run([fixStep(behind(s, (abs) => {
-        fs.rmSync(abs("src/a.ts"))
-        mkfifo(abs("src/a.ts"))
-        fs.linkSync(abs("src/b.ts"), abs("src/b-twin.ts"))
-      }))])
+      await run([
+        fixStep(
+          behind(s, (abs) => {
+            fs.rmSync(abs("src/a.ts"))
+            mkfifo(abs("src/a.ts"))
+            fs.linkSync(abs("src/b.ts"), abs("src/b-twin.ts"))
+          })
+        )
+      ])
       expect(ws.unreadable.get("src/a.ts")).toMatch(/not a regular file/)
       expect(ws.unreadable.get("src/b.ts")).toMatch(/hard-linked/)
       expect(ws.unreadable.get("src/b-twin.ts")).toMatch(/hard-linked/) // newly present, not admissible
@@ -162,7 +168,14 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
 
     it("a directory where a tracked file was", async () => {
       const { s, ws, run } = await start({ "src/a.ts": "a\n" })
-      await run([fixStep(behind(s, (abs) => { fs.rmSync(abs("src/a.ts")); fs.mkdirSync(abs("src/a.ts")) }))])
+      await run([
+        fixStep(
+          behind(s, (abs) => {
+            fs.rmSync(abs("src/a.ts"))
+            fs.mkdirSync(abs("src/a.ts"))
+          })
+        )
+      ])
       expect(ws.unreadable.get("src/a.ts")).toMatch(/directory/)
     })
   })
@@ -170,7 +183,14 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
   describe("a symlink planted by the fixer is never followed", () => {
     it("in place of a tracked file", async () => {
       const { s, ws, run } = await start({ "src/a.ts": "a\n" })
-      const result = await run([fixStep(behind(s, (abs) => { fs.rmSync(abs("src/a.ts")); fs.symlinkSync(s.secret, abs("src/a.ts")) }))])
+      const result = await run([
+        fixStep(
+          behind(s, (abs) => {
+            fs.rmSync(abs("src/a.ts"))
+            fs.symlinkSync(s.secret, abs("src/a.ts"))
+          })
+        )
+      ])
       expect(result.ok).toBe(false)
       expect(ws.unreadable.get("src/a.ts")).toMatch(/symbolic link: not followed/)
       expect(ws.get("src/a.ts")).toBeUndefined()
@@ -178,10 +198,14 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
 
     it("as a new file and as a new directory: neither read nor entered", async () => {
       const { s, ws, run } = await start({ "src/a.ts": "a\n" })
-      await run([fixStep(behind(s, (abs) => {
-        fs.symlinkSync(s.secret, abs("src/new.ts"))
-        fs.symlinkSync(s.outside, abs("src/dir"))
-      }))])
+      await run([
+        fixStep(
+          behind(s, (abs) => {
+            fs.symlinkSync(s.secret, abs("src/new.ts"))
+            fs.symlinkSync(s.outside, abs("src/dir"))
+          })
+        )
+      ])
       expect(ws.unreadable.get("src/new.ts")).toMatch(/symbolic link/)
       expect(ws.paths()).toEqual(["src/a.ts"])
       expect([...ws.unreadable.keys()].some((p) => p.startsWith("src/dir/"))).toBe(false)
@@ -192,7 +216,14 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
       const { s, ws, run } = await start({ "src/sub/a.ts": "a\n" })
       fs.mkdirSync(`${s.outside}/sub`)
       fs.writeFileSync(`${s.outside}/sub/a.ts`, "TOP SECRET")
-      await run([fixStep(behind(s, (abs) => { fs.rmSync(abs("src/sub"), { recursive: true }); fs.symlinkSync(`${s.outside}/sub`, abs("src/sub")) }))])
+      await run([
+        fixStep(
+          behind(s, (abs) => {
+            fs.rmSync(abs("src/sub"), { recursive: true })
+            fs.symlinkSync(`${s.outside}/sub`, abs("src/sub"))
+          })
+        )
+      ])
       expect(ws.get("src/sub/a.ts")).toBeUndefined()
       expect(ws.unreadable.get("src/sub/a.ts")).toMatch(/symbolic link/)
     })
@@ -201,10 +232,18 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
   describe("exactly the envelope, in one batch", () => {
     it("never reads outside the declared scope", async () => {
       const { s, ws, run } = await start({ "src/a.ts": "a", "lib/l.ts": "l" }, ["**"])
-      await run([fixStep(behind(s, (abs) => {
-        fs.writeFileSync(abs("lib/l.ts"), "changed behind the scope")
-        fs.writeFileSync(abs("lib/new.ts"), "new outside")
-      }, { scope: ["src/**"] }))])
+      await run([
+        fixStep(
+          behind(
+            s,
+            (abs) => {
+              fs.writeFileSync(abs("lib/l.ts"), "changed behind the scope")
+              fs.writeFileSync(abs("lib/new.ts"), "new outside")
+            },
+            { scope: ["src/**"] }
+          )
+        )
+      ])
       expect(ws.get("lib/l.ts")).toBe("l")
       expect(ws.has("lib/new.ts")).toBe(false)
     })
@@ -241,7 +280,15 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
       for (let i = 0; i < 1000; i += 7) fs.writeFileSync(`${root.path}/src/f${i}.ts`, `export const v${i} = -${i}\n`)
       const envelope = envelopeOf({ name: "x", scope: ["src/**"], selectors: Object.keys(files), mayCreate: [] })
       const before = trips()
-      const report = await reread(root, ws, { envelope, snapshot: new Set(Object.keys(files)), withheld: new Set(), extra: [], mayCreate: () => false, source: "x", limits: limitsOf({}) })
+      const report = await reread(root, ws, {
+        envelope,
+        snapshot: new Set(Object.keys(files)),
+        withheld: new Set(),
+        extra: [],
+        mayCreate: () => false,
+        source: "x",
+        limits: limitsOf({})
+      })
       expect(trips() - before).toBe(1)
       expect(report.changed).toHaveLength(143)
       expect(ws.get("src/f7.ts")).toBe("export const v7 = -7\n")
@@ -255,7 +302,15 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
       const ws = await acquire(root, { scope: ["src/**/*.ts"] })
       const envelope = envelopeOf({ name: "x", scope: ["src/**/*.ts"], mayCreate: [] })
       const before = trips()
-      await reread(root, ws, { envelope, snapshot: new Set(Object.keys(files)), withheld: new Set(), extra: [], mayCreate: () => false, source: "x", limits: limitsOf({}) })
+      await reread(root, ws, {
+        envelope,
+        snapshot: new Set(Object.keys(files)),
+        withheld: new Set(),
+        extra: [],
+        mayCreate: () => false,
+        source: "x",
+        limits: limitsOf({})
+      })
       expect(trips() - before).toBe(2)
     })
 

@@ -106,9 +106,13 @@ const rows: ReadonlyArray<Row> = [
   ["batch requests missing", (w) => w.req("batch")],
   ["batch requests an object", (w) => w.req("batch", { requests: { 0: { operation: "exists", path: w.l("top.txt") } } })],
   ["batch requests a string", (w) => w.req("batch", { requests: "exists" })],
-  ["batch over the size limit", (w) => w.req("batch", {
-    requests: Array.from({ length: 5 }, () => ({ operation: "exists", path: w.l("top.txt") }))
-  })],
+  [
+    "batch over the size limit",
+    (w) =>
+      w.req("batch", {
+        requests: Array.from({ length: 5 }, () => ({ operation: "exists", path: w.l("top.txt") }))
+      })
+  ],
   ["mkdirs plan missing", (w) => w.req("mkdirs")],
   ["mkdirs plan member a string", (w) => w.req("mkdirs", { plan: [w.l("x")] })],
   ["rmdirs owned member identity missing", (w) => w.req("rmdirs", { owned: [{ path: w.l("a") }] })]
@@ -133,10 +137,13 @@ const pathOperations: ReadonlyArray<readonly [string, Record<string, unknown>]> 
 ]
 
 const snapshot = (dir: string): Array<string> =>
-  fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).sort().map((name) => {
-    const st = fs.lstatSync(path.join(dir, name))
-    return `${name} ${st.mode.toString(8)} ${st.size}`
-  })
+  fs
+    .readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .sort()
+    .map((name) => {
+      const st = fs.lstatSync(path.join(dir, name))
+      return `${name} ${st.mode.toString(8)} ${st.size}`
+    })
 
 /**
  * Registers the table under `describe(name)`. The extension is built with a batch limit of 4 (so

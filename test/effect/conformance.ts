@@ -21,20 +21,7 @@ import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
 import { NOBODY } from "../support/ids.ts"
-import {
-  base64,
-  failure,
-  host,
-  type Host,
-  identityOf,
-  ok,
-  refused,
-  run,
-  tagOf,
-  valueOf,
-  type Workspace,
-  workspace
-} from "./support.ts"
+import { base64, failure, host, type Host, identityOf, ok, refused, run, tagOf, valueOf, type Workspace, workspace } from "./support.ts"
 
 /**
  * Limits a test may ask the extension for.
@@ -53,7 +40,6 @@ export interface ConformanceFeatures {
   /** It takes `glob` members in a batch (default `true`). */
   readonly globInBatch?: boolean
 }
-
 
 /** The tree every test starts from (plus links made in `setup`). */
 const tree = {
@@ -238,7 +224,7 @@ export const runConformance = (
       it("lists names, recursively on request", async () => {
         const { w, h } = setup()
         expect((await ok(h, w.req("readDirectory", { path: w.l("a/b") }))).sort()).toEqual(["file.txt", "other.md"])
-        expect((await ok(h, w.req("readDirectory", { path: w.b("empty") })))).toEqual([])
+        expect(await ok(h, w.req("readDirectory", { path: w.b("empty") }))).toEqual([])
         const all = (await ok(h, w.req("readDirectory", { path: w.l("a"), options: { recursive: true } }))).sort()
         expect(all).toEqual(["b", "b/file.txt", "b/other.md", "inner", "linkfile"])
       })
@@ -341,11 +327,14 @@ export const runConformance = (
 
       it("applies absolute excludes", async () => {
         const { w, h } = setup()
-        const got = await ok(h, w.req("glob", {
-          pattern: w.l("**/*.txt"),
-          root: w.logicalRoot,
-          options: { exclude: [w.l("a/**")] }
-        }))
+        const got = await ok(
+          h,
+          w.req("glob", {
+            pattern: w.l("**/*.txt"),
+            root: w.logicalRoot,
+            options: { exclude: [w.l("a/**")] }
+          })
+        )
         expect(got).toEqual([w.l("hard.txt"), w.l("top.txt")])
       })
 
@@ -353,8 +342,7 @@ export const runConformance = (
         const { w, h } = setup()
         expect(await ok(h, w.req("glob", { pattern: w.l("**"), root: w.logicalRoot }))).toEqual([
           w.logicalRoot,
-          ...["a", "a/b", "a/b/file.txt", "a/b/other.md", "a/inner", "a/linkfile", "empty", "hard.txt", "linkdir", "top.txt"]
-            .map(w.l)
+          ...["a", "a/b", "a/b/file.txt", "a/b/other.md", "a/inner", "a/linkfile", "empty", "hard.txt", "linkdir", "top.txt"].map(w.l)
         ])
         expect(await ok(h, w.req("glob", { pattern: w.l("linkdir/*"), root: w.logicalRoot }))).toEqual([])
         expect(await ok(h, w.req("glob", { pattern: w.l("a/inner/*"), root: w.logicalRoot }))).toEqual([])
@@ -391,11 +379,7 @@ export const runConformance = (
         const { w, h } = setup()
         await refused(h, w.req("makeDirectory", { path: w.l("a") }), "AlreadyExists")
         await refused(h, w.req("makeDirectory", { path: w.l("linkdir/evil") }), "PermissionDenied")
-        await refused(
-          h,
-          w.req("makeDirectory", { path: w.l("a/inner/evil"), options: { recursive: true } }),
-          "PermissionDenied"
-        )
+        await refused(h, w.req("makeDirectory", { path: w.l("a/inner/evil"), options: { recursive: true } }), "PermissionDenied")
         await refused(h, w.req("makeDirectory", { path: w.l("../outside/evil") }), "PermissionDenied")
         expect(fs.existsSync(path.join(w.s.outside, "evil"))).toBe(false)
         expect(fs.existsSync(w.s.abs("a/b/evil"))).toBe(false)
@@ -586,13 +570,16 @@ export const runConformance = (
       if (features.globInBatch !== false) {
         it("runs glob members (pinnedfs extension), answering absolute paths", async () => {
           const { w, h } = setup()
-          const answer = await ok(h, w.req("batch", {
-            requests: [
-              { operation: "glob", path: w.l("a/b/*.md"), root: w.logicalRoot },
-              { operation: "glob", path: `${w.s.outside}/*`, root: w.logicalRoot },
-              { operation: "glob", path: w.l("**/*.txt"), root: w.logicalRoot, options: { exclude: [w.l("a/**")] } }
-            ]
-          }))
+          const answer = await ok(
+            h,
+            w.req("batch", {
+              requests: [
+                { operation: "glob", path: w.l("a/b/*.md"), root: w.logicalRoot },
+                { operation: "glob", path: `${w.s.outside}/*`, root: w.logicalRoot },
+                { operation: "glob", path: w.l("**/*.txt"), root: w.logicalRoot, options: { exclude: [w.l("a/**")] } }
+              ]
+            })
+          )
           const [md, outside, txt] = answer.entries.map((e: { result: Result.Result<unknown, PlatformError.PlatformError> }) => e.result)
           expect(md).toEqual(Result.succeed({ operation: "glob", value: [w.l("a/b/other.md")] }))
           expect(tagOf(outside)).toBe("PermissionDenied")
@@ -613,13 +600,16 @@ export const runConformance = (
         const { w } = setup()
         fs.writeFileSync(w.s.abs("big.bin"), Buffer.alloc(100, 7))
         const h = extension({ batchLimits: { size: 8, response: 120 } })
-        const answer = await ok(h, w.req("batch", {
-          requests: [
-            { operation: "readFile", path: w.l("big.bin") },
-            { operation: "readFile", path: w.l("big.bin") },
-            { operation: "readFileString", path: w.l("top.txt") }
-          ]
-        }))
+        const answer = await ok(
+          h,
+          w.req("batch", {
+            requests: [
+              { operation: "readFile", path: w.l("big.bin") },
+              { operation: "readFile", path: w.l("big.bin") },
+              { operation: "readFileString", path: w.l("top.txt") }
+            ]
+          })
+        )
         const [first, second, third] = answer.entries.map((e: { result: Result.Result<any, any> }) => e.result)
         expect(valueOf(first).value.length).toBe(100)
         expect(tagOf(second)).toBe("BadArgument")
@@ -628,15 +618,18 @@ export const runConformance = (
 
       it("fails a malformed or non-read member alone", async () => {
         const { w, h } = setup()
-        const answer = await ok(h, w.req("batch", {
-          requests: [
-            { operation: "writeFile", path: w.l("x"), data: "" },
-            42,
-            { operation: "exists", path: "relative" },
-            { operation: "exists", path: w.s.secret },
-            { operation: "exists", path: w.l("top.txt") }
-          ]
-        }))
+        const answer = await ok(
+          h,
+          w.req("batch", {
+            requests: [
+              { operation: "writeFile", path: w.l("x"), data: "" },
+              42,
+              { operation: "exists", path: "relative" },
+              { operation: "exists", path: w.s.secret },
+              { operation: "exists", path: w.l("top.txt") }
+            ]
+          })
+        )
         const tags = answer.entries.map((e: { result: Result.Result<unknown, PlatformError.PlatformError> }) => tagOf(e.result))
         expect(tags).toEqual(["BadArgument", "BadArgument", "BadArgument", "PermissionDenied", "ok"])
         expect(fs.existsSync(w.s.abs("x"))).toBe(false)
@@ -708,18 +701,27 @@ export const runConformance = (
       describe("mkdirs and rmdirs (pinnedfs extensions)", () => {
         it("creates a planned tree, parent before child, with exact modes and identities", async () => {
           const { w, h } = setup()
-          const out = await ok(h, w.req("mkdirs", {
-            plan: [{ path: w.l("p"), mode: 0o755 }, { path: w.l("p/q"), mode: 0o700 }]
-          }))
+          const out = await ok(
+            h,
+            w.req("mkdirs", {
+              plan: [
+                { path: w.l("p"), mode: 0o755 },
+                { path: w.l("p/q"), mode: 0o700 }
+              ]
+            })
+          )
           expect(out.error).toBeNull()
           expect(out.created).toEqual([
             { path: w.l("p"), identity: identityOf(w.s.abs("p")) },
             { path: w.l("p/q"), identity: identityOf(w.s.abs("p/q")) }
           ])
           expect(fs.statSync(w.s.abs("p/q")).mode & 0o777).toBe(0o700)
-          const removed = await ok(h, w.req("rmdirs", {
-            owned: [...out.created].reverse()
-          }))
+          const removed = await ok(
+            h,
+            w.req("rmdirs", {
+              owned: [...out.created].reverse()
+            })
+          )
           expect(removed.stopped).toBe(false)
           expect(removed.members.map((m: { status: string }) => m.status)).toEqual(["removed", "removed"])
           expect(fs.existsSync(w.s.abs("p"))).toBe(false)
@@ -735,9 +737,12 @@ export const runConformance = (
 
         it("stops at a conflict, answering exactly what it created, and refuses links", async () => {
           const { w, h } = setup()
-          const out = await ok(h, w.req("mkdirs", {
-            plan: [{ path: w.l("made") }, { path: w.l("top.txt") }, { path: w.l("after") }]
-          }))
+          const out = await ok(
+            h,
+            w.req("mkdirs", {
+              plan: [{ path: w.l("made") }, { path: w.l("top.txt") }, { path: w.l("after") }]
+            })
+          )
           expect(out.error?.reason._tag).toBe("AlreadyExists")
           expect(out.error?.reason.pathOrDescriptor).toBe(w.l("top.txt"))
           // Whatever ran before the conflict is reported, with the identity it has on disk.
@@ -757,12 +762,13 @@ export const runConformance = (
           // Moved aside rather than removed, so the new directory cannot reuse its inode number.
           fs.renameSync(w.s.abs("swap"), w.s.abs("swapped-away"))
           fs.mkdirSync(w.s.abs("swap"))
-          const removed = await ok(h, w.req("rmdirs", {
-            owned: out.created.map((c: { path: string; identity: string }) => ({ ...c, optional: true }))
-          }))
-          const status = Object.fromEntries(
-            removed.members.map((m: { path: string; status: string }) => [m.path, m.status])
+          const removed = await ok(
+            h,
+            w.req("rmdirs", {
+              owned: out.created.map((c: { path: string; identity: string }) => ({ ...c, optional: true }))
+            })
           )
+          const status = Object.fromEntries(removed.members.map((m: { path: string; status: string }) => [m.path, m.status]))
           expect(status).toEqual({ [w.l("keep")]: "kept", [w.l("swap")]: "refused" })
           const refusedMember = removed.members.find((m: { status: string }) => m.status === "refused")
           expect(refusedMember.error?.reason.pathOrDescriptor).toBe(w.l("swap"))

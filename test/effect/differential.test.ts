@@ -39,12 +39,7 @@ interface Case {
   readonly divergence?: { readonly node: string; readonly ours: string; readonly why: string }
 }
 
-const c = (
-  name: string,
-  node: Case["node"],
-  wire: Case["wire"],
-  unordered = false
-): Case => ({ name, node, wire, unordered })
+const c = (name: string, node: Case["node"], wire: Case["wire"], unordered = false): Case => ({ name, node, wire, unordered })
 
 /**
  * A write: Effect types its result `void`, whatever Node's call returns at runtime (`fs.mkdir` with
@@ -64,43 +59,149 @@ const rmDirectory = {
 }
 
 const reads: ReadonlyArray<Case> = [
-  c("exists file", (f, p) => f.exists(p("top.txt")), (p) => ({ operation: "exists", path: p("top.txt") })),
-  c("exists directory", (f, p) => f.exists(p("a")), (p) => ({ operation: "exists", path: p("a") })),
-  c("exists missing", (f, p) => f.exists(p("nope")), (p) => ({ operation: "exists", path: p("nope") })),
-  c("exists root", (f, p) => f.exists(p("")), (p) => ({ operation: "exists", path: p("") })),
-  c("stat file", (f, p) => f.stat(p("a/b/file.txt")), (p) => ({ operation: "stat", path: p("a/b/file.txt") })),
-  c("stat directory", (f, p) => f.stat(p("a")), (p) => ({ operation: "stat", path: p("a") })),
-  c("stat missing", (f, p) => f.stat(p("nope")), (p) => ({ operation: "stat", path: p("nope") })),
-  c("stat under a file", (f, p) => f.stat(p("top.txt/x")), (p) => ({ operation: "stat", path: p("top.txt/x") })),
-  c("readFile", (f, p) => f.readFile(p("a/b/file.txt")), (p) => ({ operation: "readFile", path: p("a/b/file.txt") })),
-  c("readFile missing", (f, p) => f.readFile(p("nope")), (p) => ({ operation: "readFile", path: p("nope") })),
-  c("readFile directory", (f, p) => f.readFile(p("a")), (p) => ({ operation: "readFile", path: p("a") })),
-  c("readFile under a file", (f, p) => f.readFile(p("top.txt/x")), (p) => ({ operation: "readFile", path: p("top.txt/x") })),
-  c("readFile with ..", (f, p) => f.readFile(p("a/b/../b/file.txt")), (p) => ({ operation: "readFile", path: p("a/b/../b/file.txt") })),
-  c("readFileString", (f, p) => f.readFileString(p("top.txt")), (p) => ({ operation: "readFileString", path: p("top.txt") })),
+  c(
+    "exists file",
+    (f, p) => f.exists(p("top.txt")),
+    (p) => ({ operation: "exists", path: p("top.txt") })
+  ),
+  c(
+    "exists directory",
+    (f, p) => f.exists(p("a")),
+    (p) => ({ operation: "exists", path: p("a") })
+  ),
+  c(
+    "exists missing",
+    (f, p) => f.exists(p("nope")),
+    (p) => ({ operation: "exists", path: p("nope") })
+  ),
+  c(
+    "exists root",
+    (f, p) => f.exists(p("")),
+    (p) => ({ operation: "exists", path: p("") })
+  ),
+  c(
+    "stat file",
+    (f, p) => f.stat(p("a/b/file.txt")),
+    (p) => ({ operation: "stat", path: p("a/b/file.txt") })
+  ),
+  c(
+    "stat directory",
+    (f, p) => f.stat(p("a")),
+    (p) => ({ operation: "stat", path: p("a") })
+  ),
+  c(
+    "stat missing",
+    (f, p) => f.stat(p("nope")),
+    (p) => ({ operation: "stat", path: p("nope") })
+  ),
+  c(
+    "stat under a file",
+    (f, p) => f.stat(p("top.txt/x")),
+    (p) => ({ operation: "stat", path: p("top.txt/x") })
+  ),
+  c(
+    "readFile",
+    (f, p) => f.readFile(p("a/b/file.txt")),
+    (p) => ({ operation: "readFile", path: p("a/b/file.txt") })
+  ),
+  c(
+    "readFile missing",
+    (f, p) => f.readFile(p("nope")),
+    (p) => ({ operation: "readFile", path: p("nope") })
+  ),
+  c(
+    "readFile directory",
+    (f, p) => f.readFile(p("a")),
+    (p) => ({ operation: "readFile", path: p("a") })
+  ),
+  c(
+    "readFile under a file",
+    (f, p) => f.readFile(p("top.txt/x")),
+    (p) => ({ operation: "readFile", path: p("top.txt/x") })
+  ),
+  c(
+    "readFile with ..",
+    (f, p) => f.readFile(p("a/b/../b/file.txt")),
+    (p) => ({ operation: "readFile", path: p("a/b/../b/file.txt") })
+  ),
+  c(
+    "readFileString",
+    (f, p) => f.readFileString(p("top.txt")),
+    (p) => ({ operation: "readFileString", path: p("top.txt") })
+  ),
   c(
     "readFileString latin1",
     (f, p) => f.readFileString(p("top.txt"), "latin1"),
     (p) => ({ operation: "readFileString", path: p("top.txt"), encoding: "latin1" })
   ),
-  c("readFileString missing", (f, p) => f.readFileString(p("nope")), (p) => ({ operation: "readFileString", path: p("nope") })),
-  c("readDirectory", (f, p) => f.readDirectory(p("a")), (p) => ({ operation: "readDirectory", path: p("a") }), true),
-  c("readDirectory root", (f, p) => f.readDirectory(p("")), (p) => ({ operation: "readDirectory", path: p("") }), true),
-  c("readDirectory empty", (f, p) => f.readDirectory(p("empty")), (p) => ({ operation: "readDirectory", path: p("empty") })),
+  c(
+    "readFileString missing",
+    (f, p) => f.readFileString(p("nope")),
+    (p) => ({ operation: "readFileString", path: p("nope") })
+  ),
+  c(
+    "readDirectory",
+    (f, p) => f.readDirectory(p("a")),
+    (p) => ({ operation: "readDirectory", path: p("a") }),
+    true
+  ),
+  c(
+    "readDirectory root",
+    (f, p) => f.readDirectory(p("")),
+    (p) => ({ operation: "readDirectory", path: p("") }),
+    true
+  ),
+  c(
+    "readDirectory empty",
+    (f, p) => f.readDirectory(p("empty")),
+    (p) => ({ operation: "readDirectory", path: p("empty") })
+  ),
   c(
     "readDirectory recursive",
     (f, p) => f.readDirectory(p("a"), { recursive: true }),
     (p) => ({ operation: "readDirectory", path: p("a"), options: { recursive: true } }),
     true
   ),
-  c("readDirectory missing", (f, p) => f.readDirectory(p("nope")), (p) => ({ operation: "readDirectory", path: p("nope") })),
-  c("readDirectory file", (f, p) => f.readDirectory(p("top.txt")), (p) => ({ operation: "readDirectory", path: p("top.txt") })),
-  c("readLink file", (f, p) => f.readLink(p("top.txt")), (p) => ({ operation: "readLink", path: p("top.txt") })),
-  c("readLink missing", (f, p) => f.readLink(p("nope")), (p) => ({ operation: "readLink", path: p("nope") })),
-  c("realPath file", (f, p) => f.realPath(p("a/b/file.txt")), (p) => ({ operation: "realPath", path: p("a/b/file.txt") })),
-  c("realPath with ..", (f, p) => f.realPath(p("a/b/..")), (p) => ({ operation: "realPath", path: p("a/b/..") })),
-  c("realPath root", (f, p) => f.realPath(p("")), (p) => ({ operation: "realPath", path: p("") })),
-  c("realPath missing", (f, p) => f.realPath(p("nope")), (p) => ({ operation: "realPath", path: p("nope") }))
+  c(
+    "readDirectory missing",
+    (f, p) => f.readDirectory(p("nope")),
+    (p) => ({ operation: "readDirectory", path: p("nope") })
+  ),
+  c(
+    "readDirectory file",
+    (f, p) => f.readDirectory(p("top.txt")),
+    (p) => ({ operation: "readDirectory", path: p("top.txt") })
+  ),
+  c(
+    "readLink file",
+    (f, p) => f.readLink(p("top.txt")),
+    (p) => ({ operation: "readLink", path: p("top.txt") })
+  ),
+  c(
+    "readLink missing",
+    (f, p) => f.readLink(p("nope")),
+    (p) => ({ operation: "readLink", path: p("nope") })
+  ),
+  c(
+    "realPath file",
+    (f, p) => f.realPath(p("a/b/file.txt")),
+    (p) => ({ operation: "realPath", path: p("a/b/file.txt") })
+  ),
+  c(
+    "realPath with ..",
+    (f, p) => f.realPath(p("a/b/..")),
+    (p) => ({ operation: "realPath", path: p("a/b/..") })
+  ),
+  c(
+    "realPath root",
+    (f, p) => f.realPath(p("")),
+    (p) => ({ operation: "realPath", path: p("") })
+  ),
+  c(
+    "realPath missing",
+    (f, p) => f.realPath(p("nope")),
+    (p) => ({ operation: "realPath", path: p("nope") })
+  )
 ]
 
 const glob = (pattern: string, exclude?: (p: P) => Array<string>, root = ""): Case =>
@@ -123,11 +224,7 @@ const glob = (pattern: string, exclude?: (p: P) => Array<string>, root = ""): Ca
 const relativeGlob = (pattern: string, exclude: Array<string>, root = ""): Case =>
   c(
     `glob ${pattern} excluding ${exclude.join(", ")} (relative${root ? `, from ${root}` : ""})`,
-    (f, p) =>
-      Effect.map(
-        f.glob(pattern, { root: p(root), exclude }),
-        (paths) => paths.map((relative) => path.join(p(root), relative))
-      ),
+    (f, p) => Effect.map(f.glob(pattern, { root: p(root), exclude }), (paths) => paths.map((relative) => path.join(p(root), relative))),
     (p) => ({ operation: "glob", pattern: path.join(p(root), pattern), root: p(root), options: { exclude } })
   )
 
@@ -168,8 +265,16 @@ const globs: ReadonlyArray<Case> = [
 ]
 
 const writes: ReadonlyArray<Case> = [
-  write("makeDirectory", (f, p) => f.makeDirectory(p("new")), (p) => ({ operation: "makeDirectory", path: p("new") })),
-  write("makeDirectory existing", (f, p) => f.makeDirectory(p("a")), (p) => ({ operation: "makeDirectory", path: p("a") })),
+  write(
+    "makeDirectory",
+    (f, p) => f.makeDirectory(p("new")),
+    (p) => ({ operation: "makeDirectory", path: p("new") })
+  ),
+  write(
+    "makeDirectory existing",
+    (f, p) => f.makeDirectory(p("a")),
+    (p) => ({ operation: "makeDirectory", path: p("a") })
+  ),
   write(
     "makeDirectory recursive",
     (f, p) => f.makeDirectory(p("n/e/w"), { recursive: true }),
@@ -180,43 +285,113 @@ const writes: ReadonlyArray<Case> = [
     (f, p) => f.makeDirectory(p("a/b"), { recursive: true }),
     (p) => ({ operation: "makeDirectory", path: p("a/b"), options: { recursive: true } })
   ),
-  write("makeDirectory missing parent", (f, p) => f.makeDirectory(p("x/y")), (p) => ({ operation: "makeDirectory", path: p("x/y") })),
-  write("makeDirectory under a file", (f, p) => f.makeDirectory(p("top.txt/y")), (p) => ({ operation: "makeDirectory", path: p("top.txt/y") })),
+  write(
+    "makeDirectory missing parent",
+    (f, p) => f.makeDirectory(p("x/y")),
+    (p) => ({ operation: "makeDirectory", path: p("x/y") })
+  ),
+  write(
+    "makeDirectory under a file",
+    (f, p) => f.makeDirectory(p("top.txt/y")),
+    (p) => ({ operation: "makeDirectory", path: p("top.txt/y") })
+  ),
   write(
     "makeDirectory mode",
     (f, p) => f.makeDirectory(p("m"), { mode: 0o711 }),
     (p) => ({ operation: "makeDirectory", path: p("m"), options: { mode: 0o711 } })
   ),
-  write("remove file", (f, p) => f.remove(p("top.txt")), (p) => ({ operation: "remove", path: p("top.txt") })),
-  write("remove missing", (f, p) => f.remove(p("nope")), (p) => ({ operation: "remove", path: p("nope") })),
+  write(
+    "remove file",
+    (f, p) => f.remove(p("top.txt")),
+    (p) => ({ operation: "remove", path: p("top.txt") })
+  ),
+  write(
+    "remove missing",
+    (f, p) => f.remove(p("nope")),
+    (p) => ({ operation: "remove", path: p("nope") })
+  ),
   write(
     "remove missing, forced",
     (f, p) => f.remove(p("nope"), { force: true }),
     (p) => ({ operation: "remove", path: p("nope"), options: { force: true } })
   ),
-  write("remove empty directory", (f, p) => f.remove(p("empty")), (p) => ({ operation: "remove", path: p("empty") }), rmDirectory),
-  write("remove directory", (f, p) => f.remove(p("a")), (p) => ({ operation: "remove", path: p("a") }), rmDirectory),
+  write(
+    "remove empty directory",
+    (f, p) => f.remove(p("empty")),
+    (p) => ({ operation: "remove", path: p("empty") }),
+    rmDirectory
+  ),
+  write(
+    "remove directory",
+    (f, p) => f.remove(p("a")),
+    (p) => ({ operation: "remove", path: p("a") }),
+    rmDirectory
+  ),
   write(
     "remove directory recursive",
     (f, p) => f.remove(p("a"), { recursive: true }),
     (p) => ({ operation: "remove", path: p("a"), options: { recursive: true } })
   ),
-  write("rename file", (f, p) => f.rename(p("top.txt"), p("a/moved.txt")), (p) => ({ operation: "rename", from: p("top.txt"), to: p("a/moved.txt") })),
-  write("rename over a file", (f, p) => f.rename(p("top.txt"), p("z.md")), (p) => ({ operation: "rename", from: p("top.txt"), to: p("z.md") })),
-  write("rename directory", (f, p) => f.rename(p("a/b"), p("b2")), (p) => ({ operation: "rename", from: p("a/b"), to: p("b2") })),
-  write("rename missing", (f, p) => f.rename(p("nope"), p("x")), (p) => ({ operation: "rename", from: p("nope"), to: p("x") })),
-  write("rename into missing", (f, p) => f.rename(p("top.txt"), p("no/x")), (p) => ({ operation: "rename", from: p("top.txt"), to: p("no/x") })),
-  write("rename directory over a file", (f, p) => f.rename(p("empty"), p("top.txt")), (p) => ({ operation: "rename", from: p("empty"), to: p("top.txt") })),
-  write("rename file over a directory", (f, p) => f.rename(p("top.txt"), p("a")), (p) => ({ operation: "rename", from: p("top.txt"), to: p("a") })),
-  write("chmod file", (f, p) => f.chmod(p("top.txt"), 0o600), (p) => ({ operation: "chmod", path: p("top.txt"), options: { mode: 0o600 } })),
-  write("chmod directory", (f, p) => f.chmod(p("a"), 0o700), (p) => ({ operation: "chmod", path: p("a"), options: { mode: 0o700 } })),
-  write("chmod missing", (f, p) => f.chmod(p("nope"), 0o600), (p) => ({ operation: "chmod", path: p("nope"), options: { mode: 0o600 } })),
+  write(
+    "rename file",
+    (f, p) => f.rename(p("top.txt"), p("a/moved.txt")),
+    (p) => ({ operation: "rename", from: p("top.txt"), to: p("a/moved.txt") })
+  ),
+  write(
+    "rename over a file",
+    (f, p) => f.rename(p("top.txt"), p("z.md")),
+    (p) => ({ operation: "rename", from: p("top.txt"), to: p("z.md") })
+  ),
+  write(
+    "rename directory",
+    (f, p) => f.rename(p("a/b"), p("b2")),
+    (p) => ({ operation: "rename", from: p("a/b"), to: p("b2") })
+  ),
+  write(
+    "rename missing",
+    (f, p) => f.rename(p("nope"), p("x")),
+    (p) => ({ operation: "rename", from: p("nope"), to: p("x") })
+  ),
+  write(
+    "rename into missing",
+    (f, p) => f.rename(p("top.txt"), p("no/x")),
+    (p) => ({ operation: "rename", from: p("top.txt"), to: p("no/x") })
+  ),
+  write(
+    "rename directory over a file",
+    (f, p) => f.rename(p("empty"), p("top.txt")),
+    (p) => ({ operation: "rename", from: p("empty"), to: p("top.txt") })
+  ),
+  write(
+    "rename file over a directory",
+    (f, p) => f.rename(p("top.txt"), p("a")),
+    (p) => ({ operation: "rename", from: p("top.txt"), to: p("a") })
+  ),
+  write(
+    "chmod file",
+    (f, p) => f.chmod(p("top.txt"), 0o600),
+    (p) => ({ operation: "chmod", path: p("top.txt"), options: { mode: 0o600 } })
+  ),
+  write(
+    "chmod directory",
+    (f, p) => f.chmod(p("a"), 0o700),
+    (p) => ({ operation: "chmod", path: p("a"), options: { mode: 0o700 } })
+  ),
+  write(
+    "chmod missing",
+    (f, p) => f.chmod(p("nope"), 0o600),
+    (p) => ({ operation: "chmod", path: p("nope"), options: { mode: 0o600 } })
+  ),
   write(
     "chown file to its owner",
     (f, p) => f.chown(p("top.txt"), process.getuid!(), process.getgid!()),
     (p) => ({ operation: "chown", path: p("top.txt"), options: { uid: process.getuid!(), gid: process.getgid!() } })
   ),
-  write("chown missing", (f, p) => f.chown(p("nope"), 0, 0), (p) => ({ operation: "chown", path: p("nope"), options: { uid: 0, gid: 0 } })),
+  write(
+    "chown missing",
+    (f, p) => f.chown(p("nope"), 0, 0),
+    (p) => ({ operation: "chown", path: p("nope"), options: { uid: 0, gid: 0 } })
+  ),
   write(
     "writeFile new",
     (f, p) => f.writeFile(p("new.bin"), new Uint8Array([1, 2, 3])),
@@ -295,16 +470,19 @@ const fileInfoShape = (i: FileSystem.File.Info) => ({
 })
 
 const snapshot = (root: string): Array<string> =>
-  fs.readdirSync(root, { recursive: true, encoding: "utf8" }).sort().map((name) => {
-    const at = path.join(root, name)
-    const st = fs.lstatSync(at)
-    const content = st.isFile() ? fs.readFileSync(at, "base64") : st.isSymbolicLink() ? fs.readlinkSync(at) : ""
-    return `${name} ${st.mode.toString(8)} ${st.size} ${content}`
-  })
+  fs
+    .readdirSync(root, { recursive: true, encoding: "utf8" })
+    .sort()
+    .map((name) => {
+      const at = path.join(root, name)
+      const st = fs.lstatSync(at)
+      const content = st.isFile() ? fs.readFileSync(at, "base64") : st.isSymbolicLink() ? fs.readlinkSync(at) : ""
+      return `${name} ${st.mode.toString(8)} ${st.size} ${content}`
+    })
 
 const nodeRun = <A>(effect: (f: FileSystem.FileSystem) => Effect.Effect<A, PlatformError.PlatformError>) =>
   run(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       return yield* effect(yield* FileSystem.FileSystem)
     }).pipe(Effect.provide(NodeFileSystem.layer))
   )
@@ -326,9 +504,7 @@ describe.each(strategies)("differential against NodeFileSystem (%s)", (strategy)
     const theirs = await nodeRun((f) => k.node(f, a.l))
     const ours = await run(extension().execute({ ...b.roots, ...k.wire(b.l) }))
     const shown = (exit: Exit.Exit<unknown, PlatformError.PlatformError>, w: Workspace) =>
-      Exit.isSuccess(exit)
-        ? { ok: normalize(exit.value, w) }
-        : { failed: failureTag(exit) }
+      Exit.isSuccess(exit) ? { ok: normalize(exit.value, w) } : { failed: failureTag(exit) }
     const expected = shown(theirs, a)
     const actual = shown(ours, b)
     if (k.divergence !== undefined) {
@@ -356,7 +532,21 @@ describe.each(strategies)("differential against NodeFileSystem (%s)", (strategy)
       const ours = await ok(h, w.req("stat", { path: w.l(relative) }))
       if (!Exit.isSuccess(theirs)) throw new Error("NodeFileSystem.stat failed")
       const expected = theirs.value
-      for (const field of ["type", "dev", "ino", "mode", "nlink", "uid", "gid", "rdev", "size", "blksize", "blocks", "mtime", "atime"] as const) {
+      for (const field of [
+        "type",
+        "dev",
+        "ino",
+        "mode",
+        "nlink",
+        "uid",
+        "gid",
+        "rdev",
+        "size",
+        "blksize",
+        "blocks",
+        "mtime",
+        "atime"
+      ] as const) {
         expect(ours[field], `${relative || "root"}: ${field}`).toEqual(expected[field])
       }
       // Both read the birth time through statx where the file system records one (Node shows the

@@ -14,9 +14,28 @@ import { strategies } from "../support/strategies.ts"
 import { base64, workspace } from "./support.ts"
 
 const operations = [
-  "exists", "stat", "readFile", "readFileString", "readDirectory", "readLink", "realPath", "resolve", "glob",
-  "makeDirectory", "remove", "rename", "chmod", "chown", "writeFile", "writeFileString", "batch", "mkdirs",
-  "rmdirs", "nope", "", "__proto__"
+  "exists",
+  "stat",
+  "readFile",
+  "readFileString",
+  "readDirectory",
+  "readLink",
+  "realPath",
+  "resolve",
+  "glob",
+  "makeDirectory",
+  "remove",
+  "rename",
+  "chmod",
+  "chown",
+  "writeFile",
+  "writeFileString",
+  "batch",
+  "mkdirs",
+  "rmdirs",
+  "nope",
+  "",
+  "__proto__"
 ]
 
 const names = ["a", "b", "f.txt", "link", "in", "..", ".", "", "x\0y", "*", "**", "é", " "]

@@ -63,7 +63,7 @@ describe.each(strategies)("extension lifetime (%s)", (strategy) => {
   }, 120_000) // bounded in iterations; the timeout only bounds a machine shared by many
 
   it("bounds the pinned roots, closing the least recently used, and closes all on close()", async () => {
-    const workspaces = [workspace({ "f": "0" }), workspace({ "f": "1" }), workspace({ "f": "2" })]
+    const workspaces = [workspace({ f: "0" }), workspace({ f: "1" }), workspace({ f: "2" })]
     const extension = NodeAtomicFileSystem.make({ strategy, rootCacheSize: 2 })
     const h = host(extension)
     const baseline = openDescriptorCount()
@@ -86,7 +86,7 @@ describe.each(strategies)("extension lifetime (%s)", (strategy) => {
   })
 
   it("does not close a root under a request that is using it", async () => {
-    const workspaces = Array.from({ length: 6 }, (_, i) => workspace({ "f": String(i) }))
+    const workspaces = Array.from({ length: 6 }, (_, i) => workspace({ f: String(i) }))
     const extension = NodeAtomicFileSystem.make({ strategy, rootCacheSize: 1 })
     const h = host(extension)
     const baseline = openDescriptorCount()
@@ -135,12 +135,17 @@ describe("NodeAtomicFileSystem.layer", () => {
   it("provides NodeFileSystem with the extension attached, and closes its roots with the scope", async () => {
     const w = workspace({ "top.txt": "top" })
     const baseline = openDescriptorCount()
-    const program = Effect.gen(function*() {
+    const program = Effect.gen(function* () {
       const fileSystem = yield* FileSystem.FileSystem
-      const extension = (fileSystem as unknown as Record<symbol, NodeAtomicFileSystem.Options & {
-        readonly noFollowAuthorization: true
-        readonly execute: (r: unknown) => Effect.Effect<unknown, unknown>
-      }>)[AtomicFileSystemTypeId]!
+      const extension = (
+        fileSystem as unknown as Record<
+          symbol,
+          NodeAtomicFileSystem.Options & {
+            readonly noFollowAuthorization: true
+            readonly execute: (r: unknown) => Effect.Effect<unknown, unknown>
+          }
+        >
+      )[AtomicFileSystemTypeId]!
       expect(extension.noFollowAuthorization).toBe(true)
       expect(yield* fileSystem.readFileString(w.b("top.txt"))).toBe("top")
       expect(yield* extension.execute(w.req("readFileString", { path: w.l("top.txt") }))).toBe("top")
@@ -150,7 +155,7 @@ describe("NodeAtomicFileSystem.layer", () => {
     expect(inside).toBe(baseline + 1)
     expect(openDescriptorCount()).toBe(baseline)
     const exit = await run(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const fileSystem = yield* FileSystem.FileSystem
         return AtomicFileSystemTypeId in fileSystem
       }).pipe(Effect.provide(NodeAtomicFileSystem.layer))

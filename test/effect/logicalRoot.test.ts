@@ -60,7 +60,10 @@ describe.each(strategies)("logicalRoot checked against the identity (%s)", (stra
 
   it("refuses a readMany-backed batch and a general batch as a whole", async () => {
     const { other, h, req } = setup()
-    const reads = [{ operation: "readFileString", path: `${other}/secret.txt` }, { operation: "exists", path: `${other}/a` }]
+    const reads = [
+      { operation: "readFileString", path: `${other}/secret.txt` },
+      { operation: "exists", path: `${other}/a` }
+    ]
     expectRefused(await failure(h, req("batch", { requests: reads })), other)
     const withGlob = [...reads, { operation: "glob", path: `${other}/*.txt`, root: other }]
     expectRefused(await failure(h, req("batch", { requests: withGlob })), other)
@@ -78,10 +81,7 @@ describe.each(strategies)("logicalRoot checked against the identity (%s)", (stra
     fs.unlinkSync(w.logicalRoot)
     fs.symlinkSync(other, w.logicalRoot)
     expectRefused(await failure(h, w.req("readFileString", { path: w.l("secret.txt") })), w.logicalRoot)
-    expectRefused(
-      await failure(h, w.req("batch", { requests: [{ operation: "readFileString", path: w.l("secret.txt") }] })),
-      w.logicalRoot
-    )
+    expectRefused(await failure(h, w.req("batch", { requests: [{ operation: "readFileString", path: w.l("secret.txt") }] })), w.logicalRoot)
     expectRefused(await failure(h, w.req("writeFileString", { path: w.l("new.txt"), data: "x" })), w.logicalRoot)
     expect(fs.existsSync(w.s.abs("new.txt"))).toBe(false)
     // Pointed back, the same triple works again: the pinned root was never the problem.
@@ -93,7 +93,13 @@ describe.each(strategies)("logicalRoot checked against the identity (%s)", (stra
   it("refuses a logicalRoot that names nothing", async () => {
     const { w, h } = setup()
     const gone = path.join(path.dirname(w.s.root), "gone")
-    const e = await failure(h, { operation: "readFileString", boundaryRoot: w.boundaryRoot, logicalRoot: gone, rootIdentity: w.rootIdentity, path: `${gone}/secret.txt` })
+    const e = await failure(h, {
+      operation: "readFileString",
+      boundaryRoot: w.boundaryRoot,
+      logicalRoot: gone,
+      rootIdentity: w.rootIdentity,
+      path: `${gone}/secret.txt`
+    })
     expectRefused(e, gone)
   })
 })

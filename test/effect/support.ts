@@ -72,8 +72,7 @@ export const ok = async (h: Host, request: unknown): Promise<any> => {
 }
 
 /** Runs a request that must fail with a typed PlatformError (never a defect), answering it. */
-export const failure = (h: Host, request: unknown): Promise<PlatformError.PlatformError> =>
-  failureOf(h.execute(request))
+export const failure = (h: Host, request: unknown): Promise<PlatformError.PlatformError> => failureOf(h.execute(request))
 
 /** Runs an effect that must fail with a typed PlatformError (never a defect), answering it. */
 export const failureOf = async (effect: Effect.Effect<unknown, PlatformError.PlatformError>): Promise<PlatformError.PlatformError> => {
@@ -98,5 +97,4 @@ export const tagOf = (result: Result.Result<unknown, PlatformError.PlatformError
   Result.isFailure(result) ? result.failure.reason._tag : "ok"
 
 /** A batch entry's success value (`{ operation, value }`), or a thrown error. */
-export const valueOf = (result: Result.Result<any, PlatformError.PlatformError>): any =>
-  Result.getOrThrow(result)
+export const valueOf = (result: Result.Result<any, PlatformError.PlatformError>): any => Result.getOrThrow(result)

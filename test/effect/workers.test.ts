@@ -54,9 +54,7 @@ describe.each(strategies)("addon from worker threads (%s)", (strategy) => {
     await runWorker({ root: w.boundaryRoot, strategy, rounds: 1, mode: "close" })
     const baseline = openDescriptorCount()
     const rounds = 25
-    const answers = await Promise.all(
-      Array.from({ length: 4 }, () => runWorker({ root: w.boundaryRoot, strategy, rounds, mode }))
-    )
+    const answers = await Promise.all(Array.from({ length: 4 }, () => runWorker({ root: w.boundaryRoot, strategy, rounds, mode })))
     for (const a of answers) {
       expect(a.identity).toBe(identityOf(w.boundaryRoot))
       expect(a.strategy).toBe(strategy)
@@ -89,17 +87,21 @@ describe("the Effect extension from worker threads", () => {
       })
     })
 
-  it.each([true, false])("four workers, each with its own extension (close: %s)", async (close) => {
-    const w = workspace({ "top.txt": "top" })
-    // One level below the package root, as dist/ is.
-    const module = path.join(transpiled, "effect", "index.js")
-    const data = { module, strategy, roots: w.roots, rounds: 10, close }
-    await runEffectWorker({ ...data, rounds: 1 })
-    const baseline = openDescriptorCount()
-    const answers = await Promise.all(Array.from({ length: 4 }, () => runEffectWorker(data)))
-    for (const a of answers) {
-      expect(a.answers).toEqual(Array.from({ length: 10 }, () => ["top", "PermissionDenied", "Success,Success"]).flat())
-    }
-    expect(openDescriptorCount()).toBe(baseline)
-  }, 120_000) // five workers each loading Effect: seconds on a shared machine
+  it.each([true, false])(
+    "four workers, each with its own extension (close: %s)",
+    async (close) => {
+      const w = workspace({ "top.txt": "top" })
+      // One level below the package root, as dist/ is.
+      const module = path.join(transpiled, "effect", "index.js")
+      const data = { module, strategy, roots: w.roots, rounds: 10, close }
+      await runEffectWorker({ ...data, rounds: 1 })
+      const baseline = openDescriptorCount()
+      const answers = await Promise.all(Array.from({ length: 4 }, () => runEffectWorker(data)))
+      for (const a of answers) {
+        expect(a.answers).toEqual(Array.from({ length: 10 }, () => ["top", "PermissionDenied", "Success,Success"]).flat())
+      }
+      expect(openDescriptorCount()).toBe(baseline)
+    },
+    120_000
+  ) // five workers each loading Effect: seconds on a shared machine
 })

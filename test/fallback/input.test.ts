@@ -72,7 +72,7 @@ describe("fallback layer", () => {
   it("attaches the extension to a copy of Node's FileSystem, which keeps working as before", async () => {
     const s = scratch()
     fs.writeFileSync(s.abs("a.txt"), "via layer")
-    const service = Effect.gen(function*() {
+    const service = Effect.gen(function* () {
       return yield* FileSystem.FileSystem
     })
     const withExtension = await Effect.runPromise(Effect.provide(service, PathAtomicFileSystem.layer))

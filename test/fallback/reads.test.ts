@@ -32,7 +32,7 @@ describe.each(spellings)("fallback reads (%s root)", (spelling) => {
     const h = await setup()
     const effectLstat = (p: string) =>
       Effect.runPromise(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const efs = yield* FileSystem.FileSystem
           return yield* efs.lstat(p)
         }).pipe(Effect.provide(NodeFileSystem.layer))
@@ -89,14 +89,9 @@ describe.each(spellings)("fallback reads (%s root)", (spelling) => {
     const h = await setup()
     const chain = (top: string, levels: number) => fs.mkdirSync(`${top}/${Array(levels).fill("d").join("/")}`, { recursive: true })
     chain(h.s.abs("ok"), 256)
-    expect(await h.run<Array<string>>({ operation: "readDirectory", path: h.at("ok"), options: { recursive: true } }))
-      .toHaveLength(256)
+    expect(await h.run<Array<string>>({ operation: "readDirectory", path: h.at("ok"), options: { recursive: true } })).toHaveLength(256)
     chain(h.s.abs("deep"), 257)
-    expectReason(
-      await h.fail({ operation: "readDirectory", path: h.at("deep"), options: { recursive: true } }),
-      "BadArgument",
-      /256/
-    )
+    expectReason(await h.fail({ operation: "readDirectory", path: h.at("deep"), options: { recursive: true } }), "BadArgument", /256/)
     expect(await h.run({ operation: "readDirectory", path: h.at("deep") })).toEqual(["d"])
   })
 

@@ -24,17 +24,15 @@ describe.each(spellings)("fallback refusals on a quiet tree (%s root)", (spellin
     const h = await setup()
     const paths = ["linkdir/secret.txt", "a/inner/file.txt", "a/linkfile"]
     for (const p of paths) {
-      for (
-        const request of [
-          { operation: "readFile", path: h.at(p) },
-          { operation: "readFileString", path: h.at(p) },
-          { operation: "writeFile", path: h.at(p), data: b64("pwned") },
-          { operation: "writeFileString", path: h.at(p), data: "pwned" },
-          { operation: "chmod", path: h.at(p), options: { mode: 0o777 } },
-          { operation: "chown", path: h.at(p), options: { uid: 0, gid: 0 } },
-          { operation: "realPath", path: h.at(p) }
-        ]
-      ) {
+      for (const request of [
+        { operation: "readFile", path: h.at(p) },
+        { operation: "readFileString", path: h.at(p) },
+        { operation: "writeFile", path: h.at(p), data: b64("pwned") },
+        { operation: "writeFileString", path: h.at(p), data: "pwned" },
+        { operation: "chmod", path: h.at(p), options: { mode: 0o777 } },
+        { operation: "chown", path: h.at(p), options: { uid: 0, gid: 0 } },
+        { operation: "realPath", path: h.at(p) }
+      ]) {
         const e = await h.fail(request)
         expectReason(e, "PermissionDenied", /symbolic link/)
         expect(e.reason._tag === "BadArgument" ? "" : e.reason.pathOrDescriptor).toBe(h.at(p))
@@ -66,16 +64,14 @@ describe.each(spellings)("fallback refusals on a quiet tree (%s root)", (spellin
   it("refuses a hard-linked file for read, stat, write, chmod and chown; removing our name is allowed", async () => {
     const h = await setup()
     fs.linkSync(h.s.secret, h.s.abs("hard"))
-    for (
-      const request of [
-        { operation: "readFile", path: h.at("hard") },
-        { operation: "stat", path: h.at("hard") },
-        { operation: "writeFile", path: h.at("hard"), data: b64("pwned") },
-        { operation: "writeFileString", path: h.at("hard"), data: "pwned", options: { flag: "a" } },
-        { operation: "chmod", path: h.at("hard"), options: { mode: 0o777 } },
-        { operation: "chown", path: h.at("hard"), options: { uid: 0, gid: 0 } }
-      ]
-    ) {
+    for (const request of [
+      { operation: "readFile", path: h.at("hard") },
+      { operation: "stat", path: h.at("hard") },
+      { operation: "writeFile", path: h.at("hard"), data: b64("pwned") },
+      { operation: "writeFileString", path: h.at("hard"), data: "pwned", options: { flag: "a" } },
+      { operation: "chmod", path: h.at("hard"), options: { mode: 0o777 } },
+      { operation: "chown", path: h.at("hard"), options: { uid: 0, gid: 0 } }
+    ]) {
       expectReason(await h.fail(request), "PermissionDenied", /hard-linked/)
     }
     expect(await h.run({ operation: "exists", path: h.at("hard") })).toBe(true)
@@ -91,8 +87,7 @@ describe.each(spellings)("fallback refusals on a quiet tree (%s root)", (spellin
       expectReason(await h.fail({ operation: "readFile", path: `${h.base}/${p}` }), "PermissionDenied", /escapes/)
       expectReason(await h.fail({ operation: "writeFileString", path: `${h.base}/${p}`, data: "x" }), "PermissionDenied")
     }
-    expect(Buffer.from(await h.run<Uint8Array>({ operation: "readFile", path: `${h.base}/a/b/../b/file.txt` })).toString())
-      .toBe("hello")
+    expect(Buffer.from(await h.run<Uint8Array>({ operation: "readFile", path: `${h.base}/a/b/../b/file.txt` })).toString()).toBe("hello")
     expectReason(await h.fail({ operation: "readFile", path: `${h.base}/a/inner/../b/file.txt` }), "PermissionDenied", /symbolic/)
     unchanged(h)
   })

@@ -58,10 +58,7 @@ describe.each(spellings)("fallback writes (%s root)", (spelling) => {
     await h.run({ operation: "makeDirectory", path: h.at("dir"), options: { recursive: true } })
     expectReason(await h.fail({ operation: "makeDirectory", path: h.at("dir") }), "AlreadyExists")
     expectReason(await h.fail({ operation: "makeDirectory", path: h.at("x/y") }), "NotFound")
-    expectReason(
-      await h.fail({ operation: "makeDirectory", path: h.at("keep.txt/y"), options: { recursive: true } }),
-      "BadResource"
-    )
+    expectReason(await h.fail({ operation: "makeDirectory", path: h.at("keep.txt/y"), options: { recursive: true } }), "BadResource")
   })
 
   it("remove: a file, a tree, force on a missing name; a directory without recursive is refused", async () => {
@@ -73,7 +70,7 @@ describe.each(spellings)("fallback writes (%s root)", (spelling) => {
     expect(fs.existsSync(h.s.abs("dir"))).toBe(false)
     expectReason(await h.fail({ operation: "remove", path: h.at("dir") }), "NotFound")
     await h.run({ operation: "remove", path: h.at("dir"), options: { force: true } })
-    expectReason(await h.fail({ operation: "remove", path: h.at("") , options: { recursive: true } }), "BadArgument")
+    expectReason(await h.fail({ operation: "remove", path: h.at(""), options: { recursive: true } }), "BadArgument")
   })
 
   it("remove acts on a link itself and never on what it names, even recursively", async () => {

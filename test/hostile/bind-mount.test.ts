@@ -14,7 +14,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../../src/index.ts"
+import { type PinnedFsError, PinnedRoot } from "../../src/index.ts"
 import { snapshot } from "../support/attacker.ts"
 import { strategies } from "../support/strategies.ts"
 import { scratch } from "../support/tree.ts"
@@ -56,7 +56,7 @@ describe.skipIf(cannotMount !== "").each(strategies)("bind mounts inside the roo
     fs.writeFileSync(path.join(data, "sub", "deep.txt"), "outside deep")
     const file = path.join(s.outside, "file.txt")
     fs.writeFileSync(file, "outside file")
-    s.make({ "tree/a.txt": "a", "tree/m/": "", "tree/z.txt": "z", "m/": "", "f": "inside", "plain/x.txt": "x" })
+    s.make({ "tree/a.txt": "a", "tree/m/": "", "tree/z.txt": "z", "m/": "", f: "inside", "plain/x.txt": "x" })
     bind(data, s.abs("m"))
     bind(data, s.abs("tree/m"))
     bind(file, s.abs("f"))

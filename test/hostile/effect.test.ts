@@ -23,12 +23,47 @@ const numRuns = Number(process.env.PINNEDFS_RUNS ?? 300)
 class Sentinel extends Error {}
 
 const OPERATIONS = [
-  "exists", "stat", "readFile", "readFileString", "readDirectory", "readLink", "realPath", "resolve", "glob",
-  "makeDirectory", "remove", "rename", "chmod", "chown", "writeFile", "writeFileString", "batch", "mkdirs",
-  "rmdirs", "nope", "constructor", "__proto__", "toString"
+  "exists",
+  "stat",
+  "readFile",
+  "readFileString",
+  "readDirectory",
+  "readLink",
+  "realPath",
+  "resolve",
+  "glob",
+  "makeDirectory",
+  "remove",
+  "rename",
+  "chmod",
+  "chown",
+  "writeFile",
+  "writeFileString",
+  "batch",
+  "mkdirs",
+  "rmdirs",
+  "nope",
+  "constructor",
+  "__proto__",
+  "toString"
 ]
-const FIELDS = ["path", "from", "to", "pattern", "root", "data", "encoding", "options", "requests", "plan", "owned",
-  "boundaryRoot", "logicalRoot", "rootIdentity", "operation"]
+const FIELDS = [
+  "path",
+  "from",
+  "to",
+  "pattern",
+  "root",
+  "data",
+  "encoding",
+  "options",
+  "requests",
+  "plan",
+  "owned",
+  "boundaryRoot",
+  "logicalRoot",
+  "rootIdentity",
+  "operation"
+]
 
 type Spec = { s: string } | { n: number } | { b: string } | { k: string }
 
@@ -41,13 +76,28 @@ describe.each(strategies)("Effect extension under hostile values (%s)", (strateg
 
     const spec: fc.Arbitrary<Spec> = fc.oneof(
       { weight: 3, arbitrary: fc.constantFrom("ABS", "ABS_DIR", "ABS_LOGICAL", "ABS_ROOT").map((s) => ({ s })) },
-      fc.constantFrom("", "a/f.txt", "top.txt", "link/secret.txt", "../outside/secret.txt", "x\0y", "BIG", "COMPONENTS",
-        "ABS", "ABS_OUT").map((s) => ({ s })),
+      fc
+        .constantFrom("", "a/f.txt", "top.txt", "link/secret.txt", "../outside/secret.txt", "x\0y", "BIG", "COMPONENTS", "ABS", "ABS_OUT")
+        .map((s) => ({ s })),
       fc.string({ maxLength: 20 }).map((s) => ({ s })),
       fc.constantFrom(0, -1, 0o7777, 2 ** 53, NaN, Infinity, 4294967295).map((n) => ({ n })),
       fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map((b) => ({ b: String(b) })),
-      fc.constantFrom("undefined", "null", "symbol", "fn", "throws", "trap", "nullproto", "polluted", "hugeArray",
-        "overBatch", "uint8", "date").map((k) => ({ k }))
+      fc
+        .constantFrom(
+          "undefined",
+          "null",
+          "symbol",
+          "fn",
+          "throws",
+          "trap",
+          "nullproto",
+          "polluted",
+          "hugeArray",
+          "overBatch",
+          "uint8",
+          "date"
+        )
+        .map((k) => ({ k }))
     )
     const build = (v: Spec): unknown => {
       if ("s" in v) {
@@ -63,18 +113,45 @@ describe.each(strategies)("Effect extension under hostile values (%s)", (strateg
       if ("n" in v) return v.n
       if ("b" in v) return BigInt(v.b)
       switch (v.k) {
-        case "undefined": return undefined
-        case "null": return null
-        case "symbol": return Symbol("hostile")
-        case "fn": return () => w.b("top.txt")
-        case "throws": return Object.defineProperty({}, "recursive", { get() { throw new Sentinel("getter") }, enumerable: true })
-        case "trap": return new Proxy({}, { get: () => { throw new Sentinel("trap") }, ownKeys: () => { throw new Sentinel("trap") } })
-        case "nullproto": return Object.create(null)
-        case "polluted": return Object.create({ path: w.b("link/secret.txt"), operation: "readFile" })
-        case "hugeArray": return new Array(100_000).fill(w.b("top.txt"))
-        case "overBatch": return new Array(50).fill({ operation: "exists", path: w.b("top.txt") })
-        case "uint8": return new Uint8Array([1, 2])
-        case "date": return new Date(0)
+        case "undefined":
+          return undefined
+        case "null":
+          return null
+        case "symbol":
+          return Symbol("hostile")
+        case "fn":
+          return () => w.b("top.txt")
+        case "throws":
+          return Object.defineProperty({}, "recursive", {
+            get() {
+              throw new Sentinel("getter")
+            },
+            enumerable: true
+          })
+        case "trap":
+          return new Proxy(
+            {},
+            {
+              get: () => {
+                throw new Sentinel("trap")
+              },
+              ownKeys: () => {
+                throw new Sentinel("trap")
+              }
+            }
+          )
+        case "nullproto":
+          return Object.create(null)
+        case "polluted":
+          return Object.create({ path: w.b("link/secret.txt"), operation: "readFile" })
+        case "hugeArray":
+          return new Array(100_000).fill(w.b("top.txt"))
+        case "overBatch":
+          return new Array(50).fill({ operation: "exists", path: w.b("top.txt") })
+        case "uint8":
+          return new Uint8Array([1, 2])
+        case "date":
+          return new Date(0)
       }
       throw new Error(`unknown spec ${JSON.stringify(v)}`)
     }
@@ -98,7 +175,13 @@ describe.each(strategies)("Effect extension under hostile values (%s)", (strateg
       // A well-formed base (roots and a path inside), so the hostile fields on top meet real work.
       const out: Record<string, unknown> = { operation: r.operation, ...(r.roots ? w.roots : {}), path: w.b("a/f.txt") }
       for (const [k, f] of Object.entries(r.fields as Record<string, { v?: Spec; getterThrows?: true }>)) {
-        if (f.getterThrows) Object.defineProperty(out, k, { get() { throw new Sentinel(`getter ${k}`) }, enumerable: true })
+        if (f.getterThrows)
+          Object.defineProperty(out, k, {
+            get() {
+              throw new Sentinel(`getter ${k}`)
+            },
+            enumerable: true
+          })
         else out[k] = build(f.v!)
       }
       return out

@@ -28,11 +28,11 @@ const describe = (e) =>
   e && typeof e === "object" && "reason" in e && typeof e.reason === "string"
     ? `${e.reason}/${e.refusal}: ${e.description}` // PinnedFsError
     : e && typeof e === "object" && typeof e.refusal === "string"
-    ? `native/${e.refusal}: ${e.description}` // the raw addon's error object
-    : e && typeof e === "object" && e.reason && typeof e.reason._tag === "string"
-    ? `${e.reason._tag}/${e.reason.cause?.refusal ?? e.cause?.refusal ?? ""}: ${e.reason.description ?? e.message}` // PlatformError
-    : `untyped: ${String(e)}`
-const bytesOf = (v) => (typeof v === "string" ? v.length : v?.byteLength ?? v?.length)
+      ? `native/${e.refusal}: ${e.description}` // the raw addon's error object
+      : e && typeof e === "object" && e.reason && typeof e.reason._tag === "string"
+        ? `${e.reason._tag}/${e.reason.cause?.refusal ?? e.cause?.refusal ?? ""}: ${e.reason.description ?? e.message}` // PlatformError
+        : `untyped: ${String(e)}`
+const bytesOf = (v) => (typeof v === "string" ? v.length : (v?.byteLength ?? v?.length))
 const answer = (v) => `ok:${bytesOf(v)}`
 
 /** Every reading entry over `rel` inside `root`, with a read limit of `limit` where one is settable. */
@@ -48,7 +48,8 @@ const everyEntry = async (root, rel, limit, { text = false, raw = true, perCall 
   const pinned = await PinnedRoot.open(root, { strategy, readLimit: limit })
   const read = text ? (p) => pinned.readFileString(p) : (p) => pinned.readFile(p)
   await settle("PinnedRoot.read", () => read(rel))
-  if (perCall) await settle("PinnedRoot.readPerCall", () => (text ? pinned.readFileString(rel, { limit }) : pinned.readFile(rel, { limit })))
+  if (perCall)
+    await settle("PinnedRoot.readPerCall", () => (text ? pinned.readFileString(rel, { limit }) : pinned.readFile(rel, { limit })))
   await settle("PinnedRoot.batch", async () => {
     const [m] = await pinned.batch([{ operation: text ? "readFileString" : "readFile", path: rel }], { response: 2 ** 31 })
     if (!m.ok) throw m.error
@@ -74,7 +75,9 @@ const everyEntry = async (root, rel, limit, { text = false, raw = true, perCall 
   const st = fs.statSync(boundaryRoot, { bigint: true })
   const roots = { boundaryRoot, logicalRoot: boundaryRoot, rootIdentity: `${st.dev}:${st.ino}` }
   const extension = NodeAtomicFileSystem.make({
-    strategy, contentLimit: limit, batchLimits: { response: 2 ** 31 }
+    strategy,
+    contentLimit: limit,
+    batchLimits: { response: 2 ** 31 }
   })
   const operation = text ? "readFileString" : "readFile"
   const abs = `${boundaryRoot}/${rel}`
@@ -98,10 +101,17 @@ const everyEntry = async (root, rel, limit, { text = false, raw = true, perCall 
   }
   await run("extension.execute", { operation, path: abs }, (v) => v)
   await run("extension.batch(readMany)", { operation: "batch", requests: [{ operation, path: abs }] }, member)
-  await run("extension.batch(general)", {
-    operation: "batch",
-    requests: [{ operation, path: abs }, { operation: "glob", path: `${boundaryRoot}/nothing-*`, root: boundaryRoot }]
-  }, member)
+  await run(
+    "extension.batch(general)",
+    {
+      operation: "batch",
+      requests: [
+        { operation, path: abs },
+        { operation: "glob", path: `${boundaryRoot}/nothing-*`, root: boundaryRoot }
+      ]
+    },
+    member
+  )
   extension.close()
   return out
 }
@@ -124,7 +134,8 @@ if (scenario === "sparse") {
   fs.writeFileSync(file, "sixteen bytes!!\n")
   const shared = new Int32Array(new SharedArrayBuffer(8))
   // A thread of its own, so the growing goes on while the main thread waits on the reads.
-  const grower = new Worker(`
+  const grower = new Worker(
+    `
     const { workerData } = require("node:worker_threads")
     const fs = require("node:fs")
     const flag = new Int32Array(workerData.shared)
@@ -136,15 +147,22 @@ if (scenario === "sparse") {
       Atomics.add(flag, 1, 1)
     }
     fs.closeSync(fd)
-  `, { eval: true, workerData: { shared: shared.buffer, file } })
+  `,
+    { eval: true, workerData: { shared: shared.buffer, file } }
+  )
   const pinned = await PinnedRoot.open(tree.root, { strategy, readLimit: 1 << 20 })
   const outcomes = {}
-  const count = (k) => { outcomes[k] = (outcomes[k] ?? 0) + 1 }
+  const count = (k) => {
+    outcomes[k] = (outcomes[k] ?? 0) + 1
+  }
   while (Atomics.load(shared, 1) === 0) await new Promise((r) => setImmediate(r))
   for (let round = 0; round < 100; round++) {
     const reads = Array.from({ length: 16 }, (_, i) =>
       (i % 4 === 3
-        ? pinned.batch([{ operation: "readFile", path: "growing.bin" }]).then(([m]) => { if (!m.ok) throw m.error; return m.value })
+        ? pinned.batch([{ operation: "readFile", path: "growing.bin" }]).then(([m]) => {
+            if (!m.ok) throw m.error
+            return m.value
+          })
         : pinned.readFile("growing.bin")
       ).then(
         (b) => count(b.length <= 1 << 20 ? "content" : `content over the limit: ${b.length}`),

@@ -60,7 +60,10 @@ describe.each(strategies)("huge and growing files (%s)", (strategy) => {
     const r = runChild(strategy, "race")
     const outcomes = r.outcomes as Record<string, number>
     // Nothing but the two typed outcomes, for all 1,600 reads.
-    expect(Object.keys(outcomes).filter((k) => k !== "content" && k !== "toolarge"), JSON.stringify(outcomes)).toEqual([])
+    expect(
+      Object.keys(outcomes).filter((k) => k !== "content" && k !== "toolarge"),
+      JSON.stringify(outcomes)
+    ).toEqual([])
     expect((outcomes.content ?? 0) + (outcomes.toolarge ?? 0)).toBe(1600)
     // The race was live: the file was resized under the reads, and some reads met it large.
     expect(r.truncations).toBeGreaterThan(0)

@@ -20,9 +20,28 @@ const REFUSALS = new Set(["", "symlink", "escape", "hardlink", "notregular", "ba
 // ---- hostile values ------------------------------------------------------------------------
 
 const path = fc.oneof(
-  fc.constantFrom("", "file.txt", "dir", "dir/sub/deep.txt", "out/secret.txt", "inner-link", "hard.txt",
-    "dir/hard2.txt", "../outside/secret.txt", "dir/../../x", "/etc/passwd", "new", "new/a", "dir/", ".", "..",
-    "a\0b", "\0", "file.txt/", "dir//sub///deep.txt"),
+  fc.constantFrom(
+    "",
+    "file.txt",
+    "dir",
+    "dir/sub/deep.txt",
+    "out/secret.txt",
+    "inner-link",
+    "hard.txt",
+    "dir/hard2.txt",
+    "../outside/secret.txt",
+    "dir/../../x",
+    "/etc/passwd",
+    "new",
+    "new/a",
+    "dir/",
+    ".",
+    "..",
+    "a\0b",
+    "\0",
+    "file.txt/",
+    "dir//sub///deep.txt"
+  ),
   fc.string({ maxLength: 40 }),
   fc.string({ unit: "binary", maxLength: 20 }),
   fc.array(fc.constantFrom("a", "..", ".", "dir", "sub", "out", "\0", "new"), { maxLength: 8 }).map((a) => a.join("/")),
@@ -35,10 +54,36 @@ const buildPath = (p) =>
 const value = fc.oneof(
   { weight: 4, arbitrary: path.map((p) => ({ s: p })) },
   { weight: 2, arbitrary: fc.integer({ min: -(2 ** 31), max: 2 ** 33 }).map((n) => ({ n })) },
-  fc.constantFrom(0, -1, 1, 0o7777, 0o10000, 2 ** 53, 2 ** 64, -0, 0.5, NaN, Infinity, -Infinity, 4294967294, 4294967295).map((n) => ({ n })),
+  fc
+    .constantFrom(0, -1, 1, 0o7777, 0o10000, 2 ** 53, 2 ** 64, -0, 0.5, NaN, Infinity, -Infinity, 4294967294, 4294967295)
+    .map((n) => ({ n })),
   fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map((b) => ({ b: String(b) })),
-  fc.constantFrom("undefined", "null", "true", "false", "symbol", "fn", "object", "nullproto", "array", "strings",
-    "mixed", "uint8", "int16", "date", "throws", "proxy", "closes", "grows", "hugeArray", "plan", "owned", "badowned").map((k) => ({ k }))
+  fc
+    .constantFrom(
+      "undefined",
+      "null",
+      "true",
+      "false",
+      "symbol",
+      "fn",
+      "object",
+      "nullproto",
+      "array",
+      "strings",
+      "mixed",
+      "uint8",
+      "int16",
+      "date",
+      "throws",
+      "proxy",
+      "closes",
+      "grows",
+      "hugeArray",
+      "plan",
+      "owned",
+      "badowned"
+    )
+    .map((k) => ({ k }))
 )
 
 let current // the handle a "closes" getter closes mid-marshalling
@@ -48,50 +93,128 @@ const build = (v) => {
   if ("n" in v) return v.n
   if ("b" in v) return BigInt(v.b)
   switch (v.k) {
-    case "undefined": return undefined
-    case "null": return null
-    case "true": return true
-    case "false": return false
-    case "symbol": return Symbol("hostile")
-    case "fn": return () => "x"
-    case "object": return { path: "file.txt", toString: () => "file.txt" }
-    case "nullproto": return Object.create(null)
-    case "array": return []
-    case "strings": return ["*.txt", "dir/**"]
-    case "mixed": return ["a", 1, null, {}]
-    case "uint8": return new Uint8Array([104, 105])
-    case "int16": return new Int16Array([1, 2])
-    case "date": return new Date(0)
-    case "throws": return Object.defineProperty({}, "path", { get() { throw new Error("getter") }, enumerable: true })
-    case "proxy": return new Proxy({}, { get() { throw new Error("trap") }, has() { throw new Error("trap") } })
-    case "closes": return Object.defineProperty([], 0, { get() { current?.close(); return "x" } })
+    case "undefined":
+      return undefined
+    case "null":
+      return null
+    case "true":
+      return true
+    case "false":
+      return false
+    case "symbol":
+      return Symbol("hostile")
+    case "fn":
+      return () => "x"
+    case "object":
+      return { path: "file.txt", toString: () => "file.txt" }
+    case "nullproto":
+      return Object.create(null)
+    case "array":
+      return []
+    case "strings":
+      return ["*.txt", "dir/**"]
+    case "mixed":
+      return ["a", 1, null, {}]
+    case "uint8":
+      return new Uint8Array([104, 105])
+    case "int16":
+      return new Int16Array([1, 2])
+    case "date":
+      return new Date(0)
+    case "throws":
+      return Object.defineProperty({}, "path", {
+        get() {
+          throw new Error("getter")
+        },
+        enumerable: true
+      })
+    case "proxy":
+      return new Proxy(
+        {},
+        {
+          get() {
+            throw new Error("trap")
+          },
+          has() {
+            throw new Error("trap")
+          }
+        }
+      )
+    case "closes":
+      return Object.defineProperty([], 0, {
+        get() {
+          current?.close()
+          return "x"
+        }
+      })
     // An array whose member getter makes the array longer while the addon walks it.
     case "grows": {
       const a = ["a", "b"]
-      Object.defineProperty(a, 0, { get() { for (let i = 0; i < 1000; i++) a.push("x"); return "a" } })
+      Object.defineProperty(a, 0, {
+        get() {
+          for (let i = 0; i < 1000; i++) a.push("x")
+          return "a"
+        }
+      })
       return a
     }
-    case "hugeArray": return new Array(200_000).fill("a")
-    case "plan": return [{ path: "new/p" }, { path: "new/p/q", mode: 0o700 }]
-    case "owned": return [{ path: "new/p", identity: "1:2", optional: true }]
-    case "badowned": return [{ path: "x", identity: "-1:+2" }, { path: "y", identity: "99999999999999999999999:1" }]
+    case "hugeArray":
+      return new Array(200_000).fill("a")
+    case "plan":
+      return [{ path: "new/p" }, { path: "new/p/q", mode: 0o700 }]
+    case "owned":
+      return [{ path: "new/p", identity: "1:2", optional: true }]
+    case "badowned":
+      return [
+        { path: "x", identity: "-1:+2" },
+        { path: "y", identity: "99999999999999999999999:1" }
+      ]
   }
   throw new Error(`unknown spec ${JSON.stringify(v)}`)
 }
 
-const FIELDS = ["path", "to", "pattern", "exclude", "dot", "recursive", "force", "atomic", "mode", "uid", "gid",
-  "flag", "maxBytes", "data", "plan", "owned", "testAfterPlan"]
+const FIELDS = [
+  "path",
+  "to",
+  "pattern",
+  "exclude",
+  "dot",
+  "recursive",
+  "force",
+  "atomic",
+  "mode",
+  "uid",
+  "gid",
+  "flag",
+  "maxBytes",
+  "data",
+  "plan",
+  "owned",
+  "testAfterPlan"
+]
 
 // Values of the right type for each operand, so that well-formed requests reach the operations.
 const sane = {
-  path: path.map((s) => ({ s })), to: path.map((s) => ({ s })), pattern: fc.constantFrom("*", "**", "**/*.txt", "{a,b}", "[").map((s) => ({ s })),
-  exclude: fc.constant({ k: "strings" }), dot: fc.constantFrom({ k: "true" }, { k: "false" }),
-  recursive: fc.constantFrom({ k: "true" }, { k: "false" }), force: fc.constantFrom({ k: "true" }, { k: "false" }),
-  atomic: fc.constantFrom({ k: "true" }, { k: "false" }), mode: fc.integer({ min: 0, max: 0o7777 }).map((n) => ({ n })),
-  uid: fc.integer({ min: -1, max: 70000 }).map((n) => ({ n })), gid: fc.integer({ min: -1, max: 70000 }).map((n) => ({ n })),
-  flag: fc.integer({ min: 0, max: 9 }).map((n) => ({ n })), maxBytes: fc.nat().map((n) => ({ n })),
-  data: fc.oneof(path.map((s) => ({ s })), fc.constant({ k: "uint8" })), plan: fc.constant({ k: "plan" }),
-  owned: fc.constant({ k: "owned" }), testAfterPlan: fc.constant({ k: "array" })
+  path: path.map((s) => ({ s })),
+  to: path.map((s) => ({ s })),
+  pattern: fc.constantFrom("*", "**", "**/*.txt", "{a,b}", "[").map((s) => ({ s })),
+  exclude: fc.constant({ k: "strings" }),
+  dot: fc.constantFrom({ k: "true" }, { k: "false" }),
+  recursive: fc.constantFrom({ k: "true" }, { k: "false" }),
+  force: fc.constantFrom({ k: "true" }, { k: "false" }),
+  atomic: fc.constantFrom({ k: "true" }, { k: "false" }),
+  mode: fc.integer({ min: 0, max: 0o7777 }).map((n) => ({ n })),
+  uid: fc.integer({ min: -1, max: 70000 }).map((n) => ({ n })),
+  gid: fc.integer({ min: -1, max: 70000 }).map((n) => ({ n })),
+  flag: fc.integer({ min: 0, max: 9 }).map((n) => ({ n })),
+  maxBytes: fc.nat().map((n) => ({ n })),
+  data: fc.oneof(
+    path.map((s) => ({ s })),
+    fc.constant({ k: "uint8" })
+  ),
+  plan: fc.constant({ k: "plan" }),
+  owned: fc.constant({ k: "owned" }),
+  testAfterPlan: fc.constant({ k: "array" })
 }
 
 // How a field is present: a value, a getter that throws, a getter that closes the root.
@@ -113,7 +236,11 @@ const request = fc.oneof(
     arbitrary: fc.record({
       op,
       // Operands of the right type, then a few hostile ones on top (often none).
-      fields: fc.tuple(fc.record(sane, { requiredKeys: [] }), fc.option(fc.dictionary(fc.constantFrom(...FIELDS), field, { minKeys: 1, maxKeys: 2 }), { freq: 2 }))
+      fields: fc
+        .tuple(
+          fc.record(sane, { requiredKeys: [] }),
+          fc.option(fc.dictionary(fc.constantFrom(...FIELDS), field, { minKeys: 1, maxKeys: 2 }), { freq: 2 })
+        )
         .map(([ok, hostile]) => ({ ...Object.fromEntries(Object.entries(ok).map(([k, v]) => [k, { v }])), ...(hostile ?? {}) })),
       proto: fc.boolean()
     })
@@ -125,8 +252,21 @@ const isValidOp = (o) => o && "v" in o && "n" in o.v && Number.isInteger(o.v.n) 
 
 const defineField = (target, key, f) => {
   if ("v" in f) target[key] = build(f.v)
-  else if (f.getterThrows) Object.defineProperty(target, key, { get() { throw new Error(`getter ${key}`) }, enumerable: true })
-  else Object.defineProperty(target, key, { get() { current?.close(); return key === "op" ? 0 : "file.txt" }, enumerable: true })
+  else if (f.getterThrows)
+    Object.defineProperty(target, key, {
+      get() {
+        throw new Error(`getter ${key}`)
+      },
+      enumerable: true
+    })
+  else
+    Object.defineProperty(target, key, {
+      get() {
+        current?.close()
+        return key === "op" ? 0 : "file.txt"
+      },
+      enumerable: true
+    })
 }
 
 const buildRequest = (spec) => {
@@ -161,8 +301,14 @@ const readsOperand = (op, key) => {
 const stats = { executes: 0, batches: 0, resolved: 0, rejected: 0, badArgument: 0, memberErrors: 0 }
 
 const checkError = (e, malformed, what) => {
-  if (typeof e !== "object" || e === null || typeof e.code !== "string" || !REFUSALS.has(e.refusal) ||
-      typeof e.description !== "string" || typeof e.errno !== "number") {
+  if (
+    typeof e !== "object" ||
+    e === null ||
+    typeof e.code !== "string" ||
+    !REFUSALS.has(e.refusal) ||
+    typeof e.description !== "string" ||
+    typeof e.errno !== "number"
+  ) {
     throw new Error(`${what}: rejection is not a native error: ${String(e)}`)
   }
   if (e.refusal === "badargument") stats.badArgument++
@@ -171,14 +317,20 @@ const checkError = (e, malformed, what) => {
   }
 }
 
-
 const tree = makeTree()
 // The first write to a piped stdout/stderr makes libuv open /dev/null (its spare descriptor): do it
 // before the baseline so only our descriptors are counted.
 process.stdout.write("")
 process.stderr.write("")
 const fdBase = fdCount()
-const fdNames = () => fs.readdirSync("/proc/self/fd").map((n) => { try { return `${n}:${fs.readlinkSync(`/proc/self/fd/${n}`)}` } catch { return n } })
+const fdNames = () =>
+  fs.readdirSync("/proc/self/fd").map((n) => {
+    try {
+      return `${n}:${fs.readlinkSync(`/proc/self/fd/${n}`)}`
+    } catch {
+      return n
+    }
+  })
 const handles = {
   openat2: await native.pin(tree.root, "openat2"),
   walk: await native.pin(tree.root, "walk")
@@ -193,7 +345,10 @@ const runExecute = async (strategy, spec, verify) => {
   try {
     const out = await call(() => h.execute(buildRequest(spec), verify), "execute").then(
       () => "resolved",
-      (e) => { checkError(e, surelyMalformed(spec), "execute"); return "rejected" }
+      (e) => {
+        checkError(e, surelyMalformed(spec), "execute")
+        return "rejected"
+      }
     )
     stats[out]++
   } finally {
@@ -212,7 +367,10 @@ const runBatch = async (strategy, specs, limits, verify) => {
   try {
     const out = await call(() => h.batch(specs.map(buildRequest), limits, verify), "batch").then(
       (members) => members,
-      (e) => { checkError(e, overLimit, "batch"); return null }
+      (e) => {
+        checkError(e, overLimit, "batch")
+        return null
+      }
     )
     if (out === null) return
     if (overLimit) throw new Error(`batch of ${specs.length} over a limit of ${size} was run`)
@@ -254,7 +412,9 @@ try {
               // Hostile limits (not read unless an object): an empty batch answers [] or BadArgument.
               stats.batches++
               await call(() => handles[s].batch([], build(l.spec), verify), "batch").then(
-                (a) => { if (!Array.isArray(a) || a.length !== 0) throw new Error("an empty batch answered members") },
+                (a) => {
+                  if (!Array.isArray(a) || a.length !== 0) throw new Error("an empty batch answered members")
+                },
                 (e) => checkError(e, true, "batch limits")
               )
               return
@@ -276,28 +436,52 @@ try {
 const fresh = makeTree()
 try {
   const h = await native.pin(fresh.root, "walk")
-  const throwing = [{ op: 0, path: "file.txt" }, { op: 0, path: "x" }]
-  Object.defineProperty(throwing, 1, { get() { throw new Error("member getter") } })
+  const throwing = [
+    { op: 0, path: "file.txt" },
+    { op: 0, path: "x" }
+  ]
+  Object.defineProperty(throwing, 1, {
+    get() {
+      throw new Error("member getter")
+    }
+  })
   const a = await call(() => h.batch(throwing, { size: 8, response: 1 << 20 }), "batch")
   if (a.length !== 2 || a[0].ok !== true || a[1].ok !== false || a[1].error.refusal !== "badargument") {
     throw new Error(`a throwing member getter answered ${JSON.stringify(a)}`)
   }
-  const growing = [{ op: 0, path: "file.txt" }, { op: 0, path: "file.txt" }]
+  const growing = [
+    { op: 0, path: "file.txt" },
+    { op: 0, path: "file.txt" }
+  ]
   Object.defineProperty(growing, 0, {
-    get() { for (let i = 0; i < 10_000; i++) growing.push({ op: 0, path: "file.txt" }); return { op: 0, path: "file.txt" } }
+    get() {
+      for (let i = 0; i < 10_000; i++) growing.push({ op: 0, path: "file.txt" })
+      return { op: 0, path: "file.txt" }
+    }
   })
   const g = await call(() => h.batch(growing, { size: 8, response: 1 << 20 }), "batch")
   if (g.length !== 2) throw new Error(`a growing batch answered ${g.length} members for the 2 it had`)
   const closing = [{ op: 0, path: "file.txt" }]
-  Object.defineProperty(closing, 0, { get() { h.close(); return { op: 0, path: "file.txt" } } })
-  const c = await call(() => h.batch(closing), "batch").then(() => null, (e) => e)
-  if (!c || c.refusal !== "badargument") throw new Error("a batch whose member getter closed the handle was run")
+  Object.defineProperty(closing, 0, {
+    get() {
+      h.close()
+      return { op: 0, path: "file.txt" }
+    }
+  })
+  const c = await call(() => h.batch(closing), "batch").then(
+    () => null,
+    (e) => e
+  )
+  if (c?.refusal !== "badargument") throw new Error("a batch whose member getter closed the handle was run")
   const polluted = await (async () => {
     // A tree the property above has not rearranged: "out" is still the link out.
     const h2 = await native.pin(fresh.root, "walk")
     Object.prototype.path = "out/secret.txt"
     try {
-      return await call(() => h2.execute({ op: native.ops.readFile }), "execute").then(() => "read", (e) => e.refusal)
+      return await call(() => h2.execute({ op: native.ops.readFile }), "execute").then(
+        () => "read",
+        (e) => e.refusal
+      )
     } finally {
       delete Object.prototype.path
       h2.close()
@@ -312,21 +496,41 @@ fresh.dispose()
 // Wrong receivers and a closed handle: no crash, and a closed handle answers BadArgument.
 for (const h of Object.values(handles)) {
   for (const self of [{}, null, undefined, 1, "x"]) {
-    try { await h.execute.call(self, { op: 0, path: "file.txt" }) } catch { /* a TypeError is fine; a crash is not */ }
-    try { await h.batch.call(self, []) } catch { /* idem */ }
+    try {
+      await h.execute.call(self, { op: 0, path: "file.txt" })
+    } catch {
+      /* a TypeError is fine; a crash is not */
+    }
+    try {
+      await h.batch.call(self, [])
+    } catch {
+      /* idem */
+    }
   }
-  try { new h.constructor() } catch { /* idem */ }
+  try {
+    new h.constructor()
+  } catch {
+    /* idem */
+  }
   h.close()
   h.close()
-  const e = await h.execute({ op: 0, path: "file.txt" }).then(() => null, (x) => x)
-  if (!e || e.refusal !== "badargument") failure ??= new Error("a closed handle did not answer BadArgument")
+  const e = await h.execute({ op: 0, path: "file.txt" }).then(
+    () => null,
+    (x) => x
+  )
+  if (e?.refusal !== "badargument") failure ??= new Error("a closed handle did not answer BadArgument")
 }
 for (const bad of [undefined, null, 1, "", "/nonexistent/pinnedfs", {}, Symbol("s")]) {
   for (const strat of [undefined, "walk", "bogus", 7, {}]) {
     try {
-      const h = await call(() => native.pin(bad, strat), "pin").catch((e) => { checkError(e, false, "pin"); return null })
+      const h = await call(() => native.pin(bad, strat), "pin").catch((e) => {
+        checkError(e, false, "pin")
+        return null
+      })
       h?.close()
-    } catch (e) { failure ??= e }
+    } catch (e) {
+      failure ??= e
+    }
   }
 }
 
@@ -344,4 +548,7 @@ if (fdAfter !== fdBase) {
   console.error(`descriptors: ${fdBase} before, ${fdAfter} after: ${JSON.stringify(fdNames())}`)
   process.exit(1)
 }
-if (!secretIntact) { console.error("the outside directory changed"); process.exit(1) }
+if (!secretIntact) {
+  console.error("the outside directory changed")
+  process.exit(1)
+}

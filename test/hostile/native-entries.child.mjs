@@ -18,8 +18,19 @@ const REFUSALS = new Set(["", "symlink", "escape", "hardlink", "notregular", "ba
 const tree = makeTree()
 
 const pathSpec = fc.oneof(
-  fc.constantFrom("", "file.txt", "dir", "dir/sub/deep.txt", "out/secret.txt", "hard.txt", "../outside/secret.txt",
-    "/etc/passwd", "a\0b", "file.txt/", "dir//sub"),
+  fc.constantFrom(
+    "",
+    "file.txt",
+    "dir",
+    "dir/sub/deep.txt",
+    "out/secret.txt",
+    "hard.txt",
+    "../outside/secret.txt",
+    "/etc/passwd",
+    "a\0b",
+    "file.txt/",
+    "dir//sub"
+  ),
   fc.string({ maxLength: 24 })
 )
 // How one paths[] member (or any argument) is given.
@@ -28,8 +39,9 @@ const memberSpec = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(0, -1, NaN, 2 ** 53).map((n) => ({ n })) },
   {
     weight: 2,
-    arbitrary: fc.constantFrom("undefined", "null", "symbol", "object", "bigint", "throws", "closes", "detachOps",
-      "detachRecursive", "grows", "hole").map((k) => ({ k }))
+    arbitrary: fc
+      .constantFrom("undefined", "null", "symbol", "object", "bigint", "throws", "closes", "detachOps", "detachRecursive", "grows", "hole")
+      .map((k) => ({ k }))
   }
 )
 
@@ -37,39 +49,93 @@ let state // { handle, ops, recursive, paths } of the call being built
 
 const detach = (view) => {
   // Transferring the buffer detaches it: the addon must not read through a pointer taken before.
-  try { structuredClone(view.buffer, { transfer: [view.buffer] }) } catch { /* already detached */ }
+  try {
+    structuredClone(view.buffer, { transfer: [view.buffer] })
+  } catch {
+    /* already detached */
+  }
 }
 
 const defineMember = (paths, i, spec) => {
-  if ("s" in spec) { paths[i] = spec.s; return }
-  if ("n" in spec) { paths[i] = spec.n; return }
+  if ("s" in spec) {
+    paths[i] = spec.s
+    return
+  }
+  if ("n" in spec) {
+    paths[i] = spec.n
+    return
+  }
   switch (spec.k) {
-    case "undefined": paths[i] = undefined; return
-    case "null": paths[i] = null; return
-    case "symbol": paths[i] = Symbol("p"); return
-    case "object": paths[i] = { toString: () => "file.txt" }; return
-    case "bigint": paths[i] = 1n; return
-    case "hole": delete paths[i]; return
-    case "throws": Object.defineProperty(paths, i, { get() { throw new Error("member getter") } }); return
-    case "closes": Object.defineProperty(paths, i, { get() { state.handle.close(); return "file.txt" } }); return
-    case "detachOps": Object.defineProperty(paths, i, { get() { detach(state.ops); return "file.txt" } }); return
-    case "detachRecursive": Object.defineProperty(paths, i, { get() { detach(state.recursive); return "dir" } }); return
+    case "undefined":
+      paths[i] = undefined
+      return
+    case "null":
+      paths[i] = null
+      return
+    case "symbol":
+      paths[i] = Symbol("p")
+      return
+    case "object":
+      paths[i] = { toString: () => "file.txt" }
+      return
+    case "bigint":
+      paths[i] = 1n
+      return
+    case "hole":
+      delete paths[i]
+      return
+    case "throws":
+      Object.defineProperty(paths, i, {
+        get() {
+          throw new Error("member getter")
+        }
+      })
+      return
+    case "closes":
+      Object.defineProperty(paths, i, {
+        get() {
+          state.handle.close()
+          return "file.txt"
+        }
+      })
+      return
+    case "detachOps":
+      Object.defineProperty(paths, i, {
+        get() {
+          detach(state.ops)
+          return "file.txt"
+        }
+      })
+      return
+    case "detachRecursive":
+      Object.defineProperty(paths, i, {
+        get() {
+          detach(state.recursive)
+          return "dir"
+        }
+      })
+      return
     case "grows":
-      Object.defineProperty(paths, i, { get() { for (let k = 0; k < 1000; k++) paths.push("x"); return "file.txt" } })
+      Object.defineProperty(paths, i, {
+        get() {
+          for (let k = 0; k < 1000; k++) paths.push("x")
+          return "file.txt"
+        }
+      })
       return
   }
   throw new Error(`unknown spec ${JSON.stringify(spec)}`)
 }
 
-const opCode = fc.oneof(
-  { weight: 8, arbitrary: fc.integer({ min: 0, max: OPS - 1 }) },
-  fc.constantFrom(255, 254, OPS, 200)
-)
+const opCode = fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: OPS - 1 }) }, fc.constantFrom(255, 254, OPS, 200))
 
 const readManyCall = fc.record({
   members: fc.array(fc.record({ op: opCode, path: memberSpec, recursive: fc.integer({ min: 0, max: 2 }) }), { maxLength: 10 }),
-  size: fc.oneof({ weight: 4, arbitrary: fc.constant(256) },
-    fc.constantFrom(0, 1, 4, 1 << 20, (1 << 20) + 1, -1, 0.5, NaN), fc.integer({ min: 0, max: 12 })),
+  size: fc.oneof(
+    { weight: 4, arbitrary: fc.constant(256) },
+    fc.constantFrom(0, 1, 4, 1 << 20, (1 << 20) + 1, -1, 0.5, NaN),
+    fc.integer({ min: 0, max: 12 })
+  ),
   response: fc.oneof({ weight: 4, arbitrary: fc.constant(1 << 20) }, fc.constantFrom(0, 1, 5, 2 ** 53, 2 ** 54, -1, NaN)),
   verify: fc.constantFrom(true, false, undefined, 1),
   // Wrong shapes for the arrays themselves, sometimes.
@@ -79,13 +145,18 @@ const readManyCall = fc.record({
 const stats = { readMany: 0, call: 0, identify: 0, resolved: 0, rejected: 0, badArgument: 0, memberErrors: 0 }
 
 const checkError = (e, what) => {
-  if (typeof e !== "object" || e === null || typeof e.code !== "string" || !REFUSALS.has(e.refusal) ||
-      typeof e.description !== "string" || typeof e.errno !== "number") {
+  if (
+    typeof e !== "object" ||
+    e === null ||
+    typeof e.code !== "string" ||
+    !REFUSALS.has(e.refusal) ||
+    typeof e.description !== "string" ||
+    typeof e.errno !== "number"
+  ) {
     throw new Error(`${what}: rejection is not a native error: ${String(e)}`)
   }
   if (e.refusal === "badargument") stats.badArgument++
 }
-
 
 const runReadMany = async (strategy, c) => {
   const closing = JSON.stringify(c).includes("closes")
@@ -101,21 +172,37 @@ const runReadMany = async (strategy, c) => {
     defineMember(paths, i, m.path)
   })
   paths.length = n
-  const args = c.shape === "opsNotTyped" ? [Array.from(ops), paths, recursive]
-    : c.shape === "pathsNotArray" ? [ops, { length: n }, recursive]
-    : c.shape === "missing" ? [ops]
-    : [ops, paths, recursive]
+  const args =
+    c.shape === "opsNotTyped"
+      ? [Array.from(ops), paths, recursive]
+      : c.shape === "pathsNotArray"
+        ? [ops, { length: n }, recursive]
+        : c.shape === "missing"
+          ? [ops]
+          : [ops, paths, recursive]
   stats.readMany++
   try {
     const out = await promised(() => handle.readMany(...args, c.size, c.response, c.verify), "readMany").then(
       (a) => a,
-      (e) => { checkError(e, "readMany"); return null }
+      (e) => {
+        checkError(e, "readMany")
+        return null
+      }
     )
-    if (out === null) { stats.rejected++; return }
+    if (out === null) {
+      stats.rejected++
+      return
+    }
     stats.resolved++
     if (c.shape !== "ok") throw new Error(`readMany with shape '${c.shape}' was run`)
-    if (!Array.isArray(out) || out.length !== 2 || !(out[0] instanceof Uint8Array) || !Array.isArray(out[1]) ||
-        out[0].length !== n || out[1].length !== n) {
+    if (
+      !Array.isArray(out) ||
+      out.length !== 2 ||
+      !(out[0] instanceof Uint8Array) ||
+      !Array.isArray(out[1]) ||
+      out[0].length !== n ||
+      out[1].length !== n
+    ) {
       throw new Error(`readMany answered the wrong shape for ${n} members`)
     }
     for (let i = 0; i < n; i++) {
@@ -131,7 +218,11 @@ const runReadMany = async (strategy, c) => {
 }
 
 const callArgs = fc.record({
-  op: fc.oneof({ weight: 4, arbitrary: opCode }, fc.constantFrom(-1, 1.5, NaN, Infinity, 2 ** 40).map((n) => n), memberSpec.map((s) => ({ spec: s }))),
+  op: fc.oneof(
+    { weight: 4, arbitrary: opCode },
+    fc.constantFrom(-1, 1.5, NaN, Infinity, 2 ** 40).map((n) => n),
+    memberSpec.map((s) => ({ spec: s }))
+  ),
   path: memberSpec,
   recursive: fc.constantFrom(undefined, true, false, 1, "yes", null)
 })
@@ -141,14 +232,19 @@ const runCall = async (strategy, c) => {
   const holder = []
   state = { handle, ops: new Uint8Array(1), recursive: new Uint8Array(1), paths: holder }
   // "closes" would close the shared handle: the path is built as a plain value for call().
-  const spec = "k" in c.path && ["throws", "closes", "detachOps", "detachRecursive", "grows", "hole"].includes(c.path.k)
-    ? { s: "file.txt" } : c.path
+  const spec =
+    "k" in c.path && ["throws", "closes", "detachOps", "detachRecursive", "grows", "hole"].includes(c.path.k) ? { s: "file.txt" } : c.path
   defineMember(holder, 0, spec)
-  const op = typeof c.op === "number" ? c.op : "k" in c.op.spec ? null : c.op.spec.s ?? c.op.spec.n
+  const op = typeof c.op === "number" ? c.op : "k" in c.op.spec ? null : (c.op.spec.s ?? c.op.spec.n)
   stats.call++
   await promised(() => handle.call(op, holder[0], c.recursive), "call").then(
-    () => { stats.resolved++ },
-    (e) => { stats.rejected++; checkError(e, "call") }
+    () => {
+      stats.resolved++
+    },
+    (e) => {
+      stats.rejected++
+      checkError(e, "call")
+    }
   )
   state = undefined
 }
@@ -162,10 +258,9 @@ const handles = { openat2: await native.pin(tree.root, "openat2"), walk: await n
 let failure
 try {
   await fc.assert(
-    fc.asyncProperty(fc.constantFrom("openat2", "walk"), readManyCall, fc.array(callArgs, { maxLength: 3 }),
-      async (s, many, calls) => {
-        await Promise.all([runReadMany(s, many), ...calls.map((c) => runCall(s, c))])
-      }),
+    fc.asyncProperty(fc.constantFrom("openat2", "walk"), readManyCall, fc.array(callArgs, { maxLength: 3 }), async (s, many, calls) => {
+      await Promise.all([runReadMany(s, many), ...calls.map((c) => runCall(s, c))])
+    }),
     { seed, numRuns, endOnFailure: true }
   )
 } catch (e) {
@@ -176,10 +271,15 @@ try {
 for (const bad of [undefined, null, 1, "", "relative", "/nonexistent/pinnedfs", "/\0", {}, Symbol("s"), tree2.root]) {
   try {
     stats.identify++
-    await promised(() => native.identify(bad), "identify").then((v) => {
-      if (typeof v !== "string" || !/^[0-9]+:[0-9]+$/.test(v)) throw new Error(`identify answered ${String(v)}`)
-    }, (e) => checkError(e, "identify"))
-  } catch (e) { failure ??= e }
+    await promised(() => native.identify(bad), "identify").then(
+      (v) => {
+        if (typeof v !== "string" || !/^[0-9]+:[0-9]+$/.test(v)) throw new Error(`identify answered ${String(v)}`)
+      },
+      (e) => checkError(e, "identify")
+    )
+  } catch (e) {
+    failure ??= e
+  }
 }
 try {
   // A test hook: a published prebuild has none.
@@ -187,21 +287,38 @@ try {
     if (typeof native.trips() !== "number") failure ??= new Error("trips() is not a number")
     native.trips.call(undefined, 1, 2)
   } else if (native.trips !== undefined) failure ??= new Error("trips() in a build without test hooks")
-} catch (e) { failure ??= e }
+} catch (e) {
+  failure ??= e
+}
 // Wrong receivers for the handle's methods, and a closed handle: no crash.
 for (const h of Object.values(handles)) {
   for (const self of [{}, null, undefined, 1, "x"]) {
-    try { await h.readMany.call(self, new Uint8Array(0), [], new Uint8Array(0), 1, 1) } catch { /* a TypeError is fine */ }
-    try { await h.call.call(self, 0, "file.txt") } catch { /* idem */ }
-    try { h.close.call(self) } catch { /* idem */ }
+    try {
+      await h.readMany.call(self, new Uint8Array(0), [], new Uint8Array(0), 1, 1)
+    } catch {
+      /* a TypeError is fine */
+    }
+    try {
+      await h.call.call(self, 0, "file.txt")
+    } catch {
+      /* idem */
+    }
+    try {
+      h.close.call(self)
+    } catch {
+      /* idem */
+    }
   }
   h.close()
   for (const [what, f] of [
     ["readMany", () => h.readMany(new Uint8Array([0]), ["file.txt"], new Uint8Array(1), 1, 1)],
     ["call", () => h.call(0, "file.txt")]
   ]) {
-    const e = await promised(f, what).then(() => null, (x) => x)
-    if (!e || e.refusal !== "badargument") failure ??= new Error(`a closed handle's ${what} did not answer BadArgument`)
+    const e = await promised(f, what).then(
+      () => null,
+      (x) => x
+    )
+    if (e?.refusal !== "badargument") failure ??= new Error(`a closed handle's ${what} did not answer BadArgument`)
   }
 }
 
@@ -215,5 +332,11 @@ if (failure) {
   console.error(failure instanceof Error ? failure.message : String(failure))
   process.exit(1)
 }
-if (fdAfter !== fdBase) { console.error(`descriptors: ${fdBase} before, ${fdAfter} after`); process.exit(1) }
-if (!secretIntact) { console.error("the outside directory changed"); process.exit(1) }
+if (fdAfter !== fdBase) {
+  console.error(`descriptors: ${fdBase} before, ${fdAfter} after`)
+  process.exit(1)
+}
+if (!secretIntact) {
+  console.error("the outside directory changed")
+  process.exit(1)
+}

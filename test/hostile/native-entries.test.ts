@@ -25,7 +25,13 @@ it("readMany, call and identify survive arbitrary arguments", () => {
   expect(out.signal, `child killed by ${out.signal}; stderr:\n${out.stderr}`).toBeNull()
   expect(out.status, out.stderr).toBe(0)
   const figures = JSON.parse(summary) as {
-    readMany: number; call: number; resolved: number; memberErrors: number; badArgument: number; fdBase: number; fdAfter: number
+    readMany: number
+    call: number
+    resolved: number
+    memberErrors: number
+    badArgument: number
+    fdBase: number
+    fdAfter: number
   }
   expect(figures.fdAfter).toBe(figures.fdBase)
   // The generators reached the runs, not only the easy rejections.

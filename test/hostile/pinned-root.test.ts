@@ -18,22 +18,47 @@ const seed = Number(process.env.PINNEDFS_SEED ?? 20261130)
 const numRuns = Number(process.env.PINNEDFS_RUNS ?? 400)
 
 const REASONS = new Set([
-  "AlreadyExists", "BadArgument", "BadResource", "Busy", "InvalidData", "NotFound", "PermissionDenied",
-  "TimedOut", "UnexpectedEof", "Unknown", "WouldBlock", "WriteZero"
+  "AlreadyExists",
+  "BadArgument",
+  "BadResource",
+  "Busy",
+  "InvalidData",
+  "NotFound",
+  "PermissionDenied",
+  "TimedOut",
+  "UnexpectedEof",
+  "Unknown",
+  "WouldBlock",
+  "WriteZero"
 ])
 
 /** What our own getters and traps throw: a rejection with it is the caller's error coming back. */
 class Sentinel extends Error {}
 
 const pathSpec = fc.oneof(
-  fc.constantFrom("", "file.txt", "dir", "dir/sub/deep.txt", "out/secret.txt", "hard.txt", "../outside/secret.txt",
-    "dir/../../x", "/etc/passwd", "new", "new/a/b", "dir/", ".", "..", "a\0b", "file.txt/"),
+  fc.constantFrom(
+    "",
+    "file.txt",
+    "dir",
+    "dir/sub/deep.txt",
+    "out/secret.txt",
+    "hard.txt",
+    "../outside/secret.txt",
+    "dir/../../x",
+    "/etc/passwd",
+    "new",
+    "new/a/b",
+    "dir/",
+    ".",
+    "..",
+    "a\0b",
+    "file.txt/"
+  ),
   fc.string({ maxLength: 30 }),
   fc.string({ unit: "binary", maxLength: 12 }),
   fc.constantFrom("BIG", "COMPONENTS")
 )
-const buildPath = (p: string): string =>
-  p === "BIG" ? "a".repeat(100 * 1024) : p === "COMPONENTS" ? "a/".repeat(10_000) : p
+const buildPath = (p: string): string => (p === "BIG" ? "a".repeat(100 * 1024) : p === "COMPONENTS" ? "a/".repeat(10_000) : p)
 
 /** Plain-data descriptions of hostile values, built inside the property so counterexamples print. */
 type Spec = { s: string } | { n: number } | { b: string } | { k: string }
@@ -42,8 +67,28 @@ const spec: fc.Arbitrary<Spec> = fc.oneof(
   { weight: 2, arbitrary: fc.integer({ min: -(2 ** 32), max: 2 ** 33 }).map((n) => ({ n })) },
   fc.constantFrom(0, -1, 0o7777, 0o10000, 2 ** 53, -0, 0.5, NaN, Infinity, 4294967294, 4294967295).map((n) => ({ n })),
   fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map((b) => ({ b: String(b) })),
-  fc.constantFrom("undefined", "null", "true", "symbol", "fn", "object", "nullproto", "array", "strings", "uint8",
-    "throws", "proxy", "flagX", "flagWx", "atomic", "recursive", "hugeArray", "polluted").map((k) => ({ k }))
+  fc
+    .constantFrom(
+      "undefined",
+      "null",
+      "true",
+      "symbol",
+      "fn",
+      "object",
+      "nullproto",
+      "array",
+      "strings",
+      "uint8",
+      "throws",
+      "proxy",
+      "flagX",
+      "flagWx",
+      "atomic",
+      "recursive",
+      "hugeArray",
+      "polluted"
+    )
+    .map((k) => ({ k }))
 )
 
 const build = (v: Spec): unknown => {
@@ -51,36 +96,88 @@ const build = (v: Spec): unknown => {
   if ("n" in v) return v.n
   if ("b" in v) return BigInt(v.b)
   switch (v.k) {
-    case "undefined": return undefined
-    case "null": return null
-    case "true": return true
-    case "symbol": return Symbol("hostile")
-    case "fn": return () => "file.txt"
-    case "object": return { path: "file.txt", operation: "readFile", toString: () => "file.txt" }
-    case "nullproto": return Object.create(null)
-    case "array": return []
-    case "strings": return ["*.txt", "dir/**"]
-    case "uint8": return new Uint8Array([104, 105])
-    case "throws": return new Proxy({}, { get: () => { throw new Sentinel("trap") } })
-    case "proxy": return new Proxy({ path: "file.txt" }, { getPrototypeOf: () => { throw new Sentinel("trap") } })
-    case "flagX": return { flag: "wx", mode: 0o600 }
-    case "flagWx": return { flag: "zz" }
-    case "atomic": return { atomic: true, flag: "a" }
-    case "recursive": return { recursive: true, force: true }
-    case "hugeArray": return new Array(100_000).fill({ operation: "exists", path: "file.txt" })
-    case "polluted": return Object.create({ path: "out/secret.txt", operation: "readFile", recursive: true })
+    case "undefined":
+      return undefined
+    case "null":
+      return null
+    case "true":
+      return true
+    case "symbol":
+      return Symbol("hostile")
+    case "fn":
+      return () => "file.txt"
+    case "object":
+      return { path: "file.txt", operation: "readFile", toString: () => "file.txt" }
+    case "nullproto":
+      return Object.create(null)
+    case "array":
+      return []
+    case "strings":
+      return ["*.txt", "dir/**"]
+    case "uint8":
+      return new Uint8Array([104, 105])
+    case "throws":
+      return new Proxy(
+        {},
+        {
+          get: () => {
+            throw new Sentinel("trap")
+          }
+        }
+      )
+    case "proxy":
+      return new Proxy(
+        { path: "file.txt" },
+        {
+          getPrototypeOf: () => {
+            throw new Sentinel("trap")
+          }
+        }
+      )
+    case "flagX":
+      return { flag: "wx", mode: 0o600 }
+    case "flagWx":
+      return { flag: "zz" }
+    case "atomic":
+      return { atomic: true, flag: "a" }
+    case "recursive":
+      return { recursive: true, force: true }
+    case "hugeArray":
+      return new Array(100_000).fill({ operation: "exists", path: "file.txt" })
+    case "polluted":
+      return Object.create({ path: "out/secret.txt", operation: "readFile", recursive: true })
   }
   throw new Error(`unknown spec ${JSON.stringify(v)}`)
 }
 
 /** Usually a well-typed path first, so the later (options, data, mode) arguments get read too. */
 const args: fc.Arbitrary<Array<Spec>> = fc
-  .tuple(fc.oneof({ weight: 3, arbitrary: pathSpec.map((s): Spec => ({ s })) }, { weight: 1, arbitrary: spec }), fc.array(spec, { maxLength: 3 }))
+  .tuple(
+    fc.oneof({ weight: 3, arbitrary: pathSpec.map((s): Spec => ({ s })) }, { weight: 1, arbitrary: spec }),
+    fc.array(spec, { maxLength: 3 })
+  )
   .map(([first, rest]) => [first, ...rest])
 
 const METHODS = [
-  "exists", "stat", "readFile", "readFileString", "readDirectory", "readLink", "realPath", "resolve", "glob",
-  "makeDirectory", "remove", "rename", "chmod", "chown", "writeFile", "writeFileString", "mkdirs", "rmdirs", "batch"
+  "exists",
+  "stat",
+  "readFile",
+  "readFileString",
+  "readDirectory",
+  "readLink",
+  "realPath",
+  "resolve",
+  "glob",
+  "makeDirectory",
+  "remove",
+  "rename",
+  "chmod",
+  "chown",
+  "writeFile",
+  "writeFileString",
+  "mkdirs",
+  "rmdirs",
+  "batch"
 ] as const
 
 /** Whether the first argument alone makes the call malformed by type (so BadArgument is owed). */
@@ -115,7 +212,10 @@ describe.each(strategies)("PinnedRoot under hostile arguments (%s)", (strategy) 
                 throw new Error(`${method} threw synchronously: ${String(e)}`)
               }
               expect(p).toBeInstanceOf(Promise)
-              const e = await (p as Promise<unknown>).then(() => undefined, (x: unknown) => x ?? null)
+              const e = await (p as Promise<unknown>).then(
+                () => undefined,
+                (x: unknown) => x ?? null
+              )
               if (e === undefined) return void counts.resolved++
               if (e instanceof Sentinel) return void counts.callersOwn++
               expect(e).toBeInstanceOf(PinnedFsError)
@@ -136,7 +236,10 @@ describe.each(strategies)("PinnedRoot under hostile arguments (%s)", (strategy) 
     for (const method of METHODS) {
       const f = root[method] as (...a: Array<unknown>) => Promise<unknown>
       for (const argv of [[], ["file.txt", trap], ["file.txt", "x", trap], [[trap]], [trap]]) {
-        const e = await f.apply(root, argv).then(() => undefined, (x: unknown) => x)
+        const e = await f.apply(root, argv).then(
+          () => undefined,
+          (x: unknown) => x
+        )
         if (e === undefined) continue
         if (e instanceof Sentinel) counts.callersOwn++
         else expect(e, `${method}(${argv.length} args)`).toBeInstanceOf(PinnedFsError)

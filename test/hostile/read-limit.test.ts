@@ -13,7 +13,10 @@ import { scratch } from "../support/tree.ts"
 import { failure, host, ok, tagOf, workspace } from "../effect/support.ts"
 
 const refusedTooLarge = async (p: Promise<unknown>, description: RegExp): Promise<void> => {
-  const e = await p.then(() => null, (x: unknown) => x)
+  const e = await p.then(
+    () => null,
+    (x: unknown) => x
+  )
   expect(e).toBeInstanceOf(PinnedFsError)
   expect((e as PinnedFsError).reason).toBe("BadArgument")
   expect((e as PinnedFsError).refusal).toBe("toolarge")
@@ -35,7 +38,10 @@ describe.each(strategies)("read limits (%s)", (strategy) => {
       expect(await root.readFileString("eleven.txt", { limit: 11 })).toBe("eleven byte")
       expect(await root.readFileString("eleven.txt", { encoding: "utf-8", limit: 11 })).toBe("eleven byte")
       await refusedTooLarge(root.readFile("ten.txt", { limit: 9 }), /read limit of 9 bytes/)
-      const [a, b] = await root.batch([{ operation: "readFile", path: "ten.txt" }, { operation: "readFileString", path: "eleven.txt" }])
+      const [a, b] = await root.batch([
+        { operation: "readFile", path: "ten.txt" },
+        { operation: "readFileString", path: "eleven.txt" }
+      ])
       expect(a!.ok).toBe(true)
       expect(b!.ok).toBe(false)
       if (!b!.ok) expect(b!.error.refusal).toBe("toolarge")
@@ -53,17 +59,26 @@ describe.each(strategies)("read limits (%s)", (strategy) => {
     const s = scratch()
     s.make({ "f.txt": "f" })
     for (const bad of [0, -1, 1.5, NaN, 2 ** 31, "10", null]) {
-      const e = await PinnedRoot.open(s.root, { strategy, readLimit: bad as number }).then(() => null, (x: unknown) => x)
+      const e = await PinnedRoot.open(s.root, { strategy, readLimit: bad as number }).then(
+        () => null,
+        (x: unknown) => x
+      )
       expect((e as PinnedFsError).reason, String(bad)).toBe("BadArgument")
     }
     const root = await PinnedRoot.open(s.root, { strategy })
     for (const bad of [0, -1, 1.5, 2 ** 31, "10"]) {
-      const e = await root.readFile("f.txt", { limit: bad as number }).then(() => null, (x: unknown) => x)
+      const e = await root.readFile("f.txt", { limit: bad as number }).then(
+        () => null,
+        (x: unknown) => x
+      )
       expect((e as PinnedFsError).reason, String(bad)).toBe("BadArgument")
     }
     // Straight at the addon: out-of-range limits are BadArgument there too.
     for (const bad of [0, -1, 2 ** 31, NaN, "1"]) {
-      const e = await root.handle.call(2, "f.txt", false, bad as number).then(() => null, (x: { refusal: string }) => x)
+      const e = await root.handle.call(2, "f.txt", false, bad as number).then(
+        () => null,
+        (x: { refusal: string }) => x
+      )
       expect(e?.refusal, String(bad)).toBe("badargument")
     }
     root.close()
@@ -74,7 +89,10 @@ describe.each(strategies)("read limits (%s)", (strategy) => {
     const root = await PinnedRoot.open(s.root, { strategy })
     // One 1 MiB string referenced 100 times: 100 MiB of copies from 1 MiB of JavaScript memory.
     const piece = "x".repeat(1 << 20)
-    const e = await root.glob("*", { exclude: Array.from({ length: 100 }, () => piece) }).then(() => null, (x: unknown) => x)
+    const e = await root.glob("*", { exclude: Array.from({ length: 100 }, () => piece) }).then(
+      () => null,
+      (x: unknown) => x
+    )
     expect((e as PinnedFsError).reason).toBe("BadArgument")
     expect((e as PinnedFsError).description).toMatch(/exceeds what one call may carry/)
     root.close()
@@ -89,7 +107,10 @@ describe.each(strategies)("read limits (%s)", (strategy) => {
       const e = await failure(h, w.req("readFile", { path: w.l("ten.txt") }))
       expect(e.reason._tag).toBe("BadArgument")
       expect((e.reason as { cause?: { refusal?: string } }).cause?.refusal).toBe("toolarge")
-      const members = [{ operation: "readFile", path: w.l("ten.txt") }, { operation: "readFileString", path: w.l("nine.txt") }]
+      const members = [
+        { operation: "readFile", path: w.l("ten.txt") },
+        { operation: "readFileString", path: w.l("nine.txt") }
+      ]
       for (const requests of [members, [...members, { operation: "glob", path: w.l("*.none"), root: w.l("") }]]) {
         const answer = await ok(h, w.req("batch", { requests }))
         expect(answer.entries.slice(0, 2).map((x: { result: never }) => tagOf(x.result))).toEqual(["BadArgument", "ok"])

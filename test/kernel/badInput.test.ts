@@ -26,11 +26,7 @@ const malformedMembers: ReadonlyArray<readonly [string, unknown]> = [
   ["an accessor", Object.defineProperty({ operation: "readFile" }, "path", { get: () => "a.txt", enumerable: true })]
 ]
 
-type Outcome<A> =
-  | { readonly threw: string }
-  | { readonly succeeded: A }
-  | { readonly died: string }
-  | { readonly failed: unknown }
+type Outcome<A> = { readonly threw: string } | { readonly succeeded: A } | { readonly died: string } | { readonly failed: unknown }
 
 /** Runs `make()` and reports how it ended: a throw, a defect, or the effect's own result. */
 const outcome = <A>(make: () => Effect.Effect<A, unknown>): Effect.Effect<Outcome<A>> =>
@@ -41,25 +37,31 @@ const outcome = <A>(make: () => Effect.Effect<A, unknown>): Effect.Effect<Outcom
     } catch (thrown) {
       return Effect.succeed({ threw: String(thrown) })
     }
-    return Effect.map(Effect.exit(effect), (exit): Outcome<A> =>
-      Exit.isSuccess(exit)
-        ? { succeeded: exit.value }
-        : Cause.hasDies(exit.cause)
-        ? { died: String(Cause.squash(exit.cause)) }
-        : { failed: Cause.squash(exit.cause) })
+    return Effect.map(
+      Effect.exit(effect),
+      (exit): Outcome<A> =>
+        Exit.isSuccess(exit)
+          ? { succeeded: exit.value }
+          : Cause.hasDies(exit.cause)
+            ? { died: String(Cause.squash(exit.cause)) }
+            : { failed: Cause.squash(exit.cause) }
+    )
   })
 
 describe.each(hosts)("malformed input ($name)", (host) => {
   for (const [name, member] of malformedMembers) {
     it.effect(`a batch member that is ${name} fails alone as BadArgument; the others are answered`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = scratch()
         s.make({ "a.txt": "alpha" })
-        const got = yield* Effect.gen(function*() {
+        const got = yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           const batch = FileSystemBatch.fromFileSystem(fs)!
           return yield* outcome(() =>
-            batch.execute([member, { operation: "readFileString", path: "a.txt" }] as unknown as ReadonlyArray<FileSystemBatch.BatchRequest>)
+            batch.execute([
+              member,
+              { operation: "readFileString", path: "a.txt" }
+            ] as unknown as ReadonlyArray<FileSystemBatch.BatchRequest>)
           )
         }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, allowAll(s.root))))
         expect("succeeded" in got, JSON.stringify(got)).toBe(true)
@@ -70,31 +72,35 @@ describe.each(hosts)("malformed input ($name)", (host) => {
           operation: "readFileString",
           value: "alpha"
         })
-      }))
+      })
+    )
   }
 
   it.effect("a batch that is not an array fails as BadArgument", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
-      const got = yield* Effect.gen(function*() {
+      const got = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         const batch = FileSystemBatch.fromFileSystem(fs)!
         return yield* Effect.forEach([null, undefined, "x", { length: 1, 0: { operation: "exists", path: "a" } }], (requests) =>
-          outcome(() => batch.execute(requests as never)))
+          outcome(() => batch.execute(requests as never))
+        )
       }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, allowAll(s.root))))
       for (const one of got) expect("failed" in one && reasonTag(one.failed), JSON.stringify(one)).toBe("BadArgument")
-    }))
+    })
+  )
 
   it.effect("asks nothing and sends nothing for a malformed member", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       const asked: Array<string> = []
       const store = GrantStore.GrantStore.of({ check: (capability) => Effect.sync(() => void asked.push(capability.resource)) })
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         const batch = FileSystemBatch.fromFileSystem(fs)!
         yield* outcome(() => batch.execute(malformedMembers.map(([, m]) => m) as never))
       }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, Layer.succeed(GrantStore.GrantStore, store))))
       expect(asked).toEqual([])
-    }))
+    })
+  )
 })

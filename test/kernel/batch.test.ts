@@ -15,12 +15,12 @@ const valueOf = (entry: FileSystemBatch.BatchEntry) =>
 
 describe.each(hosts)("FileSystemBatch ($name)", (host) => {
   it.effect("answers in path order, each member alone, in two executor batches", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "c.txt": "charlie", "a.txt": "alpha", "dir/b.txt": "bravo" })
       NFS.symlinkSync(s.outside, s.abs("out"))
       const made = host.make()
-      const response = yield* Effect.gen(function*() {
+      const response = yield* Effect.gen(function* () {
         const batch = yield* FileSystemBatch.FileSystemBatch
         if (made.trips) made.trips.log.length = 0
         return yield* batch.execute([
@@ -50,14 +50,15 @@ describe.each(hosts)("FileSystemBatch ($name)", (host) => {
         // roots, which is denied from its text without asking the executor again.
         expect(made.trips.log.map((r) => r.operation)).toEqual(["batch", "batch"])
       }
-    }))
+    })
+  )
 
   it.effect("consumes quota and one-shot grants in request order", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "a", "b.txt": "b", "c.txt": "c" })
       const grants = GrantStore.layerRules({ root: s.root, allow: [{ action: "fs:read", glob: "*.txt", times: 2 }] })
-      const response = yield* Effect.gen(function*() {
+      const response = yield* Effect.gen(function* () {
         const batch = yield* FileSystemBatch.FileSystemBatch
         return yield* batch.execute([
           { operation: "readFileString", path: "c.txt" },
@@ -69,32 +70,38 @@ describe.each(hosts)("FileSystemBatch ($name)", (host) => {
       expect(response.entries.map(valueOf)).toEqual(["a", "PermissionDenied", "c"])
       const b = response.entries[1]!
       expect(Result.isFailure(b.result) && kernelCause(b.result.failure)?._tag).toBe("PermissionRequired")
-    }))
+    })
+  )
 
   it.effect("asks the grant store once per member, in request order", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "x.txt": "x", "y.txt": "y" })
       const asked: Array<string> = []
       const store = GrantStore.GrantStore.of({
         check: (capability) => Effect.sync(() => void asked.push(capability.resource))
       })
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         const batch = FileSystemBatch.fromFileSystem(fs)!
-        yield* batch.execute([{ operation: "stat", path: "y.txt" }, { operation: "readFile", path: "x.txt" }])
+        yield* batch.execute([
+          { operation: "stat", path: "y.txt" },
+          { operation: "readFile", path: "x.txt" }
+        ])
       }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, Layer.succeed(GrantStore.GrantStore, store))))
       expect(asked).toEqual([s.abs("y.txt"), s.abs("x.txt")])
-    }))
+    })
+  )
 
   it.effect("refuses an empty or oversized batch as BadArgument", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
-      const errors = yield* Effect.gen(function*() {
+      const errors = yield* Effect.gen(function* () {
         const batch = yield* FileSystemBatch.FileSystemBatch
         const many = Array.from({ length: batch.maxSize + 1 }, () => ({ operation: "exists" as const, path: "a" }))
         return [yield* Effect.flip(batch.execute([])), yield* Effect.flip(batch.execute(many))]
       }).pipe(Effect.provide(FileSystemBatch.layer.pipe(Layer.provideMerge(kernelLayer(host.make().layer, s.root, allowAll(s.root))))))
       expect(errors.map((e) => e.reason._tag)).toEqual(["BadArgument", "BadArgument"])
-    }))
+    })
+  )
 })

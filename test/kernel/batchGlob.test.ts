@@ -26,9 +26,9 @@ const member = (path: string, root: string) => ({ operation: "glob", path, root 
 
 describe.each(hosts)("glob members in a batch ($name)", (host) => {
   it.effect("list what glob lists: nothing under a read-denied folder", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { grants, s } = world()
-      const [batched, direct] = yield* Effect.gen(function*() {
+      const [batched, direct] = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         const batch = FileSystemBatch.fromFileSystem(fs)!
         const response = yield* batch.execute([member("**/*.txt", ".")])
@@ -39,13 +39,14 @@ describe.each(hosts)("glob members in a batch ($name)", (host) => {
       }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, grants)))
       expect([...batched].sort()).toEqual([s.abs("other/o.txt"), s.abs("src/a.txt"), s.abs("top.txt")])
       expect(batched.some((p) => p.includes("secret"))).toBe(false)
-      expect([...direct].map((p) => NPath.isAbsolute(p) ? p : s.abs(p)).sort()).toEqual([...batched].sort())
-    }))
+      expect([...direct].map((p) => (NPath.isAbsolute(p) ? p : s.abs(p))).sort()).toEqual([...batched].sort())
+    })
+  )
 
   it.effect("are authorized by their literal prefix: a read-denied one is refused alone", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { grants, s } = world()
-      const response = yield* Effect.gen(function*() {
+      const response = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         const batch = FileSystemBatch.fromFileSystem(fs)!
         return yield* batch.execute([member("secret/*", "."), { operation: "readFileString", path: "top.txt" }])
@@ -54,12 +55,13 @@ describe.each(hosts)("glob members in a batch ($name)", (host) => {
       expect(Result.isFailure(first!.result) && reasonTag(first!.result.failure)).toBe("PermissionDenied")
       expect(Result.isFailure(first!.result) && kernelCause(first!.result.failure)?._tag).toBe("PermissionDenied")
       expect(Result.isSuccess(second!.result) && second!.result.success).toEqual({ operation: "readFileString", value: "t" })
-    }))
+    })
+  )
 
   it.effect("read the pattern against the member's own root", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { grants, s } = world()
-      const response = yield* Effect.gen(function*() {
+      const response = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         const batch = FileSystemBatch.fromFileSystem(fs)!
         return yield* batch.execute([member("*.txt", "src")])
@@ -67,19 +69,21 @@ describe.each(hosts)("glob members in a batch ($name)", (host) => {
       const entry = response.entries[0]!
       expect(entry.path).toBe(s.abs("src/*.txt"))
       expect(Result.isSuccess(entry.result) && entry.result.success).toEqual({ operation: "glob", value: [s.abs("src/a.txt")] })
-    }))
+    })
+  )
 
   it.effect("ask the grant store about the pattern, then about each result, in order", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { s } = world()
       const asked: Array<string> = []
       const store = GrantStore.GrantStore.of({ check: (capability) => Effect.sync(() => void asked.push(capability.resource)) })
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         const batch = FileSystemBatch.fromFileSystem(fs)!
         yield* batch.execute([member("*.txt", "src")])
       }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, Layer.succeed(GrantStore.GrantStore, store))))
       expect(asked[0]).toBe(s.abs("src/*.txt"))
       expect(asked).toContain(s.abs("src/a.txt"))
-    }))
+    })
+  )
 })

@@ -19,12 +19,12 @@ const deferredKernel = (host: (typeof hosts)[number], root: string) =>
 describe.each(hosts)("kernel behaviours ($name)", (host) => {
   describe("a decision that suspends", () => {
     it.effect("refuses a read whose directory became a link while the grant was pending", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = scratch()
         s.make({ "dir/file.txt": "inside", "other/file.txt": "other" })
         NFS.writeFileSync(NPath.join(s.outside, "file.txt"), "OUTSIDE")
         const { grants, layer, trips } = yield* deferredKernel(host, s.root)
-        const error = yield* Effect.gen(function*() {
+        const error = yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           const fiber = yield* Effect.forkChild(Effect.flip(fs.readFileString("dir/file.txt")))
           const pending = yield* grants.next
@@ -38,14 +38,15 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
         expect(kernelCause(error)?._tag).toBe("PermissionDenied")
         // Nothing was read: no read request ever reached the executor.
         if (trips) expect(trips.log.some((r) => r.operation === "readFile" || r.operation === "readFileString")).toBe(false)
-      }))
+      })
+    )
 
     it.effect("refuses a write whose path names another resource when the grant arrives, and writes nothing", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = scratch()
         s.make({ "dir/keep.txt": "keep", "other/keep.txt": "other" })
         const { grants, layer, trips } = yield* deferredKernel(host, s.root)
-        const error = yield* Effect.gen(function*() {
+        const error = yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           const fiber = yield* Effect.forkChild(Effect.flip(fs.writeFileString("dir/new.txt", "written")))
           const pending = yield* grants.next
@@ -64,17 +65,18 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
         expect(cause?._tag === "PermissionDenied" && cause.reason).toMatch(/no longer names/)
         expect(NFS.existsSync(s.abs("other/new.txt"))).toBe(false)
         if (trips) expect(trips.log.some((r) => r.operation === "writeFileString")).toBe(false)
-      }))
+      })
+    )
   })
 
   describe("link text met during resolution", () => {
     it.effect("is followed lexically and asked again: the resource is the link's target", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = scratch()
         s.make({ "b/file.txt": "target" })
         NFS.symlinkSync("b", s.abs("a"))
         const { grants, layer } = yield* deferredKernel(host, s.root)
-        const error = yield* Effect.gen(function*() {
+        const error = yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           const fiber = yield* Effect.forkChild(Effect.flip(fs.readFileString("a/file.txt")))
           const pending = yield* grants.next
@@ -90,13 +92,14 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
         // refuses the link on it (the refusal is the executor's, not a grant's).
         expect(reasonTag(error)).toBe("PermissionDenied")
         expect(kernelCause(error)).toBeUndefined()
-      }))
+      })
+    )
 
     // The kernel's own hop limit applies where it follows link text itself (a no-follow executor);
     // over a path host the host's realPath decides, as in the client's kernel.
     if (host.noFollow) {
       it.effect("follows at most 40 links: 40 resolve, 41 are refused", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const s = scratch()
           s.make({ "end.txt": "end" })
           const chain = (name: string, length: number) => {
@@ -108,7 +111,7 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
           chain("fortyone", 41)
           const made = host.make()
           const layer = kernelLayer(made.layer, s.root, allowAll(s.root))
-          const [forty, error] = yield* Effect.gen(function*() {
+          const [forty, error] = yield* Effect.gen(function* () {
             const fs = yield* FileSystem.FileSystem
             return [yield* Effect.flip(fs.readFileString("forty0")), yield* Effect.flip(fs.readFileString("fortyone0"))] as const
           }).pipe(Effect.provide(layer))
@@ -118,32 +121,34 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
           expect(kernelCause(forty)).toBeUndefined()
           const cause = kernelCause(error)
           expect(cause?._tag === "PermissionDenied" && cause.reason).toMatch(/too many levels/)
-        }))
+        })
+      )
     } else {
       it.effect("over a path host, the host's realPath decides, a link it cannot resolve read in its place", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const s = scratch()
           s.make({ "end.txt": "end" })
           for (let i = 0; i < 41; i++) NFS.symlinkSync(i === 40 ? "end.txt" : `fortyone${i + 1}`, s.abs(`fortyone${i}`))
           const asked: Array<string> = []
           const store = GrantStore.GrantStore.of({ check: (c) => Effect.sync(() => void asked.push(c.resource)) })
-          yield* Effect.gen(function*() {
+          yield* Effect.gen(function* () {
             const fs = yield* FileSystem.FileSystem
             yield* Effect.ignore(fs.readFileString("fortyone0"))
           }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, Layer.succeed(GrantStore.GrantStore, store))))
           // realPath gives up after 40 links (ELOOP); the first link is read and its text resolved.
           expect(asked[0]).toBe(s.abs("end.txt"))
-        }))
+        })
+      )
     }
 
     it.effect("denies a target outside the workspace as outside", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = scratch()
         NFS.symlinkSync(s.outside, s.abs("out"))
         NFS.symlinkSync("../outside/secret.txt", s.abs("relative-out"))
         const before = snapshotTree(s.root, s.outside)
         const layer = kernelLayer(host.make().layer, s.root, allowAll(s.root))
-        const errors = yield* Effect.gen(function*() {
+        const errors = yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           return [
             yield* Effect.flip(fs.readFileString("out/secret.txt")),
@@ -160,18 +165,19 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
           expect(cause?.capability.resource.startsWith(s.outside)).toBe(true)
         }
         expect(snapshotTree(s.root, s.outside)).toEqual(before)
-      }))
+      })
+    )
   })
 
   describe("glob", () => {
     it.effect("authorizes the literal prefix and never looks pattern syntax up as a name", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = scratch()
         s.make({ "a.txt": "a", "src/b.txt": "b" })
         // A link literally named `*`, pointing outside: looked up as a name, it would be denied.
         NFS.symlinkSync(s.outside, s.abs("*"))
         const { grants, layer } = yield* deferredKernel(host, s.root)
-        const found = yield* Effect.gen(function*() {
+        const found = yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           const fiber = yield* Effect.forkChild(fs.glob("*.txt"))
           const pending = yield* grants.next
@@ -183,10 +189,11 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
           return yield* Fiber.join(fiber)
         }).pipe(Effect.provide(layer))
         expect(found).toEqual([s.abs("a.txt")])
-      }))
+      })
+    )
 
     it.effect("drops every result the read grants deny (the client's kernel lists them)", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = scratch()
         s.make({ "src/a.txt": "a", "secret/key.txt": "k", "secret/deep/more.txt": "m", "top.txt": "t" })
         const grants = GrantStore.layerRules({
@@ -194,21 +201,22 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
           allow: [{ action: "fs:read", glob: "**" }],
           deny: [{ action: "fs:read", glob: "secret/**" }]
         })
-        const found = yield* Effect.gen(function*() {
+        const found = yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           return yield* fs.glob("**/*.txt")
         }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, grants)))
         expect([...found].sort()).toEqual([s.abs("src/a.txt"), s.abs("top.txt")])
-      }))
+      })
+    )
   })
 
   describe("the workspace root", () => {
     it.effect("renamed away and replaced makes a batch fail as Busy with workspace_identity_changed", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = scratch()
         s.make({ "a.txt": "a" })
         const layer = kernelLayer(host.make().layer, s.root, allowAll(s.root))
-        const error = yield* Effect.gen(function*() {
+        const error = yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           const batch = FileSystemBatch.fromFileSystem(fs)!
           NFS.renameSync(s.root, `${s.root}-old`)
@@ -220,14 +228,15 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
         const cause = PlatformError.isPlatformError(error) ? (error.reason as { cause?: unknown }).cause : undefined
         expect(cause).toBeInstanceOf(FileSystemFault)
         expect((cause as FileSystemFault).code).toBe("workspace_identity_changed")
-      }))
+      })
+    )
 
     it.effect("replaced while a batch's grant is pending fails the batch as Busy", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = scratch()
         s.make({ "a.txt": "a" })
         const { grants, layer } = yield* deferredKernel(host, s.root)
-        const error = yield* Effect.gen(function*() {
+        const error = yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           const batch = FileSystemBatch.fromFileSystem(fs)!
           const fiber = yield* Effect.forkChild(Effect.flip(batch.execute([{ operation: "readFileString", path: "a.txt" }])))
@@ -241,14 +250,15 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
         expect(reasonTag(error)).toBe("Busy")
         const cause = PlatformError.isPlatformError(error) ? (error.reason as { cause?: unknown }).cause : undefined
         expect((cause as FileSystemFault).code).toBe("workspace_identity_changed")
-      }))
+      })
+    )
   })
 
   it.effect("snapshots options before any asynchronous check", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       const { grants, layer } = yield* deferredKernel(host, s.root)
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         const options: { recursive: boolean; mode: number } = { recursive: true, mode: 0o700 }
         const fiber = yield* Effect.forkChild(fs.makeDirectory("x/y/z", options))
@@ -260,14 +270,15 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
       }).pipe(Effect.provide(layer))
       expect(NFS.statSync(s.abs("x/y/z")).isDirectory()).toBe(true)
       expect(NFS.statSync(s.abs("x/y/z")).mode & 0o777).toBe(0o700)
-    }))
+    })
+  )
 
   describe("temporary files", () => {
     it.effect("without a directory are refused as the client refuses them, naming <system-temp> beside the workspace", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = scratch()
         const before = snapshotTree(s.root)
-        const errors = yield* Effect.gen(function*() {
+        const errors = yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           return [
             yield* Effect.flip(fs.makeTempDirectory()),
@@ -283,15 +294,16 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
           })
         }
         expect(snapshotTree(s.root)).toEqual(before)
-      }))
+      })
+    )
   })
 
   it.effect("refuses a writeFile payload over contentLimit as BadArgument before anything else", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       const made = host.make({ contentLimit: 16 })
       const layer = kernelLayer(made.layer, s.root, allowAll(s.root))
-      const [error, fine] = yield* Effect.gen(function*() {
+      const [error, fine] = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return [
           yield* Effect.flip(fs.writeFile("big.bin", new Uint8Array(17))),
@@ -302,17 +314,18 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
       expect(fine).toBeUndefined()
       expect(NFS.existsSync(s.abs("big.bin"))).toBe(false)
       if (made.trips) expect(made.trips.log.filter((r) => "path" in r && r.path.endsWith("big.bin"))).toEqual([])
-    }))
+    })
+  )
 })
 
 describe.each(hosts)("operations on a link itself ($name)", (host) => {
   it.effect("lstat, readLink, rename and remove of a link to outside are authorized as the whole path: refused, nothing touched", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       NFS.symlinkSync(s.outside, s.abs("out"))
       const before = snapshotTree(s.root, s.outside)
       const layer = kernelLayer(host.make().layer, s.root, allowAll(s.root))
-      const errors = yield* Effect.gen(function*() {
+      const errors = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return [
           yield* Effect.flip(fs.lstat("out")),
@@ -329,16 +342,17 @@ describe.each(hosts)("operations on a link itself ($name)", (host) => {
         expect(kernelCause(error)?.capability.resource.startsWith(s.outside)).toBe(true)
       }
       expect(snapshotTree(s.root, s.outside)).toEqual(before)
-    }))
+    })
+  )
 })
 
 describe("requests reaching the executor (test double)", () => {
   it.effect("are stamped with the root pinned at composition", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "a" })
       const made = hosts.find((h) => h.name === "test double")!.make()
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         yield* fs.readFileString("a.txt")
         yield* fs.writeFileString("b.txt", "b")
@@ -352,5 +366,6 @@ describe("requests reaching the executor (test double)", () => {
       for (const request of made.trips!.log) {
         expect([request.boundaryRoot, request.logicalRoot, request.rootIdentity]).toEqual([NFS.realpathSync(s.root), s.root, identity])
       }
-    }))
+    })
+  )
 })

@@ -41,19 +41,20 @@ const refused: ReadonlyArray<Call> = [
 describe.each(hosts)("confined() refuses what is not one executor request ($name)", (host) => {
   for (const [name, call] of refused) {
     it.effect(`${name}: PermissionDenied, nothing created anywhere`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = scratch()
         s.make({ "a.txt": "alpha" })
         const base = NPath.dirname(s.root)
         systemTemp(base)
         const before = snapshotTree(base)
-        const error = yield* Effect.gen(function*() {
+        const error = yield* Effect.gen(function* () {
           const fs = yield* KernelFileSystem.confined(yield* FileSystem.FileSystem, s.root)
           return yield* Effect.flip(Effect.scoped(call(fs)))
         }).pipe(Effect.provide(Layer.mergeAll(host.make().layer, NodePath.layer)))
         expect(reasonTag(error)).toBe("PermissionDenied")
         expect((error as PlatformError.PlatformError).message).toContain(KernelFileSystem.unconfinedDescription)
         expect(snapshotTree(base)).toEqual(before)
-      }))
+      })
+    )
   }
 })

@@ -39,9 +39,24 @@ const tree = {
 const cases: ReadonlyArray<Case> = [
   // Issue 9: no access guessed from mode bits; refused as the client refuses it.
   { method: "access", run: (fs) => fs.access("a.txt", { readable: true }), unconfinable: true },
-  { method: "copy", expected: "alpha", run: (fs) => fs.copy("a.txt", "copy.txt"), answer: (_, s) => NFS.readFileSync(s.abs("copy.txt"), "utf8") },
-  { method: "copyFile", expected: "alpha", run: (fs) => fs.copyFile("a.txt", "dir/copy.txt"), answer: (_, s) => NFS.readFileSync(s.abs("dir/copy.txt"), "utf8") },
-  { method: "chmod", expected: 0o600, run: (fs) => fs.chmod("a.txt", 0o600), answer: (_, s) => NFS.lstatSync(s.abs("a.txt")).mode & 0o7777 },
+  {
+    method: "copy",
+    expected: "alpha",
+    run: (fs) => fs.copy("a.txt", "copy.txt"),
+    answer: (_, s) => NFS.readFileSync(s.abs("copy.txt"), "utf8")
+  },
+  {
+    method: "copyFile",
+    expected: "alpha",
+    run: (fs) => fs.copyFile("a.txt", "dir/copy.txt"),
+    answer: (_, s) => NFS.readFileSync(s.abs("dir/copy.txt"), "utf8")
+  },
+  {
+    method: "chmod",
+    expected: 0o600,
+    run: (fs) => fs.chmod("a.txt", 0o600),
+    answer: (_, s) => NFS.lstatSync(s.abs("a.txt")).mode & 0o7777
+  },
   {
     // Given away to nobody (as root, which CI is), so the owner lstat shows afterwards proves the
     // call reached the file; unprivileged, a user can only give a file to itself.
@@ -60,7 +75,12 @@ const cases: ReadonlyArray<Case> = [
   },
   { method: "link", run: (fs) => fs.link("a.txt", "hard.txt"), unconfinable: true },
   { method: "lstat", expected: "Directory", run: (fs) => fs.lstat("dir"), answer: (r) => infoShape(r as FileSystem.File.Info).type },
-  { method: "makeDirectory", expected: true, run: (fs) => fs.makeDirectory("new/deep", { recursive: true }), answer: (_, s) => NFS.statSync(s.abs("new/deep")).isDirectory() },
+  {
+    method: "makeDirectory",
+    expected: true,
+    run: (fs) => fs.makeDirectory("new/deep", { recursive: true }),
+    answer: (_, s) => NFS.statSync(s.abs("new/deep")).isDirectory()
+  },
   {
     method: "makeTempDirectory",
     expected: true,
@@ -79,48 +99,90 @@ const cases: ReadonlyArray<Case> = [
     run: (fs) => fs.makeTempFile({ directory: "empty", suffix: ".tmp" }),
     answer: (r, s) => rel(s, r).startsWith("empty/") && String(r).endsWith(".tmp") && NFS.readFileSync(String(r), "utf8") === ""
   },
-  { method: "makeTempFileScoped", expected: false, run: (fs) => fs.makeTempFileScoped({ directory: "empty" }), answer: (r) => NFS.existsSync(String(r)) },
+  {
+    method: "makeTempFileScoped",
+    expected: false,
+    run: (fs) => fs.makeTempFileScoped({ directory: "empty" }),
+    answer: (r) => NFS.existsSync(String(r))
+  },
   // Issue 9: no host-path open followed by a check; refused as the client refuses it.
   {
     method: "open",
     run: (fs) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const file = yield* fs.open("dir/b.txt")
         const bytes = yield* file.readAlloc(64)
         return Option.map(bytes, text)
       }),
     unconfinable: true
   },
-  { method: "readDirectory", expected: ["b.txt", "sub"], run: (fs) => fs.readDirectory("dir"), answer: (r) => [...(r as Array<string>)].sort() },
+  {
+    method: "readDirectory",
+    expected: ["b.txt", "sub"],
+    run: (fs) => fs.readDirectory("dir"),
+    answer: (r) => [...(r as Array<string>)].sort()
+  },
   {
     method: "readDirectoryEntries",
-    expected: [{ name: "b.txt", type: "File" }, { name: "sub", type: "Directory" }],
+    expected: [
+      { name: "b.txt", type: "File" },
+      { name: "sub", type: "Directory" }
+    ],
     run: (fs) => fs.readDirectoryEntries("dir"),
     answer: (r) => [...(r as ReadonlyArray<FileSystem.DirectoryEntry>)].sort((a, b) => a.name.localeCompare(b.name))
   },
   { method: "readFile", expected: "charlie", run: (fs) => fs.readFile("dir/sub/c.txt"), answer: (r) => text(r as Uint8Array) },
   { method: "readFileString", expected: "alpha", run: (fs) => fs.readFileString("a.txt"), answer: (r) => r },
   { method: "readLink", expected: "a.txt", run: (fs) => fs.readLink("link"), answer: (r) => r },
-  { method: "realPath", expected: "dir/sub", run: (fs) => fs.realPath("dir/sub"), answer: (r, s) => NPath.relative(NFS.realpathSync(s.root), String(r)) },
+  {
+    method: "realPath",
+    expected: "dir/sub",
+    run: (fs) => fs.realPath("dir/sub"),
+    answer: (r, s) => NPath.relative(NFS.realpathSync(s.root), String(r))
+  },
   { method: "remove", expected: false, run: (fs) => fs.remove("dir", { recursive: true }), answer: (_, s) => NFS.existsSync(s.abs("dir")) },
-  { method: "rename", expected: "alpha", run: (fs) => fs.rename("a.txt", "dir/moved.txt"), answer: (_, s) => NFS.readFileSync(s.abs("dir/moved.txt"), "utf8") },
+  {
+    method: "rename",
+    expected: "alpha",
+    run: (fs) => fs.rename("a.txt", "dir/moved.txt"),
+    answer: (_, s) => NFS.readFileSync(s.abs("dir/moved.txt"), "utf8")
+  },
   {
     method: "sink",
     run: (fs) => Stream.make(new TextEncoder().encode("sunk")).pipe(Stream.run(fs.sink("sunk.txt"))),
     unconfinable: true
   },
-  { method: "stat", expected: { type: "File", size: 5 }, run: (fs) => fs.stat("a.txt"), answer: (r) => infoShape(r as FileSystem.File.Info) },
+  {
+    method: "stat",
+    expected: { type: "File", size: 5 },
+    run: (fs) => fs.stat("a.txt"),
+    answer: (r) => infoShape(r as FileSystem.File.Info)
+  },
   {
     method: "stream",
-    run: (fs) => fs.stream("dir/b.txt", { chunkSize: 2 }).pipe(Stream.runCollect, Effect.map((chunks) => text(Buffer.concat([...chunks])))),
+    run: (fs) =>
+      fs.stream("dir/b.txt", { chunkSize: 2 }).pipe(
+        Stream.runCollect,
+        Effect.map((chunks) => text(Buffer.concat([...chunks])))
+      ),
     unconfinable: true
   },
   { method: "symlink", run: (fs) => fs.symlink("a.txt", "made-link"), unconfinable: true },
   { method: "truncate", run: (fs) => fs.truncate("a.txt", 2), unconfinable: true },
   { method: "utimes", run: (fs) => fs.utimes("a.txt", 1_000_000, 2_000_000), unconfinable: true },
   { method: "watch", run: (fs) => Stream.runHead(fs.watch("dir")), unconfinable: true },
-  { method: "writeFile", expected: "hi", run: (fs) => fs.writeFile("dir/w.bin", new Uint8Array([104, 105])), answer: (_, s) => NFS.readFileSync(s.abs("dir/w.bin"), "utf8") },
-  { method: "writeFileString", expected: "over", run: (fs) => fs.writeFileString("a.txt", "over"), answer: (_, s) => NFS.readFileSync(s.abs("a.txt"), "utf8") }
+  {
+    method: "writeFile",
+    expected: "hi",
+    run: (fs) => fs.writeFile("dir/w.bin", new Uint8Array([104, 105])),
+    answer: (_, s) => NFS.readFileSync(s.abs("dir/w.bin"), "utf8")
+  },
+  {
+    method: "writeFileString",
+    expected: "over",
+    run: (fs) => fs.writeFileString("a.txt", "over"),
+    answer: (_, s) => NFS.readFileSync(s.abs("a.txt"), "utf8")
+  }
 ]
 
 // Every method of the interface is covered (a new method in Effect makes this fail).
@@ -139,17 +201,23 @@ const setup = () => {
 const answers = new Map<string, Map<string, unknown>>()
 
 const denyAll = (root: string) =>
-  GrantStore.layerRules({ root, deny: [{ action: "fs:read", glob: "**" }, { action: "fs:write", glob: "**" }] })
+  GrantStore.layerRules({
+    root,
+    deny: [
+      { action: "fs:read", glob: "**" },
+      { action: "fs:write", glob: "**" }
+    ]
+  })
 
 describe.each(hosts)("every method through the kernel ($name)", (host) => {
   for (const c of cases) {
     it.effect(`${c.method}: ${c.unconfinable ? "refused as unconfinable" : "answers"}`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = setup()
         const layer = kernelLayer(host.make().layer, s.root, allowAll(s.root))
         const before = snapshotTree(s.root, s.outside)
         const result = yield* Effect.result(
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const fs = yield* FileSystem.FileSystem
             return yield* c.run(fs, s)
           }).pipe(Effect.scoped, Effect.provide(layer))
@@ -169,15 +237,16 @@ describe.each(hosts)("every method through the kernel ($name)", (host) => {
         const byHost = answers.get(c.method) ?? new Map<string, unknown>()
         byHost.set(host.name, answer)
         answers.set(c.method, byHost)
-      }))
+      })
+    )
 
     it.effect(`${c.method}: denied, and the disk is untouched`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = setup()
         const layer = kernelLayer(host.make().layer, s.root, denyAll(s.root))
         const before = snapshotTree(s.root, s.outside)
         const error = yield* Effect.flip(
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const fs = yield* FileSystem.FileSystem
             return yield* c.run(fs, s)
           }).pipe(Effect.scoped, Effect.provide(layer))
@@ -185,7 +254,8 @@ describe.each(hosts)("every method through the kernel ($name)", (host) => {
         expect(reasonTag(error)).toBe("PermissionDenied")
         expect(kernelCause(error)?._tag).toBe("PermissionDenied")
         expect(snapshotTree(s.root, s.outside)).toEqual(before)
-      }))
+      })
+    )
   }
 })
 
@@ -199,11 +269,11 @@ afterAll(() => {
 
 describe("answers on a quiet tree", () => {
   it.effect("are the expected ones (over the first host)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const host = hosts[0]!
       const s = setup()
       const layer = kernelLayer(host.make().layer, s.root, allowAll(s.root))
-      const got = yield* Effect.gen(function*() {
+      const got = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return {
           glob: [...(yield* fs.glob("**/*.txt"))].sort(),
@@ -229,7 +299,8 @@ describe("answers on a quiet tree", () => {
         stat: "SymbolicLink",
         viaLink: "PermissionDenied"
       })
-    }))
+    })
+  )
 })
 
 // Keep Sink referenced for the sink case's type inference.

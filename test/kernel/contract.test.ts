@@ -5,7 +5,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Data, Effect, Exit, FileSystem, Layer, Option, PlatformError, Schema, Tracer } from "effect"
+import { Cause, Data, Effect, Exit, FileSystem, Layer, Option, type PlatformError, Schema, Tracer } from "effect"
 import { FileSystemBatch, FileSystemFault, GrantStore, KernelFileSystem, Permission } from "../../src/kernel/index.ts"
 import { scratch } from "../support/tree.ts"
 import { hosts, testDouble } from "./support/hosts.ts"
@@ -30,21 +30,25 @@ describe("identities", () => {
   })
 
   it.effect("a guarded service is branded with its workspace root, confinable, and carries its batch", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
-      const fs = yield* Effect.provide(Effect.service(FileSystem.FileSystem), kernelLayer(testDouble.make().layer, s.root, allowAll(s.root)))
+      const fs = yield* Effect.provide(
+        Effect.service(FileSystem.FileSystem),
+        kernelLayer(testDouble.make().layer, s.root, allowAll(s.root))
+      )
       expect((fs as unknown as Record<symbol, unknown>)[Symbol.for("@smthrs/kernel/ConfinedFileSystem")]).toBe(s.root)
       expect(KernelFileSystem.confinedRoot(fs)).toBe(s.root)
       expect(KernelFileSystem.isConfinable(fs)).toBe(true)
       expect(Symbol.for("@smthrs/kernel/FileSystemBatch") in fs).toBe(true)
       // confined() over the guarded service at the same root is the service itself.
       expect(yield* Effect.provide(KernelFileSystem.confined(fs, s.root), NodePath.layer)).toBe(fs)
-    }))
+    })
+  )
 })
 
 describe("isConfinable and requireConfinable", () => {
   it.effect("answer as the client's: any host with the extension, a view, or a guarded service", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       const plain = yield* Effect.provide(Effect.service(FileSystem.FileSystem), NodeFileSystem.layer)
       expect(KernelFileSystem.isConfinable(plain)).toBe(false)
@@ -60,12 +64,13 @@ describe("isConfinable and requireConfinable", () => {
       }
       const isolated = KernelFileSystem.withIsolatedFileSystem({ ...plain })
       expect(KernelFileSystem.isConfinable(isolated)).toBe(true)
-    }))
+    })
+  )
 })
 
 describe("a host that reports no inode", () => {
   it.effect("has no root identity: confined() is refused and a batch is refused, as the client's identifyRoot leaves them", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "alpha" })
       const made = testDouble.make()
@@ -79,27 +84,34 @@ describe("a host that reports no inode", () => {
           )
         })
       ).pipe(Layer.provide(made.layer))
-      const view = yield* Effect.gen(function*() {
+      const view = yield* Effect.gen(function* () {
         const host = yield* FileSystem.FileSystem
         return yield* Effect.flip(KernelFileSystem.confined(host, s.root))
       }).pipe(Effect.provide(Layer.mergeAll(inodeless, NodePath.layer)))
       expect(reasonTag(view)).toBe("PermissionDenied")
-      const refused = yield* Effect.gen(function*() {
+      const refused = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return yield* Effect.flip(FileSystemBatch.fromFileSystem(fs)!.execute([{ operation: "exists", path: "a.txt" }]))
       }).pipe(Effect.provide(kernelLayer(inodeless, s.root, allowAll(s.root))))
       expect(reasonTag(refused)).toBe("PermissionDenied")
       expect(kernelCause(refused)?._tag === "PermissionDenied" && kernelCause(refused)?.capability.resource).toBe(s.root)
-    }))
+    })
+  )
 })
 
 describe.each(hosts)("smaller points of the contract ($name)", (host) => {
   it.effect("guard refusals carry the client's method values: read and write", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "alpha" })
-      const deny = GrantStore.layerRules({ root: s.root, deny: [{ action: "fs:read", glob: "**" }, { action: "fs:write", glob: "**" }] })
-      const errors = yield* Effect.gen(function*() {
+      const deny = GrantStore.layerRules({
+        root: s.root,
+        deny: [
+          { action: "fs:read", glob: "**" },
+          { action: "fs:write", glob: "**" }
+        ]
+      })
+      const errors = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return [
           yield* Effect.flip(fs.readFileString("a.txt")),
@@ -114,15 +126,16 @@ describe.each(hosts)("smaller points of the contract ($name)", (host) => {
         { method: "write" },
         { method: "write" }
       ])
-    }))
+    })
+  )
 
   it.effect("every method runs in a FileSystem.<method> span", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "alpha" })
       const names: Array<string> = []
       const tracer = Tracer.make({ span: (options) => (names.push(options.name), Tracer.nativeTracer.span(options)) })
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         yield* fs.readFileString("a.txt")
         yield* fs.writeFileString("b.txt", "b")
@@ -136,17 +149,18 @@ describe.each(hosts)("smaller points of the contract ($name)", (host) => {
       for (const method of ["readFileString", "writeFileString", "stat", "exists", "glob", "readDirectory", "rename", "remove"]) {
         expect(names).toContain(`FileSystem.${method}`)
       }
-    }))
+    })
+  )
 
   it.effect("options with accessors are refused as BadArgument, before anything is asked or done", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       const asked: Array<string> = []
       const store = GrantStore.GrantStore.of({ check: (c) => Effect.sync(() => void asked.push(c.resource)) })
       const before = snapshotTree(s.root)
       let reads = 0
       const options = Object.defineProperty({}, "recursive", { enumerable: true, get: () => (reads++, true) })
-      const errors = yield* Effect.gen(function*() {
+      const errors = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return [
           yield* Effect.flip(fs.makeDirectory("x/y", options)),
@@ -158,12 +172,13 @@ describe.each(hosts)("smaller points of the contract ($name)", (host) => {
       expect(reads).toBe(0)
       expect(asked).toEqual([])
       expect(snapshotTree(s.root)).toEqual(before)
-    }))
+    })
+  )
 
   it.effect("a malformed path is a BadArgument failure, never a throw or a defect", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
-      const exits = yield* Effect.gen(function*() {
+      const exits = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         const calls: Array<() => Effect.Effect<unknown, PlatformError.PlatformError>> = [
           () => fs.readFile(42 as never),
@@ -182,17 +197,18 @@ describe.each(hosts)("smaller points of the contract ($name)", (host) => {
         expect(Exit.isFailure(exit) && !Cause.hasDies(exit.cause)).toBe(true)
         expect(Exit.isFailure(exit) && reasonTag(Cause.squash(exit.cause))).toBe("BadArgument")
       }
-    }))
+    })
+  )
 })
 
 describe("FileSystemBatch trips (test double)", () => {
   it.effect("a full batch of reads costs two executor trips: one to resolve, one to execute", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       const names = Array.from({ length: 64 }, (_, i) => `f${i}.txt`)
       s.make(Object.fromEntries(names.map((n) => [n, n])))
       const made = testDouble.make()
-      const response = yield* Effect.gen(function*() {
+      const response = yield* Effect.gen(function* () {
         const batch = yield* FileSystemBatch.FileSystemBatch
         expect(batch.maxSize).toBe(64)
         made.trips!.log.length = 0
@@ -200,26 +216,30 @@ describe("FileSystemBatch trips (test double)", () => {
       }).pipe(Effect.provide(FileSystemBatch.layer.pipe(Layer.provideMerge(kernelLayer(made.layer, s.root, allowAll(s.root))))))
       expect(response.entries.length).toBe(64)
       expect(made.trips!.log.map((r) => r.operation)).toEqual(["batch", "batch"])
-    }))
+    })
+  )
 })
 
 describe.each(hosts.filter((h) => h !== testDouble))("FileSystemBatch trips ($name)", (host) => {
   // The executor's own limit, not the double's: at 256 members the batch once took three trips.
   it.effect("a batch of the executor's full size costs two executor trips (one over a host that does not resolve)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       const log: Array<string> = []
       const counted = Layer.effect(
         FileSystem.FileSystem,
         Effect.map(Effect.service(FileSystem.FileSystem), (fs) => {
           const atomic = (fs as KernelFileSystem.AtomicHostFileSystem)[KernelFileSystem.AtomicFileSystemTypeId]
-          return KernelFileSystem.withAtomicFileSystem({ ...fs }, {
-            ...atomic,
-            execute: (request) => Effect.suspend(() => (log.push(request.operation), atomic.execute(request)))
-          })
+          return KernelFileSystem.withAtomicFileSystem(
+            { ...fs },
+            {
+              ...atomic,
+              execute: (request) => Effect.suspend(() => (log.push(request.operation), atomic.execute(request)))
+            }
+          )
         })
       ).pipe(Layer.provide(host.make().layer))
-      const { names, response } = yield* Effect.gen(function*() {
+      const { names, response } = yield* Effect.gen(function* () {
         const batch = yield* FileSystemBatch.FileSystemBatch
         const names = Array.from({ length: batch.maxSize }, (_, i) => `f${i}.txt`)
         s.make(Object.fromEntries(names.map((n) => [n, n])))
@@ -231,7 +251,8 @@ describe.each(hosts.filter((h) => h !== testDouble))("FileSystemBatch trips ($na
       expect(response.entries.length).toBe(256)
       expect(response.entries.every((e) => e.result._tag === "Success")).toBe(true)
       expect(log).toEqual(host.noFollow ? ["batch", "batch"] : ["batch"])
-    }))
+    })
+  )
 })
 
 describe("a client's own grant store", () => {
@@ -247,7 +268,7 @@ describe("a client's own grant store", () => {
   }> {}
 
   it.effect("is provided unchanged: its refusals are read back as they were made", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "alpha", "b.txt": "bravo", "c.txt": "charlie" })
       const store = {
@@ -255,10 +276,10 @@ describe("a client's own grant store", () => {
           capability.resource.endsWith("a.txt")
             ? Effect.void
             : capability.resource.endsWith("b.txt")
-            ? Effect.fail(new ClientDenied({ capability: { ...capability, origin: "client" }, reason: "client says no" }))
-            : Effect.fail(new ClientRequired({ capability: { ...capability, origin: "client" }, message: "ask the user" }))
+              ? Effect.fail(new ClientDenied({ capability: { ...capability, origin: "client" }, reason: "client says no" }))
+              : Effect.fail(new ClientRequired({ capability: { ...capability, origin: "client" }, message: "ask the user" }))
       }
-      const [a, b, c] = yield* Effect.gen(function*() {
+      const [a, b, c] = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return [
           yield* fs.readFileString("a.txt"),
@@ -270,17 +291,19 @@ describe("a client's own grant store", () => {
       expect(Option.getOrUndefined(Permission.fromPlatformError(b))).toBeInstanceOf(ClientDenied)
       expect(Option.getOrUndefined(Permission.fromPlatformError(c))).toBeInstanceOf(ClientRequired)
       expect(b.message).toContain("client says no")
-    }))
+    })
+  )
 
   it.effect("failing with anything else refuses as GrantStoreError, never grants", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "alpha" })
       const store = { check: () => Effect.fail(new Error("journal gone")) }
-      const error = yield* Effect.gen(function*() {
+      const error = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return yield* Effect.flip(fs.readFileString("a.txt"))
       }).pipe(Effect.provide(kernelLayer(testDouble.make().layer, s.root, Layer.succeed(GrantStore.GrantStore, store as never))))
       expect(kernelCause(error)?._tag).toBe("GrantStoreError")
-    }))
+    })
+  )
 })

@@ -82,17 +82,30 @@ const paths = [
 const rulesOf = (root: string) =>
   GrantStore.fromRules({
     root,
-    allow: [{ action: "fs:read", glob: "**" }, { action: "fs:write", glob: "**" }],
-    deny: [{ action: "fs:read", glob: "denied/**" }, { action: "fs:write", glob: "denied/**" }]
+    allow: [
+      { action: "fs:read", glob: "**" },
+      { action: "fs:write", glob: "**" }
+    ],
+    deny: [
+      { action: "fs:read", glob: "denied/**" },
+      { action: "fs:write", glob: "denied/**" }
+    ]
   })
 
 /** The kernel over `host` in `world`, its store logging every question; and the model's decisions. */
 const harness = (host: Host, world: World) =>
-  Effect.gen(function*() {
-    const rules = yield* Effect.provide(rulesOf(world.logicalRoot), (yield* Effect.promise(() => import("@effect/platform-node/NodePath"))).layer)
+  Effect.gen(function* () {
+    const rules = yield* Effect.provide(
+      rulesOf(world.logicalRoot),
+      (yield* Effect.promise(() => import("@effect/platform-node/NodePath"))).layer
+    )
     const log: Array<Question> = []
     const store = GrantStore.GrantStore.of({
-      check: (capability) => Effect.andThen(Effect.sync(() => void log.push({ ...capability })), rules.check(capability))
+      check: (capability) =>
+        Effect.andThen(
+          Effect.sync(() => void log.push({ ...capability })),
+          rules.check(capability)
+        )
     })
     const decide = (q: Question) => Result.isSuccess(Effect.runSync(Effect.result(rules.check(q))))
     const made = host.make()
@@ -105,7 +118,7 @@ type Harness = Effect.Success<ReturnType<typeof harness>>
 
 /** The executor under the kernel, for enumerations (what exists), with the root pinned as the kernel pins it. */
 const executorOf = (hostLayer: Layer.Layer<FileSystem.FileSystem>, world: World) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fs = yield* Effect.provide(Effect.service(FileSystem.FileSystem), hostLayer)
     const atomic = (fs as unknown as Record<symbol, AtomicFileSystem>)[KernelFileSystem.AtomicFileSystemTypeId]!
     const st = NFS.statSync(world.boundaryRoot, { bigint: true })
@@ -129,8 +142,11 @@ const singles: ReadonlyArray<readonly [string, "fs:read" | "fs:write", Op]> = [
   ["makeDirectory", "fs:write", (fs, p) => fs.makeDirectory(p)]
 ]
 
-const run = <A>(layer: Layer.Layer<FileSystem.FileSystem | import("effect").Path.Path, PlatformError.PlatformError>, op: (fs: FileSystem.FileSystem) => Effect.Effect<A, unknown>) =>
-  Effect.gen(function*() {
+const run = <A>(
+  layer: Layer.Layer<FileSystem.FileSystem | import("effect").Path.Path, PlatformError.PlatformError>,
+  op: (fs: FileSystem.FileSystem) => Effect.Effect<A, unknown>
+) =>
+  Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     return yield* Effect.result(op(fs))
   }).pipe(Effect.provide(layer))
@@ -141,7 +157,7 @@ describe.each(hosts.filter((h) => h.name !== "test double"))("the decision log (
     describe(`workspace named ${spelling}`, () => {
       for (const [name, action, op] of singles) {
         it.effect(`${name}: the client's questions, then ours`, () =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             // A tree is built afresh only after an operation that may have changed it succeeded
             // (a refused one changes nothing).
             let current: Harness | undefined
@@ -154,17 +170,21 @@ describe.each(hosts.filter((h) => h.name !== "test double"))("the decision log (
               expect(log, `${name} ${p}`).toEqual([...expected.client, ...expected.ours])
               if (action === "fs:write" && Result.isSuccess(result)) current = undefined
             }
-          }))
+          })
+        )
       }
 
       it.effect("rename: both paths as the client asks, then ours (the read of what moves)", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           let current: Harness | undefined
           for (const [from, to] of [...paths.map((p) => [p, "renamed"] as const), ...paths.map((p) => ["a.txt", p] as const)]) {
             current ??= yield* harness(host, build(spelling))
             const { layer, log, model } = current
             log.length = 0
-            const expected = model.operation([{ action: "fs:write", value: from }, { action: "fs:write", value: to }])
+            const expected = model.operation([
+              { action: "fs:write", value: from },
+              { action: "fs:write", value: to }
+            ])
             // A file moved is also read at its own name (docs/kernel.md, "A rename reads what it moves").
             const moved = expected.granted ? [{ action: "fs:read" as const, resource: model.logicalOf(model.normalize(from)) }] : []
             const result = yield* run(layer, (fs) => fs.rename(from, to))
@@ -175,18 +195,26 @@ describe.each(hosts.filter((h) => h.name !== "test double"))("the decision log (
             if (from !== "dir") expect(log.slice(prefix.length), `rename ${from} ${to}`).toEqual([])
             if (Result.isSuccess(result)) current = undefined
           }
-        }))
+        })
+      )
 
       it.effect("rename and remove of a tree: every entry below, in the executor's listing order", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const world = build(spelling)
           const { hostLayer, layer, log, model } = yield* harness(host, world)
           const execute = yield* executorOf(hostLayer, world)
-          const listed = yield* execute<Array<string>>({ operation: "readDirectory", path: NPath.join(world.logicalRoot, "dir"), options: { recursive: true } })
+          const listed = yield* execute<Array<string>>({
+            operation: "readDirectory",
+            path: NPath.join(world.logicalRoot, "dir"),
+            options: { recursive: true }
+          })
           const entries = Result.getOrThrow(listed)
           const top = NPath.join(world.logicalRoot, "dir")
           const next = NPath.join(world.logicalRoot, "moved")
-          const renameOp = model.operation([{ action: "fs:write", value: "dir" }, { action: "fs:write", value: "moved" }])
+          const renameOp = model.operation([
+            { action: "fs:write", value: "dir" },
+            { action: "fs:write", value: "moved" }
+          ])
           yield* run(layer, (fs) => fs.rename("dir", "moved"))
           expect(log).toEqual([
             ...renameOp.client,
@@ -201,12 +229,24 @@ describe.each(hosts.filter((h) => h.name !== "test double"))("the decision log (
           log.length = 0
           const removeOp = model.operation([{ action: "fs:write", value: "moved" }])
           yield* run(layer, (fs) => fs.remove("moved", { recursive: true }))
-          expect(log).toEqual([...removeOp.client, ...removeOp.ours, ...entries.map((e) => ({ action: "fs:write", resource: NPath.join(next, e) }))])
-        }))
+          expect(log).toEqual([
+            ...removeOp.client,
+            ...removeOp.ours,
+            ...entries.map((e) => ({ action: "fs:write", resource: NPath.join(next, e) }))
+          ])
+        })
+      )
 
       it.effect("readDirectory: the client's question, then each listed name (and the directories holding it)", () =>
-        Effect.gen(function*() {
-          for (const [p, recursive] of [[".", true], [".", false], ["dir", true], ["denied", false], ["dir-link", false], ["up", false]] as const) {
+        Effect.gen(function* () {
+          for (const [p, recursive] of [
+            [".", true],
+            [".", false],
+            ["dir", true],
+            ["denied", false],
+            ["dir-link", false],
+            ["up", false]
+          ] as const) {
             const world = build(spelling)
             const { decide, hostLayer, layer, log, model } = yield* harness(host, world)
             const execute = yield* executorOf(hostLayer, world)
@@ -217,14 +257,19 @@ describe.each(hosts.filter((h) => h.name !== "test double"))("the decision log (
               : Result.succeed([] as Array<string>)
             const names = Result.isSuccess(listed) ? listed.success : []
             const base = model.logicalOf(normalized)
-            const filter = listingQuestions(base, names.map((n) => NPath.join(base, n)), decide)
+            const filter = listingQuestions(
+              base,
+              names.map((n) => NPath.join(base, n)),
+              decide
+            )
             yield* run(layer, (fs) => fs.readDirectory(p, { recursive }))
             expect(log, `readDirectory ${p}`).toEqual([...expected.client, ...expected.ours, ...filter])
           }
-        }))
+        })
+      )
 
       it.effect("glob: the pattern normalized, its literal prefix asked about, then each result", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           for (const pattern of ["*.txt", "**/*.txt", "dir/**", "dir-link/*", "denied/*", "*/../denied/*", "out-link/*", "missing/*"]) {
             const world = build(spelling)
             const { decide, hostLayer, layer, log, model } = yield* harness(host, world)
@@ -237,25 +282,33 @@ describe.each(hosts.filter((h) => h.name !== "test double"))("the decision log (
             const results = (Result.isSuccess(found) ? found.success : []).map((r) => model.logicalOf(r)).filter(model.inside)
             const syntax = /[*?[\]{}\\]/
             const segments = NPath.relative(world.logicalRoot, full).split("/")
-            const prefix = NPath.join(world.logicalRoot, ...segments.slice(0, segments.findIndex((s) => syntax.test(s))))
+            const prefix = NPath.join(
+              world.logicalRoot,
+              ...segments.slice(
+                0,
+                segments.findIndex((s) => syntax.test(s))
+              )
+            )
             const filter = listingQuestions(prefix, results, decide)
             yield* run(layer, (fs) => fs.glob(pattern))
             expect(log, `glob ${pattern}`).toEqual([...expected.client, ...expected.ours, ...filter])
           }
-        }))
+        })
+      )
 
       it.effect("a batch: every member resolved, the client's questions in request order, then ours member by member", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const world = build(spelling)
           const { layer, log, model } = yield* harness(host, world)
           const expected = model.batch(paths.map((value) => ({ value })))
-          const response = yield* Effect.gen(function*() {
+          const response = yield* Effect.gen(function* () {
             const fs = yield* FileSystem.FileSystem
             return yield* FileSystemBatch.fromFileSystem(fs)!.execute(paths.map((path) => ({ operation: "stat" as const, path })))
           }).pipe(Effect.provide(layer))
           expect(response.entries.length).toBe(paths.length)
           expect(log).toEqual([...expected.client, ...expected.ours])
-        }))
+        })
+      )
     })
   }
 })

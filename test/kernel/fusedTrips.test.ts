@@ -37,37 +37,39 @@ const randomPaths = (seed: number, world: World, count: number): Array<string> =
 }
 
 /** A grant store that writes down every question and its answer, then answers as `rules` do. */
-const recording = (
-  rules: GrantStore.Rules,
-  log: Array<string>,
-  during?: (capability: Capability) => void,
-  waits = false
-) =>
+const recording = (rules: GrantStore.Rules, log: Array<string>, during?: (capability: Capability) => void, waits = false) =>
   Effect.map(GrantStore.fromRules(rules), (store) =>
     GrantStore.GrantStore.of({
       check: (capability) =>
         Effect.suspend(() => {
           during?.(capability)
           // A store that answers only after something else ran (as a journal or a person would).
-          return waits ? Effect.andThen(Effect.promise(() => Promise.resolve()), store.check(capability)) : store.check(capability)
+          return waits
+            ? Effect.andThen(
+                Effect.promise(() => Promise.resolve()),
+                store.check(capability)
+              )
+            : store.check(capability)
         }).pipe(
           Effect.tap(() => Effect.sync(() => log.push(`${capability.action} ${capability.resource} -> granted`))),
           Effect.tapError((error) => Effect.sync(() => log.push(`${capability.action} ${capability.resource} -> ${error._tag}`)))
         )
-    }))
+    })
+  )
 
 /** The authorizer a kernel over `NodeAtomicFileSystem` builds, its executor trips counted. */
 const authorizer = (strategy: string, logicalRoot: string, store: GrantStore.GrantStore["Service"], trips: { n: number }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const host = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const real = (host as unknown as { readonly [AtomicFileSystemTypeId]: AtomicFileSystem })[AtomicFileSystemTypeId]
     const atomic: AtomicFileSystem = {
       ...real,
-      execute: (request) => Effect.suspend(() => {
-        trips.n += 1
-        return real.execute(request)
-      })
+      execute: (request) =>
+        Effect.suspend(() => {
+          trips.n += 1
+          return real.execute(request)
+        })
     }
     const boundaryRoot = yield* host.realPath(logicalRoot)
     const rootIdentity = yield* identifyRoot(atomic, host, boundaryRoot)
@@ -86,11 +88,10 @@ const authorizer = (strategy: string, logicalRoot: string, store: GrantStore.Gra
  * `realPath` keep the full protocol: they answer about a final link rather than refusing it.
  */
 const operations = ["readFile", "readFileString", "stat"] as const
-const metLink = (operation: typeof operations[number]) => (value: unknown) =>
+const metLink = (operation: (typeof operations)[number]) => (value: unknown) =>
   operation === "stat" && (value as { readonly type?: string }).type === "SymbolicLink"
 
-const requestOf = (operation: typeof operations[number], at: string): AtomicRequest =>
-  ({ operation, path: at }) as AtomicRequest
+const requestOf = (operation: (typeof operations)[number], at: string): AtomicRequest => ({ operation, path: at }) as AtomicRequest
 
 /** What a caller can observe of an answer: the value, or the failure's tag and message. */
 const observed = (result: Result.Result<unknown, PlatformError.PlatformError>): unknown => {
@@ -113,12 +114,11 @@ type Way = (
   action: Action,
   at: string,
   request: AtomicRequest,
-  operation: typeof operations[number]
+  operation: (typeof operations)[number]
 ) => Effect.Effect<unknown, PlatformError.PlatformError>
 
 /** The client's protocol: both phases of authorization, then the request. */
-const threeTrips: Way = (auth, action, at, request) =>
-  Effect.andThen(auth.authorize([{ action, value: at }]), auth.run(request))
+const threeTrips: Way = (auth, action, at, request) => Effect.andThen(auth.authorize([{ action, value: at }]), auth.run(request))
 
 /** What the guarded reads do. */
 const fused: Way = (auth, action, at, request, operation) =>
@@ -131,10 +131,10 @@ const runWay = (
   rules: GrantStore.Rules,
   paths: ReadonlyArray<string>,
   during?: (capability: Capability) => void,
-  only: ReadonlyArray<typeof operations[number]> = operations,
+  only: ReadonlyArray<(typeof operations)[number]> = operations,
   waits = false
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const log: Array<string> = []
     const trips = { n: 0 }
     const store = yield* recording(rules, log, during, waits).pipe(Effect.provide(NodePath.layer))
@@ -157,97 +157,122 @@ const runWay = (
   })
 
 describe.each(strategies)("fused single reads (%s)", (strategy) => {
-  it.effect("give the answers and ask the questions of the three-trip protocol, on random trees with links", () =>
-    Effect.gen(function*() {
-      let spared = 0
-      for (let seed = 1; seed <= 24; seed++) {
-        const world = randomWorld(seed)
-        const rules = randomRules(seed, world)
-        const paths = randomPaths(seed, world, 24)
-        const three = yield* runWay(threeTrips, strategy, world, rules, paths)
-        const one = yield* runWay(fused, strategy, world, rules, paths)
-        expect({ seed, log: one.log }).toEqual({ seed, log: three.log })
-        expect({ seed, answers: one.answers }).toEqual({ seed, answers: three.answers })
-        // A read that succeeds never costs more; one that fails costs at most the one attempt the
-        // protocol then repeats.
-        for (const [i, ok] of three.succeeded.entries()) {
-          expect({ seed, i, trips: one.tripsEach[i]! }).toEqual({ seed, i, trips: one.tripsEach[i]! <= three.tripsEach[i]! + (ok ? 0 : 1) ? one.tripsEach[i]! : -1 })
-          if (ok) spared += three.tripsEach[i]! - one.tripsEach[i]!
+  it.effect(
+    "give the answers and ask the questions of the three-trip protocol, on random trees with links",
+    () =>
+      Effect.gen(function* () {
+        let spared = 0
+        for (let seed = 1; seed <= 24; seed++) {
+          const world = randomWorld(seed)
+          const rules = randomRules(seed, world)
+          const paths = randomPaths(seed, world, 24)
+          const three = yield* runWay(threeTrips, strategy, world, rules, paths)
+          const one = yield* runWay(fused, strategy, world, rules, paths)
+          expect({ seed, log: one.log }).toEqual({ seed, log: three.log })
+          expect({ seed, answers: one.answers }).toEqual({ seed, answers: three.answers })
+          // A read that succeeds never costs more; one that fails costs at most the one attempt the
+          // protocol then repeats.
+          for (const [i, ok] of three.succeeded.entries()) {
+            expect({ seed, i, trips: one.tripsEach[i]! }).toEqual({
+              seed,
+              i,
+              trips: one.tripsEach[i]! <= three.tripsEach[i]! + (ok ? 0 : 1) ? one.tripsEach[i]! : -1
+            })
+            if (ok) spared += three.tripsEach[i]! - one.tripsEach[i]!
+          }
         }
-      }
-      // The comparison means something only if the fused way was taken: every successful read of a
-      // path that names itself spares one trip.
-      expect(spared).toBeGreaterThan(100)
-    }), 120_000)
+        // The comparison means something only if the fused way was taken: every successful read of a
+        // path that names itself spares one trip.
+        expect(spared).toBeGreaterThan(100)
+      }),
+    120_000
+  )
 
-  it.effect("take the full protocol, trip for trip, when the store's answer waited on anything", () =>
-    Effect.gen(function*() {
-      for (let seed = 1; seed <= 6; seed++) {
-        const world = randomWorld(seed)
-        const rules = randomRules(seed, world)
-        const paths = randomPaths(seed, world, 16)
-        const three = yield* runWay(threeTrips, strategy, world, rules, paths, undefined, operations, true)
-        const one = yield* runWay(fused, strategy, world, rules, paths, undefined, operations, true)
-        expect({ seed, log: one.log }).toEqual({ seed, log: three.log })
-        expect({ seed, answers: one.answers }).toEqual({ seed, answers: three.answers })
-        expect({ seed, trips: one.tripsEach }).toEqual({ seed, trips: three.tripsEach })
-      }
-    }), 120_000)
+  it.effect(
+    "take the full protocol, trip for trip, when the store's answer waited on anything",
+    () =>
+      Effect.gen(function* () {
+        for (let seed = 1; seed <= 6; seed++) {
+          const world = randomWorld(seed)
+          const rules = randomRules(seed, world)
+          const paths = randomPaths(seed, world, 16)
+          const three = yield* runWay(threeTrips, strategy, world, rules, paths, undefined, operations, true)
+          const one = yield* runWay(fused, strategy, world, rules, paths, undefined, operations, true)
+          expect({ seed, log: one.log }).toEqual({ seed, log: three.log })
+          expect({ seed, answers: one.answers }).toEqual({ seed, answers: three.answers })
+          expect({ seed, trips: one.tripsEach }).toEqual({ seed, trips: three.tripsEach })
+        }
+      }),
+    120_000
+  )
 
-  it.effect("give the same answers when the path changes while the store decides (a link put in, or taken out)", () =>
-    Effect.gen(function*() {
-      const cases = [
-        // A directory on the path replaced by a link to outside during the decision.
-        { name: "directory swapped for a link to outside", swap: (w: World) => {
-          NFS.renameSync(NPath.join(w.logicalRoot, "d"), NPath.join(w.logicalRoot, "d-away"))
-          NFS.symlinkSync(w.outside, NPath.join(w.logicalRoot, "d"))
-        } },
-        // The file itself replaced by a link to the secret.
-        { name: "file swapped for a link to the secret", swap: (w: World) => {
-          NFS.rmSync(NPath.join(w.logicalRoot, "d/f.txt"))
-          NFS.symlinkSync(NPath.join(w.outside, "secret.txt"), NPath.join(w.logicalRoot, "d/f.txt"))
-        } },
-        // A directory replaced by a link to another directory inside, holding a file of the same name.
-        { name: "directory swapped for a link inside", swap: (w: World) => {
-          NFS.renameSync(NPath.join(w.logicalRoot, "d"), NPath.join(w.logicalRoot, "d-away"))
-          NFS.symlinkSync("other", NPath.join(w.logicalRoot, "d"))
-        } },
-        // The file removed during the decision.
-        { name: "file removed", swap: (w: World) => NFS.rmSync(NPath.join(w.logicalRoot, "d/f.txt")) }
-      ]
-      for (const c of cases) {
-        const results: Array<{ readonly answers: Array<unknown>; readonly log: Array<string>; readonly secretShown: boolean }> = []
-        const s = scratch()
-        for (const way of [threeTrips, fused]) {
-          const world: World = { logicalRoot: s.root, outside: s.outside, made: [] }
-          let swapped = false
-          const during = (capability: Capability) => {
-            if (!swapped && capability.resource === NPath.join(s.root, "d/f.txt")) {
-              swapped = true
-              c.swap(world)
+  it.effect(
+    "give the same answers when the path changes while the store decides (a link put in, or taken out)",
+    () =>
+      Effect.gen(function* () {
+        const cases = [
+          // A directory on the path replaced by a link to outside during the decision.
+          {
+            name: "directory swapped for a link to outside",
+            swap: (w: World) => {
+              NFS.renameSync(NPath.join(w.logicalRoot, "d"), NPath.join(w.logicalRoot, "d-away"))
+              NFS.symlinkSync(w.outside, NPath.join(w.logicalRoot, "d"))
             }
+          },
+          // The file itself replaced by a link to the secret.
+          {
+            name: "file swapped for a link to the secret",
+            swap: (w: World) => {
+              NFS.rmSync(NPath.join(w.logicalRoot, "d/f.txt"))
+              NFS.symlinkSync(NPath.join(w.outside, "secret.txt"), NPath.join(w.logicalRoot, "d/f.txt"))
+            }
+          },
+          // A directory replaced by a link to another directory inside, holding a file of the same name.
+          {
+            name: "directory swapped for a link inside",
+            swap: (w: World) => {
+              NFS.renameSync(NPath.join(w.logicalRoot, "d"), NPath.join(w.logicalRoot, "d-away"))
+              NFS.symlinkSync("other", NPath.join(w.logicalRoot, "d"))
+            }
+          },
+          // The file removed during the decision.
+          { name: "file removed", swap: (w: World) => NFS.rmSync(NPath.join(w.logicalRoot, "d/f.txt")) }
+        ]
+        for (const c of cases) {
+          const results: Array<{ readonly answers: Array<unknown>; readonly log: Array<string>; readonly secretShown: boolean }> = []
+          const s = scratch()
+          for (const way of [threeTrips, fused]) {
+            const world: World = { logicalRoot: s.root, outside: s.outside, made: [] }
+            let swapped = false
+            const during = (capability: Capability) => {
+              if (!swapped && capability.resource === NPath.join(s.root, "d/f.txt")) {
+                swapped = true
+                c.swap(world)
+              }
+            }
+            const answers: Array<unknown> = []
+            const log: Array<string> = []
+            for (const operation of operations) {
+              // A fresh tree state for every operation: undo the swap.
+              NFS.rmSync(s.root, { recursive: true, force: true })
+              NFS.mkdirSync(s.root)
+              s.make({ "d/f.txt": "granted content", "other/f.txt": "other content" })
+              swapped = false
+              const rules = { root: s.root, allow: [{ action: "fs:read" as const, glob: "**" }] }
+              const run = yield* runWay(way, strategy, world, rules, ["d/f.txt"], during, [operation])
+              expect(swapped).toBe(true)
+              answers.push(...run.answers)
+              log.push(...run.log)
+            }
+            const shown = JSON.stringify(answers, (_, v) => (typeof v === "bigint" ? v.toString() : v))
+            const secretShown = shown.includes(Buffer.from("TOP SECRET").toString("base64")) || shown.includes("TOP SECRET")
+            results.push({ answers, log, secretShown })
           }
-          const answers: Array<unknown> = []
-          const log: Array<string> = []
-          for (const operation of operations) {
-            // A fresh tree state for every operation: undo the swap.
-            NFS.rmSync(s.root, { recursive: true, force: true })
-            NFS.mkdirSync(s.root)
-            s.make({ "d/f.txt": "granted content", "other/f.txt": "other content" })
-            swapped = false
-            const rules = { root: s.root, allow: [{ action: "fs:read" as const, glob: "**" }] }
-            const run = yield* runWay(way, strategy, world, rules, ["d/f.txt"], during, [operation])
-            expect(swapped).toBe(true)
-            answers.push(...run.answers)
-            log.push(...run.log)
-          }
-          const shown = JSON.stringify(answers, (_, v) => typeof v === "bigint" ? v.toString() : v)
-          const secretShown = shown.includes(Buffer.from("TOP SECRET").toString("base64")) || shown.includes("TOP SECRET")
-          results.push({ answers, log, secretShown })
+          expect({ case: c.name, log: results[1]!.log }).toEqual({ case: c.name, log: results[0]!.log })
+          expect({ case: c.name, answers: results[1]!.answers }).toEqual({ case: c.name, answers: results[0]!.answers })
+          expect(results[1]!.secretShown).toBe(false)
         }
-        expect({ case: c.name, log: results[1]!.log }).toEqual({ case: c.name, log: results[0]!.log })
-        expect({ case: c.name, answers: results[1]!.answers }).toEqual({ case: c.name, answers: results[0]!.answers })
-        expect(results[1]!.secretShown).toBe(false)
-      }
-    }), 120_000)
+      }),
+    120_000
+  )
 })

@@ -56,23 +56,24 @@ const world = () => {
 
 /** Absolute, sorted: the kernel answers in the client's shape, Effect relative to `root`. */
 const absolute = (s: Scratch, root: string | undefined, paths: ReadonlyArray<string>) =>
-  paths.map((p) => NPath.isAbsolute(p) ? p : NPath.join(s.root, root ?? "", p)).sort()
+  paths.map((p) => (NPath.isAbsolute(p) ? p : NPath.join(s.root, root ?? "", p))).sort()
 
 describe.each(hosts)("glob excludes through the kernel ($name)", (host) => {
   for (const c of cases) {
     it.effect(`${c.name}: as Effect's own glob`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = world()
         const options = c.options(s)
-        const effects = yield* Effect.gen(function*() {
+        const effects = yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           return yield* fs.glob(c.pattern(s), { ...options, root: NPath.join(s.root, options.root ?? "") })
         }).pipe(Effect.provide(NodeFileSystem.layer))
-        const ours = yield* Effect.gen(function*() {
+        const ours = yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           return yield* fs.glob(c.pattern(s), options)
         }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, allowAll(s.root))))
         expect(absolute(s, options.root, ours)).toEqual(absolute(s, options.root, effects))
-      }))
+      })
+    )
   }
 })

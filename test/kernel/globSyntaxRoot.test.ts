@@ -17,7 +17,7 @@ const names = ["ws[1]", "a*b", "{x,y}", "q?", "e\\scaped"]
 describe.each(hosts)("a workspace named with glob syntax ($name)", (host) => {
   for (const name of names) {
     it.effect(`${name}: glob and batch glob answer, asked about the literal prefix below the workspace`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = scratch()
         const root = NPath.join(NPath.dirname(s.root), name)
         NFS.mkdirSync(root)
@@ -29,17 +29,24 @@ describe.each(hosts)("a workspace named with glob syntax ($name)", (host) => {
         const store = Layer.effect(
           GrantStore.GrantStore,
           Effect.map(rules, (inner) =>
-            GrantStore.GrantStore.of({ check: (c) => Effect.andThen(Effect.sync(() => void asked.push(c.resource)), inner.check(c)) }))
+            GrantStore.GrantStore.of({
+              check: (c) =>
+                Effect.andThen(
+                  Effect.sync(() => void asked.push(c.resource)),
+                  inner.check(c)
+                )
+            })
+          )
         )
-        const got = yield* Effect.gen(function*() {
+        const got = yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           const top = yield* fs.glob("*.txt")
           const deep = yield* fs.glob("src/*.txt")
           const batch = yield* FileSystemBatch.fromFileSystem(fs)!.execute([{ operation: "glob", path: "**/*.txt", root: "." }])
           const member = batch.entries[0]!
           return {
-            top: top.map((p) => NPath.isAbsolute(p) ? NPath.relative(root, p) : p),
-            deep: deep.map((p) => NPath.isAbsolute(p) ? NPath.relative(root, p) : p),
+            top: top.map((p) => (NPath.isAbsolute(p) ? NPath.relative(root, p) : p)),
+            deep: deep.map((p) => (NPath.isAbsolute(p) ? NPath.relative(root, p) : p)),
             batch: Result.isSuccess(member.result)
               ? [...(member.result.success.value as Array<string>)].map((p) => NPath.relative(root, p)).sort()
               : member.result.failure.message
@@ -48,6 +55,7 @@ describe.each(hosts)("a workspace named with glob syntax ($name)", (host) => {
         expect(got).toEqual({ top: ["a.txt"], deep: ["src/b.txt"], batch: ["a.txt", "src/b.txt"] })
         expect(asked.slice(0, 1)).toEqual([`${root}/*.txt`])
         expect(asked).toContain(`${root}/src/*.txt`)
-      }))
+      })
+    )
   }
 })

@@ -10,7 +10,7 @@ import { hosts } from "./support/hosts.ts"
 import { kernelLayer, reasonTag } from "./support/kernel.ts"
 
 const decide = (rules: GrantStore.Rules, capability: Permission.Capability) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* GrantStore.fromRules(rules)
     return yield* store.check(capability).pipe(
       Effect.as("granted"),
@@ -20,10 +20,13 @@ const decide = (rules: GrantStore.Rules, capability: Permission.Capability) =>
 
 describe("GrantStore.fromRules", () => {
   it.effect("allows what an allow rule covers, requires what none does, and deny wins", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const rules: GrantStore.Rules = {
         root: "/ws",
-        allow: [{ action: "fs:read", glob: "**" }, { action: "fs:write", glob: "src/**" }],
+        allow: [
+          { action: "fs:read", glob: "**" },
+          { action: "fs:write", glob: "src/**" }
+        ],
         deny: [{ action: "fs:read", glob: "src/secret/**" }]
       }
       expect(yield* decide(rules, { action: "fs:read", resource: "/ws/src/a.ts" })).toBe("granted")
@@ -33,15 +36,17 @@ describe("GrantStore.fromRules", () => {
       expect(yield* decide(rules, { action: "fs:read", resource: "/ws/src/secret" })).toBe("PermissionDenied")
       expect(yield* decide(rules, { action: "fs:read", resource: "/elsewhere/x" })).toBe("PermissionRequired")
       expect(yield* decide(rules, { action: "fs:read", resource: "/ws/.hidden" })).toBe("granted")
-    }))
+    })
+  )
 
   it.effect("spends a quota once per granted check", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = yield* GrantStore.fromRules({ allow: [{ action: "fs:read", glob: "/ws/**", times: 1 }] })
       const capability = { action: "fs:read", resource: "/ws/a" } as const
       yield* store.check(capability)
       expect((yield* Effect.flip(store.check(capability)))._tag).toBe("PermissionRequired")
-    }).pipe(Effect.provide(NodePath.layer)))
+    }).pipe(Effect.provide(NodePath.layer))
+  )
 })
 
 describe("permission errors in a PlatformError", () => {
@@ -64,7 +69,7 @@ describe("permission errors in a PlatformError", () => {
 
 describe.each(hosts)("a grant store that fails ($name)", (host) => {
   it.effect("refuses the operation, and fails a glob rather than guessing about its results", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "a" })
       const store = GrantStore.GrantStore.of({
@@ -73,7 +78,7 @@ describe.each(hosts)("a grant store that fails ($name)", (host) => {
             ? Effect.fail(new Permission.GrantStoreError({ capability, message: "journal down" }))
             : Effect.void
       })
-      const errors = yield* Effect.gen(function*() {
+      const errors = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return [yield* Effect.flip(fs.readFileString("a.txt")), yield* Effect.flip(fs.glob("*"))]
       }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, Layer.succeed(GrantStore.GrantStore, store))))
@@ -81,5 +86,6 @@ describe.each(hosts)("a grant store that fails ($name)", (host) => {
         expect(reasonTag(error)).toBe("PermissionDenied")
         expect(Option.getOrUndefined(Permission.fromPlatformError(error))?._tag).toBe("GrantStoreError")
       }
-    }))
+    })
+  )
 })

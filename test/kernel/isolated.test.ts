@@ -25,7 +25,7 @@ const systemTemp = scratchSystemTemp()
 
 describe("withIsolatedFileSystem", () => {
   it.effect("throws executor_already_present over a file system that already carries an executor", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const withExecutor = yield* Effect.provide(Effect.service(FileSystem.FileSystem), testDouble.make().layer)
       let thrown: unknown
       try {
@@ -35,15 +35,20 @@ describe("withIsolatedFileSystem", () => {
       }
       expect(thrown).toBeInstanceOf(FileSystemFault)
       expect((thrown as FileSystemFault).code).toBe("executor_already_present")
-    }))
+    })
+  )
 
   it.effect("dies with isolated_operation_unsupported for an operation it never advertises", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       const fs = yield* Effect.provide(Effect.service(FileSystem.FileSystem), isolatedLayer)
       const atomic = (fs as unknown as Record<symbol, KernelFileSystem.AtomicFileSystem>)[KernelFileSystem.AtomicFileSystemTypeId]!
       expect(atomic.isolated).toBe(fs)
-      for (const request of [{ operation: "unlink", path: s.root }, { operation: "resolve", path: s.root }, { operation: "batch", requests: [] }]) {
+      for (const request of [
+        { operation: "unlink", path: s.root },
+        { operation: "resolve", path: s.root },
+        { operation: "batch", requests: [] }
+      ]) {
         const exit = yield* Effect.exit(atomic.execute(request as never))
         expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause)).toBe(true)
         const defect = Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
@@ -51,22 +56,24 @@ describe("withIsolatedFileSystem", () => {
         expect((defect as FileSystemFault).code).toBe("isolated_operation_unsupported")
       }
       expect(yield* atomic.execute({ operation: "exists", path: s.root })).toBe(true)
-    }))
+    })
+  )
 
   it.effect("is returned as it is by confined()", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       const fs = yield* Effect.provide(Effect.service(FileSystem.FileSystem), isolatedLayer)
       expect(yield* Effect.provide(KernelFileSystem.confined(fs, s.root), NodePath.layer)).toBe(fs)
-    }))
+    })
+  )
 })
 
 describe("the kernel over an isolated volume", () => {
   it.effect("delegates what no executor request expresses, after the client's checks", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "alpha", "b.txt": "bravo" })
-      const got = yield* Effect.gen(function*() {
+      const got = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         yield* fs.access("a.txt")
         yield* fs.copyFile("a.txt", "copy.txt")
@@ -90,15 +97,22 @@ describe("the kernel over an isolated volume", () => {
       expect(NFS.statSync(s.abs("b.txt")).mtimeMs).toBe(2_000_000_000)
       expect(NFS.readlinkSync(s.abs("soft.txt"))).toBe("a.txt")
       expect(NFS.readFileSync(s.abs("sunk.txt"), "utf8")).toBe("sunk")
-    }))
+    })
+  )
 
   it.effect("refuses them when denied, touching nothing", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "alpha" })
       const before = snapshotTree(s.root)
-      const deny = GrantStore.layerRules({ root: s.root, deny: [{ action: "fs:read", glob: "**" }, { action: "fs:write", glob: "**" }] })
-      const errors = yield* Effect.gen(function*() {
+      const deny = GrantStore.layerRules({
+        root: s.root,
+        deny: [
+          { action: "fs:read", glob: "**" },
+          { action: "fs:write", glob: "**" }
+        ]
+      })
+      const errors = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return [
           yield* Effect.flip(fs.access("a.txt")),
@@ -110,13 +124,14 @@ describe("the kernel over an isolated volume", () => {
       }).pipe(Effect.provide(kernelLayer(isolatedLayer, s.root, deny)))
       for (const error of errors) expect(kernelCause(error)?._tag).toBe("PermissionDenied")
       expect(snapshotTree(s.root)).toEqual(before)
-    }))
+    })
+  )
 
   it.effect("binds an open handle to the file it opened and refuses it once the path names another", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "first", "w.txt": "keep" })
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         const file = yield* fs.open("a.txt")
         const first = yield* file.readAlloc(5)
@@ -134,14 +149,15 @@ describe("the kernel over an isolated volume", () => {
         expect(NFS.readFileSync(s.abs("w.txt"), "utf8")).toBe("replacement")
         expect(NFS.readFileSync(s.abs("w.old"), "utf8")).toBe("keep")
       }).pipe(Effect.scoped, Effect.provide(kernelLayer(isolatedLayer, s.root, allowAll(s.root))))
-    }))
+    })
+  )
 
   it.effect("snapshots stream options at the call: offset and length cannot change during the decision", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "data.txt": "0123456789" })
       const grants = yield* GrantStore.deferred
-      const got = yield* Effect.gen(function*() {
+      const got = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         const options: { offset: number; bytesToRead: number } = { offset: 2, bytesToRead: 3 }
         const fiber = yield* Effect.forkChild(
@@ -154,17 +170,21 @@ describe("the kernel over an isolated volume", () => {
         return yield* Fiber.join(fiber)
       }).pipe(Effect.provide(kernelLayer(isolatedLayer, s.root, Layer.succeed(GrantStore.GrantStore, grants.store))))
       expect(got).toBe("234")
-    }))
+    })
+  )
 
   it.effect("makes a temporary entry without a directory on the volume, after a write to <system-temp>", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       const systmp = systemTemp(NPath.dirname(s.root))
       const grants = yield* GrantStore.deferred
-      const made = yield* Effect.gen(function*() {
+      const made = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
-        const fiber = yield* Effect.forkChild(Effect.scoped(Effect.tap(fs.makeTempFileScoped({ prefix: "k-" }), (file) =>
-          Effect.sync(() => expect(NFS.existsSync(file)).toBe(true)))))
+        const fiber = yield* Effect.forkChild(
+          Effect.scoped(
+            Effect.tap(fs.makeTempFileScoped({ prefix: "k-" }), (file) => Effect.sync(() => expect(NFS.existsSync(file)).toBe(true)))
+          )
+        )
         const pending = yield* grants.next
         expect(pending.capability).toEqual({
           action: "fs:write",
@@ -175,5 +195,6 @@ describe("the kernel over an isolated volume", () => {
       }).pipe(Effect.provide(kernelLayer(isolatedLayer, s.root, Layer.succeed(GrantStore.GrantStore, grants.store))))
       expect(made.startsWith(systmp)).toBe(true)
       expect(NFS.existsSync(made)).toBe(false)
-    }))
+    })
+  )
 })

@@ -22,23 +22,39 @@ const store = (rules: GrantStore.Rules, log: Array<string>, perDirectory: boolea
     Effect.map(GrantStore.fromRules(rules), (inner) =>
       GrantStore.GrantStore.of({
         check: (capability) =>
-          Effect.andThen(Effect.sync(() => void log.push(`${capability.action} ${capability.resource}`)), inner.check(capability)),
+          Effect.andThen(
+            Effect.sync(() => void log.push(`${capability.action} ${capability.resource}`)),
+            inner.check(capability)
+          ),
         grantsBelow: perDirectory ? inner.grantsBelow : undefined
-      }))
+      })
+    )
   )
 
 const ruleSets = (seed: number, world: World): ReadonlyArray<GrantStore.Rules> => [
   randomRules(seed, world),
   { root: world.logicalRoot, allow: [{ action: "fs:read", glob: "**" }] },
   { root: world.logicalRoot, allow: [{ action: "fs:read", glob: "**" }], deny: [{ action: "fs:read", glob: "a/**" }] },
-  { root: world.logicalRoot, allow: [{ action: "fs:read", glob: "b/**" }, { action: "fs:read", glob: "*" }] },
-  { root: world.logicalRoot, allow: [{ action: "fs:read", glob: "*", times: 3 }, { action: "fs:read", glob: "**" }] }
+  {
+    root: world.logicalRoot,
+    allow: [
+      { action: "fs:read", glob: "b/**" },
+      { action: "fs:read", glob: "*" }
+    ]
+  },
+  {
+    root: world.logicalRoot,
+    allow: [
+      { action: "fs:read", glob: "*", times: 3 },
+      { action: "fs:read", glob: "**" }
+    ]
+  }
 ]
 
 const observed = (result: Result.Result<unknown, PlatformError.PlatformError>) =>
   Result.isSuccess(result) ? { shown: result.success } : { failed: result.failure.reason._tag, message: result.failure.message }
 
-const listings = Effect.gen(function*() {
+const listings = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
   const out: Array<unknown> = []
   for (const at of [".", "a", "b", "c", "d"]) {
@@ -50,41 +66,45 @@ const listings = Effect.gen(function*() {
 })
 
 describe.each(strategies)("listings decided per directory (%s)", (strategy) => {
-  it.effect("show exactly the names asked about one by one would show, with fewer questions", () =>
-    Effect.gen(function*() {
-      let spared = 0
-      for (let seed = 1; seed <= 12; seed++) {
-        const world = randomWorld(seed)
-        for (const [r, rules] of ruleSets(seed, world).entries()) {
-          const run = (perDirectory: boolean) =>
-            Effect.gen(function*() {
-              const log: Array<string> = []
-              const layer = kernelLayer(NodeAtomicFileSystem.layerWith({ strategy }), world.logicalRoot, store(rules, log, perDirectory))
-              const shown = yield* Effect.provide(listings, Layer.provideMerge(layer, NodePath.layer))
-              return { shown, log }
-            })
-          const everyName = yield* run(false)
-          const perDirectory = yield* run(true)
-          expect({ seed, r, shown: perDirectory.shown }).toEqual({ seed, r, shown: everyName.shown })
-          // Only questions are spared, never added, and those left keep their order.
-          const left = perDirectory.log
-          let k = 0
-          for (const question of everyName.log) if (k < left.length && left[k] === question) k++
-          expect({ seed, r, subsequence: k }).toEqual({ seed, r, subsequence: left.length })
-          spared += everyName.log.length - left.length
+  it.effect(
+    "show exactly the names asked about one by one would show, with fewer questions",
+    () =>
+      Effect.gen(function* () {
+        let spared = 0
+        for (let seed = 1; seed <= 12; seed++) {
+          const world = randomWorld(seed)
+          for (const [r, rules] of ruleSets(seed, world).entries()) {
+            const run = (perDirectory: boolean) =>
+              Effect.gen(function* () {
+                const log: Array<string> = []
+                const layer = kernelLayer(NodeAtomicFileSystem.layerWith({ strategy }), world.logicalRoot, store(rules, log, perDirectory))
+                const shown = yield* Effect.provide(listings, Layer.provideMerge(layer, NodePath.layer))
+                return { shown, log }
+              })
+            const everyName = yield* run(false)
+            const perDirectory = yield* run(true)
+            expect({ seed, r, shown: perDirectory.shown }).toEqual({ seed, r, shown: everyName.shown })
+            // Only questions are spared, never added, and those left keep their order.
+            const left = perDirectory.log
+            let k = 0
+            for (const question of everyName.log) if (k < left.length && left[k] === question) k++
+            expect({ seed, r, subsequence: k }).toEqual({ seed, r, subsequence: left.length })
+            spared += everyName.log.length - left.length
+          }
         }
-      }
-      expect(spared).toBeGreaterThan(1000)
-    }), 300_000)
+        expect(spared).toBeGreaterThan(1000)
+      }),
+    300_000
+  )
 
   it.effect("under a broad grant, a listing asks nothing about the names it shows", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const world = randomWorld(3)
       const log: Array<string> = []
       const rules = { root: world.logicalRoot, allow: [{ action: "fs:read" as const, glob: "**" }] }
       const layer = kernelLayer(NodeAtomicFileSystem.layerWith({ strategy }), world.logicalRoot, store(rules, log, true))
       const shown = yield* Effect.provide(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           return yield* fs.readDirectory(".", { recursive: true })
         }),
@@ -93,20 +113,29 @@ describe.each(strategies)("listings decided per directory (%s)", (strategy) => {
       expect(shown.length).toBeGreaterThan(3)
       // The authorization of the listed directory itself, and nothing for the names.
       expect(log).toEqual([`fs:read ${world.logicalRoot}`])
-    }))
+    })
+  )
 })
 
 describe("GrantStore.fromRules grantsBelow", () => {
   it.effect("says yes only where no deny rule or quota can reach and a rule grants everything below", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = yield* GrantStore.fromRules({
         root: "/w",
-        allow: [{ action: "fs:read", glob: "src/**" }, { action: "fs:read", glob: "docs/*.md" }, {
-          action: "fs:read",
-          glob: "q/**",
-          times: 1
-        }, { action: "fs:write", glob: "**" }],
-        deny: [{ action: "fs:read", glob: "src/secret/**" }, { action: "fs:write", glob: "**/.env" }]
+        allow: [
+          { action: "fs:read", glob: "src/**" },
+          { action: "fs:read", glob: "docs/*.md" },
+          {
+            action: "fs:read",
+            glob: "q/**",
+            times: 1
+          },
+          { action: "fs:write", glob: "**" }
+        ],
+        deny: [
+          { action: "fs:read", glob: "src/secret/**" },
+          { action: "fs:write", glob: "**/.env" }
+        ]
       }).pipe(Effect.provide(NodePath.layer))
       const below = (action: "fs:read" | "fs:write", directory: string) => s.grantsBelow?.(action, directory)
       expect(below("fs:read", "/w/src/lib")).toBe(true)
@@ -119,5 +148,6 @@ describe("GrantStore.fromRules grantsBelow", () => {
       expect(below("fs:read", "/elsewhere")).toBe(false)
       expect(below("fs:write", "/w/src")).toBe(false) // `**/.env` may match anywhere
       expect(below("fs:read", "relative/src/lib")).toBe(false)
-    }))
+    })
+  )
 })

@@ -22,10 +22,14 @@ const loggedFallback = () => {
   const layer = Layer.effect(
     FileSystem.FileSystem,
     Effect.map(Effect.service(FileSystem.FileSystem), (fs) =>
-      withAtomicFileSystem({ ...fs }, {
-        ...atomic,
-        execute: (request) => Effect.suspend(() => (log.push(request), atomic.execute(request)))
-      }))
+      withAtomicFileSystem(
+        { ...fs },
+        {
+          ...atomic,
+          execute: (request) => Effect.suspend(() => (log.push(request), atomic.execute(request)))
+        }
+      )
+    )
   ).pipe(Layer.provide(NodeFileSystem.layer))
   return { log, layer }
 }
@@ -36,14 +40,14 @@ describe("the path-based executor", () => {
   })
 
   it.effect("is authorized through the host's realPath, never asked to resolve", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "b/file.txt": "target", "plain.txt": "plain" })
       NFS.symlinkSync("b", s.abs("a"))
       const asked: Array<Permission.Capability> = []
       const store = GrantStore.GrantStore.of({ check: (c) => Effect.sync(() => void asked.push(c)) })
       const { layer, log } = loggedFallback()
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         expect(yield* fs.readFileString("plain.txt")).toBe("plain")
         yield* Effect.ignore(fs.readFileString("a/file.txt"))
@@ -51,16 +55,17 @@ describe("the path-based executor", () => {
       expect(asked[0]).toEqual({ action: "fs:read", resource: s.abs("plain.txt") })
       expect(asked).toContainEqual({ action: "fs:read", resource: s.abs("b/file.txt") })
       expect(log.some((r) => r.operation === "resolve")).toBe(false)
-    }))
+    })
+  )
 
   it.effect("has a hard-linked file refused by the kernel's own guard, before anything executes", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "one.txt": "one" })
       NFS.linkSync(s.abs("one.txt"), s.abs("two.txt"))
       const before = snapshotTree(s.root, s.outside)
       const { layer, log } = loggedFallback()
-      const errors = yield* Effect.gen(function*() {
+      const errors = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         log.length = 0
         return [yield* Effect.flip(fs.readFileString("two.txt")), yield* Effect.flip(fs.writeFileString("one.txt", "x"))]
@@ -72,5 +77,6 @@ describe("the path-based executor", () => {
       }
       expect(log).toEqual([])
       expect(snapshotTree(s.root, s.outside)).toEqual(before)
-    }))
+    })
+  )
 })

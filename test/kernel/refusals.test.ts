@@ -24,8 +24,14 @@ const world = () => {
   NFS.symlinkSync("..", s.abs("secret/up")) // to the workspace root
   const grants = GrantStore.layerRules({
     root: s.root,
-    allow: [{ action: "fs:read", glob: "**" }, { action: "fs:write", glob: "**" }],
-    deny: [{ action: "fs:read", glob: "secret/**" }, { action: "fs:write", glob: "secret/**" }]
+    allow: [
+      { action: "fs:read", glob: "**" },
+      { action: "fs:write", glob: "**" }
+    ],
+    deny: [
+      { action: "fs:read", glob: "secret/**" },
+      { action: "fs:write", glob: "secret/**" }
+    ]
   })
   return { s, grants }
 }
@@ -86,10 +92,10 @@ const shape = (error: unknown, requested: string) => {
 describe.each(hosts)("refusals of a denied path ($name)", (host) => {
   for (const [method, run] of [...reads, ...writes]) {
     it.effect(`${method}: one answer whatever is behind the name, and no link text`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { grants, s } = world()
         const shapes = new Map<string, unknown>()
-        yield* Effect.gen(function*() {
+        yield* Effect.gen(function* () {
           const fs = yield* FileSystem.FileSystem
           for (const name of names) {
             const requested = s.abs(`secret/${name}`)
@@ -107,6 +113,7 @@ describe.each(hosts)("refusals of a denied path ($name)", (host) => {
         const first = shapes.get("file")
         expect(first).toMatchObject({ reason: "PermissionDenied", cause: "PermissionDenied", capability: { resource: "<PATH>" } })
         for (const [name, got] of shapes) expect(got, name).toEqual(first)
-      }))
+      })
+    )
   }
 })

@@ -12,10 +12,12 @@ import { scratch, type Scratch } from "../support/tree.ts"
 import { hosts } from "./support/hosts.ts"
 import { kernelCause, kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
 
-const everything = [{ action: "fs:read" as const, glob: "**" }, { action: "fs:write" as const, glob: "**" }]
+const everything = [
+  { action: "fs:read" as const, glob: "**" },
+  { action: "fs:write" as const, glob: "**" }
+]
 
-const rules = (s: Scratch, deny: ReadonlyArray<GrantStore.Rule>) =>
-  GrantStore.layerRules({ root: s.root, allow: everything, deny })
+const rules = (s: Scratch, deny: ReadonlyArray<GrantStore.Rule>) => GrantStore.layerRules({ root: s.root, allow: everything, deny })
 
 const tree = (s: Scratch) => {
   s.make({
@@ -30,53 +32,56 @@ const tree = (s: Scratch) => {
 
 describe.each(hosts)("tree operations ($name)", (host) => {
   it.effect("a recursive remove is refused when anything below is write-denied, and removes nothing", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       tree(s)
       const before = snapshotTree(s.root, s.outside)
-      const error = yield* Effect.gen(function*() {
+      const error = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return yield* Effect.flip(fs.remove("src", { recursive: true }))
       }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, rules(s, [{ action: "fs:write", glob: "src/keep/**" }]))))
       expect(reasonTag(error)).toBe("PermissionDenied")
       expect(kernelCause(error)?._tag).toBe("PermissionDenied")
       expect(snapshotTree(s.root, s.outside)).toEqual(before)
-    }))
+    })
+  )
 
   it.effect("a rename of a directory is refused when anything below may not be moved out from under its rule", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       tree(s)
       const before = snapshotTree(s.root, s.outside)
-      const error = yield* Effect.gen(function*() {
+      const error = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return yield* Effect.flip(fs.rename("src", "moved"))
       }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, rules(s, [{ action: "fs:write", glob: "src/keep/**" }]))))
       expect(reasonTag(error)).toBe("PermissionDenied")
       expect(kernelCause(error)?._tag).toBe("PermissionDenied")
       expect(snapshotTree(s.root, s.outside)).toEqual(before)
-    }))
+    })
+  )
 
   it.effect("a rename is refused when it would create write-denied entries under the new name", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       tree(s)
       const before = snapshotTree(s.root, s.outside)
-      const error = yield* Effect.gen(function*() {
+      const error = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return yield* Effect.flip(fs.rename("stage", "out"))
       }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, rules(s, [{ action: "fs:write", glob: "out/keep/**" }]))))
       expect(reasonTag(error)).toBe("PermissionDenied")
       expect(snapshotTree(s.root, s.outside)).toEqual(before)
-    }))
+    })
+  )
 
   it.effect("a rename reads what it moves: a read-denied file is not renamed to a readable name", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       tree(s)
       const before = snapshotTree(s.root, s.outside)
       const layer = kernelLayer(host.make().layer, s.root, rules(s, [{ action: "fs:read", glob: ".env" }]))
-      const [error, read] = yield* Effect.gen(function*() {
+      const [error, read] = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         const error = yield* Effect.flip(fs.rename(".env", "x"))
         const read = yield* Effect.flip(fs.readFileString("x"))
@@ -86,39 +91,50 @@ describe.each(hosts)("tree operations ($name)", (host) => {
       expect(kernelCause(error)?.capability).toEqual({ action: "fs:read", resource: s.abs(".env") })
       expect(reasonTag(read)).toBe("NotFound")
       expect(snapshotTree(s.root, s.outside)).toEqual(before)
-    }))
+    })
+  )
 
   it.effect("a rename of a directory holding a read-denied file is refused", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       tree(s)
       const before = snapshotTree(s.root, s.outside)
-      const error = yield* Effect.gen(function*() {
+      const error = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return yield* Effect.flip(fs.rename("src", "moved"))
       }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, rules(s, [{ action: "fs:read", glob: "src/keep/**" }]))))
       expect(reasonTag(error)).toBe("PermissionDenied")
       expect(snapshotTree(s.root, s.outside)).toEqual(before)
-    }))
+    })
+  )
 
   it.effect("a refusal below names only the path the caller gave, not the denied entry", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       tree(s)
-      const error = yield* Effect.gen(function*() {
+      const error = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return yield* Effect.flip(fs.remove("src", { recursive: true }))
-      }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, rules(s, [
-        { action: "fs:write", glob: "src/keep/**" },
-        { action: "fs:read", glob: "src/keep/**" }
-      ]))))
+      }).pipe(
+        Effect.provide(
+          kernelLayer(
+            host.make().layer,
+            s.root,
+            rules(s, [
+              { action: "fs:write", glob: "src/keep/**" },
+              { action: "fs:read", glob: "src/keep/**" }
+            ])
+          )
+        )
+      )
       expect(kernelCause(error)?.capability).toEqual({ action: "fs:write", resource: s.abs("src") })
       expect(JSON.stringify(error)).not.toContain("keep")
       expect(String(error)).not.toContain("keep")
-    }))
+    })
+  )
 
   it.effect("a tree wholly granted is removed and renamed, links inside acted on as entries", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       tree(s)
       NFS.symlinkSync(s.secret, s.abs("src/other/to-outside"))
@@ -126,7 +142,7 @@ describe.each(hosts)("tree operations ($name)", (host) => {
       const outside = snapshotTree(s.outside)
       const asked: Array<Permission.Capability> = []
       const store = GrantStore.GrantStore.of({ check: (capability) => Effect.sync(() => void asked.push(capability)) })
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         yield* fs.rename("src", "moved")
         yield* fs.remove("moved", { recursive: true })
@@ -142,5 +158,6 @@ describe.each(hosts)("tree operations ($name)", (host) => {
       }
       expect(asked).toContainEqual({ action: "fs:read", resource: s.abs("src/keep/deeper/more") })
       expect(asked.some((c) => c.resource.startsWith(s.outside))).toBe(false)
-    }))
+    })
+  )
 })

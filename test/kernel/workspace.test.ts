@@ -15,7 +15,7 @@ import { kernelCause, kernelLayer, reasonTag, snapshotTree } from "./support/ker
 
 describe.each(hosts)("a workspace reached through a symlink ($name)", (host) => {
   it.effect("works, and its resources keep the logical spelling", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "dir/a.txt": "alpha" })
       const logical = NPath.join(NPath.dirname(s.root), "workspace-link")
@@ -23,9 +23,12 @@ describe.each(hosts)("a workspace reached through a symlink ($name)", (host) => 
       // Grants name only the logical spelling: the canonical one is not granted at all.
       const grants = GrantStore.layerRules({
         root: logical,
-        allow: [{ action: "fs:read", glob: "**" }, { action: "fs:write", glob: "**" }]
+        allow: [
+          { action: "fs:read", glob: "**" },
+          { action: "fs:write", glob: "**" }
+        ]
       })
-      const got = yield* Effect.gen(function*() {
+      const got = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         yield* fs.writeFileString("dir/b.txt", "bravo")
         yield* fs.rename("dir/b.txt", "dir/c.txt")
@@ -46,17 +49,18 @@ describe.each(hosts)("a workspace reached through a symlink ($name)", (host) => 
         glob: [NPath.join(logical, "dir/a.txt"), NPath.join(logical, "dir/c.txt")],
         list: ["a.txt", "c.txt"]
       })
-    }))
+    })
+  )
 
   it.effect("asks the grant store in the logical spelling, whichever spelling the caller used", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "alpha" })
       const logical = NPath.join(NPath.dirname(s.root), "workspace-link")
       NFS.symlinkSync(s.root, logical)
       const grants = yield* GrantStore.deferred
       const layer = kernelLayer(host.make().layer, logical, Layer.succeed(GrantStore.GrantStore, grants.store))
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         for (const spelling of ["a.txt", NPath.join(logical, "a.txt"), NPath.join(s.root, "a.txt")]) {
           const fiber = yield* Effect.forkChild(fs.readFileString(spelling))
@@ -66,17 +70,24 @@ describe.each(hosts)("a workspace reached through a symlink ($name)", (host) => 
           expect(yield* Fiber.join(fiber)).toBe("alpha")
         }
       }).pipe(Effect.provide(layer))
-    }))
+    })
+  )
 })
 
 describe("over a plain path-based host", () => {
   it.effect("every method fails closed, saying the host provides no isolation", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "alpha" })
       const before = snapshotTree(s.root, s.outside)
-      const grants = GrantStore.layerRules({ root: s.root, allow: [{ action: "fs:read", glob: "**" }, { action: "fs:write", glob: "**" }] })
-      const errors = yield* Effect.gen(function*() {
+      const grants = GrantStore.layerRules({
+        root: s.root,
+        allow: [
+          { action: "fs:read", glob: "**" },
+          { action: "fs:write", glob: "**" }
+        ]
+      })
+      const errors = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return [
           yield* Effect.flip(fs.readFileString("a.txt")),
@@ -93,27 +104,29 @@ describe("over a plain path-based host", () => {
         expect(cause?._tag === "PermissionDenied" && cause.reason).toBe(KernelFileSystem.unconfinedDescription)
       }
       expect(snapshotTree(s.root, s.outside)).toEqual(before)
-    }))
+    })
+  )
 
   it.effect("confined() is refused", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
-      const error = yield* Effect.gen(function*() {
+      const error = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return yield* Effect.flip(KernelFileSystem.confined(fs, s.root))
       }).pipe(Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)))
       expect(reasonTag(error)).toBe("PermissionDenied")
-    }))
+    })
+  )
 })
 
 describe.each(hosts)("confined() ($name)", (host) => {
   it.effect("works without asking any grant store and never leaves its root", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "alpha" })
       NFS.symlinkSync(s.outside, s.abs("out"))
       const before = snapshotTree(s.outside)
-      const [read, outsideWrite, viaLink] = yield* Effect.gen(function*() {
+      const [read, outsideWrite, viaLink] = yield* Effect.gen(function* () {
         const host = yield* FileSystem.FileSystem
         const fs = yield* KernelFileSystem.confined(host, s.root)
         yield* fs.writeFileString("journal/entry.txt", "x").pipe(Effect.ignore)
@@ -130,18 +143,19 @@ describe.each(hosts)("confined() ($name)", (host) => {
       expect(reasonTag(outsideWrite)).toBe("PermissionDenied")
       expect(reasonTag(viaLink)).toBe("PermissionDenied")
       expect(snapshotTree(s.outside)).toEqual(before)
-    }))
+    })
+  )
 })
 
 describe.each(hosts)("glob roots in either spelling ($name)", (host) => {
   it.effect("answers in the spelling of the root the caller gave, and drops `dot` as the client does", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const s = scratch()
       s.make({ "src/a.ts": "a", "src/.hidden.ts": "h" })
       const logical = NPath.join(NPath.dirname(s.root), "workspace-link")
       NFS.symlinkSync(s.root, logical)
       const grants = GrantStore.layerRules({ root: logical, allow: [{ action: "fs:read", glob: "**" }] })
-      const got = yield* Effect.gen(function*() {
+      const got = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return {
           boundary: yield* fs.glob("*.ts", { root: NPath.join(s.root, "src") }),
@@ -157,5 +171,6 @@ describe.each(hosts)("glob roots in either spelling ($name)", (host) => {
         dotted: [NPath.join(logical, "src/.hidden.ts")],
         dot: [NPath.join(logical, "src/a.ts")]
       })
-    }))
+    })
+  )
 })

@@ -30,8 +30,14 @@ it(`keeps descriptors and memory flat across ${operations} mixed operations`, ()
   const line = out.stdout.trim().split("\n").at(-1) ?? ""
   console.log(`churn: ${line}`)
   const m = JSON.parse(line) as {
-    done: number; failed: number; fdBefore: number; fdWarm: number; fdLoaded: number; fdAfter: number
-    rssGrowthMb: number; secretIntact: boolean
+    done: number
+    failed: number
+    fdBefore: number
+    fdWarm: number
+    fdLoaded: number
+    fdAfter: number
+    rssGrowthMb: number
+    secretIntact: boolean
   }
   expect(m.done).toBeGreaterThanOrEqual(operations)
   // Failures were exercised, and so were successes.

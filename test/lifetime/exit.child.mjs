@@ -15,7 +15,10 @@ const handles = [await native.pin(tree.root, "openat2"), await native.pin(tree.r
 const flood = () => {
   for (const h of handles) {
     for (let i = 0; i < 200; i++) h.execute({ op: ops.readFile, path: i % 2 ? "file.txt" : "out/secret.txt" }).catch(() => undefined)
-    h.batch(Array.from({ length: 256 }, () => ({ op: ops.stat, path: "dir/sub/deep.txt" })), { size: 256, response: 1 << 24 })
+    h.batch(
+      Array.from({ length: 256 }, () => ({ op: ops.stat, path: "dir/sub/deep.txt" })),
+      { size: 256, response: 1 << 24 }
+    )
     h.execute({ op: ops.glob, path: "", to: "", pattern: "**", exclude: [], dot: true })
   }
 }

@@ -13,12 +13,16 @@ it.each([
   ["natural", "2000 paced"],
   ["worker", "2000 paced"],
   ["terminate", "terminated paced"]
-])("a paced flood ended by '%s' answers or drops its queue cleanly", (how, said) => {
-  for (let i = 0; i < 3; i++) {
-    const out = spawnSync(process.execPath, [child, how], { encoding: "utf8", timeout: 60_000 })
-    expect(out.signal, out.stderr).toBeNull()
-    expect(out.stderr).toBe("")
-    expect(out.status).toBe(0)
-    expect(out.stdout.trim()).toBe(said)
-  }
-}, 180_000)
+])(
+  "a paced flood ended by '%s' answers or drops its queue cleanly",
+  (how, said) => {
+    for (let i = 0; i < 3; i++) {
+      const out = spawnSync(process.execPath, [child, how], { encoding: "utf8", timeout: 60_000 })
+      expect(out.signal, out.stderr).toBeNull()
+      expect(out.stderr).toBe("")
+      expect(out.status).toBe(0)
+      expect(out.stdout.trim()).toBe(said)
+    }
+  },
+  180_000
+)

@@ -10,19 +10,27 @@ const h = await native.pin(workerData.root, workerData.strategy)
 const quiet = () => undefined
 parentPort.postMessage("looping")
 for (let i = 0; ; i++) {
-  const inFlight = workerData.simple ? [
-    h.call(ops.readFile, "file.txt"),
-    h.call(ops.readFile, "out/secret.txt").catch(quiet),
-    h.call(ops.stat, "dir/sub/deep.txt"),
-    h.call(ops.readDirectory, "dir", true)
-  ] : [
-    h.call(ops.readFile, "file.txt"),
-    h.call(ops.readFile, "out/secret.txt").catch(quiet),  // refused: an error object is built
-    h.call(ops.stat, "dir/sub/deep.txt"),
-    h.call(ops.readDirectory, "dir", true),
-    h.execute({ op: ops.readFile, path: "no/such" }).catch(quiet),
-    h.batch([{ op: ops.stat, path: "file.txt" }, { op: ops.readFile, path: "hard.txt" }], { size: 4, response: 1 << 20 }),
-    h.readMany(new Uint8Array([ops.readFile, ops.stat]), ["file.txt", "../x"], new Uint8Array(2), 4, 1 << 20)
-  ]
+  const inFlight = workerData.simple
+    ? [
+        h.call(ops.readFile, "file.txt"),
+        h.call(ops.readFile, "out/secret.txt").catch(quiet),
+        h.call(ops.stat, "dir/sub/deep.txt"),
+        h.call(ops.readDirectory, "dir", true)
+      ]
+    : [
+        h.call(ops.readFile, "file.txt"),
+        h.call(ops.readFile, "out/secret.txt").catch(quiet), // refused: an error object is built
+        h.call(ops.stat, "dir/sub/deep.txt"),
+        h.call(ops.readDirectory, "dir", true),
+        h.execute({ op: ops.readFile, path: "no/such" }).catch(quiet),
+        h.batch(
+          [
+            { op: ops.stat, path: "file.txt" },
+            { op: ops.readFile, path: "hard.txt" }
+          ],
+          { size: 4, response: 1 << 20 }
+        ),
+        h.readMany(new Uint8Array([ops.readFile, ops.stat]), ["file.txt", "../x"], new Uint8Array(2), 4, 1 << 20)
+      ]
   if (i % 4 === 0) await Promise.all(inFlight)
 }

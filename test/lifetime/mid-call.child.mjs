@@ -19,7 +19,10 @@ for (let round = 0; round < rounds; round++) {
   const shared = new SharedArrayBuffer(4)
   const flag = new Int32Array(shared)
   const w = new Worker(script, { workerData: { root: tree.root, strategy: round % 2 ? "walk" : "openat2", members, flag: shared } })
-  const exited = new Promise((resolve, reject) => { w.on("exit", resolve); w.on("error", reject) })
+  const exited = new Promise((resolve, reject) => {
+    w.on("exit", resolve)
+    w.on("error", reject)
+  })
   // Blocks this thread until the worker is about to call, or gives up after 60 s (then the
   // worker never got there and the summary says so).
   if (Atomics.wait(flag, 0, 0, 60_000) !== "timed-out") signalled++

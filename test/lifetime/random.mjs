@@ -5,9 +5,11 @@
 export const seeded = (seed) => {
   let state = Number(seed) >>> 0
   return () => {
-    state ^= state << 13; state >>>= 0
+    state ^= state << 13
+    state >>>= 0
     state ^= state >>> 17
-    state ^= state << 5; state >>>= 0
+    state ^= state << 5
+    state >>>= 0
     return state / 2 ** 32
   }
 }

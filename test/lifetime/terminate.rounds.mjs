@@ -41,7 +41,13 @@ export const runRounds = (node, rounds, { chunk = 50, seed = 1, simple = false }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [node, rounds, chunk, seed, simple] = process.argv.slice(2)
-  console.log(JSON.stringify(runRounds(node, Number(rounds), {
-    chunk: Number(chunk ?? 50), seed: Number(seed ?? 1), simple: simple === "simple"
-  })))
+  console.log(
+    JSON.stringify(
+      runRounds(node, Number(rounds), {
+        chunk: Number(chunk ?? 50),
+        seed: Number(seed ?? 1),
+        simple: simple === "simple"
+      })
+    )
+  )
 }

@@ -14,13 +14,24 @@ for (const h of handles) {
   await h.execute({ op: ops.readFile, path: "file.txt" })
   await h.execute({ op: ops.readFile, path: "out/secret.txt" }).catch(() => undefined)
   await h.execute({ op: ops.writeFile, path: `worker-${id}.txt`, data: "x", flag: flags.w, atomic: true })
-  await h.batch([{ op: ops.stat, path: "dir" }, { op: ops.readDirectory, path: "dir", recursive: true }], { size: 8, response: 1 << 20 })
+  await h.batch(
+    [
+      { op: ops.stat, path: "dir" },
+      { op: ops.readDirectory, path: "dir", recursive: true }
+    ],
+    { size: 8, response: 1 << 20 }
+  )
 }
 // Work still in flight when the parent hears "busy": a deep listing, a batch and many reads.
 const inFlight = []
 for (const h of handles) {
   inFlight.push(h.execute({ op: ops.glob, path: "", to: "", pattern: "**", exclude: [], dot: true }))
-  inFlight.push(h.batch(Array.from({ length: 200 }, () => ({ op: ops.readFile, path: "dir/sub/deep.txt" })), { size: 256, response: 1 << 24 }))
+  inFlight.push(
+    h.batch(
+      Array.from({ length: 200 }, () => ({ op: ops.readFile, path: "dir/sub/deep.txt" })),
+      { size: 256, response: 1 << 24 }
+    )
+  )
   for (let i = 0; i < 50; i++) inFlight.push(h.execute({ op: ops.stat, path: "file.txt" }))
 }
 for (const p of inFlight) p.catch(() => undefined)

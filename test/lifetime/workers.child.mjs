@@ -32,5 +32,15 @@ for (let round = 0; round < rounds; round++) {
 const fdAfter = fdCount()
 const secretIntact = tree.secretIntact()
 tree.dispose()
-console.log(JSON.stringify({ rounds, perRound, terminated: codes.filter((c) => c === 1).length,
-  ended: codes.filter((c) => c === 0).length, codes: [...new Set(codes)], fdBefore, fdAfter, secretIntact }))
+console.log(
+  JSON.stringify({
+    rounds,
+    perRound,
+    terminated: codes.filter((c) => c === 1).length,
+    ended: codes.filter((c) => c === 0).length,
+    codes: [...new Set(codes)],
+    fdBefore,
+    fdAfter,
+    secretIntact
+  })
+)

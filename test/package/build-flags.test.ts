@@ -31,7 +31,11 @@ const configure = (name: string, defines: string | undefined) => {
   const env: Record<string, string | undefined> = { ...process.env, NODE_PATH: path.join(repo, "node_modules") }
   delete env["GYP_DEFINES"]
   if (defines !== undefined) env["GYP_DEFINES"] = defines
-  const args = [path.join(repo, "node_modules", "node-gyp", "bin", "node-gyp.js"), "configure", ...(nodedir ? [`--nodedir=${nodedir}`] : [])]
+  const args = [
+    path.join(repo, "node_modules", "node-gyp", "bin", "node-gyp.js"),
+    "configure",
+    ...(nodedir ? [`--nodedir=${nodedir}`] : [])
+  ]
   const r = spawnSync(process.execPath, args, { cwd: dir, env, encoding: "utf8" })
   expect(r.status, r.stderr).toBe(0)
   return fs.readFileSync(path.join(dir, "build", "pinnedfs.target.mk"), "utf8")
@@ -56,7 +60,13 @@ describe("binding.gyp's build switches", () => {
     const mk = configure("portable", "pinnedfs_portable=true pinnedfs_werror=true")
     const wraps = (JSON.parse(fs.readFileSync(path.join(repo, "native", "sources.json"), "utf8")) as { portableWraps: Array<string> })
       .portableWraps
-    for (const flag of ["-static-libstdc++", "-static-libgcc", "-Wl,--exclude-libs,ALL", "-Werror", ...wraps.map((w) => `-Wl,--wrap=${w}`)]) {
+    for (const flag of [
+      "-static-libstdc++",
+      "-static-libgcc",
+      "-Wl,--exclude-libs,ALL",
+      "-Werror",
+      ...wraps.map((w) => `-Wl,--wrap=${w}`)
+    ]) {
       expect(mk, flag).toContain(flag)
     }
     expect(mk).toContain("native/compat/glibc_floor.o")

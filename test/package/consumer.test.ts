@@ -41,11 +41,15 @@ beforeAll(() => {
   const { tarball } = pack(scratch)
   tarballPath = tarball
   // The bare project installs with scripts off: a prebuild must load without anything compiled.
-  for (const [dir, dependencies, extra] of [[full, fullDependencies, []], [bare, {}, ["--ignore-scripts"]]] as const) {
+  for (const [dir, dependencies, extra] of [
+    [full, fullDependencies, []],
+    [bare, {}, ["--ignore-scripts"]]
+  ] as const) {
     const r = install(dir, tarball, dependencies, "offline", extra)
     if (r.ok) continue
     if (/ENOTCACHED|only-if-cached/.test(r.output) && !process.env["CI"]) {
-      cold = "npm's cache lacks what the consumer projects install: run `node scripts/package/consumer.mjs --warm` once (it fetches from the registry)"
+      cold =
+        "npm's cache lacks what the consumer projects install: run `node scripts/package/consumer.mjs --warm` once (it fetches from the registry)"
       console.log(`skipped: ${cold}`)
       return
     }
@@ -221,17 +225,25 @@ export const values = [NodeAtomicFileSystem, withAtomicFileSystem, FileSystemBat
     }
     const manifest = JSON.parse(fs.readFileSync(path.join(full, "node_modules", "pinnedfs", "package.json"), "utf8"))
     expect(manifest.os).toEqual(["linux", "darwin"])
-    expect(() => checks.checkPlatform(manifest, false, { os: "win32", cpu: "x64" })).toThrow(expect.objectContaining({ code: "EBADPLATFORM" }))
+    expect(() => checks.checkPlatform(manifest, false, { os: "win32", cpu: "x64" })).toThrow(
+      expect.objectContaining({ code: "EBADPLATFORM" })
+    )
     expect(() => checks.checkPlatform(manifest, false, { os: "linux", cpu: "x64", libc: "glibc" })).not.toThrow()
     expect(() => checks.checkPlatform(manifest, false, { os: "darwin", cpu: "arm64" })).not.toThrow()
-    for (const [platform, taken] of [["win32", false], ["linux", true]] as const) {
+    for (const [platform, taken] of [
+      ["win32", false],
+      ["linux", true]
+    ] as const) {
       const dir = path.join(scratch, `optional-${platform}`)
       fs.mkdirSync(dir, { recursive: true })
       fs.writeFileSync(
         path.join(dir, "package.json"),
         JSON.stringify({ name: "pinnedfs-optional", private: true, optionalDependencies: { pinnedfs: `file:${tarballPath}` } })
       )
-      const r = spawnSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", `--os=${platform}`], { cwd: dir, encoding: "utf8" })
+      const r = spawnSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", `--os=${platform}`], {
+        cwd: dir,
+        encoding: "utf8"
+      })
       expect(r.status, `${r.stdout}${r.stderr}`).toBe(0)
       expect(fs.existsSync(path.join(dir, "node_modules", "pinnedfs", "package.json"))).toBe(taken)
     }

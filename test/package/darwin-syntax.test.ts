@@ -63,8 +63,8 @@ int use(int fd, const struct stat& st) {
   })
 
   it.each([
-    ["statx", "#include <sys/stat.h>\nint f(int fd) { struct statx s; return statx(fd, \"\", 0, 0, &s); }\n", "poisoned"],
-    ["renameat2", "#include <stdio.h>\nint f(int d) { return renameat2(d, \"a\", d, \"b\", 0); }\n", "poisoned"],
+    ["statx", '#include <sys/stat.h>\nint f(int fd) { struct statx s; return statx(fd, "", 0, 0, &s); }\n', "poisoned"],
+    ["renameat2", '#include <stdio.h>\nint f(int d) { return renameat2(d, "a", d, "b", 0); }\n', "poisoned"],
     ["pipe2", "#include <unistd.h>\nint f(int* p) { return pipe2(p, 0); }\n", "poisoned"],
     ["O_PATH", "#include <fcntl.h>\nint f() { return O_PATH; }\n", "O_PATH"],
     ["O_TMPFILE", "#include <fcntl.h>\nint f() { return O_TMPFILE; }\n", "O_TMPFILE"],

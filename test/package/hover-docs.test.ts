@@ -10,12 +10,10 @@ import { describe, expect, it } from "vitest"
 const file = path.resolve(import.meta.dirname, "..", "..", "src", "PinnedRoot.ts")
 const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.ES2022, true)
 
-const pinnedRoot = source.statements.find(
-  (s): s is ts.ClassDeclaration => ts.isClassDeclaration(s) && s.name?.text === "PinnedRoot"
-)!
+const pinnedRoot = source.statements.find((s): s is ts.ClassDeclaration => ts.isClassDeclaration(s) && s.name?.text === "PinnedRoot")!
 
 const members = pinnedRoot.members.filter((m) => {
-  const modifiers = ts.canHaveModifiers(m) ? ts.getModifiers(m) ?? [] : []
+  const modifiers = ts.canHaveModifiers(m) ? (ts.getModifiers(m) ?? []) : []
   if (modifiers.some((x) => x.kind === ts.SyntaxKind.PrivateKeyword)) return false
   if (ts.isConstructorDeclaration(m)) return false
   return m.name !== undefined
@@ -36,6 +34,10 @@ describe("PinnedRoot's doc comments", () => {
 
   it.for(["open", "readFile", "writeFile", "remove"])("gives %s an example", (name) => {
     const m = published.find((x) => nameOf(x) === name)!
-    expect(docs(m).flatMap((d) => d.tags ?? []).some((t) => t.tagName.text === "example")).toBe(true)
+    expect(
+      docs(m)
+        .flatMap((d) => d.tags ?? [])
+        .some((t) => t.tagName.text === "example")
+    ).toBe(true)
   })
 })

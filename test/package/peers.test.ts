@@ -19,7 +19,8 @@ const attempt = (installed: ReadonlyArray<string>, implementation = "./never-loa
       peers: ["effect", "@effect/platform-node"],
       from,
       resolve: (specifier) => {
-        if (!installed.includes(specifier)) throw Object.assign(new Error(`Cannot find package '${specifier}'`), { code: "ERR_MODULE_NOT_FOUND" })
+        if (!installed.includes(specifier))
+          throw Object.assign(new Error(`Cannot find package '${specifier}'`), { code: "ERR_MODULE_NOT_FOUND" })
         return `file:///node_modules/${specifier}/index.js`
       },
       implementation

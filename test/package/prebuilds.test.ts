@@ -27,7 +27,11 @@ const haveObjdump = spawnSync("objdump", ["--version"]).status === 0
 describe("the prebuilds", () => {
   it.for(promised)(`$target asks for glibc ${glibcFloor} at most and no libstdc++ or libgcc`, ({ target, arch }, ctx) => {
     const file = prebuildPath(target)
-    skipUnless(ctx, fs.existsSync(file) || process.env["CI"] !== undefined, `no ${target} prebuild here (npm run build:prebuilds makes it; CI requires it)`)
+    skipUnless(
+      ctx,
+      fs.existsSync(file) || process.env["CI"] !== undefined,
+      `no ${target} prebuild here (npm run build:prebuilds makes it; CI requires it)`
+    )
     const { report, problems } = checkPrebuild(file, arch)
     console.log(`${target}\n${report}`)
     expect(problems).toEqual([])
@@ -53,7 +57,11 @@ describe("the prebuilds", () => {
         const m = /\*UND\*\s+\S+\s+\(?([A-Z_]+[0-9.]*[0-9])\)?\s+(\S+)$/.exec(line.trim())
         if (m) theirs.add(`${m[2]}@${m[1]}`)
       }
-      const ours = new Set(readDynamic(file).undefinedSymbols.filter((s) => s.version).map((s) => `${s.name}@${s.version}`))
+      const ours = new Set(
+        readDynamic(file)
+          .undefinedSymbols.filter((s) => s.version)
+          .map((s) => `${s.name}@${s.version}`)
+      )
       expect(theirs.size, file).toBeGreaterThan(10)
       expect([...ours].sort(), file).toEqual([...theirs].sort())
     }
@@ -66,12 +74,17 @@ describe("the prebuilds", () => {
     expect(checkPrebuild(junk, "x64").problems[0]).toMatch(/no ELF magic/)
   })
 
-  if (!present.some((p) => p.arch === process.arch)) console.log(`skipped the load test: no prebuild for ${process.arch} here (npm run build:prebuilds)`)
+  if (!present.some((p) => p.arch === process.arch))
+    console.log(`skipped the load test: no prebuild for ${process.arch} here (npm run build:prebuilds)`)
   it.runIf(present.some((p) => p.arch === process.arch))("the prebuild for this machine loads in this Node", () => {
     const file = prebuildPath(promised.find((p) => p.arch === process.arch)!.target)
-    const r = spawnSync(process.execPath, ["-e", `const b = require(${JSON.stringify(file)}); console.log(typeof b.pin, typeof b.ops.readFile)`], {
-      encoding: "utf8"
-    })
+    const r = spawnSync(
+      process.execPath,
+      ["-e", `const b = require(${JSON.stringify(file)}); console.log(typeof b.pin, typeof b.ops.readFile)`],
+      {
+        encoding: "utf8"
+      }
+    )
     expect(r.stderr).toBe("")
     expect(r.stdout.trim()).toBe("function number")
   })
@@ -101,7 +114,8 @@ describe("publishing (prepublishOnly)", () => {
     expect(r.stderr).toContain("Refusing to publish")
   })
 
-  if (present.length !== promised.length) console.log("skipped the publish go-ahead: not every promised prebuild is here (npm run build:prebuilds)")
+  if (present.length !== promised.length)
+    console.log("skipped the publish go-ahead: not every promised prebuild is here (npm run build:prebuilds)")
   it.runIf(present.length === promised.length)("goes ahead with the prebuilds npm run build:prebuilds made", () => {
     const r = prepublish(repo)
     expect(r.stderr).toBe("")

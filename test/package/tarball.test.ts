@@ -29,7 +29,9 @@ const allowed: ReadonlyArray<RegExp> = [
 ]
 
 const tracked = (...paths: Array<string>) =>
-  spawnSync("git", ["ls-files", ...paths], { cwd: repo, encoding: "utf8" }).stdout.split("\n").filter(Boolean)
+  spawnSync("git", ["ls-files", ...paths], { cwd: repo, encoding: "utf8" })
+    .stdout.split("\n")
+    .filter(Boolean)
 
 describe("the published tarball", () => {
   it("holds nothing outside the list of what a user needs", () => {
@@ -67,7 +69,11 @@ describe("the published tarball", () => {
   it("holds the prebuilds when they were built (CI builds them before the tests)", (ctx) => {
     const promised = ["prebuilds/linux-arm64/pinnedfs.napi.glibc.node", "prebuilds/linux-x64/pinnedfs.napi.glibc.node"]
     const present = promised.filter((f) => fs.existsSync(path.join(repo, f)))
-    skipUnless(ctx, present.length > 0 || process.env["CI"] !== undefined, "no prebuilds/ here (npm run build:prebuilds makes them; CI requires them)")
+    skipUnless(
+      ctx,
+      present.length > 0 || process.env["CI"] !== undefined,
+      "no prebuilds/ here (npm run build:prebuilds makes them; CI requires them)"
+    )
     expect(files.filter((f) => f.startsWith("prebuilds/"))).toEqual(promised)
   })
 })

@@ -34,7 +34,7 @@
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
-static long exchange(const char *a, const char *b) {
+static long exchange(const char* a, const char* b) {
   /* The raw syscall: glibc's renameat2 wrapper exists only from 2.28. */
   return syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
 }
@@ -42,7 +42,7 @@ static long exchange(const char *a, const char *b) {
 static unsigned long long swaps, failures;
 
 /* Puts every pair whose swap count is odd back; returns 0 if all are home. */
-static int park(int pairs, char **names, unsigned char *odd) {
+static int park(int pairs, char** names, unsigned char* odd) {
   int home = 0;
   for (int i = 0; i < pairs; i++) {
     if (!odd[i]) continue;
@@ -65,14 +65,14 @@ static void answer(char tag) {
   while (w < 0 && errno == EINTR);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 3 || (argc - 1) % 2 != 0) {
     fprintf(stderr, "usage: attacker A1 B1 [A2 B2 ...]\n");
     return 2;
   }
   int pairs = (argc - 1) / 2;
-  char **names = argv + 1;
-  unsigned char *odd = calloc((size_t)pairs, 1);
+  char** names = argv + 1;
+  unsigned char* odd = calloc((size_t)pairs, 1);
   if (!odd) return 1;
   int running = 1;
   struct pollfd in = {.fd = 0, .events = POLLIN};
@@ -97,8 +97,10 @@ int main(int argc, char **argv) {
         /* Only parked: a running attack would undo it at once. */
         char tag = running ? 'y' : 'x';
         for (int i = 0; i < pairs && !running; i++) {
-          if (exchange(names[2 * i], names[2 * i + 1]) == 0) odd[i] ^= 1;
-          else tag = 'y';
+          if (exchange(names[2 * i], names[2 * i + 1]) == 0)
+            odd[i] ^= 1;
+          else
+            tag = 'y';
         }
         answer(tag);
       }

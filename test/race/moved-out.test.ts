@@ -17,7 +17,10 @@ import { strategies } from "../support/strategies.ts"
 import { scratch, type Scratch } from "../support/tree.ts"
 
 const settle = async <A>(p: Promise<A>): Promise<{ ok: true; value: A } | { ok: false; error: unknown }> =>
-  p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }))
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error })
+  )
 
 /**
  * The attack was live (the event came and every rename was done), and the operation did at most
@@ -72,7 +75,9 @@ const leakDir = (s: Scratch): string => {
 const untilWon = async (name: string, attempts: number, run: () => Promise<boolean>): Promise<void> => {
   for (let attempt = 1; attempt <= attempts; attempt++) {
     if (await run()) return
-    console.warn(`moved-out: "${name}": attempt ${attempt} finished before the mover's rename landed (a lost race, machine busy); trying again`)
+    console.warn(
+      `moved-out: "${name}": attempt ${attempt} finished before the mover's rename landed (a lost race, machine busy); trying again`
+    )
   }
   expect.fail(`the mover never landed its rename inside the operation in ${attempts} attempts`)
 }
@@ -113,7 +118,10 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       const mover = startMover({
         watch: s.abs("p/a"),
         on: "delete",
-        renames: [[s.abs("p"), path.join(s.outside, "p")], [secret, path.join(s.outside, "p/a/secret.txt")]]
+        renames: [
+          [s.abs("p"), path.join(s.outside, "p")],
+          [secret, path.join(s.outside, "p/a/secret.txt")]
+        ]
       })
       await mover.ready
       const result = await settle(root.remove("p/a", { recursive: true }))
@@ -133,7 +141,10 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       const mover = startMover({
         watch: s.abs("a"),
         on: "open",
-        renames: [[s.abs("a"), path.join(s.outside, "a")], [leak, path.join(s.outside, deepest, "leak")]]
+        renames: [
+          [s.abs("a"), path.join(s.outside, "a")],
+          [leak, path.join(s.outside, deepest, "leak")]
+        ]
       })
       await mover.ready
       const result = await settle(root.readDirectory("a", { recursive: true }))
@@ -153,7 +164,10 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       const mover = startMover({
         watch: s.abs("a"),
         on: "open",
-        renames: [[s.abs("a"), path.join(s.outside, "a")], [leak, path.join(s.outside, deepest, "leak")]]
+        renames: [
+          [s.abs("a"), path.join(s.outside, "a")],
+          [leak, path.join(s.outside, deepest, "leak")]
+        ]
       })
       await mover.ready
       const result = await settle(root.glob("a/**"))

@@ -13,10 +13,10 @@
  *
  * Says "R\n" once the watches are in place (the harness starts the operation only then), then
  * "D <renames done> <renames failed>\n" after the renames, or "T\n" (exit 2) when no EVENT came
- * within TIMEOUT_MS (or before stdin closed). It then counts until its stdin closes (the harness closes it once the
- * operation has returned, so every event of the operation is queued), and ends with
- * "A <EVENTs on WATCH after the move>\n". Nothing is timed by sleeping: the trigger is the kernel's
- * notification of the operation's own system call. Built by the tests with `cc -O2`.
+ * within TIMEOUT_MS (or before stdin closed). It then counts until its stdin closes (the harness
+ * closes it once the operation has returned, so every event of the operation is queued), and ends
+ * with "A <EVENTs on WATCH after the move>\n". Nothing is timed by sleeping: the trigger is the
+ * kernel's notification of the operation's own system call. Built by the tests with `cc -O2`.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,7 +35,7 @@ static long long now_ms(void) {
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static unsigned mask_of(const char *name) {
+static unsigned mask_of(const char* name) {
   if (strcmp(name, "open") == 0) return IN_OPEN;
   if (strcmp(name, "access") == 0) return IN_ACCESS;
   if (strcmp(name, "create") == 0) return IN_CREATE;
@@ -59,8 +59,8 @@ static int drain(int in) {
       perror("mover: read");
       return -1;
     }
-    for (char *at = buf; at < buf + n;) {
-      struct inotify_event *e = (struct inotify_event *)at;
+    for (char* at = buf; at < buf + n;) {
+      struct inotify_event* e = (struct inotify_event*)at;
       if (e->wd == moved_watch && (e->mask & IN_MOVE_SELF)) moved = 1;
       if (e->wd == watch && (e->mask & mask)) {
         seen++;
@@ -71,7 +71,7 @@ static int drain(int in) {
   }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 7 || (argc - 5) % 2 != 0) {
     fprintf(stderr, "usage: mover WATCH EVENT COUNT TIMEOUT_MS FROM TO [FROM TO ...]\n");
     return 64;

@@ -32,7 +32,7 @@ const readme = fs.readFileSync(path.join(repo, "README.md"), "utf8")
 const workspace: Record<string, string> = {
   "src/index.ts": "export const answer = 42  \n",
   "src/util.ts": "export const twice = (n: number) => 2 * n\n\n",
-  "secrets/key.ts": "export const key = \"KEY\"\n",
+  "secrets/key.ts": 'export const key = "KEY"\n',
   ".env": "TOKEN=1\n",
   "README.md": "# project\n",
   "out/": ""
@@ -58,7 +58,11 @@ const checks: Record<string, Check> = {
     const result = b["result"] as { readonly seen: ReadonlyArray<string>; readonly refusal: unknown }
     const seen = result.seen.map((f) => path.relative(s.root, path.resolve(s.root, f))).sort()
     expect(seen).toEqual(["src/index.ts", "src/util.ts", "test/a.test.ts", "vite.config.ts"])
-    const refusal = result.refusal as Option.Option<{ readonly _tag: string; readonly reason: string; readonly capability: { readonly resource: string } }>
+    const refusal = result.refusal as Option.Option<{
+      readonly _tag: string
+      readonly reason: string
+      readonly capability: { readonly resource: string }
+    }>
     expect(Option.isOption(refusal)).toBe(true)
     expect(Option.map(refusal, (e) => [e._tag, e.reason, e.capability.resource])).toEqual(
       Option.some(["PermissionDenied", "denied by rule", s.abs(".env")])

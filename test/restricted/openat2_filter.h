@@ -28,7 +28,7 @@
  * (Docker's default action, systemd-nspawn), EAGAIN (a lookup that kept racing a rename or mount,
  * as the kernel answers it), EXDEV (a lookup that left the root). -1 for any other name.
  */
-static inline int openat2_filter_errno(const char *name) {
+static inline int openat2_filter_errno(const char* name) {
   if (strcmp(name, "ENOSYS") == 0) return ENOSYS;
   if (strcmp(name, "EPERM") == 0) return EPERM;
   if (strcmp(name, "EAGAIN") == 0) return EAGAIN;
@@ -41,7 +41,7 @@ struct openat2_filter {
   struct sock_fprog prog;
 };
 
-static inline void openat2_filter_init(struct openat2_filter *f, unsigned errno_value) {
+static inline void openat2_filter_init(struct openat2_filter* f, unsigned errno_value) {
   struct sock_filter code[7] = {
       /* A syscall made through another ABI (e.g. 32-bit) has other numbers: leave it alone. */
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),

@@ -87,11 +87,12 @@ describe.each(["ENOSYS", "EPERM"])("openat2 answered %s by seccomp", (blocked) =
   it("passes the operation suites with openat2 blocked (all under ENOSYS, a few under EPERM)", () => {
     const files = suites(blocked)
     expect(files.length).toBeGreaterThanOrEqual(blocked === "ENOSYS" ? 3 : 2)
-    const run = spawnSync(
-      launcher,
-      [blocked, process.execPath, path.join(repo, "node_modules/vitest/vitest.mjs"), "run", ...files],
-      { cwd: repo, encoding: "utf8", env: childEnv(blocked), maxBuffer: 64 << 20 }
-    )
+    const run = spawnSync(launcher, [blocked, process.execPath, path.join(repo, "node_modules/vitest/vitest.mjs"), "run", ...files], {
+      cwd: repo,
+      encoding: "utf8",
+      env: childEnv(blocked),
+      maxBuffer: 64 << 20
+    })
     const report = `${run.stdout}\n${run.stderr}`.replace(/\u001b\[[0-9;]*m/g, "")
     expect(run.status, report.slice(-4000)).toBe(0)
     // The child really ran the suites (and under the walk only: strategies.ts reads the variable).

@@ -22,7 +22,7 @@
 #define SECCOMP_FILTER_FLAG_TSYNC 1
 #endif
 
-static napi_value fail(napi_env env, const char *what) {
+static napi_value fail(napi_env env, const char* what) {
   char message[160];
   snprintf(message, sizeof message, "seccomp_block: %s: %s", what, strerror(errno));
   napi_throw_error(env, NULL, message);
@@ -48,7 +48,8 @@ static napi_value block(napi_env env, napi_callback_info info) {
   openat2_filter_init(&filter, (unsigned)errno_value);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return fail(env, "PR_SET_NO_NEW_PRIVS");
   /* TSYNC answers 0, or the id of a thread it could not synchronise. */
-  long synced = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &filter.prog);
+  long synced =
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &filter.prog);
   if (synced != 0) {
     if (synced > 0) errno = ESRCH;
     return fail(env, "seccomp(SECCOMP_SET_MODE_FILTER, TSYNC)");

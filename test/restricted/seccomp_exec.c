@@ -14,14 +14,15 @@
 
 #include "openat2_filter.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: seccomp_exec ENOSYS|EPERM|EAGAIN|EXDEV command [args...]\n");
     return 2;
   }
   int errno_value = openat2_filter_errno(argv[1]);
   if (errno_value < 0) {
-    fprintf(stderr, "seccomp_exec: errno must be ENOSYS, EPERM, EAGAIN or EXDEV, not %s\n", argv[1]);
+    fprintf(stderr, "seccomp_exec: errno must be ENOSYS, EPERM, EAGAIN or EXDEV, not %s\n",
+            argv[1]);
     return 2;
   }
   struct openat2_filter filter;

@@ -10,8 +10,7 @@ import { native } from "../../src/internal/native.ts"
 export const testHooks: boolean = native.testHooks
 
 /** Why a test that needs the hooks did not run. */
-export const noTestHooks =
-  "the loaded addon has no test hooks (trips(), testAfterPlan): a published prebuild leaves them out"
+export const noTestHooks = "the loaded addon has no test hooks (trips(), testAfterPlan): a published prebuild leaves them out"
 
 /** Trips off the JavaScript thread made so far; call only where `testHooks` holds. */
 export const trips = (): number => {

@@ -37,13 +37,7 @@ export const startMover = (options: {
   readonly renames: ReadonlyArray<readonly [string, string]>
 }): Mover => {
   bin ??= buildHelper("test/race/mover.c", "mover")
-  const args = [
-    options.watch,
-    options.on,
-    String(options.count ?? 1),
-    String(options.timeoutMs ?? 10_000),
-    ...options.renames.flat()
-  ]
+  const args = [options.watch, options.on, String(options.count ?? 1), String(options.timeoutMs ?? 10_000), ...options.renames.flat()]
   const child = spawn(bin, args, { stdio: ["pipe", "pipe", "inherit"] })
   let out = ""
   let onReady: () => void = () => {}

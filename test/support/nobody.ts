@@ -55,8 +55,7 @@ const put = (to: string, write: (to: string) => void, executable = false) => {
   write(to)
   fs.chmodSync(to, executable ? 0o755 : 0o644)
 }
-const copy = (from: string, to: string) =>
-  put(to, (t) => fs.copyFileSync(from, t), (fs.statSync(from).mode & 0o111) !== 0)
+const copy = (from: string, to: string) => put(to, (t) => fs.copyFileSync(from, t), (fs.statSync(from).mode & 0o111) !== 0)
 
 /** A package's package.json and the JavaScript it runs (no sources, maps or type declarations). */
 const stagePackage = (stage: Stage, name: string) => {
@@ -180,13 +179,13 @@ export const runAsNobody = (script: string, options: Omit<Parameters<typeof runS
 export type NobodyAnswer =
   | { readonly ok: true; readonly value: unknown; readonly uid: number }
   | {
-    readonly ok: false
-    readonly code: string
-    readonly refusal: string
-    /** Effect's reason tag, as the library made it (PinnedRoot calls only). */
-    readonly reason?: string
-    readonly uid: number
-  }
+      readonly ok: false
+      readonly code: string
+      readonly refusal: string
+      /** Effect's reason tag, as the library made it (PinnedRoot calls only). */
+      readonly reason?: string
+      readonly uid: number
+    }
 
 const answers = (run: NobodyRun): Array<NobodyAnswer> => {
   if (run.stderr !== "" || run.status !== 0) {
@@ -210,11 +209,7 @@ const settle = `
  * nobody with `strategy`, and answers each one's value or error, in order. `data` strings become
  * bytes and `flag` names the addon's flag numbers; byte answers come back as text.
  */
-export const requestsAsNobody = (
-  root: string,
-  strategy: string,
-  requests: ReadonlyArray<Record<string, unknown>>
-): Array<NobodyAnswer> =>
+export const requestsAsNobody = (root: string, strategy: string, requests: ReadonlyArray<Record<string, unknown>>): Array<NobodyAnswer> =>
   answers(
     runAsNobody(
       `${settle}

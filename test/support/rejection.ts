@@ -7,7 +7,10 @@ import { PinnedFsError } from "../../src/index.ts"
 
 /** Awaits `p`, which must reject with a `PinnedFsError`, and answers that error. */
 export const rejection = async (p: Promise<unknown>): Promise<PinnedFsError> => {
-  const e = await p.then(() => undefined, (e: unknown) => e)
+  const e = await p.then(
+    () => undefined,
+    (e: unknown) => e
+  )
   expect(e).toBeInstanceOf(PinnedFsError)
   return e as PinnedFsError
 }

@@ -7,6 +7,4 @@
  * blocks it, and says so with PINNEDFS_TEST_NO_OPENAT2) the walk is the only strategy there is.
  */
 export type TestStrategy = "openat2" | "walk"
-export const strategies: ReadonlyArray<TestStrategy> = process.env["PINNEDFS_TEST_NO_OPENAT2"]
-  ? ["walk"]
-  : ["openat2", "walk"]
+export const strategies: ReadonlyArray<TestStrategy> = process.env["PINNEDFS_TEST_NO_OPENAT2"] ? ["walk"] : ["openat2", "walk"]

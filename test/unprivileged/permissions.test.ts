@@ -49,14 +49,30 @@ const fingerprint = (at: (rel: string) => string) =>
   })
 
 const cases: ReadonlyArray<{ readonly name: string; readonly call: Call; readonly code: string }> = [
-  { name: "a file under a directory without search permission is not read", call: { method: "readFile", args: ["locked/f.txt"] }, code: "EACCES" },
-  { name: "a file under a directory without search permission is not stat'ed", call: { method: "stat", args: ["locked/f.txt"] }, code: "EACCES" },
+  {
+    name: "a file under a directory without search permission is not read",
+    call: { method: "readFile", args: ["locked/f.txt"] },
+    code: "EACCES"
+  },
+  {
+    name: "a file under a directory without search permission is not stat'ed",
+    call: { method: "stat", args: ["locked/f.txt"] },
+    code: "EACCES"
+  },
   { name: "a directory without read permission is not listed", call: { method: "readDirectory", args: ["locked"] }, code: "EACCES" },
   { name: "a read-only file is not written", call: { method: "writeFileString", args: ["ro.txt", "overwritten"] }, code: "EACCES" },
-  { name: "a read-only file is not appended to", call: { method: "writeFileString", args: ["ro.txt", "appended", { flag: "a" }] }, code: "EACCES" },
+  {
+    name: "a read-only file is not appended to",
+    call: { method: "writeFileString", args: ["ro.txt", "appended", { flag: "a" }] },
+    code: "EACCES"
+  },
   { name: "a file nobody does not own is not chmod'ed", call: { method: "chmod", args: ["roots.txt", 0o777] }, code: "EPERM" },
   { name: "a file nobody does not own is not chown'ed", call: { method: "chown", args: ["roots.txt", NOBODY, NOBODY] }, code: "EPERM" },
-  { name: "nothing is created in a directory without write permission", call: { method: "makeDirectory", args: ["locked/new"] }, code: "EACCES" }
+  {
+    name: "nothing is created in a directory without write permission",
+    call: { method: "makeDirectory", args: ["locked/new"] },
+    code: "EACCES"
+  }
 ]
 
 // What nobody may do, so the refusals above are refusals of permission and not of everything.
@@ -92,7 +108,13 @@ describe.each(strategies)("permission refusals as an unprivileged caller (%s)", 
   it.each(refused.map((c, i) => [c.name, c, i] as const))("%s", (_name, c, i) => {
     // The reason is the library's, made in the child: a plain errno (no refusal of ours) that
     // Effect's vocabulary calls PermissionDenied.
-    expect(answers[permitted.length + i]).toEqual({ ok: false, code: c.code, refusal: "", reason: "PermissionDenied", uid: answers[0]!.uid })
+    expect(answers[permitted.length + i]).toEqual({
+      ok: false,
+      code: c.code,
+      refusal: "",
+      reason: "PermissionDenied",
+      uid: answers[0]!.uid
+    })
   })
 
   it("leaves the refused files as they were (content, mode, owner)", () => {

@@ -18,7 +18,8 @@ Result<Fd> open_for_change(const Root& root, const LexedPath& path, const std::s
   if (fd.ok() || fd.error().refusal != Refusal::None || fd.error().err != EACCES) return fd;
   auto writable = open_beneath(root, path, O_WRONLY | O_NONBLOCK | O_NOCTTY);
   // A directory answers EISDIR to O_WRONLY: the first answer (EACCES) is the one that explains.
-  if (!writable.ok() && writable.error().refusal == Refusal::None && writable.error().err == EISDIR) {
+  if (!writable.ok() && writable.error().refusal == Refusal::None &&
+      writable.error().err == EISDIR) {
     return fd;
   }
   return writable;

@@ -8,7 +8,9 @@
 
 namespace pinnedfs::platform {
 
-int fd_path(int, std::string*) { return ENOSYS; }
+int fd_path(int, std::string*) {
+  return ENOSYS;
+}
 
 Result<MountIdentity> mount_of(int fd) {
   struct stat st;

@@ -30,7 +30,9 @@ int os_major() {
 }
 }  // namespace
 
-bool kernel_compiled() { return os_major() >= 11; }
+bool kernel_compiled() {
+  return os_major() >= 11;
+}
 
 int kernel_probe(int rootfd) {
   if (!kernel_compiled()) return ENOSYS;

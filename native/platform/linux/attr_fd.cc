@@ -36,7 +36,8 @@ Result<Fd> open_for_change(const Root& root, const LexedPath& path, const std::s
 }
 
 Status change_mode_via_proc(int fd, mode_t mode, const std::string& shown) {
-  // Through a /proc that is not procfs, chmod would follow whatever someone mounted or linked there.
+  // Through a /proc that is not procfs, chmod would follow whatever someone mounted or linked
+  // there.
   if (!platform::proc_is_procfs()) {
     Error e = sys_error(ENOSYS, "chmod", shown);
     e.description = "no fchmodat2 on this kernel and /proc is not procfs: cannot chmod by handle";

@@ -100,7 +100,8 @@ int fd_path(int fd, std::string* out) {
   if (!proc_is_procfs()) return ENOSYS;
   char link[48];
   std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  // The kernel prints at most a page; a longer path is ENAMETOOLONG and the caller looks up instead.
+  // The kernel prints at most a page; a longer path is ENAMETOOLONG and the caller looks up
+  // instead.
   char buf[4096 + 1];
   ssize_t n;
   do n = ::readlink(link, buf, sizeof buf);

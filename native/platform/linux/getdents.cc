@@ -20,7 +20,9 @@ constexpr std::size_t kReclenOffset = 16;
 constexpr std::size_t kTypeOffset = 18;
 constexpr std::size_t kNameOffset = 19;
 
-bool dot_or_dotdot(std::string_view n) { return n == "." || n == ".."; }
+bool dot_or_dotdot(std::string_view n) {
+  return n == "." || n == "..";
+}
 }  // namespace
 
 bool dirent64_at(const char* buf, std::size_t len, std::size_t pos, std::string_view* name,
@@ -45,7 +47,8 @@ bool parse_dirents64(const char* buf, std::size_t len, std::vector<DirEntry>& ou
     unsigned char type = 0;
     std::size_t reclen = 0;
     if (!dirent64_at(buf, len, pos, &name, &type, &reclen)) return false;
-    if (!dot_or_dotdot(name) && !name.empty()) out.push_back(DirEntry{std::string(name), entry_kind(type)});
+    if (!dot_or_dotdot(name) && !name.empty())
+      out.push_back(DirEntry{std::string(name), entry_kind(type)});
     pos += reclen;
   }
   return true;

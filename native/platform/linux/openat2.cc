@@ -61,7 +61,8 @@ Error explain_exdev(int dirfd, const std::string& relative, const std::string& s
       if (p < 0) break;
       Fd held(static_cast<int>(p));
       auto here = mount_of(held.get());
-      if (here.ok() && !base.value().same_as(here.value())) return mount_point("openat2", shown_path, prefix);
+      if (here.ok() && !base.value().same_as(here.value()))
+        return mount_point("openat2", shown_path, prefix);
       if (end == std::string::npos) break;
     }
   }
@@ -69,7 +70,9 @@ Error explain_exdev(int dirfd, const std::string& relative, const std::string& s
 }
 }  // namespace
 
-bool kernel_compiled() { return true; }
+bool kernel_compiled() {
+  return true;
+}
 
 int kernel_probe(int rootfd) {
   long fd = raw_openat2(rootfd, ".", O_PATH | O_CLOEXEC, 0);

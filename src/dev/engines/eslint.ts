@@ -45,7 +45,9 @@ interface LintResult {
   readonly messages: ReadonlyArray<LintMessage>
 }
 interface EslintModule {
-  ESLint: new (options: Record<string, unknown>) => {
+  ESLint: new (
+    options: Record<string, unknown>
+  ) => {
     lintText(code: string, options: { filePath: string; warnIgnored: boolean }): Promise<Array<LintResult>>
   }
 }
@@ -82,7 +84,11 @@ export const eslintFixer = (o: EslintOptions): Capability => {
         }
         for (const m of result.messages) {
           const at = m.line === undefined ? "" : `${m.line}:${m.column ?? 0} `
-          diagnostics.push({ severity: m.severity >= 2 ? "ERROR" : "WARNING", path, message: `${at}${m.message}${m.ruleId ? ` (${m.ruleId})` : ""}` })
+          diagnostics.push({
+            severity: m.severity >= 2 ? "ERROR" : "WARNING",
+            path,
+            message: `${at}${m.message}${m.ruleId ? ` (${m.ruleId})` : ""}`
+          })
         }
       }
       return { changes, diagnostics } satisfies Delta

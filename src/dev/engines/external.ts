@@ -141,7 +141,8 @@ export const externalFixer = (o: ExternalFixerOptions): Capability => {
       const appended = o.appendFiles === false ? [] : files.map((f) => (f.startsWith("-") ? `./${f}` : f))
       const args = [...(o.args ?? []), ...appended]
       if (o.confine !== undefined) await sameWorkspace(o.confine, context.workspaceDir)
-      const spawn: Spawn = o.confine !== undefined ? confinedSpawner(o.confine, { scope: launchScope(files, mayCreate) }) : (o.spawn ?? defaultSpawn)
+      const spawn: Spawn =
+        o.confine !== undefined ? confinedSpawner(o.confine, { scope: launchScope(files, mayCreate) }) : (o.spawn ?? defaultSpawn)
       const started = Date.now()
       const child = spawn(o.command, args, { cwd: context.workspaceDir, env: o.env ?? process.env })
       let tail = ""
@@ -158,11 +159,14 @@ export const externalFixer = (o: ExternalFixerOptions): Capability => {
       )
       let killer: NodeJS.Timeout | undefined
       let timedOut = false
-      const timer = o.timeoutMs === undefined ? undefined : setTimeout(() => {
-        timedOut = true
-        child.kill("SIGTERM")
-        killer = setTimeout(() => child.kill("SIGKILL"), 2000)
-      }, o.timeoutMs)
+      const timer =
+        o.timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              timedOut = true
+              child.kill("SIGTERM")
+              killer = setTimeout(() => child.kill("SIGKILL"), 2000)
+            }, o.timeoutMs)
       try {
         const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
           child.on("error", (e) => reject(new Error(`could not run '${o.command}': ${e.message}`, { cause: e })))
@@ -170,7 +174,11 @@ export const externalFixer = (o: ExternalFixerOptions): Capability => {
         })
         const ok = code !== null && (o.okExitCodes ?? [0]).includes(code)
         if (!ok) {
-          const how = timedOut ? `was killed after ${o.timeoutMs} ms` : code === null ? `was killed by ${signal}` : `exited with code ${code}`
+          const how = timedOut
+            ? `was killed after ${o.timeoutMs} ms`
+            : code === null
+              ? `was killed by ${signal}`
+              : `exited with code ${code}`
           throw new Error(`'${o.command}' ${how}${tail.trim() ? `:\n${tail.trim()}` : ""}`)
         }
         return undefined

@@ -17,7 +17,9 @@ export const loadOptional = async <A>(name: string, importer: () => Promise<A>):
   } catch (e) {
     const code = (e as { code?: unknown } | null)?.code
     if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") {
-      throw new Error(`pinnedfs/dev: this adapter needs the optional peer dependency '${name}': npm install --save-dev ${name}`, { cause: e })
+      throw new Error(`pinnedfs/dev: this adapter needs the optional peer dependency '${name}': npm install --save-dev ${name}`, {
+        cause: e
+      })
     }
     throw e
   }

@@ -50,7 +50,9 @@ export const prettierFixer = (o: PrettierFixerOptions): Capability => ({
         diagnostics.push({
           severity: undecided ? "WARNING" : "ERROR",
           path,
-          message: undecided ? "prettier has no parser for this file: left as it is" : `prettier could not format it: ${e instanceof Error ? e.message : String(e)}`
+          message: undecided
+            ? "prettier has no parser for this file: left as it is"
+            : `prettier could not format it: ${e instanceof Error ? e.message : String(e)}`
         })
         continue
       }

@@ -18,14 +18,7 @@
 import { Effect, type FileSystem, type Path, PlatformError, Result } from "effect"
 import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../protocol/wire.ts"
 import type { GrantStore } from "../GrantStore.ts"
-import {
-  type Action,
-  type Capability,
-  GrantStoreError,
-  isPermissionError,
-  PermissionDenied,
-  toPlatformError
-} from "../Permission.ts"
+import { type Action, type Capability, GrantStoreError, isPermissionError, PermissionDenied, toPlatformError } from "../Permission.ts"
 import { canonicalResource, hardLinked, hardLinkGuard } from "./canonical.ts"
 import { globPrefix, isInside, logicalOf, type KernelRoot } from "./paths.ts"
 import { type Refusal, resourceOf } from "./resolve.ts"
@@ -95,7 +88,7 @@ export interface PhaseOneRefusal {
 
 const describeCause = (cause: unknown): string | undefined =>
   PlatformError.isPlatformError(cause)
-    ? (cause.reason as { readonly description?: string | undefined }).description ?? cause.message
+    ? ((cause.reason as { readonly description?: string | undefined }).description ?? cause.message)
     : undefined
 
 /** @internal */
@@ -109,7 +102,7 @@ export const makeAuthorizer = (options: {
 }): Authorizer => {
   const { atomic, grants, host, path, root } = options
   const noFollow = atomic.noFollowAuthorization === true
-  const methodOf = (action: Action) => action === "fs:read" ? "read" : "write"
+  const methodOf = (action: Action) => (action === "fs:read" ? "read" : "write")
   const run = <R extends AtomicRequest>(request: R) =>
     atomic.execute<R>({
       ...request,
@@ -143,12 +136,14 @@ export const makeAuthorizer = (options: {
       onFailure: (error: unknown) =>
         isPermissionError(error) && error._tag !== "GrantStoreError"
           ? Effect.succeed(false)
-          : Effect.fail(toPlatformError({
-            method,
-            error: isPermissionError(error)
-              ? error
-              : new GrantStoreError({ capability, message: "the grant store failed with an error of unknown shape", cause: error })
-          }))
+          : Effect.fail(
+              toPlatformError({
+                method,
+                error: isPermissionError(error)
+                  ? error
+                  : new GrantStoreError({ capability, message: "the grant store failed with an error of unknown shape", cause: error })
+              })
+            )
     })
   }
 
@@ -180,7 +175,7 @@ export const makeAuthorizer = (options: {
       const { prefix, rest } = need.glob === true ? globPrefix(path, root, value) : { prefix: value, rest: [] }
       return resourceOf(path, root, resolveOne, prefix).pipe(
         Effect.mapError((refusal: Refusal) => deny(action, refusal.resource, refusal.reason, refusal.cause)),
-        Effect.map((resolved) => rest.length === 0 ? resolved : `${resolved}/${rest.join("/")}`),
+        Effect.map((resolved) => (rest.length === 0 ? resolved : `${resolved}/${rest.join("/")}`)),
         Effect.flatMap(insideWorkspace(action))
       )
     }
@@ -189,14 +184,17 @@ export const makeAuthorizer = (options: {
     return canonicalResource(host, path, root.logicalRoot, value).pipe(
       Effect.flatMap((resolved) =>
         Effect.flatMap(hardLinked(host, value), (linked) =>
-          linked ? Effect.fail(deny(action, resolved, hardLinkGuard)) : Effect.succeed(resolved))
+          linked ? Effect.fail(deny(action, resolved, hardLinkGuard)) : Effect.succeed(resolved)
+        )
       )
     )
   }
 
   const lexicalOf = (need: Need) => logicalOf(path, root, need.value)
 
-  const refuseWith = (ownAnswered: boolean) => (error: PlatformError.PlatformError): PhaseOneRefusal => ({ error, ownAnswered })
+  const refuseWith =
+    (ownAnswered: boolean) =>
+    (error: PlatformError.PlatformError): PhaseOneRefusal => ({ error, ownAnswered })
 
   /**
    * Phase 1 up to the store's answer: the resource asked about, whether it is the path itself, and
@@ -207,7 +205,7 @@ export const makeAuthorizer = (options: {
   const decideFirst = (
     need: Need
   ): Effect.Effect<{ readonly before: string; readonly own: boolean; readonly waited: boolean }, PhaseOneRefusal> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const before = yield* Effect.mapError(resolve(need), refuseWith(false))
       const own = before === lexicalOf(need)
       const clock = { waited: false }
@@ -227,7 +225,8 @@ export const makeAuthorizer = (options: {
     Effect.flatMap(Effect.mapError(resolve(need), refuseWith(own)), (after) =>
       after === before
         ? Effect.void
-        : Effect.fail(refuseWith(own)(deny(need.action, before, "path no longer names the resource that was authorized"))))
+        : Effect.fail(refuseWith(own)(deny(need.action, before, "path no longer names the resource that was authorized")))
+    )
 
   const phaseOne = (need: Need): Effect.Effect<string, PhaseOneRefusal> =>
     Effect.flatMap(decideFirst(need), ({ before, own }) => Effect.as(confirm(need, before, own), before))
@@ -245,7 +244,7 @@ export const makeAuthorizer = (options: {
   }
 
   const authorize = (needs: ReadonlyArray<Need>) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const granted: Array<Granted> = []
       for (const need of needs) {
         const resource = yield* Effect.catch(phaseOne(need), (refusal) => conceal(need, refusal))
@@ -276,7 +275,7 @@ export const makeAuthorizer = (options: {
    * a final link without refusing it, so they keep the full protocol).
    */
   const authorizeThen = <A>(need: Need, use: Effect.Effect<A, PlatformError.PlatformError>, metLink: (value: A) => boolean) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { before, own, waited } = yield* Effect.catch(decideFirst(need), (refusal) => conceal(need, refusal))
       if (noFollow && own && !waited) {
         const attempt = yield* Effect.result(use)

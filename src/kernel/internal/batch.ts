@@ -21,7 +21,7 @@
  *
  * @internal
  */
-import { Effect, PlatformError, Result } from "effect"
+import { Effect, type PlatformError, Result } from "effect"
 import { badArgument as platformBadArgument } from "../../protocol/errors.ts"
 import type { AtomicBatchRequest, AtomicBatchValue } from "../../protocol/wire.ts"
 import type { BatchEntry, BatchRequest, BatchValue, FileSystemBatch } from "../FileSystemBatch.ts"
@@ -37,7 +37,7 @@ type Outcome<A> = Result.Result<A, PlatformError.PlatformError>
 
 /** Path order, then request order. */
 const sorted = (entries: Array<BatchEntry>): Array<BatchEntry> =>
-  entries.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.index - b.index)
+  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.index - b.index))
 
 const badArgument = (description: string) => platformBadArgument("batch", description)
 
@@ -56,7 +56,7 @@ export const makeBatch = (
 
   /** Phase 1's resolution of every member, the no-follow way: one `resolve` batch. */
   const resolveAll = (requests: ReadonlyArray<BatchRequest>): Effect.Effect<Array<Outcome<string>>, PlatformError.PlatformError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const parts = requests.map((request) =>
         request.operation === "glob" ? globPrefix(path, root, request.path) : { prefix: request.path, rest: [] as ReadonlyArray<string> }
       )
@@ -67,29 +67,32 @@ export const makeBatch = (
       )
       const answers = members.length === 0 ? [] : (yield* auth.run({ operation: "batch", requests: members })).entries
       const byIndex = new Map(answers.map((entry) => [entry.index, entry.result] as const))
-      return yield* Effect.forEach(requests, (request, i) => {
+      return yield* Effect.forEach(requests, (_request, i) => {
         const boundary = boundaries[i]
         const at = slot[i]
         const answer = at === undefined ? undefined : byIndex.get(at)
         const deny = (resource: string, reason: string, cause?: unknown) => Effect.fail(auth.deny("fs:read", resource, reason, cause))
-        const resolved: Effect.Effect<string, PlatformError.PlatformError> = boundary === undefined
-          ? Effect.succeed(path.normalize(parts[i]!.prefix))
-          : answer === undefined || Result.isFailure(answer) || answer.success.operation !== "resolve"
-          ? deny(
-            toLogical(path, root, boundary),
-            uninspectable,
-            answer !== undefined && Result.isFailure(answer) ? answer.failure : undefined
-          )
-          : follow(path, root, resolveOne, boundary, answer.success.resolution, 0).pipe(
-            Effect.mapError((refusal) => auth.deny("fs:read", refusal.resource, refusal.reason, refusal.cause))
-          )
+        const resolved: Effect.Effect<string, PlatformError.PlatformError> =
+          boundary === undefined
+            ? Effect.succeed(path.normalize(parts[i]!.prefix))
+            : answer === undefined || Result.isFailure(answer) || answer.success.operation !== "resolve"
+              ? deny(
+                  toLogical(path, root, boundary),
+                  uninspectable,
+                  answer !== undefined && Result.isFailure(answer) ? answer.failure : undefined
+                )
+              : follow(path, root, resolveOne, boundary, answer.success.resolution, 0).pipe(
+                  Effect.mapError((refusal) => auth.deny("fs:read", refusal.resource, refusal.reason, refusal.cause))
+                )
         const rest = parts[i]!.rest
-        return Effect.result(resolved.pipe(
-          Effect.map((resource) => rest.length === 0 ? resource : `${resource}/${rest.join("/")}`),
-          Effect.flatMap((resource) =>
-            isInside(path, root.logicalRoot, resource) ? Effect.succeed(resource) : deny(resource, "path is outside the workspace")
+        return Effect.result(
+          resolved.pipe(
+            Effect.map((resource) => (rest.length === 0 ? resource : `${resource}/${rest.join("/")}`)),
+            Effect.flatMap((resource) =>
+              isInside(path, root.logicalRoot, resource) ? Effect.succeed(resource) : deny(resource, "path is outside the workspace")
+            )
           )
-        ))
+        )
       })
     })
 
@@ -127,7 +130,10 @@ export const makeBatch = (
       const base = logicalOf(path, root, request.path)
       const listed = value.value.map((name) => ({ item: name, resource: inWorkspace(childOf(path, request.path, name)) }))
       return Effect.result(
-        Effect.map(readable({ path, base, listed, decide, grantsBelow }), (kept): BatchValue => ({ operation: "readDirectory", value: kept }))
+        Effect.map(
+          readable({ path, base, listed, decide, grantsBelow }),
+          (kept): BatchValue => ({ operation: "readDirectory", value: kept })
+        )
       )
     }
     return Effect.succeed(result)
@@ -181,7 +187,7 @@ export const makeBatch = (
       const captured = capture(requests)
       if (Result.isFailure(captured)) return Effect.fail(captured.failure)
       const { failed, members } = captured.success
-      return Effect.gen(function*() {
+      return Effect.gen(function* () {
         const entries = [...failed]
         if (members.length === 0) return { rootIdentity, entries: sorted(entries) }
         yield* verifyRoot
@@ -225,9 +231,14 @@ export const makeBatch = (
           const outcome = yield* Effect.result(
             refusal !== undefined
               ? auth.conceal(need, refusal)
-              : auth.entry({ need, resource: (resources[i] as Result.Success<string, PlatformError.PlatformError>).success, lexical: auth.lexicalOf(need) })
+              : auth.entry({
+                  need,
+                  resource: (resources[i] as Result.Success<string, PlatformError.PlatformError>).success,
+                  lexical: auth.lexicalOf(need)
+                })
           )
-          if (Result.isFailure(outcome)) entries.push({ index: members[i]!.index, path: request.path, result: Result.fail(outcome.failure) })
+          if (Result.isFailure(outcome))
+            entries.push({ index: members[i]!.index, path: request.path, result: Result.fail(outcome.failure) })
           else admitted.push(i)
         }
         // Decisions may have waited: the root must still be the pinned one before anything executes.

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { PlatformError, Result } from "effect"
+import { type PlatformError, Result } from "effect"
 import { badArgument } from "../../protocol/errors.ts"
 import { batchReads, isOneOf } from "../../protocol/operations.ts"
 import type { BatchRequest } from "../FileSystemBatch.ts"
@@ -20,8 +20,8 @@ const pathLike = (u: unknown, what: string): Result.Result<string, PlatformError
   typeof u !== "string"
     ? bad(`${what} must be a string`)
     : u.includes("\0")
-    ? bad(`${what} must not contain a NUL byte`)
-    : Result.succeed(u)
+      ? bad(`${what} must not contain a NUL byte`)
+      : Result.succeed(u)
 
 /**
  * One member, checked (already a copy of plain data). Paths are returned as given; the caller
@@ -30,7 +30,7 @@ const pathLike = (u: unknown, what: string): Result.Result<string, PlatformError
  * @internal
  */
 export const checkMember = (u: unknown): Result.Result<BatchRequest, PlatformError.PlatformError> =>
-  Result.gen(function*() {
+  Result.gen(function* () {
     if (!isRecord(u)) return yield* bad("a batch member must be an object")
     const operation = u.operation
     if (typeof operation !== "string" || !isRead(operation)) {
@@ -49,10 +49,7 @@ export const checkMember = (u: unknown): Result.Result<BatchRequest, PlatformErr
       if (operation === "glob") {
         yield* pathLike(u.root, "a glob member's root")
         const exclude = options?.exclude
-        if (
-          exclude !== undefined &&
-          (!Array.isArray(exclude) || exclude.some((e) => typeof e !== "string" || e.includes("\0")))
-        ) {
+        if (exclude !== undefined && (!Array.isArray(exclude) || exclude.some((e) => typeof e !== "string" || e.includes("\0")))) {
           return yield* bad("exclude must be an array of strings without NUL bytes")
         }
       }

@@ -48,12 +48,10 @@ export const canonicalResource = (
         )
       })
     )
-  return Effect.map(
-    Effect.all([host.realPath(logicalRoot), existing(value, 0)]),
-    ([canonicalRoot, canonical]) =>
-      isInside(path, canonicalRoot, canonical)
-        ? path.normalize(path.join(logicalRoot, path.relative(canonicalRoot, canonical)))
-        : path.normalize(canonical)
+  return Effect.map(Effect.all([host.realPath(logicalRoot), existing(value, 0)]), ([canonicalRoot, canonical]) =>
+    isInside(path, canonicalRoot, canonical)
+      ? path.normalize(path.join(logicalRoot, path.relative(canonicalRoot, canonical)))
+      : path.normalize(canonical)
   )
 }
 

@@ -12,11 +12,7 @@ import type { KernelRoot } from "./paths.ts"
 import { unconfined } from "./refusing.ts"
 
 /** @internal */
-export const makeConfinedView = (
-  atomic: AtomicFileSystem,
-  path: Path.Path,
-  root: KernelRoot
-): FileSystem.FileSystem => {
+export const makeConfinedView = (atomic: AtomicFileSystem, path: Path.Path, root: KernelRoot): FileSystem.FileSystem => {
   const { logicalRoot } = root
   const run = <R extends AtomicRequest>(request: R): Effect.Effect<AtomicResult<R>, PlatformError.PlatformError> =>
     atomic.execute<R>({ ...request, boundaryRoot: root.boundaryRoot, logicalRoot, rootIdentity: root.rootIdentity })
@@ -49,11 +45,17 @@ export const makeConfinedView = (
     readDirectoryEntries: (value) =>
       Effect.flatMap(at("readDirectoryEntries", value), (p) =>
         Effect.flatMap(run({ operation: "readDirectory", path: p }), (names) =>
-          Effect.forEach(names, (name) =>
-            Effect.map(
-              Effect.result(run({ operation: "stat", path: path.join(p, name) })),
-              (info): FileSystem.DirectoryEntry => ({ name, type: Result.isSuccess(info) ? info.success.type : "Unknown" })
-            ), { concurrency: 16 }))),
+          Effect.forEach(
+            names,
+            (name) =>
+              Effect.map(
+                Effect.result(run({ operation: "stat", path: path.join(p, name) })),
+                (info): FileSystem.DirectoryEntry => ({ name, type: Result.isSuccess(info) ? info.success.type : "Unknown" })
+              ),
+            { concurrency: 16 }
+          )
+        )
+      ),
     readFile: (value) => on("readFile", value, (p) => ({ operation: "readFile", path: p })),
     readLink: (value) => on("readLink", value, (p) => ({ operation: "readLink", path: p })),
     realPath: (value) => on("realPath", value, (p) => ({ operation: "realPath", path: p })),
@@ -67,11 +69,13 @@ export const makeConfinedView = (
     watch: (value) => Stream.fail(unconfined("watch", typeof value === "string" ? path.resolve(logicalRoot, value) : logicalRoot)),
     writeFile: (value, data, options) => {
       if (limit !== undefined && data.byteLength > limit) {
-        return Effect.fail(PlatformError.badArgument({
-          module: "FileSystem",
-          method: "writeFile",
-          description: `writeFile payload of ${data.byteLength} bytes exceeds the ${limit} byte limit advertised by the host`
-        }))
+        return Effect.fail(
+          PlatformError.badArgument({
+            module: "FileSystem",
+            method: "writeFile",
+            description: `writeFile payload of ${data.byteLength} bytes exceeds the ${limit} byte limit advertised by the host`
+          })
+        )
       }
       return on("writeFile", value, (p) => ({
         operation: "writeFile",
@@ -84,7 +88,7 @@ export const makeConfinedView = (
   return {
     ...made,
     glob: (pattern, options) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const base = options?.root === undefined ? logicalRoot : yield* at("glob", options.root)
         const full = path.resolve(base, yield* checked("glob", pattern))
         const absolute = path.isAbsolute(pattern)
@@ -93,14 +97,13 @@ export const makeConfinedView = (
           operation: "glob",
           pattern: full,
           root: base,
-          options: options === undefined
-            ? undefined
-            : { exclude: (options.exclude ?? []).filter((e) => e.startsWith("/") === absolute) }
+          options: options === undefined ? undefined : { exclude: (options.exclude ?? []).filter((e) => e.startsWith("/") === absolute) }
         })
       }),
     exists: (value) => on("exists", value, (p) => ({ operation: "exists", path: p })),
     readFileString: (value, encoding) => on("readFileString", value, (p) => ({ operation: "readFileString", path: p, encoding })),
-    writeFileString: (value, data, options) => on("writeFileString", value, (p) => ({ operation: "writeFileString", path: p, data, options })),
+    writeFileString: (value, data, options) =>
+      on("writeFileString", value, (p) => ({ operation: "writeFileString", path: p, data, options })),
     stream: (value) => Stream.fail(unconfined("stream", typeof value === "string" ? path.resolve(logicalRoot, value) : logicalRoot)),
     sink: (value) => Sink.fail(unconfined("sink", typeof value === "string" ? path.resolve(logicalRoot, value) : logicalRoot))
   }

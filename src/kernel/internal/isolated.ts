@@ -96,9 +96,8 @@ export const withIsolatedFileSystem = (fileSystem: FileSystem.FileSystem): Atomi
       rename: (request) => fileSystem.rename(request.from, request.to),
       stat: (request) => fileSystem.stat(request.path),
       writeFile: (request) =>
-        Effect.flatMap(
-          Effect.try({ try: () => decodeBase64(request.data), catch: (cause) => cause }).pipe(Effect.orDie),
-          (data) => fileSystem.writeFile(request.path, data, request.options)
+        Effect.flatMap(Effect.try({ try: () => decodeBase64(request.data), catch: (cause) => cause }).pipe(Effect.orDie), (data) =>
+          fileSystem.writeFile(request.path, data, request.options)
         ),
       writeFileString: (request) => fileSystem.writeFileString(request.path, request.data, request.options),
       // No `batchLimits` is advertised, so no kernel frames a batch for this executor.

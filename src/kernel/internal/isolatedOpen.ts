@@ -50,7 +50,7 @@ const admit = (context: OpenContext, action: Action, bound: Option.Option<string
               onSuccess: (info) =>
                 Option.match(boundIdentity(info), {
                   onNone: () => Effect.fail(context.stale(action)),
-                  onSome: (now) => now === identity ? Effect.void : Effect.fail(context.stale(action))
+                  onSome: (now) => (now === identity ? Effect.void : Effect.fail(context.stale(action)))
                 })
             })
           )
@@ -80,7 +80,7 @@ export const openIsolated = (
   context: OpenContext,
   options: { readonly flag?: FileSystem.OpenFlag | undefined; readonly mode?: number | undefined } | undefined
 ): Effect.Effect<FileSystem.File, PlatformError.PlatformError, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (const action of actionsOf(options?.flag ?? "r")) yield* context.authorize(action)
     const file = yield* context.isolated.open(context.path, options)
     const info = yield* file.stat

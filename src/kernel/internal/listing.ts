@@ -38,7 +38,7 @@ export const readable = <A>(options: {
   /** Whether the store grants reading everything strictly below a directory, unasked. */
   readonly grantsBelow?: ((directory: string) => boolean) | undefined
 }): Effect.Effect<Array<A>, PlatformError.PlatformError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { base, decide, path } = options
     const decided = new Map<string, boolean>()
     const below = new Map<string, boolean>()
@@ -64,7 +64,7 @@ export const readable = <A>(options: {
       const chain: Array<string> = []
       const unasked: Array<string> = []
       let allowed: boolean | undefined
-      for (let at = resource;;) {
+      for (let at = resource; ; ) {
         const known = decided.get(at)
         if (known !== undefined) {
           allowed = known

@@ -19,13 +19,15 @@ export type KernelRoot = Root<string | undefined>
 /** Whether `candidate` is `root` or below it (both absolute and normalized). @internal */
 export const isInside = (path: Path.Path, root: string, candidate: string): boolean => {
   const relative = path.relative(root, candidate)
-  return relative === "" ||
-    (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
+  return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
 }
 
 /** Components of `value` below `root` (`value` inside `root`). @internal */
 export const segmentsBelow = (path: Path.Path, root: string, value: string): Array<string> =>
-  path.relative(root, value).split(path.sep).filter((segment) => segment !== "")
+  path
+    .relative(root, value)
+    .split(path.sep)
+    .filter((segment) => segment !== "")
 
 /** `value` respelled below the boundary root, or `undefined` when it is inside neither root. @internal */
 export const toBoundary = (path: Path.Path, root: KernelRoot, value: string): string | undefined => {
@@ -34,8 +36,8 @@ export const toBoundary = (path: Path.Path, root: KernelRoot, value: string): st
   const base = isInside(path, root.logicalRoot, value)
     ? root.logicalRoot
     : isInside(path, root.boundaryRoot, value)
-    ? root.boundaryRoot
-    : undefined
+      ? root.boundaryRoot
+      : undefined
   return base === undefined ? undefined : path.join(root.boundaryRoot, path.relative(base, value))
 }
 
@@ -58,8 +60,8 @@ export const childOf = (path: Path.Path, directory: string, relative: string): s
   relative === "" || unnormal.test(relative)
     ? path.join(directory, relative)
     : directory === "/"
-    ? `/${relative}`
-    : `${directory}/${relative}`
+      ? `/${relative}`
+      : `${directory}/${relative}`
 
 /**
  * Whether `value` is absolute, normalized and strictly below the logical root: then it is its own
@@ -105,13 +107,11 @@ export const globPrefix = (
   const under = isInside(path, root.logicalRoot, whole)
     ? root.logicalRoot
     : isInside(path, root.boundaryRoot, whole)
-    ? root.boundaryRoot
-    : undefined
+      ? root.boundaryRoot
+      : undefined
   // The part that is literal no matter what it holds, and the segments below it.
   const literalHead = under ?? "/"
-  const segments = under === undefined
-    ? whole.split("/").filter((segment) => segment !== "")
-    : segmentsBelow(path, under, whole)
+  const segments = under === undefined ? whole.split("/").filter((segment) => segment !== "") : segmentsBelow(path, under, whole)
   const first = segments.findIndex((segment) => patternSyntax.test(segment))
   if (first < 0) return { prefix: whole, rest: [], full: whole }
   const prefix = path.join(literalHead, ...segments.slice(0, first))

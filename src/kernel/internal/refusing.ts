@@ -33,10 +33,7 @@ export const unconfined = (method: string, pathOrDescriptor: string): PlatformEr
  *
  * @internal
  */
-export const refusing = (
-  normalize: (value: string) => string,
-  systemTemp: string
-): FileSystem.FileSystem => {
+export const refusing = (normalize: (value: string) => string, systemTemp: string): FileSystem.FileSystem => {
   const no = (action: Action, method: string, value: string) =>
     Effect.suspend(() => Effect.fail(unavailable(action, method, typeof value === "string" ? normalize(value) : String(value))))
   const fs = FileSystem.make({

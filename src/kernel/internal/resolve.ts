@@ -37,11 +37,13 @@ export const resourceOf = (
   const requested = toBoundary(path, root, value)
   if (requested === undefined) return Effect.succeed(path.normalize(value))
   return resolve(requested).pipe(
-    Effect.mapError((cause): Refusal => ({
-      resource: toLogical(path, root, requested),
-      reason: "path component could not be inspected without following it",
-      cause
-    })),
+    Effect.mapError(
+      (cause): Refusal => ({
+        resource: toLogical(path, root, requested),
+        reason: "path component could not be inspected without following it",
+        cause
+      })
+    ),
     Effect.flatMap((resolution) => follow(path, root, resolve, requested, resolution, hops))
   )
 }
@@ -65,9 +67,7 @@ export const follow = (
     return Effect.fail({ resource: toLogical(path, root, reached), reason: "too many levels of symbolic links" })
   }
   // What the request still had to walk after the link; the link text replaces the link.
-  const rest = segmentsBelow(path, root.boundaryRoot, requested).slice(
-    segmentsBelow(path, root.boundaryRoot, reached).length
-  )
+  const rest = segmentsBelow(path, root.boundaryRoot, requested).slice(segmentsBelow(path, root.boundaryRoot, reached).length)
   const next = path.resolve(path.dirname(reached), resolution.target, ...rest)
   return resourceOf(path, root, resolve, next, hops + 1)
 }

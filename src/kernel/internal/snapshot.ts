@@ -17,7 +17,7 @@ const copy = (value: unknown, depth: number): Result.Result<unknown, string> => 
   if (value instanceof Uint8Array) return Result.succeed(value.slice())
   if (value instanceof Date) return Result.succeed(new Date(value.getTime()))
   const descriptors = Object.getOwnPropertyDescriptors(value)
-  const out: Record<string, unknown> = Array.isArray(value) ? [] as never : {}
+  const out: Record<string, unknown> = Array.isArray(value) ? ([] as never) : {}
   for (const [name, descriptor] of Object.entries(descriptors)) {
     if (!descriptor.enumerable) continue
     if (!("value" in descriptor)) return Result.fail(`'${name}' is an accessor: options must contain only data properties`)

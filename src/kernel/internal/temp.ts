@@ -28,10 +28,10 @@ const badFragment = (value: string): string | undefined =>
   value.includes("/") || value.includes("\\")
     ? "must not contain a path separator"
     : value.includes("..")
-    ? "must not contain '..'"
-    : value.includes("\0")
-    ? "must not contain a NUL byte"
-    : undefined
+      ? "must not contain '..'"
+      : value.includes("\0")
+        ? "must not contain a NUL byte"
+        : undefined
 
 /**
  * The options, checked: `BadArgument` when a fragment is not a string or could name anything but
@@ -55,17 +55,21 @@ export const checkTempOptions = (
     }
     if (key === "directory") {
       if (value.includes("\0")) {
-        return Effect.fail(PlatformError.badArgument({ module: "FileSystem", method, description: "directory must not contain a NUL byte" }))
+        return Effect.fail(
+          PlatformError.badArgument({ module: "FileSystem", method, description: "directory must not contain a NUL byte" })
+        )
       }
       continue
     }
     const bad = badFragment(value)
     if (bad !== undefined) {
-      return Effect.fail(PlatformError.badArgument({
-        module: "FileSystem",
-        method,
-        description: `${key} is a fragment of a file name and ${bad}`
-      }))
+      return Effect.fail(
+        PlatformError.badArgument({
+          module: "FileSystem",
+          method,
+          description: `${key} is a fragment of a file name and ${bad}`
+        })
+      )
     }
   }
   return Effect.succeed(options)
@@ -103,7 +107,7 @@ export const makeTempIn = (
   options: TempOptions | undefined,
   file: boolean
 ): Effect.Effect<string, PlatformError.PlatformError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* context.authorizeDirectory(directory)
     const made = context.path.join(directory, `${options?.prefix ?? ""}${randomPart()}`)
     yield* context.checkCreated(made)

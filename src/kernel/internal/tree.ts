@@ -39,11 +39,17 @@ export const entriesBelow = (run: Run, resource: string): Effect.Effect<Readonly
         // listing then tells a directory from anything else.
         run({ operation: "readDirectory", path: resource }).pipe(
           Effect.as(true),
-          Effect.catchIf((listing) => listing.reason._tag === "BadResource", () => Effect.succeed(false)),
+          Effect.catchIf(
+            (listing) => listing.reason._tag === "BadResource",
+            () => Effect.succeed(false)
+          ),
           Effect.mapError(() => error)
         )
     ),
-    Effect.catchIf((error) => error.reason._tag === "NotFound", () => Effect.succeed(false)),
+    Effect.catchIf(
+      (error) => error.reason._tag === "NotFound",
+      () => Effect.succeed(false)
+    ),
     Effect.flatMap((directory) =>
       directory ? run({ operation: "readDirectory", path: resource, options: { recursive: true } }) : Effect.succeed([])
     )
@@ -71,19 +77,21 @@ export const authorizeTree = (options: {
   /** The store's decision; fails only when the store cannot decide. */
   readonly decide: (action: Action, resource: string) => Effect.Effect<boolean, PlatformError.PlatformError>
 }): Effect.Effect<void, PlatformError.PlatformError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { entries, method, path, questions } = options
     for (const entry of entries) {
       for (const question of questions) {
         const capability = { action: question.action, resource: question.top }
         const decided = yield* Effect.result(options.decide(question.action, path.join(question.top, entry)))
         if (Result.isSuccess(decided) && decided.success) continue
-        return yield* Effect.fail(toPlatformError({
-          method,
-          error: Result.isFailure(decided)
-            ? new GrantStoreError({ capability, message: "the grant store failed while deciding the entries below this path" })
-            : new PermissionDenied({ capability, reason: `${question.action} is not granted for every entry below this path` })
-        }))
+        return yield* Effect.fail(
+          toPlatformError({
+            method,
+            error: Result.isFailure(decided)
+              ? new GrantStoreError({ capability, message: "the grant store failed while deciding the entries below this path" })
+              : new PermissionDenied({ capability, reason: `${question.action} is not granted for every entry below this path` })
+          })
+        )
       }
     }
   })

@@ -11,7 +11,6 @@ import { expect } from "vitest"
 import { ConfinementError, type PreparedLaunch } from "../../../src/confine/index.ts"
 import { registerScratch } from "../../support/tree.ts"
 
-
 export interface SandboxTree {
   readonly base: string
   readonly ws: string
@@ -78,7 +77,11 @@ export const runScript = async (launch: PreparedLaunch, script: string): Promise
 }
 
 /** Runs a command to completion outside any sandbox. */
-export const exec = (command: string, args: ReadonlyArray<string>, options: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {}) =>
+export const exec = (
+  command: string,
+  args: ReadonlyArray<string>,
+  options: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {}
+) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""

@@ -11,7 +11,11 @@ export interface Ran {
 
 export const runNode = (args: ReadonlyArray<string>, options: { readonly cwd: string; readonly env?: NodeJS.ProcessEnv }): Promise<Ran> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...args], { cwd: options.cwd, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [...args], {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))

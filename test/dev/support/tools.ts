@@ -27,9 +27,9 @@ export const eslintConfig = (): string => {
   return [
     `import parser from ${JSON.stringify(parser)}`,
     "export default [{",
-    "  files: [\"**/*.ts\"],",
+    '  files: ["**/*.ts"],',
     "  languageOptions: { parser },",
-    "  rules: { \"prefer-const\": \"error\", \"no-var\": \"error\", curly: \"error\", \"object-shorthand\": \"error\", \"no-debugger\": \"error\" }",
+    '  rules: { "prefer-const": "error", "no-var": "error", curly: "error", "object-shorthand": "error", "no-debugger": "error" }',
     "}]",
     ""
   ].join("\n")

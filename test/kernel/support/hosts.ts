@@ -24,16 +24,17 @@ export interface Host {
   }
 }
 
-type LayerWith = (options?: { readonly contentLimit?: number | undefined; readonly strategy?: string }) => Layer.Layer<FileSystem.FileSystem>
+type LayerWith = (options?: {
+  readonly contentLimit?: number | undefined
+  readonly strategy?: string
+}) => Layer.Layer<FileSystem.FileSystem>
 
-const effect = import.meta.glob<{ readonly NodeAtomicFileSystem: { readonly layerWith: LayerWith } }>(
-  "../../../src/effect/index.ts",
-  { eager: true }
-)["../../../src/effect/index.ts"]
-const fallback = import.meta.glob<{ readonly PathAtomicFileSystem: { readonly layerWith: LayerWith } }>(
-  "../../../src/fallback/index.ts",
-  { eager: true }
-)["../../../src/fallback/index.ts"]
+const effect = import.meta.glob<{ readonly NodeAtomicFileSystem: { readonly layerWith: LayerWith } }>("../../../src/effect/index.ts", {
+  eager: true
+})["../../../src/effect/index.ts"]
+const fallback = import.meta.glob<{ readonly PathAtomicFileSystem: { readonly layerWith: LayerWith } }>("../../../src/fallback/index.ts", {
+  eager: true
+})["../../../src/fallback/index.ts"]
 
 export const testDouble: Host = {
   name: "test double",
@@ -44,17 +45,25 @@ export const testDouble: Host = {
   }
 }
 
-const native: ReadonlyArray<Host> = effect === undefined ? [] : strategies.map((strategy) => ({
-  name: `NodeAtomicFileSystem (${strategy})`,
-  noFollow: true,
-  make: (options) => ({ layer: effect.NodeAtomicFileSystem.layerWith({ strategy, contentLimit: options?.contentLimit }) })
-}))
+const native: ReadonlyArray<Host> =
+  effect === undefined
+    ? []
+    : strategies.map((strategy) => ({
+        name: `NodeAtomicFileSystem (${strategy})`,
+        noFollow: true,
+        make: (options) => ({ layer: effect.NodeAtomicFileSystem.layerWith({ strategy, contentLimit: options?.contentLimit }) })
+      }))
 
-const pathBased: ReadonlyArray<Host> = fallback === undefined ? [] : [{
-  name: "PathAtomicFileSystem",
-  noFollow: false,
-  make: (options) => ({ layer: fallback.PathAtomicFileSystem.layerWith({ contentLimit: options?.contentLimit }) })
-}]
+const pathBased: ReadonlyArray<Host> =
+  fallback === undefined
+    ? []
+    : [
+        {
+          name: "PathAtomicFileSystem",
+          noFollow: false,
+          make: (options) => ({ layer: fallback.PathAtomicFileSystem.layerWith({ contentLimit: options?.contentLimit }) })
+        }
+      ]
 
 export const hosts: ReadonlyArray<Host> = [...native, ...pathBased, testDouble]
 

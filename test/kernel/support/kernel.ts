@@ -13,16 +13,16 @@ export const kernelLayer = (
   root: string,
   grants: Layer.Layer<GrantStore.GrantStore, never, Path.Path>
 ): Layer.Layer<FileSystem.FileSystem | Path.Path, PlatformError.PlatformError> =>
-  KernelFileSystem.layer.pipe(
-    Layer.provide(Layer.mergeAll(host, Workspace.layer(root), grants)),
-    Layer.provideMerge(NodePath.layer)
-  )
+  KernelFileSystem.layer.pipe(Layer.provide(Layer.mergeAll(host, Workspace.layer(root), grants)), Layer.provideMerge(NodePath.layer))
 
 /** Read and write everywhere in the workspace. */
 export const allowAll = (root: string) =>
   GrantStore.layerRules({
     root,
-    allow: [{ action: "fs:read", glob: "**" }, { action: "fs:write", glob: "**" }]
+    allow: [
+      { action: "fs:read", glob: "**" },
+      { action: "fs:write", glob: "**" }
+    ]
   })
 
 /** Runs a program against the kernel. */
@@ -41,8 +41,7 @@ export const failure = async <A, E>(
 export const kernelCause = (e: unknown): Permission.PermissionError | undefined =>
   PlatformError.isPlatformError(e) ? Option.getOrUndefined(Permission.fromPlatformError(e)) : undefined
 
-export const reasonTag = (e: unknown): string | undefined =>
-  PlatformError.isPlatformError(e) ? e.reason._tag : undefined
+export const reasonTag = (e: unknown): string | undefined => (PlatformError.isPlatformError(e) ? e.reason._tag : undefined)
 
 /** Everything under `dirs`: type, mode, inode, content or link text. */
 export const snapshotTree = (...dirs: ReadonlyArray<string>): Record<string, string> => {

@@ -95,4 +95,3 @@ export const randomRules = (seed: number, world: World): GrantStore.Rules => {
   const deny = Array.from({ length: rng.int(3) }, () => ({ action: "fs:read" as const, glob: rng.pick(globs) }))
   return { root: world.logicalRoot, allow, deny }
 }
-

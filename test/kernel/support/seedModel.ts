@@ -48,7 +48,10 @@ const inside = (root: string, candidate: string) => {
   return relative === "" || (relative !== ".." && !relative.startsWith("../") && !NPath.isAbsolute(relative))
 }
 
-const below = (root: string, value: string) => NPath.relative(root, value).split("/").filter((s) => s !== "")
+const below = (root: string, value: string) =>
+  NPath.relative(root, value)
+    .split("/")
+    .filter((s) => s !== "")
 
 const syntax = /[*?[\]{}\\]|[@+!]\(/
 
@@ -66,14 +69,13 @@ export interface Guarded {
 
 export const makeModel = (world: ModelWorld) => {
   const { boundaryRoot, logicalRoot } = world
-  const normalize = (value: string, base = logicalRoot) =>
-    NPath.normalize(NPath.isAbsolute(value) ? value : NPath.resolve(base, value))
+  const normalize = (value: string, base = logicalRoot) => NPath.normalize(NPath.isAbsolute(value) ? value : NPath.resolve(base, value))
   const toBoundary = (value: string) =>
     inside(logicalRoot, value)
       ? NPath.join(boundaryRoot, NPath.relative(logicalRoot, value))
       : inside(boundaryRoot, value)
-      ? NPath.join(boundaryRoot, NPath.relative(boundaryRoot, value))
-      : undefined
+        ? NPath.join(boundaryRoot, NPath.relative(boundaryRoot, value))
+        : undefined
   const toLogical = (canonical: string) => NPath.normalize(NPath.join(logicalRoot, NPath.relative(boundaryRoot, canonical)))
   const logicalOf = (value: string) => {
     const b = toBoundary(value)
@@ -141,7 +143,9 @@ export const makeModel = (world: ModelWorld) => {
       } catch {
         try {
           const target = NFS.readlinkSync(candidate)
-          return hops >= 40 ? undefined : existing(NPath.isAbsolute(target) ? target : NPath.resolve(NPath.dirname(candidate), target), hops + 1)
+          return hops >= 40
+            ? undefined
+            : existing(NPath.isAbsolute(target) ? target : NPath.resolve(NPath.dirname(candidate), target), hops + 1)
         } catch {
           const parent = NPath.dirname(candidate)
           if (parent === candidate) return undefined

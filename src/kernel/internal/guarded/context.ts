@@ -20,8 +20,7 @@ import { captured } from "../snapshot.ts"
  * @since 0.1.0
  * @internal
  */
-export const badArgument = (method: string, description: string) =>
-  PlatformError.badArgument({ module: "FileSystem", method, description })
+export const badArgument = (method: string, description: string) => PlatformError.badArgument({ module: "FileSystem", method, description })
 
 /**
  * A path argument: a string without NUL, or a `BadArgument` failure.
@@ -29,16 +28,12 @@ export const badArgument = (method: string, description: string) =>
  * @since 0.1.0
  * @internal
  */
-export const pathArgument = (
-  method: string,
-  value: unknown,
-  what = "path"
-): Effect.Effect<string, PlatformError.PlatformError> =>
+export const pathArgument = (method: string, value: unknown, what = "path"): Effect.Effect<string, PlatformError.PlatformError> =>
   typeof value !== "string"
     ? Effect.fail(badArgument(method, `${what} must be a string`))
     : value.includes("\0")
-    ? Effect.fail(badArgument(method, `${what} must not contain a NUL byte`))
-    : Effect.succeed(value)
+      ? Effect.fail(badArgument(method, `${what} must not contain a NUL byte`))
+      : Effect.succeed(value)
 
 /**
  * Bytes as the wire carries them.
@@ -46,8 +41,7 @@ export const pathArgument = (
  * @since 0.1.0
  * @internal
  */
-export const base64 = (bytes: Uint8Array): string =>
-  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
+export const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
 
 /**
  * Refuses content larger than the host says one request can carry.
@@ -131,7 +125,8 @@ export const makeGuard = (options: { readonly auth: Authorizer; readonly systemT
     use: (normalized: string) => Effect.Effect<A, PlatformError.PlatformError>
   ) =>
     Effect.flatMap(argument(method, value), (normalized) =>
-      Effect.andThen(auth.authorize([{ action, value: normalized }]), use(normalized)))
+      Effect.andThen(auth.authorize([{ action, value: normalized }]), use(normalized))
+    )
 
   const two = <A>(
     first: readonly [Action, unknown],
@@ -139,10 +134,13 @@ export const makeGuard = (options: { readonly auth: Authorizer; readonly systemT
     method: string,
     use: (a: string, b: string) => Effect.Effect<A, PlatformError.PlatformError>
   ) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const a = yield* argument(method, first[1])
       const b = yield* argument(method, second[1])
-      yield* auth.authorize([{ action: first[0], value: a }, { action: second[0], value: b }])
+      yield* auth.authorize([
+        { action: first[0], value: a },
+        { action: second[0], value: b }
+      ])
       return yield* use(a, b)
     })
 
@@ -151,20 +149,14 @@ export const makeGuard = (options: { readonly auth: Authorizer; readonly systemT
     method: string,
     value: unknown,
     use: (host: FileSystem.FileSystem, normalized: string) => Effect.Effect<A, PlatformError.PlatformError>
-  ) =>
-    isolated === undefined
-      ? refuse(action, method, value)
-      : one(action, method, value, (normalized) => use(isolated, normalized))
+  ) => (isolated === undefined ? refuse(action, method, value) : one(action, method, value, (normalized) => use(isolated, normalized)))
 
   const isolatedTwo = <A>(
     first: readonly [Action, unknown],
     second: readonly [Action, unknown],
     method: string,
     use: (host: FileSystem.FileSystem, a: string, b: string) => Effect.Effect<A, PlatformError.PlatformError>
-  ) =>
-    isolated === undefined
-      ? refuse(first[0], method, first[1])
-      : two(first, second, method, (a, b) => use(isolated, a, b))
+  ) => (isolated === undefined ? refuse(first[0], method, first[1]) : two(first, second, method, (a, b) => use(isolated, a, b)))
 
   const inWorkspace = (absolutePath: string) => {
     // The common case, a listed name below the workspace as the program spells it, needs no arithmetic.

@@ -13,9 +13,12 @@ import { base64, contentTooLarge, type Guard } from "./context.ts"
 type Method<K extends keyof FileSystem.FileSystem> = FileSystem.FileSystem[K]
 
 const copyOf = (guard: Guard, method: "copy" | "copyFile", from: unknown, to: unknown, overwrite: boolean) => {
-  const { auth: { run }, limit } = guard
+  const {
+    auth: { run },
+    limit
+  } = guard
   return guard.two(["fs:read", from], ["fs:write", to], method, (source, target) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const info = yield* run({ operation: "stat", path: source })
       // Only a regular file is one read and one write; a tree would be many, each unguarded.
       if (info.type !== "File") return yield* Effect.fail(unavailable("fs:read", method, source))
@@ -29,7 +32,8 @@ const copyOf = (guard: Guard, method: "copy" | "copyFile", from: unknown, to: un
         data: base64(bytes),
         options: { flag: overwrite ? "w" : "wx", mode: info.mode & 0o777 }
       })
-    }))
+    })
+  )
 }
 
 /**
@@ -41,10 +45,11 @@ export const copy = (guard: Guard): Method<"copy"> =>
     Effect.flatMap(guard.options("copy", raw), (opts) =>
       guard.isolated !== undefined
         ? guard.isolatedTwo(["fs:read", from], ["fs:write", to], "copy", (host, a, b) => host.copy(a, b, opts))
-        // Timestamps are not carried by any request: refused rather than silently dropped.
-        : opts?.preserveTimestamps === true
-        ? guard.refuse("fs:read", "copy", from)
-        : copyOf(guard, "copy", from, to, opts?.overwrite === true))
+        : // Timestamps are not carried by any request: refused rather than silently dropped.
+          opts?.preserveTimestamps === true
+          ? guard.refuse("fs:read", "copy", from)
+          : copyOf(guard, "copy", from, to, opts?.overwrite === true)
+    )
   )
 
 /**

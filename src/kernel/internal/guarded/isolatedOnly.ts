@@ -19,10 +19,7 @@ type Method<K extends keyof FileSystem.FileSystem> = FileSystem.FileSystem[K]
  */
 export const access = (guard: Guard): Method<"access"> =>
   Effect.fn("FileSystem.access")((value, raw) =>
-    Effect.flatMap(
-      guard.options("access", raw),
-      (opts) => guard.isolatedOne("fs:read", "access", value, (host, p) => host.access(p, opts))
-    )
+    Effect.flatMap(guard.options("access", raw), (opts) => guard.isolatedOne("fs:read", "access", value, (host, p) => host.access(p, opts)))
   )
 
 /**
@@ -39,9 +36,7 @@ export const link = (guard: Guard): Method<"link"> =>
  * @internal
  */
 export const symlink = (guard: Guard): Method<"symlink"> =>
-  Effect.fn("FileSystem.symlink")((from, to) =>
-    guard.isolatedOne("fs:write", "symlink", to, (host, p) => host.symlink(from, p))
-  )
+  Effect.fn("FileSystem.symlink")((from, to) => guard.isolatedOne("fs:write", "symlink", to, (host, p) => host.symlink(from, p)))
 
 /**
  * @since 0.1.0
@@ -65,15 +60,16 @@ export const utimes = (guard: Guard): Method<"utimes"> =>
  * @since 0.1.0
  * @internal
  */
-export const watch = (guard: Guard): Method<"watch"> => (value, raw) =>
-  Stream.unwrap(
-    Effect.fn("FileSystem.watch")(() =>
-      Effect.flatMap(
-        guard.options("watch", raw),
-        (opts) => guard.isolatedOne("fs:read", "watch", value, (host, p) => Effect.succeed(host.watch(p, opts)))
-      )
-    )()
-  )
+export const watch =
+  (guard: Guard): Method<"watch"> =>
+  (value, raw) =>
+    Stream.unwrap(
+      Effect.fn("FileSystem.watch")(() =>
+        Effect.flatMap(guard.options("watch", raw), (opts) =>
+          guard.isolatedOne("fs:read", "watch", value, (host, p) => Effect.succeed(host.watch(p, opts)))
+        )
+      )()
+    )
 
 /**
  * @since 0.1.0
@@ -86,12 +82,16 @@ export const open = (guard: Guard): Method<"open"> =>
       return isolated === undefined
         ? guard.refuse("fs:read", "open", value)
         : Effect.flatMap(guard.argument("open", value), (p) =>
-          openIsolated({
-            isolated,
-            path: p,
-            authorize: (action) => Effect.asVoid(auth.authorize([{ action, value: p }])),
-            stale: (action) => auth.deny(action, p, "descriptor no longer names the resource at its authorized path")
-          }, opts))
+            openIsolated(
+              {
+                isolated,
+                path: p,
+                authorize: (action) => Effect.asVoid(auth.authorize([{ action, value: p }])),
+                stale: (action) => auth.deny(action, p, "descriptor no longer names the resource at its authorized path")
+              },
+              opts
+            )
+          )
     })
   )
 
@@ -99,26 +99,28 @@ export const open = (guard: Guard): Method<"open"> =>
  * @since 0.1.0
  * @internal
  */
-export const stream = (guard: Guard): Method<"stream"> => (value, raw) =>
-  Stream.unwrap(
-    Effect.fn("FileSystem.stream")(() =>
-      Effect.flatMap(
-        guard.options("stream", raw),
-        (opts) => guard.isolatedOne("fs:read", "stream", value, (host, p) => Effect.succeed(host.stream(p, opts)))
-      )
-    )()
-  )
+export const stream =
+  (guard: Guard): Method<"stream"> =>
+  (value, raw) =>
+    Stream.unwrap(
+      Effect.fn("FileSystem.stream")(() =>
+        Effect.flatMap(guard.options("stream", raw), (opts) =>
+          guard.isolatedOne("fs:read", "stream", value, (host, p) => Effect.succeed(host.stream(p, opts)))
+        )
+      )()
+    )
 
 /**
  * @since 0.1.0
  * @internal
  */
-export const sink = (guard: Guard): Method<"sink"> => (value, raw) =>
-  Sink.unwrap(
-    Effect.fn("FileSystem.sink")(() =>
-      Effect.flatMap(
-        guard.options("sink", raw),
-        (opts) => guard.isolatedOne("fs:write", "sink", value, (host, p) => Effect.succeed(host.sink(p, opts)))
-      )
-    )()
-  )
+export const sink =
+  (guard: Guard): Method<"sink"> =>
+  (value, raw) =>
+    Sink.unwrap(
+      Effect.fn("FileSystem.sink")(() =>
+        Effect.flatMap(guard.options("sink", raw), (opts) =>
+          guard.isolatedOne("fs:write", "sink", value, (host, p) => Effect.succeed(host.sink(p, opts)))
+        )
+      )()
+    )

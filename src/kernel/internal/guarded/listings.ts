@@ -25,7 +25,11 @@ const shown = <A>(guard: Guard, base: string, listed: ReadonlyArray<Listed<A>>) 
 }
 
 const shownNames = (guard: Guard, directory: string, names: ReadonlyArray<string>) =>
-  shown(guard, directory, names.map((name) => ({ item: name, resource: guard.inWorkspace(childOf(guard.auth.path, directory, name)) })))
+  shown(
+    guard,
+    directory,
+    names.map((name) => ({ item: name, resource: guard.inWorkspace(childOf(guard.auth.path, directory, name)) }))
+  )
 
 /**
  * The type of each shown name, by one `stat` request each (no link followed: a link is a link),
@@ -39,8 +43,7 @@ const statTypes = (guard: Guard, directory: string, names: ReadonlyArray<string>
   if (size === undefined || names.length === 0) {
     return Effect.forEach(
       names,
-      (name) =>
-        Effect.map(Effect.result(Effect.map(run({ operation: "stat", path: path.join(directory, name) }), (i) => i.type)), typeOf),
+      (name) => Effect.map(Effect.result(Effect.map(run({ operation: "stat", path: path.join(directory, name) }), (i) => i.type)), typeOf),
       { concurrency: 16 }
     )
   }
@@ -57,7 +60,8 @@ const statTypes = (guard: Guard, directory: string, names: ReadonlyArray<string>
             return r !== undefined && Result.isSuccess(r) && r.success.operation === "stat" ? r.success.value.type : "Unknown"
           })
         }
-      )),
+      )
+    ),
     (parts) => parts.flat()
   )
 }
@@ -70,10 +74,9 @@ export const readDirectory = (guard: Guard): Method<"readDirectory"> =>
   Effect.fn("FileSystem.readDirectory")((value, raw) =>
     Effect.flatMap(guard.options("readDirectory", raw), (opts) =>
       guard.one("fs:read", "readDirectory", value, (p) =>
-        Effect.flatMap(
-          guard.auth.run({ operation: "readDirectory", path: p, options: opts }),
-          (names) => shownNames(guard, p, names)
-        )))
+        Effect.flatMap(guard.auth.run({ operation: "readDirectory", path: p, options: opts }), (names) => shownNames(guard, p, names))
+      )
+    )
   )
 
 /**
@@ -83,11 +86,12 @@ export const readDirectory = (guard: Guard): Method<"readDirectory"> =>
 export const readDirectoryEntries = (guard: Guard): Method<"readDirectoryEntries"> =>
   Effect.fn("FileSystem.readDirectoryEntries")((value) =>
     guard.one("fs:read", "readDirectoryEntries", value, (p) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const names = yield* shownNames(guard, p, yield* guard.auth.run({ operation: "readDirectory", path: p }))
         const types = yield* statTypes(guard, p, names)
         return names.map((name, i): FileSystem.DirectoryEntry => ({ name, type: types[i]! }))
-      }))
+      })
+    )
   )
 
 /**
@@ -97,7 +101,7 @@ export const readDirectoryEntries = (guard: Guard): Method<"readDirectoryEntries
 export const glob = (guard: Guard): Method<"glob"> => {
   const { auth } = guard
   const { path, root } = auth
-  return Effect.fn("FileSystem.glob")(function*(pattern: string, raw?: Parameters<FileSystem.FileSystem["glob"]>[1]) {
+  return Effect.fn("FileSystem.glob")(function* (pattern: string, raw?: Parameters<FileSystem.FileSystem["glob"]>[1]) {
     const checked = yield* pathArgument("glob", pattern, "pattern")
     const opts = yield* guard.options("glob", raw)
     const base = opts?.root === undefined ? root.logicalRoot : yield* guard.argument("glob", opts.root, "root")

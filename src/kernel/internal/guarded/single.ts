@@ -18,12 +18,8 @@ type Method<K extends keyof FileSystem.FileSystem> = FileSystem.FileSystem[K]
  * @since 0.1.0
  * @internal
  */
-export const readPath = <R extends AtomicRequest>(
-  guard: Guard,
-  method: string,
-  value: unknown,
-  request: (normalized: string) => R
-) => guard.one("fs:read", method, value, (normalized) => guard.auth.run(request(normalized)))
+export const readPath = <R extends AtomicRequest>(guard: Guard, method: string, value: unknown, request: (normalized: string) => R) =>
+  guard.one("fs:read", method, value, (normalized) => guard.auth.run(request(normalized)))
 
 /**
  * A read whose request refuses every link it meets, or says when it met one (`metLink`): the
@@ -40,9 +36,8 @@ export const fusedReadPath = <R extends AtomicRequest>(
   request: (normalized: string) => R,
   metLink: (value: NoInfer<AtomicResult<R>>) => boolean
 ) =>
-  Effect.flatMap(
-    guard.argument(method, value),
-    (normalized) => guard.auth.authorizeThen({ action: "fs:read", value: normalized }, guard.auth.run(request(normalized)), metLink)
+  Effect.flatMap(guard.argument(method, value), (normalized) =>
+    guard.auth.authorizeThen({ action: "fs:read", value: normalized }, guard.auth.run(request(normalized)), metLink)
   )
 
 const never = () => false
@@ -58,20 +53,15 @@ const statOf = (p: string) => ({ operation: "stat", path: p }) as const
  * @since 0.1.0
  * @internal
  */
-export const writePath = <R extends AtomicRequest>(
-  guard: Guard,
-  method: string,
-  value: unknown,
-  request: (normalized: string) => R
-) => guard.one("fs:write", method, value, (normalized) => guard.auth.run(request(normalized)))
+export const writePath = <R extends AtomicRequest>(guard: Guard, method: string, value: unknown, request: (normalized: string) => R) =>
+  guard.one("fs:write", method, value, (normalized) => guard.auth.run(request(normalized)))
 
 /**
  * @since 0.1.0
  * @internal
  */
 export const readFile = (guard: Guard): Method<"readFile"> =>
-  Effect.fn("FileSystem.readFile")((value) => fusedReadPath(guard, "readFile", value, (p) => ({ operation: "readFile", path: p }), never)
-  )
+  Effect.fn("FileSystem.readFile")((value) => fusedReadPath(guard, "readFile", value, (p) => ({ operation: "readFile", path: p }), never))
 
 /**
  * @since 0.1.0
@@ -101,8 +91,7 @@ export const realPath = (guard: Guard): Method<"realPath"> =>
  * @internal
  */
 export const stat = (guard: Guard): Method<"stat"> =>
-  Effect.fn("FileSystem.stat")((value) => fusedReadPath(guard, "stat", value, statOf, isLink)
-  )
+  Effect.fn("FileSystem.stat")((value) => fusedReadPath(guard, "stat", value, statOf, isLink))
 
 /**
  * @since 0.1.0
@@ -113,8 +102,8 @@ export const lstat = (guard: Guard): Method<"lstat"> =>
     const isolated = guard.isolated
     return isolated !== undefined
       ? guard.one("fs:read", "lstat", value, (p) => isolated.lstat(p))
-      // A no-follow executor's stat does not follow the last component: it is lstat.
-      : fusedReadPath(guard, "lstat", value, statOf, isLink)
+      : // A no-follow executor's stat does not follow the last component: it is lstat.
+        fusedReadPath(guard, "lstat", value, statOf, isLink)
   })
 
 /**
@@ -149,7 +138,8 @@ export const chown = (guard: Guard): Method<"chown"> =>
 export const makeDirectory = (guard: Guard): Method<"makeDirectory"> =>
   Effect.fn("FileSystem.makeDirectory")((value, raw) =>
     Effect.flatMap(guard.options("makeDirectory", raw), (opts) =>
-      writePath(guard, "makeDirectory", value, (p) => ({ operation: "makeDirectory", path: p, options: opts })))
+      writePath(guard, "makeDirectory", value, (p) => ({ operation: "makeDirectory", path: p, options: opts }))
+    )
   )
 
 /**
@@ -158,7 +148,7 @@ export const makeDirectory = (guard: Guard): Method<"makeDirectory"> =>
  */
 export const writeFile = (guard: Guard): Method<"writeFile"> =>
   Effect.fn("FileSystem.writeFile")((value, data, raw) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { isolated, limit } = guard
       const opts = yield* guard.options("writeFile", raw)
       if (!(data instanceof Uint8Array)) return yield* Effect.fail(badArgument("writeFile", "data must be a Uint8Array"))
@@ -187,5 +177,6 @@ export const writeFile = (guard: Guard): Method<"writeFile"> =>
 export const writeFileString = (guard: Guard): Method<"writeFileString"> =>
   Effect.fn("FileSystem.writeFileString")((value, data, raw) =>
     Effect.flatMap(guard.options("writeFileString", raw), (opts) =>
-      writePath(guard, "writeFileString", value, (p) => ({ operation: "writeFileString", path: p, data, options: opts })))
+      writePath(guard, "writeFileString", value, (p) => ({ operation: "writeFileString", path: p, data, options: opts }))
+    )
   )

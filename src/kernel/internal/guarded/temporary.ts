@@ -38,7 +38,7 @@ const tempContext = (guard: Guard) => {
 
 /** The checked options, and over an isolated volume the directory as it is authorized and delegated. */
 const isolatedTemp = (guard: Guard, method: TempMethod, raw: TempOptions | undefined) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const checked = yield* Effect.flatMap(guard.options(method, raw), (copy) => checkTempOptions(method, copy))
     const directory = checked?.directory
     const normalized = directory === undefined ? guard.systemTemp : guard.auth.normalize(directory)
@@ -48,11 +48,11 @@ const isolatedTemp = (guard: Guard, method: TempMethod, raw: TempOptions | undef
 
 /** Either temporary method, unscoped: what it made. */
 const makeTemp = (guard: Guard, method: TempMethod, raw: TempOptions | undefined, file: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const isolated = guard.isolated
     if (isolated !== undefined) {
       const delegated = yield* isolatedTemp(guard, method, raw)
-      return yield* (file ? isolated.makeTempFile(delegated) : isolated.makeTempDirectory(delegated))
+      return yield* file ? isolated.makeTempFile(delegated) : isolated.makeTempDirectory(delegated)
     }
     const checked = yield* Effect.flatMap(guard.options(method, raw), (copy) => checkTempOptions(method, copy))
     if (checked?.directory === undefined) return yield* Effect.fail(unavailable("fs:write", method, guard.systemTemp))
@@ -64,9 +64,8 @@ const scopedTemp = (guard: Guard, method: TempMethod, raw: TempOptions | undefin
   const isolated = guard.isolated
   if (isolated !== undefined) {
     // The volume's own scoped form removes what it made, on the volume.
-    return Effect.flatMap(
-      isolatedTemp(guard, method, raw),
-      (delegated) => file ? isolated.makeTempFileScoped(delegated) : isolated.makeTempDirectoryScoped(delegated)
+    return Effect.flatMap(isolatedTemp(guard, method, raw), (delegated) =>
+      file ? isolated.makeTempFileScoped(delegated) : isolated.makeTempDirectoryScoped(delegated)
     )
   }
   const { path } = guard.auth

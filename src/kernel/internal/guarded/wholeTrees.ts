@@ -24,7 +24,7 @@ export const remove = (guard: Guard): Method<"remove"> =>
   Effect.fn("FileSystem.remove")((value, raw) =>
     Effect.flatMap(guard.options("remove", raw), (opts) =>
       guard.one("fs:write", "remove", value, (p) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { path, root, run } = guard.auth
           if (opts?.recursive === true) {
             // Everything below is removed too: everything below must be writable.
@@ -39,7 +39,9 @@ export const remove = (guard: Guard): Method<"remove"> =>
             })
           }
           return yield* run({ operation: "remove", path: p, options: opts })
-        })))
+        })
+      )
+    )
   )
 
 /**
@@ -49,7 +51,7 @@ export const remove = (guard: Guard): Method<"remove"> =>
 export const rename = (guard: Guard): Method<"rename"> =>
   Effect.fn("FileSystem.rename")((from, to) =>
     guard.two(["fs:write", from], ["fs:write", to], "rename", (source, target) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { auth } = guard
         const { path, root, run } = auth
         const old = logicalOf(path, root, source)
@@ -62,9 +64,14 @@ export const rename = (guard: Guard): Method<"rename"> =>
           path,
           method: "write",
           entries,
-          questions: [{ action: "fs:write", top: old }, { action: "fs:read", top: old }, { action: "fs:write", top: next }],
+          questions: [
+            { action: "fs:write", top: old },
+            { action: "fs:read", top: old },
+            { action: "fs:write", top: next }
+          ],
           decide: treeDecide(guard)
         })
         return yield* run({ operation: "rename", from: source, to: target })
-      }))
+      })
+    )
   )
