@@ -19,7 +19,15 @@ const require = createRequire(join(root, "package.json"))
 const shim = join(root, "native", "ci", "darwin-shim")
 const sources = JSON.parse(readFileSync(join(root, "native", "sources.json"), "utf8"))
 
-export const darwinSources = () => [...sources.addon, ...sources.core, ...sources.darwin]
+// Left out, each with why: nothing in it differs on macOS, and the Linux build compiles it.
+export const notChecked = new Map([
+  [
+    "native/binding/settle_pacer.cc",
+    "portable libuv only (uv_async, uv_prepare, uv_hrtime); libuv's macOS header needs the Mach SDK's headers, which the shim does not stand in for"
+  ]
+])
+
+export const darwinSources = () => [...sources.addon, ...sources.core, ...sources.darwin].filter((f) => !notChecked.has(f))
 
 export const clangArgs = (file) => [
   "-fsyntax-only",
@@ -75,5 +83,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const failed = results.filter((r) => !r.ok)
   for (const r of failed) process.stderr.write(`== ${r.file}\n${r.output}\n`)
   console.log(`macOS syntax check (${compiler}): ${results.length - failed.length} of ${files.length} sources compile`)
+  for (const [file, why] of notChecked) console.log(`  not checked: ${file} (${why})`)
   process.exit(failed.length > 0 ? 1 : 0)
 }
