@@ -267,7 +267,7 @@ export class PinnedRoot {
   }
 
   /** @internal */
-  async run<A>(request: NativeRequest, shown: string): Promise<A> {
+  async run<A>(request: NativeRequest, shown: string | undefined): Promise<A> {
     try {
       return (await this.handle.execute(request)) as A
     } catch (u) {
@@ -391,7 +391,8 @@ export class PinnedRoot {
         exclude,
         dot: options?.dot === true
       },
-      pattern
+      // The addon names what it refused: the pattern, or the root the pattern is read from.
+      undefined
     )
   }
 

@@ -311,6 +311,15 @@ describe.each(strategies)("glob (%s)", (strategy) => {
     expect(escapes).toBeLessThan(60)
   })
 
+  it("names what it refused: the root the pattern is read from, or the pattern", async () => {
+    const { root } = await setup()
+    const byRoot = await refusal(root.glob("*", { root: ".." }))
+    expect({ reason: byRoot.reason, path: byRoot.path }).toEqual({ reason: "PermissionDenied", path: ".." })
+    const byPattern = await refusal(root.glob("../*"))
+    expect({ reason: byPattern.reason, path: byPattern.path }).toEqual({ reason: "PermissionDenied", path: "../*" })
+    root.close()
+  })
+
   it("differs from Effect where a literal holds an escaped '/': no single name can match it", async () => {
     const { s, root } = await setup()
     expect(await effectGlob("a\\/x.js", { root: s.root })).toEqual(["a/x.js"])
