@@ -17,7 +17,7 @@ import { badArgument, fromNativeError, outsideRoots } from "../protocol/errors.t
 import type { MkdirsResult, RmdirsResult } from "../protocol/extensions.ts"
 import { fromNative as toFileInfo } from "../protocol/fileInfo.ts"
 import { checkExclude, finishGlob, planGlob } from "./glob.ts"
-import { type ExecutorRead, executorReads, isOneOf } from "../protocol/operations.ts"
+import { type ExecutorRead, executorOperations, executorReads, isOneOf } from "../protocol/operations.ts"
 import type { Root } from "../protocol/root.ts"
 import { join, locate, rootOf } from "./roots.ts"
 
@@ -465,20 +465,7 @@ const decodeOne = (roots: Root, operation: string, request: Fields, limits: Limi
     }
   })
 
-const knownOperations: ReadonlySet<string> = new Set([
-  ...executorReads,
-  "glob",
-  "makeDirectory",
-  "remove",
-  "rename",
-  "chmod",
-  "chown",
-  "writeFile",
-  "writeFileString",
-  "batch",
-  "mkdirs",
-  "rmdirs"
-])
+const knownOperations: ReadonlySet<string> = new Set(executorOperations)
 
 /** A batch member: a read, `resolve`, or a glob (pinnedfs extension, see `extensions.ts`). */
 const decodeMember = (roots: Root, u: unknown): Member => {

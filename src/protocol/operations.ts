@@ -40,6 +40,26 @@ export const executorReads = [...pathReads, "resolve"] as const
 export type ExecutorRead = (typeof executorReads)[number]
 
 /**
+ * The changes of one or two paths an executor performs, in the order the wire contract lists them.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const executorWrites = ["makeDirectory", "remove", "rename", "chmod", "chown", "writeFile", "writeFileString"] as const
+
+/**
+ * Every operation an executor's `execute` answers: the reads, `glob`, the changes, and the
+ * programs (`batch`, the directory programs `mkdirs` and `rmdirs`). Anything else is malformed.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const executorOperations = [...executorReads, "glob", ...executorWrites, "batch", "mkdirs", "rmdirs"] as const
+
+/** @since 0.1.0 @category operations */
+export type ExecutorOperation = (typeof executorOperations)[number]
+
+/**
  * A membership test over one of the lists above, typed so a hit narrows the operation name.
  *
  * @since 0.1.0

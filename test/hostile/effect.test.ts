@@ -13,6 +13,7 @@ import fc from "fast-check"
 import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
 import { NodeAtomicFileSystem } from "../../src/effect/index.ts"
+import { executorOperations } from "../../src/protocol/operations.ts"
 import { strategies } from "../support/strategies.ts"
 import { openDescriptorCount } from "../support/tree.ts"
 import { workspace } from "../effect/support.ts"
@@ -22,31 +23,7 @@ const numRuns = Number(process.env.PINNEDFS_RUNS ?? 300)
 
 class Sentinel extends Error {}
 
-const OPERATIONS = [
-  "exists",
-  "stat",
-  "readFile",
-  "readFileString",
-  "readDirectory",
-  "readLink",
-  "realPath",
-  "resolve",
-  "glob",
-  "makeDirectory",
-  "remove",
-  "rename",
-  "chmod",
-  "chown",
-  "writeFile",
-  "writeFileString",
-  "batch",
-  "mkdirs",
-  "rmdirs",
-  "nope",
-  "constructor",
-  "__proto__",
-  "toString"
-]
+const OPERATIONS = [...executorOperations, "nope", "constructor", "__proto__", "toString"]
 const FIELDS = [
   "path",
   "from",

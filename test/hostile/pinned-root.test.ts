@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest"
 import { PinnedFsError, PinnedRoot } from "../../src/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { openDescriptorCount, scratch } from "../support/tree.ts"
+import { executorOperations } from "../../src/protocol/operations.ts"
 
 const seed = Number(process.env.PINNEDFS_SEED ?? 20261130)
 const numRuns = Number(process.env.PINNEDFS_RUNS ?? 400)
@@ -158,27 +159,8 @@ const args: fc.Arbitrary<Array<Spec>> = fc
   )
   .map(([first, rest]) => [first, ...rest])
 
-const METHODS = [
-  "exists",
-  "stat",
-  "readFile",
-  "readFileString",
-  "readDirectory",
-  "readLink",
-  "realPath",
-  "resolve",
-  "glob",
-  "makeDirectory",
-  "remove",
-  "rename",
-  "chmod",
-  "chown",
-  "writeFile",
-  "writeFileString",
-  "mkdirs",
-  "rmdirs",
-  "batch"
-] as const
+// PinnedRoot has one method per executor operation, under the same name.
+const METHODS = executorOperations
 
 /** Whether the first argument alone makes the call malformed by type (so BadArgument is owed). */
 const firstIsNotString = (m: (typeof METHODS)[number], first: unknown) =>
