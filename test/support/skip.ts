@@ -4,11 +4,12 @@
  */
 interface SkippableContext {
   readonly task: { readonly name: string }
-  readonly skip: (condition: boolean, note?: string) => void
+  readonly skip: (note?: string) => void
 }
 
 /** Skips the running test when `condition` holds, printing `why` beside its name. */
 export const skipUnless = (ctx: SkippableContext, ready: boolean, why: string): void => {
-  if (!ready) console.log(`skipped "${ctx.task.name}": ${why}`)
-  ctx.skip(!ready, why)
+  if (ready) return
+  console.log(`skipped "${ctx.task.name}": ${why}`)
+  ctx.skip(why)
 }
