@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "eintr.h"
 #include "resolve.h"
 
 namespace pinnedfs {
@@ -114,9 +115,9 @@ Account climbed_account(const Root& root, int fd, const std::string& rel) {
   }
   Fd cur;
   for (std::size_t i = keep; i < components; ++i) {
-    int up;
-    do up = ::openat(cur.valid() ? cur.get() : fd, "..", kDirHandleFlags);  // ".." is never a link
-    while (up < 0 && errno == EINTR);
+    // ".." is never a link.
+    int up =
+        retry_eintr([&] { return ::openat(cur.valid() ? cur.get() : fd, "..", kDirHandleFlags); });
     if (up < 0) return Account::Silent;
     cur = Fd(up);
   }

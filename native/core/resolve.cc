@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "eintr.h"
+
 namespace pinnedfs {
 
 Status fstat_fd(int fd, struct stat* st, const char* what, const std::string& shown_path) {
@@ -33,9 +35,8 @@ Result<Fd> open_child(const Root& root, int dirfd, const std::string& name, int 
   if (root.strategy() == Strategy::Kernel) {
     return platform::kernel_open(dirfd, name, flags, mode, shown_path);
   }
-  int fd;
-  do fd = ::openat(dirfd, name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
-  while (fd < 0 && errno == EINTR);
+  int fd = retry_eintr(
+      [&] { return ::openat(dirfd, name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode); });
   if (fd < 0) return explain_open_failure(dirfd, name, errno, "openat", shown_path);
   return Fd(fd);
 }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "eintr.h"
 #include "resolve.h"
 
 namespace pinnedfs {
@@ -45,9 +46,7 @@ Identity identity_of(const struct stat& st) {
 Result<Identity> identify_path(const std::string& path) {
   if (path.find('\0') != std::string::npos) return bad_argument("path contains a NUL byte");
   struct stat st;
-  int rc;
-  do rc = ::stat(path.c_str(), &st);
-  while (rc != 0 && errno == EINTR);
+  int rc = retry_eintr([&] { return ::stat(path.c_str(), &st); });
   if (rc != 0) return sys_error(errno, "stat", path);
   if (!S_ISDIR(st.st_mode)) return sys_error(ENOTDIR, "stat", path);
   return identity_of(st);
@@ -56,9 +55,7 @@ Result<Identity> identify_path(const std::string& path) {
 Result<std::shared_ptr<Root>> Root::pin(const std::string& path, Strategy requested) {
   if (path.empty()) return bad_argument("root path is empty");
   if (path.find('\0') != std::string::npos) return bad_argument("root path contains a NUL byte");
-  int raw;
-  do raw = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  while (raw < 0 && errno == EINTR);
+  int raw = retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
   if (raw < 0) return sys_error(errno, "open", path);
   Fd fd(raw);
   struct stat st;

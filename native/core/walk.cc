@@ -6,6 +6,7 @@
 // write access on both sides, carries the rest of that walk with it (endara-ai/endara-relay#158). A
 // walk that only reads ends there; one that creates or writes proves its parent beneath the root
 // first (core/beneath.h). Whatever it opens must lie on the root's mount.
+#include "eintr.h"
 #include "resolve.h"
 
 namespace pinnedfs::walk {
@@ -34,9 +35,7 @@ Result<Fd> open_dirs(const Root& root, const LexedPath& path, std::size_t count)
 
 Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode_t mode) {
   if (path.is_root()) {
-    int fd;
-    do fd = ::openat(root.fd(), ".", flags | O_CLOEXEC, mode);
-    while (fd < 0 && errno == EINTR);
+    int fd = retry_eintr([&] { return ::openat(root.fd(), ".", flags | O_CLOEXEC, mode); });
     if (fd < 0) return sys_error(errno, "openat", "");
     return Fd(fd);
   }

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/eintr.h"
+
 namespace pinnedfs::ops {
 
 std::size_t add_node(std::vector<TreeNode>& nodes, std::size_t parent, std::string name) {
@@ -75,9 +77,7 @@ Status DirCursor::up() {
   }
   // The directory above the one held, wherever that one is now: trusted for nothing but its
   // identity, which must be the parent's.
-  int fd;
-  do fd = ::openat(held_.fd(), "..", kDirHandleFlags);
-  while (fd < 0 && errno == EINTR);
+  int fd = retry_eintr([&] { return ::openat(held_.fd(), "..", kDirHandleFlags); });
   if (fd < 0) {
     int err = errno;
     std::string shown = path_of(nodes_, parent);

@@ -21,6 +21,7 @@
 
 #include <set>
 
+#include "../core/eintr.h"
 #include "../core/resolve.h"
 #include "confine.h"
 #include "dir_list.h"
@@ -331,9 +332,10 @@ Probe probe(const Root& root, const std::string& path) {
     return out;
   }
   struct stat st;
-  int rc;
-  do rc = ::fstatat(parent.value().dir.fd(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW);
-  while (rc != 0 && errno == EINTR);
+  int rc = retry_eintr([&] {
+    return ::fstatat(parent.value().dir.fd(), parent.value().leaf.c_str(), &st,
+                     AT_SYMLINK_NOFOLLOW);
+  });
   if (rc != 0) {
     if (errno == ENOENT || errno == ENOTDIR) {
       out.err = errno;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/eintr.h"
 #include "../platform/platform.h"
 #include "link_text.h"
 #include "ops.h"
@@ -48,11 +49,8 @@ Result<std::string> read_link_at(int dirfd, const std::string& name, const std::
                                  std::size_t initial) {
   std::string buf(initial == 0 ? 1 : initial, '\0');
   for (;;) {
-    ssize_t n = ::readlinkat(dirfd, name.c_str(), &buf[0], buf.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return sys_error(errno, "readlinkat", shown_path);
-    }
+    ssize_t n = retry_eintr([&] { return ::readlinkat(dirfd, name.c_str(), &buf[0], buf.size()); });
+    if (n < 0) return sys_error(errno, "readlinkat", shown_path);
     // A text that fills the buffer may have been cut short: grow and read again.
     if (static_cast<std::size_t>(n) < buf.size()) {
       buf.resize(static_cast<std::size_t>(n));

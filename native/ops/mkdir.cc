@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "../core/eintr.h"
 #include "mkdirs.h"
 
 namespace pinnedfs::ops {
@@ -24,9 +25,7 @@ Result<Value> make_directory(const Root& root, const Request& request) {
     Held& dir = parent.value().dir;
     auto still = dir.beneath(root, "mkdir", request.path);
     if (!still.ok()) return still.take_error();
-    int rc;
-    do rc = ::mkdirat(dir.fd(), parent.value().leaf.c_str(), mode);
-    while (rc != 0 && errno == EINTR);
+    int rc = retry_eintr([&] { return ::mkdirat(dir.fd(), parent.value().leaf.c_str(), mode); });
     if (rc != 0) {
       int err = errno;
       if (err == EEXIST && path.value().must_be_dir) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "../core/eintr.h"
 #include "../platform/platform.h"
 #include "dir_cursor.h"
 
@@ -200,9 +201,8 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
     auto there = cursor.move_to(n.parent);
     if (!there.ok()) return stop(there.take_error());
     struct stat st;
-    int rc;
-    do rc = ::fstatat(cursor.held().fd(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW);
-    while (rc != 0 && errno == EINTR);
+    int rc = retry_eintr(
+        [&] { return ::fstatat(cursor.held().fd(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW); });
     if (rc != 0) {
       if (errno != ENOENT) return stop(sys_error(errno, "fstatat", path_of(nodes, i)));
       p.state = State::Missing;
@@ -250,9 +250,7 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
     Held& parent = cursor.held();
     auto still = parent.beneath(root, "mkdir", shown);
     if (!still.ok()) return stop(still.take_error());
-    int rc;
-    do rc = ::mkdirat(parent.fd(), n.name.c_str(), p.mode & 07777);
-    while (rc != 0 && errno == EINTR);
+    int rc = retry_eintr([&] { return ::mkdirat(parent.fd(), n.name.c_str(), p.mode & 07777); });
     if (rc != 0) {
       int err = errno;
       if (err == EEXIST && options.tolerate_existing) {

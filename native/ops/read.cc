@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../core/eintr.h"
 #include "../core/limits.h"
 
 #include "ops.h"
@@ -104,10 +105,10 @@ timespec timespec_of(const struct statx_timestamp& t) {
 Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st,
                       double& birthtime_ms) {
   struct statx sx;
-  int rc;
-  do
-    rc = ::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &sx);
-  while (rc != 0 && errno == EINTR);
+  int rc = retry_eintr([&] {
+    return ::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME,
+                   &sx);
+  });
   if (rc != 0) {
     if (errno == ENOSYS || errno == EPERM) return false;
     return sys_error(errno, "statx", shown_path);
@@ -210,11 +211,9 @@ Result<Value> read_file_into(const Root& root, const Request& request, std::stri
       }
       out.data.resize(std::min(out.data.size() * 2, most));
     }
-    ssize_t n = ::read(fd.value().get(), &out.data[used], out.data.size() - used);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return sys_error(errno, "read", request.path);
-    }
+    ssize_t n = retry_eintr(
+        [&] { return ::read(fd.value().get(), &out.data[used], out.data.size() - used); });
+    if (n < 0) return sys_error(errno, "read", request.path);
     if (n == 0) break;
     used += static_cast<std::size_t>(n);
     // A short read that reached the size fstat reported is the end of a regular file: skip the

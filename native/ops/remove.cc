@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/eintr.h"
 #include "remove_tree.h"
 
 namespace pinnedfs::ops {
@@ -78,9 +79,7 @@ Result<Value> remove(const Root& root, const Request& request) {
 
   auto still = held.beneath(root, "unlink", shown);
   if (!still.ok()) return still.take_error();
-  int rc;
-  do rc = ::unlinkat(dir, leaf.c_str(), 0);
-  while (rc != 0 && errno == EINTR);
+  int rc = retry_eintr([&] { return ::unlinkat(dir, leaf.c_str(), 0); });
   if (rc == 0) return Value(std::monostate{});
   int err = errno;
   // A file bind-mounted over the name: the kernel never unlinks a mount point.
@@ -90,8 +89,7 @@ Result<Value> remove(const Root& root, const Request& request) {
   // An empty directory goes in one call; only a full one needs the walk.
   still = held.beneath(root, "rmdir", shown);
   if (!still.ok()) return still.take_error();
-  do rc = ::unlinkat(dir, leaf.c_str(), AT_REMOVEDIR);
-  while (rc != 0 && errno == EINTR);
+  rc = retry_eintr([&] { return ::unlinkat(dir, leaf.c_str(), AT_REMOVEDIR); });
   if (rc == 0 || errno == ENOENT) return Value(std::monostate{});
   err = errno;
   // EBUSY: a mount point (the tree walk below refuses it as one, having looked).

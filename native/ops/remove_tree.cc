@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "../core/eintr.h"
 #include "dir_list.h"
 
 namespace pinnedfs::ops {
@@ -54,9 +55,7 @@ Status Remover::unlink_entry(Held& dir, const std::string& name, const std::stri
   *is_dir = false;
   auto still = dir.beneath(root_, "unlink", shown);
   if (!still.ok()) return still;
-  int rc;
-  do rc = ::unlinkat(dir.fd(), name.c_str(), 0);
-  while (rc != 0 && errno == EINTR);
+  int rc = retry_eintr([&] { return ::unlinkat(dir.fd(), name.c_str(), 0); });
   if (rc == 0 || errno == ENOENT) return ok_status();
   int err = errno;
   if (is_directory_errno(err, dir.fd(), name)) {
@@ -126,9 +125,7 @@ Status Remover::remove_dir(Held& parent, const std::string& name, const std::str
     dir.reset();
     auto still = parent.beneath(root_, "rmdir", shown);
     if (!still.ok()) return still;
-    int rc;
-    do rc = ::unlinkat(parent.fd(), name.c_str(), AT_REMOVEDIR);
-    while (rc != 0 && errno == EINTR);
+    int rc = retry_eintr([&] { return ::unlinkat(parent.fd(), name.c_str(), AT_REMOVEDIR); });
     if (rc == 0 || errno == ENOENT) return ok_status();
     int err = errno;
     if (err != ENOTEMPTY && err != EEXIST) return sys_error(err, "rmdir", shown);

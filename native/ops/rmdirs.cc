@@ -17,6 +17,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "../core/eintr.h"
 #include "dir_cursor.h"
 
 namespace pinnedfs::ops {
@@ -88,9 +89,8 @@ RmdirMember remove_one(const Root& root, DirCursor& cursor, const std::vector<Tr
     }
   }
   struct stat st;
-  int rc;
-  do rc = ::fstatat(parent.fd(), leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW);
-  while (rc != 0 && errno == EINTR);
+  int rc =
+      retry_eintr([&] { return ::fstatat(parent.fd(), leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW); });
   if (rc != 0) {
     if (errno == ENOENT) return answer(m, RmdirStatus::Missing);
     return answer(m, RmdirStatus::Refused, sys_error(errno, "lstat", shown));
@@ -115,8 +115,7 @@ RmdirMember remove_one(const Root& root, DirCursor& cursor, const std::vector<Tr
   }
   auto still = parent.beneath(root, "rmdir", shown);
   if (!still.ok()) return answer(m, RmdirStatus::Refused, still.take_error());
-  do rc = ::unlinkat(parent.fd(), leaf.c_str(), AT_REMOVEDIR);
-  while (rc != 0 && errno == EINTR);
+  rc = retry_eintr([&] { return ::unlinkat(parent.fd(), leaf.c_str(), AT_REMOVEDIR); });
   if (rc == 0) return answer(m, RmdirStatus::Removed);
   int err = errno;
   if (err == ENOENT) return answer(m, RmdirStatus::Missing);

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/eintr.h"
+
 namespace pinnedfs::ops {
 
 namespace {
@@ -75,11 +77,8 @@ Status write_all(int fd, const std::string& data, const std::string& shown_path)
   const char* p = data.data();
   std::size_t left = data.size();
   while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return sys_error(errno, "write", shown_path);
-    }
+    ssize_t n = retry_eintr([&] { return ::write(fd, p, left); });
+    if (n < 0) return sys_error(errno, "write", shown_path);
     if (n == 0) {
       return refusal(Refusal::WriteZero, "write", shown_path,
                      "write accepted 0 of " + std::to_string(left) + " remaining bytes", EIO);
@@ -126,9 +125,7 @@ Result<Value> write_file(const Root& root, const Request& request) {
     if (!hard.ok()) return hard.take_error();
     if (!S_ISREG(st.st_mode)) return not_regular("open", shown);
     if (plan.truncate && st.st_size != 0) {
-      int rc;
-      do rc = ::ftruncate(fd.value().get(), 0);
-      while (rc != 0 && errno == EINTR);
+      int rc = retry_eintr([&] { return ::ftruncate(fd.value().get(), 0); });
       if (rc != 0) return sys_error(errno, "ftruncate", shown);
     }
   }

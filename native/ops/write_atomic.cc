@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "../core/eintr.h"
 #include "write.h"
 
 namespace pinnedfs::ops {
@@ -101,11 +102,10 @@ Status create_named(const Root& root, Temp& tmp, Held& dir, mode_t mode, const s
     auto still = dir.beneath(root, "openat", shown);
     if (!still.ok()) return still;
     std::string name = random_name();
-    int fd;
-    do
-      fd =
-          ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-    while (fd < 0 && errno == EINTR);
+    int fd = retry_eintr([&] {
+      return ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                      mode);
+    });
     if (fd >= 0) {
       tmp.fd = Fd(fd);
       tmp.named(std::move(name));
@@ -136,9 +136,7 @@ Status sync_file(int fd, const std::string& shown) {
   // file system has no such command).
   if (::fcntl(fd, F_FULLFSYNC) == 0) return ok_status();
 #endif
-  int rc;
-  do rc = ::fsync(fd);
-  while (rc != 0 && errno == EINTR);
+  int rc = retry_eintr([&] { return ::fsync(fd); });
   if (rc != 0) return sys_error(errno, "fsync", shown);
   return ok_status();
 }
@@ -183,9 +181,8 @@ Status create_temp(const Root& root, Temp& tmp, Held& dir, mode_t mode, bool all
     // the lookup's proof all the same, so that publish, after the write and its fsync, cannot.
     auto still = dir.beneath(root, "openat", shown);
     if (!still.ok()) return still;
-    int fd;
-    do fd = ::openat(dir.fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
-    while (fd < 0 && errno == EINTR);
+    int fd = retry_eintr(
+        [&] { return ::openat(dir.fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode); });
     if (fd >= 0) {
       tmp.fd = Fd(fd);
       return ok_status();
@@ -303,9 +300,7 @@ Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const R
   if (parent.value().can_sync) {
     // The new name is in place; this makes it survive a crash. A file system that cannot fsync a
     // directory (EINVAL) has nothing more to give.
-    int rc;
-    do rc = ::fsync(dirfd);
-    while (rc != 0 && errno == EINTR);
+    int rc = retry_eintr([&] { return ::fsync(dirfd); });
     if (rc != 0 && errno != EINVAL) return sys_error(errno, "fsync", shown);
   }
   return Value(std::monostate{});

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "../../core/eintr.h"
 #include "../../core/resolve.h"
 
 namespace pinnedfs::attr {
@@ -26,17 +27,13 @@ Result<Fd> open_for_change(const Root& root, const LexedPath& path, const std::s
 }
 
 Status change_mode(int fd, mode_t mode, const std::string& shown) {
-  int rc;
-  do rc = ::fchmod(fd, mode);
-  while (rc != 0 && errno == EINTR);
+  int rc = retry_eintr([&] { return ::fchmod(fd, mode); });
   if (rc != 0) return sys_error(errno, "fchmod", shown);
   return ok_status();
 }
 
 Status change_owner(int fd, uid_t uid, gid_t gid, const std::string& shown) {
-  int rc;
-  do rc = ::fchown(fd, uid, gid);
-  while (rc != 0 && errno == EINTR);
+  int rc = retry_eintr([&] { return ::fchown(fd, uid, gid); });
   if (rc != 0) return sys_error(errno, "fchown", shown);
   return ok_status();
 }

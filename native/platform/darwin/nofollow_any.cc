@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "../../core/eintr.h"
 #include "../../core/resolve.h"
 
 #ifndef O_NOFOLLOW_ANY
@@ -47,9 +48,7 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
   // O_NOFOLLOW_ANY alone: with O_NOFOLLOW it is EINVAL on macOS 15, and it refuses a trailing
   // link by itself. With ".." lexed out, no-follow resolution from the root cannot leave it.
   int f = (flags & ~O_NOFOLLOW) | O_NOFOLLOW_ANY | O_CLOEXEC;
-  int fd;
-  do fd = ::openat(dirfd, relative.c_str(), f, mode);
-  while (fd < 0 && errno == EINTR);
+  int fd = retry_eintr([&] { return ::openat(dirfd, relative.c_str(), f, mode); });
   if (fd >= 0) {
     // XNU has no RESOLVE_NO_XDEV: a mounted volume on the way shows as another st_dev.
     Fd opened(fd);

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "../../core/eintr.h"
 #include "../../core/fd.h"
 #include "../platform.h"
 
@@ -23,9 +24,7 @@ DirectoryReader::~DirectoryReader() {
 bool DirectoryReader::next(std::string_view* name, unsigned char* type) {
   if (done_) return false;
   if (!dir_) {
-    int copy;
-    do copy = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
-    while (copy < 0 && errno == EINTR);
+    int copy = retry_eintr([&] { return ::fcntl(fd_, F_DUPFD_CLOEXEC, 0); });
     if (copy < 0) {
       error_ = errno;
       done_ = true;
@@ -42,10 +41,12 @@ bool DirectoryReader::next(std::string_view* name, unsigned char* type) {
     dir_ = dir;
   }
   for (;;) {
-    errno = 0;
-    struct dirent* e = ::readdir(static_cast<DIR*>(dir_));
+    // errno cleared first: a null answer with errno untouched is the end of the directory.
+    struct dirent* e = retry_eintr([&] {
+      errno = 0;
+      return ::readdir(static_cast<DIR*>(dir_));
+    });
     if (!e) {
-      if (errno == EINTR) continue;
       error_ = errno;
       done_ = true;
       return false;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../../core/eintr.h"
 #include "../platform.h"
 
 namespace pinnedfs::ops {
@@ -21,9 +22,8 @@ Result<std::string> on_disk_name(int dirfd, const std::string& name,
   // The answer: a u_int32_t total length, an attrreference_t, then the NUL-terminated UTF-8 name
   // (255 UTF-16 units are at most 765 bytes).
   alignas(8) char buf[sizeof(std::uint32_t) + sizeof(attrreference_t) + 1024];
-  int rc;
-  do rc = ::getattrlistat(dirfd, name.c_str(), &want, buf, sizeof buf, FSOPT_NOFOLLOW);
-  while (rc != 0 && errno == EINTR);
+  int rc = retry_eintr(
+      [&] { return ::getattrlistat(dirfd, name.c_str(), &want, buf, sizeof buf, FSOPT_NOFOLLOW); });
   if (rc != 0) return sys_error(errno, "getattrlistat", shown_path);
   std::uint32_t total;
   std::memcpy(&total, buf, sizeof total);

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdio>
 
+#include "../../core/eintr.h"
 #include "../../core/resolve.h"
 
 #ifndef SYS_fchmodat2
@@ -45,18 +46,14 @@ Status change_mode_via_proc(int fd, mode_t mode, const std::string& shown) {
   }
   char proc[48];
   std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-  int rc;
-  do rc = ::chmod(proc, mode);
-  while (rc != 0 && errno == EINTR);
+  int rc = retry_eintr([&] { return ::chmod(proc, mode); });
   if (rc != 0) return sys_error(errno, "chmod", shown);
   return ok_status();
 }
 
 Status change_mode(int fd, mode_t mode, const std::string& shown) {
   if (g_fchmodat2.load(std::memory_order_relaxed)) {
-    long rc;
-    do rc = ::syscall(SYS_fchmodat2, fd, "", mode, AT_EMPTY_PATH);
-    while (rc != 0 && errno == EINTR);
+    long rc = retry_eintr([&] { return ::syscall(SYS_fchmodat2, fd, "", mode, AT_EMPTY_PATH); });
     if (rc == 0) return ok_status();
     int err = errno;
     if (err == ENOSYS) {
@@ -75,9 +72,7 @@ Status change_mode(int fd, mode_t mode, const std::string& shown) {
 }
 
 Status change_owner(int fd, uid_t uid, gid_t gid, const std::string& shown) {
-  int rc;
-  do rc = ::fchownat(fd, "", uid, gid, AT_EMPTY_PATH);
-  while (rc != 0 && errno == EINTR);
+  int rc = retry_eintr([&] { return ::fchownat(fd, "", uid, gid, AT_EMPTY_PATH); });
   if (rc != 0) return sys_error(errno, "fchownat", shown);
   return ok_status();
 }

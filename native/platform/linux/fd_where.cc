@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "../../core/eintr.h"
 #include "../../core/resolve.h"
 
 #ifndef SYS_statx
@@ -50,16 +51,13 @@ bool mount_id_from_fdinfo(int fd, std::uint64_t* id) {
   if (!proc_is_procfs()) return false;
   char path[48];
   std::snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
-  int info;
-  do info = ::open(path, O_RDONLY | O_CLOEXEC);
-  while (info < 0 && errno == EINTR);
+  int info = retry_eintr([&] { return ::open(path, O_RDONLY | O_CLOEXEC); });
   if (info < 0) return false;
   Fd closer(info);
   char text[1024];
   std::size_t used = 0;
   for (;;) {
-    ssize_t n = ::read(info, text + used, sizeof text - 1 - used);
-    if (n < 0 && errno == EINTR) continue;
+    ssize_t n = retry_eintr([&] { return ::read(info, text + used, sizeof text - 1 - used); });
     if (n <= 0) break;
     used += static_cast<std::size_t>(n);
     if (used == sizeof text - 1) break;
@@ -103,9 +101,7 @@ int fd_path(int fd, std::string* out) {
   // The kernel prints at most a page; a longer path is ENAMETOOLONG and the caller looks up
   // instead.
   char buf[4096 + 1];
-  ssize_t n;
-  do n = ::readlink(link, buf, sizeof buf);
-  while (n < 0 && errno == EINTR);
+  ssize_t n = retry_eintr([&] { return ::readlink(link, buf, sizeof buf); });
   if (n < 0) return errno;
   if (static_cast<std::size_t>(n) >= sizeof buf) return ENAMETOOLONG;
   out->assign(buf, static_cast<std::size_t>(n));
@@ -116,9 +112,9 @@ Result<MountIdentity> mount_of(int fd) {
   MountIdentity m;
   KernelStatx sx;
   std::memset(&sx, 0, sizeof sx);
-  long rc;
-  do rc = ::syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, kStatxMntId, &sx);
-  while (rc != 0 && errno == EINTR);
+  long rc = retry_eintr([&] {
+    return ::syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, kStatxMntId, &sx);
+  });
   if (rc == 0) {
     m.dev = static_cast<std::uint64_t>(makedev(sx.dev_major, sx.dev_minor));
     if (sx.mask & kStatxMntId) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../../core/eintr.h"
 #include "../platform.h"
 
 namespace pinnedfs {
@@ -75,9 +76,8 @@ bool DirectoryReader::next(std::string_view* name, unsigned char* type) {
       if (!dot_or_dotdot(*name) && !name->empty()) return true;
     }
     if (done_) return false;
-    long n;
-    do n = ::syscall(SYS_getdents64, fd_, buffer_.data(), buffer_.size());
-    while (n < 0 && errno == EINTR);
+    long n =
+        retry_eintr([&] { return ::syscall(SYS_getdents64, fd_, buffer_.data(), buffer_.size()); });
     if (n <= 0) {
       if (n < 0) error_ = errno;
       done_ = true;

@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "../../core/eintr.h"
 #include "../../core/resolve.h"
 
 #ifndef SYS_openat2
@@ -86,10 +87,10 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
   long fd = -1;
   int err = 0;
   for (int attempt = 0;; ++attempt) {
-    fd = raw_openat2(dirfd, relative.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+    fd = retry_eintr(
+        [&] { return raw_openat2(dirfd, relative.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode); });
     if (fd >= 0) return Fd(static_cast<int>(fd));
     err = errno;
-    if (err == EINTR) continue;
     if (err == EAGAIN && attempt < kEagainRetries) continue;
     break;
   }
