@@ -50,6 +50,15 @@ inline Error refusal(Refusal kind, const char* syscall, std::string path, std::s
   return Error{err, syscall, std::move(path), kind, std::move(description)};
 }
 
+// A symbolic link met where none may be followed. `component` names the link when it is known;
+// empty, the kernel only said that one lay somewhere on the path. ELOOP, as O_NOFOLLOW answers.
+inline Error symlink_refusal(const char* syscall, std::string path, const std::string& component) {
+  return refusal(Refusal::Symlink, syscall, std::move(path),
+                 component.empty() ? std::string("path contains a symbolic link")
+                                   : "path component '" + component + "' is a symbolic link",
+                 ELOOP);
+}
+
 inline Error bad_argument(std::string description, std::string path = {}) {
   return Error{EINVAL, "validate", std::move(path), Refusal::BadArgument, std::move(description)};
 }

@@ -20,11 +20,10 @@ Error explain_open_failure(int dirfd, const std::string& name, int err, const ch
   if (err == ELOOP || err == ENOTDIR || err == EMLINK) {
     struct stat st;
     if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
-      return refusal(Refusal::Symlink, syscall, shown_path,
-                     "path component '" + name + "' is a symbolic link", ELOOP);
+      return symlink_refusal(syscall, shown_path, name);
     }
     if (err == ELOOP) {
-      return refusal(Refusal::Symlink, syscall, shown_path, "path contains a symbolic link", ELOOP);
+      return symlink_refusal(syscall, shown_path, {});
     }
   }
   return sys_error(err, syscall, shown_path);

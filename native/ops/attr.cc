@@ -24,11 +24,8 @@ Result<Held> checked_handle(const Root& root, const Request& request, const char
   auto got = fstat_fd(fd.value().get(), &st, "fstat", shown);
   if (!got.ok()) return got.take_error();
   if (S_ISLNK(st.st_mode)) {
-    return refusal(Refusal::Symlink, syscall, shown,
-                   "path component '" +
-                       (path.value().is_root() ? std::string(".") : path.value().leaf()) +
-                       "' is a symbolic link",
-                   ELOOP);
+    return symlink_refusal(syscall, shown,
+                           path.value().is_root() ? std::string(".") : path.value().leaf());
   }
   auto hard = refuse_hard_link(st, shown, syscall);
   if (!hard.ok()) return hard.take_error();

@@ -102,8 +102,7 @@ Result<Value> real_path(const Root& root, const Request& request) {
   struct stat st;
   if (::fstat(fd.value().get(), &st) != 0) return sys_error(errno, "fstat", request.path);
   if (S_ISLNK(st.st_mode)) {
-    return refusal(Refusal::Symlink, "realpath", request.path,
-                   "path component '" + path.leaf() + "' is a symbolic link", ELOOP);
+    return symlink_refusal("realpath", request.path, path.leaf());
   }
   if (!kSpellingMayDiffer) return Value(Text{path.joined()});
   // Where names fold (macOS), ask each component's stored name, walking again by handle.

@@ -33,8 +33,7 @@ Result<Value> make_directory(const Root& root, const Request& request) {
         struct stat st;
         if (::fstatat(dir.fd(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
             S_ISLNK(st.st_mode)) {
-          return refusal(Refusal::Symlink, "mkdir", request.path,
-                         "path component '" + parent.value().leaf + "' is a symbolic link", ELOOP);
+          return symlink_refusal("mkdir", request.path, parent.value().leaf);
         }
       }
       return sys_error(err, "mkdir", request.path);

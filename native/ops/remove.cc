@@ -67,8 +67,7 @@ Result<Value> remove(const Root& root, const Request& request) {
       return gone(sys_error(errno, "lstat", shown));
     }
     if (S_ISLNK(st.st_mode)) {
-      return refusal(Refusal::Symlink, "rm", shown,
-                     "path component '" + leaf + "' is a symbolic link", ELOOP);
+      return symlink_refusal("rm", shown, leaf);
     }
     if (!S_ISDIR(st.st_mode)) return sys_error(ENOTDIR, "rm", shown);
     if (!request.recursive) return is_a_directory(shown);

@@ -35,8 +35,7 @@ Status check_slash(int dirfd, const std::string& leaf, const std::string& shown,
     return sys_error(errno, "rename", shown);
   }
   if (S_ISLNK(st.st_mode)) {
-    return refusal(Refusal::Symlink, "rename", shown,
-                   "path component '" + leaf + "' is a symbolic link", ELOOP);
+    return symlink_refusal("rename", shown, leaf);
   }
   if (!S_ISDIR(st.st_mode)) return sys_error(ENOTDIR, "rename", shown);
   return ok_status();

@@ -156,8 +156,7 @@ Status check_target(int dirfd, const std::string& leaf, const std::string& shown
   }
   *exists = true;
   if (S_ISLNK(st->st_mode)) {
-    return refusal(Refusal::Symlink, "open", shown,
-                   "path component '" + leaf + "' is a symbolic link", ELOOP);
+    return symlink_refusal("open", shown, leaf);
   }
   if (S_ISDIR(st->st_mode)) return sys_error(EISDIR, "open", shown);
   // Replacing a hard-linked name would not write the other name, so nothing outside would change.

@@ -60,9 +60,7 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
     return opened;
   }
   int err = errno;
-  if (err == ELOOP) {
-    return refusal(Refusal::Symlink, "openat", shown_path, "path contains a symbolic link", ELOOP);
-  }
+  if (err == ELOOP) return symlink_refusal("openat", shown_path, {});
   return sys_error(err, "openat", shown_path);
 }
 

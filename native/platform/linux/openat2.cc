@@ -96,8 +96,7 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
   }
   switch (err) {
     case ELOOP:
-      return refusal(Refusal::Symlink, "openat2", shown_path, "path contains a symbolic link",
-                     ELOOP);
+      return symlink_refusal("openat2", shown_path, {});
     case EXDEV:
       return explain_exdev(dirfd, relative, shown_path);
     case ENOTDIR: {
