@@ -23,20 +23,6 @@ Error is_a_directory(const std::string& shown) {
   return e;
 }
 
-bool unlink_says_directory(int err, int parent, const std::string& leaf) {
-  if (err == EISDIR) return true;
-#if defined(__APPLE__)
-  if (err == EPERM) {
-    struct stat st;
-    return ::fstatat(parent, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-  }
-#else
-  (void)parent;
-  (void)leaf;
-#endif
-  return false;
-}
-
 }  // namespace
 
 Result<Value> remove(const Root& root, const Request& request) {
@@ -83,7 +69,7 @@ Result<Value> remove(const Root& root, const Request& request) {
   int err = errno;
   // A file bind-mounted over the name: the kernel never unlinks a mount point.
   if (err == EBUSY) return mount_point("unlink", shown, path.value().joined());
-  if (!unlink_says_directory(err, dir, leaf)) return gone(sys_error(err, "unlink", shown));
+  if (!platform::unlink_met_directory(err, dir, leaf)) return gone(sys_error(err, "unlink", shown));
   if (!request.recursive) return is_a_directory(shown);
   // An empty directory goes in one call; only a full one needs the walk.
   still = held.beneath(root, "rmdir", shown);

@@ -18,21 +18,6 @@ namespace {
 // rather than loop for ever.
 constexpr int kMaxPasses = 64;
 
-bool is_directory_errno(int err, int dirfd, const std::string& name) {
-  if (err == EISDIR) return true;
-#if defined(__APPLE__)
-  // macOS unlink(2) on a directory answers EPERM.
-  if (err == EPERM) {
-    struct stat st;
-    return ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-  }
-#else
-  (void)dirfd;
-  (void)name;
-#endif
-  return false;
-}
-
 std::string join(const std::string& a, const std::string& b) {
   return a.empty() ? b : a + "/" + b;
 }
@@ -58,7 +43,7 @@ Status Remover::unlink_entry(Held& dir, const std::string& name, const std::stri
   int rc = retry_eintr([&] { return ::unlinkat(dir.fd(), name.c_str(), 0); });
   if (rc == 0 || errno == ENOENT) return ok_status();
   int err = errno;
-  if (is_directory_errno(err, dir.fd(), name)) {
+  if (platform::unlink_met_directory(err, dir.fd(), name)) {
     *is_dir = true;
     return ok_status();
   }

@@ -8,6 +8,7 @@
 //   the directory reader                     linux/getdents.cc (getdents64), darwin/readdir.cc
 //   attribute handles (chmod, chown)         linux/attr_fd.cc, darwin/attr_fd.cc
 //   on-disk spelling of a name               darwin/spelling.cc; byte-exact on Linux, inline here
+//   whether an unlink met a directory        inline here (EISDIR; EPERM on macOS)
 //
 // The walk (core/walk.cc) is the strategy every platform has; it needs nothing from here but the
 // handle flags.
@@ -30,6 +31,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -79,6 +81,22 @@ int kernel_probe(int rootfd);
 // Opens `relative` (".."-free, no trailing '/', "." for the root itself) beneath `dirfd`.
 Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t mode,
                        const std::string& shown_path);
+
+// Whether unlink(2) of `name` in `dirfd` failed with `err` because the entry is a directory.
+// Linux answers EISDIR; macOS answers EPERM, which a permission refusal also gives, so there the
+// entry itself is asked.
+#if defined(__APPLE__)
+inline bool unlink_met_directory(int err, int dirfd, const std::string& name) {
+  if (err == EISDIR) return true;
+  if (err != EPERM) return false;
+  struct stat st;
+  return ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+#else
+inline bool unlink_met_directory(int err, int, const std::string&) {
+  return err == EISDIR;
+}
+#endif
 
 }  // namespace platform
 
