@@ -37,14 +37,6 @@ Result<Value> rename(const Root& root, const Request& request);
 Result<Value> chmod(const Root& root, const Request& request);
 Result<Value> chown(const Root& root, const Request& request);
 
-// The answer of an operation whose implementation has not landed: ENOSYS with a description,
-// never a wrong result. No stub may remain when the operation is called done.
-inline Result<Value> pending(const char* name) {
-  Error e = sys_error(ENOSYS, name);
-  e.description = std::string(name) + " is not implemented yet";
-  return e;
-}
-
 // Shared by several operations.
 StatInfo stat_info(const struct stat& st);
 // The contract's rule for objects we read, write, stat, chmod or chown: anything but a directory
