@@ -7,8 +7,7 @@
 
 namespace pinnedfs {
 
-Status fstat_fd(int fd, struct stat* st, const char* what, const std::string& shown_path) {
-  (void)what;
+Status fstat_fd(int fd, struct stat* st, const std::string& shown_path) {
   if (::fstat(fd, st) != 0) return sys_error(errno, "fstat", shown_path);
   return ok_status();
 }

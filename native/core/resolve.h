@@ -65,7 +65,7 @@ Error explain_open_failure(int dirfd, const std::string& name, int err, const ch
                            const std::string& shown_path);
 
 // fstat wrapper that reports errors in the core's shape.
-Status fstat_fd(int fd, struct stat* st, const char* what, const std::string& shown_path);
+Status fstat_fd(int fd, struct stat* st, const std::string& shown_path);
 
 namespace walk {
 Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode_t mode);

@@ -18,10 +18,10 @@ Result<Held> checked_handle(const Root& root, const Request& request, const char
   const std::string& shown = request.path;
   auto path = prepare_path(root, request.path);
   if (!path.ok()) return path.take_error();
-  auto fd = attr::open_for_change(root, path.value(), shown);
+  auto fd = attr::open_for_change(root, path.value());
   if (!fd.ok()) return fd.take_error();
   struct stat st;
-  auto got = fstat_fd(fd.value().get(), &st, "fstat", shown);
+  auto got = fstat_fd(fd.value().get(), &st, shown);
   if (!got.ok()) return got.take_error();
   if (S_ISLNK(st.st_mode)) {
     return symlink_refusal(syscall, shown,

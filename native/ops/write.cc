@@ -118,7 +118,7 @@ Result<Value> write_file(const Root& root, const Request& request) {
   // truncate. Otherwise the descriptor is checked before any byte of the file changes.
   if (!(plan.open_flags & O_EXCL)) {
     struct stat st;
-    auto got = fstat_fd(fd.value().get(), &st, "fstat", shown);
+    auto got = fstat_fd(fd.value().get(), &st, shown);
     if (!got.ok()) return got.take_error();
     if (S_ISDIR(st.st_mode)) return sys_error(EISDIR, "open", shown);
     auto hard = refuse_hard_link(st, shown, "open");

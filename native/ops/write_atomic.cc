@@ -270,7 +270,7 @@ Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const R
     // One fstat of the temp tells what creation gave it (our ids, or a setgid directory's group;
     // create_mode less the umask), so the usual case needs no fchown and no fchmod.
     struct stat made;
-    auto got = fstat_fd(fd, &made, "fstat", shown);
+    auto got = fstat_fd(fd, &made, shown);
     if (!got.ok()) return got.take_error();
     bool owner_set = false;
     if (made.st_uid != target.st_uid || made.st_gid != target.st_gid) {

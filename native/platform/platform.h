@@ -180,7 +180,7 @@ namespace pinnedfs::attr {
 // Opens the object `path` names beneath the root, never following a link. Where the platform can
 // (Linux O_PATH), a trailing link is opened as the link itself so the caller's fstat refuses it
 // with a clear reason; elsewhere the open refuses it.
-Result<Fd> open_for_change(const Root& root, const LexedPath& path, const std::string& shown);
+Result<Fd> open_for_change(const Root& root, const LexedPath& path);
 
 // Act on the descriptor open_for_change gave, after the caller's fstat checks passed on it.
 Status change_mode(int fd, mode_t mode, const std::string& shown);

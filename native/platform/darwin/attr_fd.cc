@@ -14,7 +14,7 @@
 
 namespace pinnedfs::attr {
 
-Result<Fd> open_for_change(const Root& root, const LexedPath& path, const std::string&) {
+Result<Fd> open_for_change(const Root& root, const LexedPath& path) {
   auto fd = open_beneath(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
   if (fd.ok() || fd.error().refusal != Refusal::None || fd.error().err != EACCES) return fd;
   auto writable = open_beneath(root, path, O_WRONLY | O_NONBLOCK | O_NOCTTY);

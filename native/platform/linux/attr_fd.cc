@@ -32,7 +32,7 @@ std::atomic<bool> g_fchmodat2{true};
 
 }  // namespace
 
-Result<Fd> open_for_change(const Root& root, const LexedPath& path, const std::string&) {
+Result<Fd> open_for_change(const Root& root, const LexedPath& path) {
   return open_beneath(root, path, kObjectHandleFlags);
 }
 
