@@ -73,8 +73,9 @@ bool proc_is_procfs();
 // The "mnt_id:" line of a /proc/self/fdinfo/N text (exposed for the native tests).
 bool parse_fdinfo_mount_id(const char* text, std::uint64_t* id);
 #endif
-// The kernel-confined strategy, implemented per platform. Returns false from kernel_available()
-// where this build or this kernel has none; the walk is then the only strategy.
+// The kernel-confined strategy, implemented per platform. kernel_compiled() is false where this
+// build has none and kernel_probe() fails where this kernel has none; the walk is then the only
+// strategy.
 bool kernel_compiled();
 // Probes the kernel strategy on `rootfd` once: 0 if it works, else the errno that disabled it.
 int kernel_probe(int rootfd);
