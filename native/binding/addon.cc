@@ -294,6 +294,19 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     return rejected(env, refusal(Refusal::BadArgument, "execute", "", "root is closed", EBADF));
   }
 
+  // Runs a marshalled request on the pool; its value or error settles the promise on the JS thread.
+  Napi::Value run(Napi::Env env, std::shared_ptr<Request> request, bool verify, std::string alias) {
+    std::shared_ptr<Root> root = root_;
+    return js(env, PromiseJob<Result<pinnedfs::Value>>::start(
+                       env,
+                       [root, request, verify, alias = std::move(alias)]() {
+                         return pinnedfs::execute(*root, *request, verify, alias);
+                       },
+                       [](Out& out, EnvState&, Result<pinnedfs::Value>& r) {
+                         return value_or_error(out, r);
+                       }));
+  }
+
   // execute(request, verifyRoot: boolean | alias) -> Promise<value>
   Napi::Value execute(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
@@ -308,15 +321,7 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     if (!root_) return closed(env);
     std::string alias;
     bool verify = read_verify(info[1], &alias);
-    std::shared_ptr<Root> root = root_;
-    return js(env, PromiseJob<Result<pinnedfs::Value>>::start(
-                       env,
-                       [root, request, verify, alias]() {
-                         return pinnedfs::execute(*root, *request, verify, alias);
-                       },
-                       [](Out& out, EnvState&, Result<pinnedfs::Value>& r) {
-                         return value_or_error(out, r);
-                       }));
+    return run(env, request, verify, alias);
   }
 
   // call(op, path, recursive, limit, verifyRoot) -> Promise<value>: the hot path for the path-only
@@ -365,14 +370,7 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
                            return s;
                          }));
     }
-    return js(env, PromiseJob<Result<pinnedfs::Value>>::start(
-                       env,
-                       [root, request, verify, alias]() {
-                         return pinnedfs::execute(*root, *request, verify, alias);
-                       },
-                       [](Out& out, EnvState&, Result<pinnedfs::Value>& r) {
-                         return value_or_error(out, r);
-                       }));
+    return run(env, request, verify, alias);
   }
 
   // readMany(ops: Uint8Array, paths: string[], recursive: Uint8Array, size, response, verifyRoot,
