@@ -125,8 +125,7 @@ std::vector<Row> table() {
       refuse("link before a dotdot", "dir/../f", Open::Read, Refusal::Symlink, ELOOP),
       refuse("link to a proc magic link as a directory", "proc/etc", Open::Dir, Refusal::Symlink,
              ELOOP),
-      refuse("final link to a proc magic link read", "procfd", Open::Read, Refusal::Symlink,
-             ELOOP),
+      refuse("final link to a proc magic link read", "procfd", Open::Read, Refusal::Symlink, ELOOP),
       refuse("trailing slash on a link", "rel/", Open::Read, Refusal::Symlink, ELOOP),
       refuse("trailing slash on a file", "f/", Open::Read, Refusal::None, ENOTDIR),
       refuse("missing leaf", "nope", Open::Read, Refusal::None, ENOENT),
@@ -134,8 +133,7 @@ std::vector<Row> table() {
       refuse("file used as a directory", "f/x", Open::Read, Refusal::None, ENOTDIR),
       refuse("NUL byte", std::string("f\0x", 3), Open::Read, Refusal::BadArgument, EINVAL),
       refuse("absolute input", "/etc/passwd", Open::Read, Refusal::BadArgument, EINVAL),
-      refuse("component over NAME_MAX", long_name, Open::Read, Refusal::BadArgument,
-             ENAMETOOLONG),
+      refuse("component over NAME_MAX", long_name, Open::Read, Refusal::BadArgument, ENAMETOOLONG),
       refuse("path over PATH_MAX", long_path, Open::Dir, Refusal::BadArgument, ENAMETOOLONG),
   };
 }
@@ -174,8 +172,9 @@ std::string check_row(const World& w, const Root& root, const Row& row) {
   const Error& e = got.error();
   if (e.refusal != row.refusal || e.err != row.err) {
     return "expected refusal " + std::to_string(static_cast<int>(row.refusal)) + " errno " +
-           std::to_string(row.err) + ", got refusal " + std::to_string(static_cast<int>(e.refusal)) +
-           " errno " + std::to_string(e.err) + " (" + e.description + ")";
+           std::to_string(row.err) + ", got refusal " +
+           std::to_string(static_cast<int>(e.refusal)) + " errno " + std::to_string(e.err) + " (" +
+           e.description + ")";
   }
   return "";
 }
