@@ -157,6 +157,10 @@ class Walker {
   }
   Result<Held*> handle(int ref);
   Status enter(std::size_t index);
+  // enter's steps: list the directory (a wildcard, or the walk's own start, needs its names), then
+  // probe the literals a listing did not cover.
+  Status list(std::size_t index);
+  Status probe_literals(std::size_t index);
   Status probe_and_visit(std::size_t index, std::string_view name);
   Status visit(Frame& f, std::string_view name, Kind kind, int dirfd);
   Status descend(std::size_t parent, const Entry& e, std::string relative, bool* entered);
@@ -270,63 +274,65 @@ Status Walker::probe_and_visit(std::size_t index, std::string_view name) {
   return visit(f, name, kind_of_mode(st.st_mode), dirfd);
 }
 
-Status Walker::enter(std::size_t index) {
+Status Walker::list(std::size_t index) {
   Frame& f = frames_[index];
-  f.listed = !f.named || has_wildcard(pattern_, f.states);
-  if (f.listed) {
-    Fd fresh;
-    int fd = -1;
-    // The handle whose directory is listed: this frame's own, or the one another frame holds
-    // (".", "..", an ancestor). It is proven beneath the root before the listing and again
-    // before each later batch.
-    auto owner = handle(f.phys);
-    if (!owner.ok()) return owner.take_error();
-    Held* held = owner.value();
-    std::string here = shown(f.relative);
-    auto listable = held->beneath(root_, "getdents64", here);
-    if (!listable.ok()) return departed(f.phys, listable);
-    if (f.dir_unread) {
-      fd = f.dir.fd();
-      f.dir_unread = false;
+  Fd fresh;
+  int fd = -1;
+  // The handle whose directory is listed: this frame's own, or the one another frame holds
+  // (".", "..", an ancestor). It is proven beneath the root before the listing and again
+  // before each later batch.
+  auto owner = handle(f.phys);
+  if (!owner.ok()) return owner.take_error();
+  Held* held = owner.value();
+  std::string here = shown(f.relative);
+  auto listable = held->beneath(root_, "getdents64", here);
+  if (!listable.ok()) return departed(f.phys, listable);
+  if (f.dir_unread) {
+    fd = f.dir.fd();
+    f.dir_unread = false;
+  } else {
+    // Another frame's handle, or an O_PATH one: list a fresh open description of it, never a
+    // shared offset.
+    auto opened = open_child(root_, held->fd(), ".", kListFlags, 0, here);
+    if (!opened.ok()) {
+      if (!skippable(opened.error(), f.named)) return opened.take_error();
     } else {
-      // Another frame's handle, or an O_PATH one: list a fresh open description of it, never a
-      // shared offset.
-      auto opened = open_child(root_, held->fd(), ".", kListFlags, 0, here);
-      if (!opened.ok()) {
-        if (!skippable(opened.error(), f.named)) return opened.take_error();
-      } else {
-        fresh = opened.take();
-        fd = fresh.get();
-      }
-    }
-    if (fd >= 0) {
-      DirectoryReader reader(fd, buffer_);
-      std::string_view name;
-      unsigned char type = DT_UNKNOWN;
-      std::size_t proven = 1;
-      while (reader.next(&name, &type)) {
-        if (reader.batches() > proven) {
-          proven = reader.batches();
-          auto still = held->beneath(root_, "getdents64", here);
-          if (!still.ok()) {
-            frames_[index].entries.clear();
-            return departed(f.phys, still);
-          }
-        }
-        if (!glob::valid_utf8(name)) continue;
-        auto v = visit(frames_[index], name, kind_of_dtype(type), fd);
-        if (!v.ok()) return v;
-      }
-      if (reader.error() != 0) {
-        Error e = sys_error(reader.error(), "getdents64", shown(f.relative));
-        if (!skippable(e, f.named)) return e;
-        // Effect sees a listing fail whole: nothing read from it counts.
-        f.entries.clear();
-        f.names.clear();
-        f.arena.clear();
-      }
+      fresh = opened.take();
+      fd = fresh.get();
     }
   }
+  if (fd >= 0) {
+    DirectoryReader reader(fd, buffer_);
+    std::string_view name;
+    unsigned char type = DT_UNKNOWN;
+    std::size_t proven = 1;
+    while (reader.next(&name, &type)) {
+      if (reader.batches() > proven) {
+        proven = reader.batches();
+        auto still = held->beneath(root_, "getdents64", here);
+        if (!still.ok()) {
+          frames_[index].entries.clear();
+          return departed(f.phys, still);
+        }
+      }
+      if (!glob::valid_utf8(name)) continue;
+      auto v = visit(frames_[index], name, kind_of_dtype(type), fd);
+      if (!v.ok()) return v;
+    }
+    if (reader.error() != 0) {
+      Error e = sys_error(reader.error(), "getdents64", shown(f.relative));
+      if (!skippable(e, f.named)) return e;
+      // Effect sees a listing fail whole: nothing read from it counts.
+      f.entries.clear();
+      f.names.clear();
+      f.arena.clear();
+    }
+  }
+  return ok_status();
+}
+
+Status Walker::probe_literals(std::size_t index) {
+  Frame& f = frames_[index];
   // Probed literals: all of them where the directory is not listed, else only "." and "..".
   for (std::size_t i = 0; i < f.states.size(); ++i) {
     const glob::Node& node = pattern_.nodes[f.states[i]];
@@ -342,6 +348,18 @@ Status Walker::enter(std::size_t index) {
     auto v = probe_and_visit(index, lit);
     if (!v.ok()) return v;
   }
+  return ok_status();
+}
+
+Status Walker::enter(std::size_t index) {
+  Frame& f = frames_[index];
+  f.listed = !f.named || has_wildcard(pattern_, f.states);
+  if (f.listed) {
+    auto listed = list(index);
+    if (!listed.ok()) return listed;
+  }
+  auto probed = probe_literals(index);
+  if (!probed.ok()) return probed;
   const std::string& names = f.names;
   std::sort(f.entries.begin(), f.entries.end(), [&names](const Entry& a, const Entry& b) {
     return glob::utf16_less(std::string_view(names).substr(a.name_off, a.name_len),
