@@ -7,7 +7,7 @@
  *
  * ```ts
  * runConformance("native (walk)", (options) => NodeAtomicFileSystem.make({ ...options, strategy: "walk" }))
- * runConformance("path fallback", (options) => PathAtomicFileSystem.make(options), { directoryPrograms: false })
+ * runConformance("path fallback", (options) => PathAtomicFileSystem.make(options), { withoutDirectoryPrograms: "why" })
  * ```
  *
  * `makeExtension` is called once or more per test with the limits that test needs (most tests pass
@@ -21,6 +21,7 @@ import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
 import { NOBODY } from "../support/ids.ts"
+import { skipUnless } from "../support/skip.ts"
 import { base64, failure, host, type Host, identityOf, ok, refused, run, tagOf, valueOf, type Workspace, workspace } from "./support.ts"
 
 /**
@@ -35,8 +36,11 @@ export interface ConformanceOptions {
  * What the extension under test claims beyond the client's wire contract.
  */
 export interface ConformanceFeatures {
-  /** It runs the `mkdirs` / `rmdirs` directory programs (default `true`). */
-  readonly directoryPrograms?: boolean
+  /**
+   * Why it does not run the `mkdirs` / `rmdirs` directory programs, when it does not: each of
+   * their cases is then skipped with this reason printed.
+   */
+  readonly withoutDirectoryPrograms?: string
   /** It takes `glob` members in a batch (default `true`). */
   readonly globInBatch?: boolean
 }
@@ -75,6 +79,10 @@ export const runConformance = (
     fs.linkSync(w.s.secret, w.s.abs("hard.txt")) // a hard link to the secret
     return { w, h: extension(options) }
   }
+
+  /** Runs a directory-program case, or skips it saying why the extension has none. */
+  const programs = (ctx: Parameters<typeof skipUnless>[0]) =>
+    skipUnless(ctx, features.withoutDirectoryPrograms === undefined, features.withoutDirectoryPrograms ?? "")
 
   /** The three link placements, as root-relative paths. */
   const throughLinks = ["linkdir/secret.txt", "a/inner/file.txt", "a/linkfile"]
@@ -547,13 +555,14 @@ export const runConformance = (
           { operation: "resolve", path: w.l("a/inner/file.txt") },
           { operation: "realPath", path: w.l("a/b") },
           { operation: "readDirectory", path: w.l("a/b") },
-          { operation: "readLink", path: w.l("a/linkfile") }
+          { operation: "readLink", path: w.l("a/linkfile") },
+          { operation: "readFile", path: w.b("top.txt") }
         ]
         const answer = await ok(h, w.req("batch", { requests }))
         expect(answer.rootIdentity).toBe(w.rootIdentity)
         expect(answer.entries.map((e: { index: number }) => e.index)).toEqual(requests.map((_, i) => i))
         expect(answer.entries.map((e: { path: string }) => e.path)).toEqual(requests.map((r) => r.path))
-        const [text, missing, exists, stat, link, resolution, real, listing, readLink] = answer.entries.map(
+        const [text, missing, exists, stat, link, resolution, real, listing, readLink, bytes] = answer.entries.map(
           (e: { result: Result.Result<any, any> }) => e.result
         )
         expect(text).toEqual(Result.succeed({ operation: "readFileString", value: "hello" }))
@@ -565,6 +574,9 @@ export const runConformance = (
         expect(real).toEqual(Result.succeed({ operation: "realPath", value: w.b("a/b") }))
         expect([...valueOf(listing).value].sort()).toEqual(["file.txt", "other.md"])
         expect(readLink).toEqual(Result.succeed({ operation: "readLink", value: w.s.secret }))
+        expect(valueOf(bytes).operation).toBe("readFile")
+        expect(valueOf(bytes).value).toBeInstanceOf(Uint8Array)
+        expect(Buffer.from(valueOf(bytes).value).toString()).toBe("top")
       })
 
       if (features.globInBatch !== false) {
@@ -576,14 +588,18 @@ export const runConformance = (
               requests: [
                 { operation: "glob", path: w.l("a/b/*.md"), root: w.logicalRoot },
                 { operation: "glob", path: `${w.s.outside}/*`, root: w.logicalRoot },
-                { operation: "glob", path: w.l("**/*.txt"), root: w.logicalRoot, options: { exclude: [w.l("a/**")] } }
+                { operation: "glob", path: w.l("**/*.txt"), root: w.logicalRoot, options: { exclude: [w.l("a/**")] } },
+                { operation: "glob", path: "relative/*", root: w.logicalRoot }
               ]
             })
           )
-          const [md, outside, txt] = answer.entries.map((e: { result: Result.Result<unknown, PlatformError.PlatformError> }) => e.result)
+          const [md, outside, txt, relative] = answer.entries.map(
+            (e: { result: Result.Result<unknown, PlatformError.PlatformError> }) => e.result
+          )
           expect(md).toEqual(Result.succeed({ operation: "glob", value: [w.l("a/b/other.md")] }))
           expect(tagOf(outside)).toBe("PermissionDenied")
           expect(txt).toEqual(Result.succeed({ operation: "glob", value: [w.l("hard.txt"), w.l("top.txt")] }))
+          expect(tagOf(relative)).toBe("BadArgument")
         })
       }
 
@@ -593,7 +609,10 @@ export const runConformance = (
         expect(h.batchLimits).toEqual({ size: 3, response: 1 << 20 })
         const member = { operation: "exists", path: w.l("top.txt") }
         expect((await ok(h, w.req("batch", { requests: [member, member, member] }))).entries).toHaveLength(3)
-        await refused(h, w.req("batch", { requests: [member, member, member, member] }), "BadArgument")
+        const over = await refused(h, w.req("batch", { requests: [member, member, member, member] }), "BadArgument")
+        expect(over.reason.description).toMatch(/limit/)
+        await refused(h, w.req("batch", { requests: "nope" }), "BadArgument")
+        expect(await ok(h, w.req("batch", { requests: [] }))).toEqual({ rootIdentity: w.rootIdentity, entries: [] })
       })
 
       it("fails alone a member whose content would pass the response limit", async () => {
@@ -623,7 +642,9 @@ export const runConformance = (
           w.req("batch", {
             requests: [
               { operation: "writeFile", path: w.l("x"), data: "" },
+              { operation: "writeFileString", path: w.l("top.txt"), data: "x" },
               42,
+              null,
               { operation: "exists", path: "relative" },
               { operation: "exists", path: w.s.secret },
               { operation: "exists", path: w.l("top.txt") }
@@ -631,8 +652,9 @@ export const runConformance = (
           })
         )
         const tags = answer.entries.map((e: { result: Result.Result<unknown, PlatformError.PlatformError> }) => tagOf(e.result))
-        expect(tags).toEqual(["BadArgument", "BadArgument", "BadArgument", "PermissionDenied", "ok"])
+        expect(tags).toEqual(["BadArgument", "BadArgument", "BadArgument", "BadArgument", "BadArgument", "PermissionDenied", "ok"])
         expect(fs.existsSync(w.s.abs("x"))).toBe(false)
+        expect(fs.readFileSync(w.s.abs("top.txt"), "utf8")).toBe("top")
       })
     })
 
@@ -697,95 +719,98 @@ export const runConformance = (
       })
     })
 
-    if (features.directoryPrograms !== false) {
-      describe("mkdirs and rmdirs (pinnedfs extensions)", () => {
-        it("creates a planned tree, parent before child, with exact modes and identities", async () => {
-          const { w, h } = setup()
-          const out = await ok(
-            h,
-            w.req("mkdirs", {
-              plan: [
-                { path: w.l("p"), mode: 0o755 },
-                { path: w.l("p/q"), mode: 0o700 }
-              ]
-            })
-          )
-          expect(out.error).toBeNull()
-          expect(out.created).toEqual([
-            { path: w.l("p"), identity: identityOf(w.s.abs("p")) },
-            { path: w.l("p/q"), identity: identityOf(w.s.abs("p/q")) }
-          ])
-          expect(fs.statSync(w.s.abs("p/q")).mode & 0o777).toBe(0o700)
-          const removed = await ok(
-            h,
-            w.req("rmdirs", {
-              owned: [...out.created].reverse()
-            })
-          )
-          expect(removed.stopped).toBe(false)
-          expect(removed.members.map((m: { status: string }) => m.status)).toEqual(["removed", "removed"])
-          expect(fs.existsSync(w.s.abs("p"))).toBe(false)
-        })
-
-        it("creates the ancestors a member implies, answered in the member's spelling", async () => {
-          const { w, h } = setup()
-          const out = await ok(h, w.req("mkdirs", { plan: [{ path: w.b("deep/er"), mode: 0o750 }] }))
-          expect(out.error).toBeNull()
-          expect(out.created.map((c: { path: string }) => c.path)).toEqual([w.b("deep"), w.b("deep/er")])
-          expect(fs.statSync(w.s.abs("deep/er")).mode & 0o777).toBe(0o750)
-        })
-
-        it("stops at a conflict, answering exactly what it created, and refuses links", async () => {
-          const { w, h } = setup()
-          const out = await ok(
-            h,
-            w.req("mkdirs", {
-              plan: [{ path: w.l("made") }, { path: w.l("top.txt") }, { path: w.l("after") }]
-            })
-          )
-          expect(out.error?.reason._tag).toBe("AlreadyExists")
-          expect(out.error?.reason.pathOrDescriptor).toBe(w.l("top.txt"))
-          // Whatever ran before the conflict is reported, with the identity it has on disk.
-          for (const c of out.created) expect(c.identity).toBe(identityOf(c.path))
-          expect(out.created.map((c: { path: string }) => c.path)).not.toContain(w.l("after"))
-          expect(fs.existsSync(w.s.abs("after"))).toBe(false)
-          const link = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("linkdir/evil") }] }))
-          expect(link.created).toEqual([])
-          expect(link.error?.reason._tag).toBe("PermissionDenied")
-          expect(fs.existsSync(path.join(w.s.outside, "evil"))).toBe(false)
-        })
-
-        it("keeps a non-empty directory and refuses a changed one", async () => {
-          const { w, h } = setup()
-          const out = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("keep") }, { path: w.l("swap") }] }))
-          fs.writeFileSync(w.s.abs("keep/file"), "x")
-          // Moved aside rather than removed, so the new directory cannot reuse its inode number.
-          fs.renameSync(w.s.abs("swap"), w.s.abs("swapped-away"))
-          fs.mkdirSync(w.s.abs("swap"))
-          const removed = await ok(
-            h,
-            w.req("rmdirs", {
-              owned: out.created.map((c: { path: string; identity: string }) => ({ ...c, optional: true }))
-            })
-          )
-          const status = Object.fromEntries(removed.members.map((m: { path: string; status: string }) => [m.path, m.status]))
-          expect(status).toEqual({ [w.l("keep")]: "kept", [w.l("swap")]: "refused" })
-          const refusedMember = removed.members.find((m: { status: string }) => m.status === "refused")
-          expect(refusedMember.error?.reason.pathOrDescriptor).toBe(w.l("swap"))
-          expect(fs.existsSync(w.s.abs("keep/file"))).toBe(true)
-          expect(fs.existsSync(w.s.abs("swap"))).toBe(true)
-        })
-
-        it("refuses malformed programs with BadArgument", async () => {
-          const { w, h } = setup()
-          await refused(h, w.req("mkdirs", {}), "BadArgument")
-          await refused(h, w.req("mkdirs", { plan: [{ path: 1 }] }), "BadArgument")
-          await refused(h, w.req("mkdirs", { plan: [{ path: w.l("x"), mode: "0755" }] }), "BadArgument")
-          await refused(h, w.req("rmdirs", { owned: [{ path: w.l("x"), identity: "nope" }] }), "BadArgument")
-          await refused(h, w.req("rmdirs", { owned: "x" }), "BadArgument")
-          await refused(h, w.req("mkdirs", { plan: [{ path: w.s.outside }] }), "PermissionDenied")
-        })
+    describe("mkdirs and rmdirs (pinnedfs extensions)", () => {
+      it("creates a planned tree, parent before child, with exact modes and identities", async (ctx) => {
+        programs(ctx)
+        const { w, h } = setup()
+        const out = await ok(
+          h,
+          w.req("mkdirs", {
+            plan: [
+              { path: w.l("p"), mode: 0o755 },
+              { path: w.l("p/q"), mode: 0o700 }
+            ]
+          })
+        )
+        expect(out.error).toBeNull()
+        expect(out.created).toEqual([
+          { path: w.l("p"), identity: identityOf(w.s.abs("p")) },
+          { path: w.l("p/q"), identity: identityOf(w.s.abs("p/q")) }
+        ])
+        expect(fs.statSync(w.s.abs("p/q")).mode & 0o777).toBe(0o700)
+        const removed = await ok(
+          h,
+          w.req("rmdirs", {
+            owned: [...out.created].reverse()
+          })
+        )
+        expect(removed.stopped).toBe(false)
+        expect(removed.members.map((m: { status: string }) => m.status)).toEqual(["removed", "removed"])
+        expect(fs.existsSync(w.s.abs("p"))).toBe(false)
       })
-    }
+
+      it("creates the ancestors a member implies, answered in the member's spelling", async (ctx) => {
+        programs(ctx)
+        const { w, h } = setup()
+        const out = await ok(h, w.req("mkdirs", { plan: [{ path: w.b("deep/er"), mode: 0o750 }] }))
+        expect(out.error).toBeNull()
+        expect(out.created.map((c: { path: string }) => c.path)).toEqual([w.b("deep"), w.b("deep/er")])
+        expect(fs.statSync(w.s.abs("deep/er")).mode & 0o777).toBe(0o750)
+      })
+
+      it("stops at a conflict, answering exactly what it created, and refuses links", async (ctx) => {
+        programs(ctx)
+        const { w, h } = setup()
+        const out = await ok(
+          h,
+          w.req("mkdirs", {
+            plan: [{ path: w.l("made") }, { path: w.l("top.txt") }, { path: w.l("after") }]
+          })
+        )
+        expect(out.error?.reason._tag).toBe("AlreadyExists")
+        expect(out.error?.reason.pathOrDescriptor).toBe(w.l("top.txt"))
+        // Whatever ran before the conflict is reported, with the identity it has on disk.
+        for (const c of out.created) expect(c.identity).toBe(identityOf(c.path))
+        expect(out.created.map((c: { path: string }) => c.path)).not.toContain(w.l("after"))
+        expect(fs.existsSync(w.s.abs("after"))).toBe(false)
+        const link = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("linkdir/evil") }] }))
+        expect(link.created).toEqual([])
+        expect(link.error?.reason._tag).toBe("PermissionDenied")
+        expect(fs.existsSync(path.join(w.s.outside, "evil"))).toBe(false)
+      })
+
+      it("keeps a non-empty directory and refuses a changed one", async (ctx) => {
+        programs(ctx)
+        const { w, h } = setup()
+        const out = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("keep") }, { path: w.l("swap") }] }))
+        fs.writeFileSync(w.s.abs("keep/file"), "x")
+        // Moved aside rather than removed, so the new directory cannot reuse its inode number.
+        fs.renameSync(w.s.abs("swap"), w.s.abs("swapped-away"))
+        fs.mkdirSync(w.s.abs("swap"))
+        const removed = await ok(
+          h,
+          w.req("rmdirs", {
+            owned: out.created.map((c: { path: string; identity: string }) => ({ ...c, optional: true }))
+          })
+        )
+        const status = Object.fromEntries(removed.members.map((m: { path: string; status: string }) => [m.path, m.status]))
+        expect(status).toEqual({ [w.l("keep")]: "kept", [w.l("swap")]: "refused" })
+        const refusedMember = removed.members.find((m: { status: string }) => m.status === "refused")
+        expect(refusedMember.error?.reason.pathOrDescriptor).toBe(w.l("swap"))
+        expect(fs.existsSync(w.s.abs("keep/file"))).toBe(true)
+        expect(fs.existsSync(w.s.abs("swap"))).toBe(true)
+      })
+
+      it("refuses malformed programs with BadArgument", async (ctx) => {
+        programs(ctx)
+        const { w, h } = setup()
+        await refused(h, w.req("mkdirs", {}), "BadArgument")
+        await refused(h, w.req("mkdirs", { plan: [{ path: 1 }] }), "BadArgument")
+        await refused(h, w.req("mkdirs", { plan: [{ path: w.l("x"), mode: "0755" }] }), "BadArgument")
+        await refused(h, w.req("rmdirs", { owned: [{ path: w.l("x"), identity: "nope" }] }), "BadArgument")
+        await refused(h, w.req("rmdirs", { owned: "x" }), "BadArgument")
+        await refused(h, w.req("mkdirs", { plan: [{ path: w.s.outside }] }), "PermissionDenied")
+      })
+    })
   })
 }
