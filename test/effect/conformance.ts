@@ -15,14 +15,15 @@
  * scratch trees (see `support.ts`): a workspace pinned at its canonical path, a logical alias that
  * is a symlink to it, and an `outside` directory with a secret no operation may read or change.
  */
-import { Option, type PlatformError, Result } from "effect"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { Effect, FileSystem, Option, type PlatformError, Result } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
 import { NOBODY } from "../support/ids.ts"
 import { skipUnless } from "../support/skip.ts"
-import { base64, failure, host, type Host, identityOf, ok, refused, run, tagOf, valueOf, type Workspace, workspace } from "./support.ts"
+import { base64, host, type Host, identityOf, ok, refused, run, tagOf, valueOf, type Workspace, workspace } from "./support.ts"
 
 /**
  * Limits a test may ask the extension for.
@@ -119,6 +120,10 @@ export const runConformance = (
         expect(await ok(h, w.req("exists", { path: w.l("a/b/nope") }))).toBe(false)
         expect(await ok(h, w.req("exists", { path: w.l("a/linkfile") }))).toBe(true)
         expect(await ok(h, w.req("exists", { path: w.logicalRoot }))).toBe(true)
+        for (const p of ["a/b", "a/b/"]) expect(await ok(h, w.req("exists", { path: w.l(p) }))).toBe(true)
+        expect(await ok(h, w.req("exists", { path: w.l("a/nope/deeper") }))).toBe(false)
+        // As Effect's exists: only "not there" is false, a file used as a directory is an error.
+        for (const p of ["top.txt/x", "top.txt/"]) await refused(h, w.req("exists", { path: w.l(p) }), "BadResource")
       })
 
       it("refuses a link on the way", async () => {
@@ -143,6 +148,17 @@ export const runConformance = (
         expect((await ok(h, w.req("stat", { path: w.b("a") }))).type).toBe("Directory")
         expect((await ok(h, w.req("stat", { path: w.boundaryRoot }))).type).toBe("Directory")
         expect((await ok(h, w.req("stat", { path: w.l("a/linkfile") }))).type).toBe("SymbolicLink")
+        // Field for field what Effect's own Node file system answers for lstat.
+        const effectLstat = (p: string) =>
+          Effect.runPromise(
+            Effect.gen(function* () {
+              const efs = yield* FileSystem.FileSystem
+              return yield* efs.lstat(p)
+            }).pipe(Effect.provide(NodeFileSystem.layer))
+          )
+        for (const p of ["a/b/file.txt", "a", "a/linkfile", ""]) {
+          expect(await ok(h, w.req("stat", { path: w.l(p) }))).toEqual(await effectLstat(w.b(p)))
+        }
       })
 
       it("refuses links on the way, a hard link, an escape", async () => {
@@ -163,6 +179,7 @@ export const runConformance = (
         expect(Buffer.from(bytes).toString()).toBe("hello")
         expect(await ok(h, w.req("readFileString", { path: w.b("top.txt") }))).toBe("top")
         expect(await ok(h, w.req("readFileString", { path: w.l("a/b/../b/file.txt") }))).toBe("hello")
+        expect(Buffer.from(await ok(h, w.req("readFile", { path: w.l("a/b/../b/file.txt") }))).toString()).toBe("hello")
       })
 
       it("decodes with the requested encoding, as TextDecoder does", async () => {
@@ -171,7 +188,11 @@ export const runConformance = (
         fs.writeFileSync(w.s.abs("bad.txt"), Buffer.from([0x68, 0xff, 0x69]))
         expect(await ok(h, w.req("readFileString", { path: w.l("utf16.txt"), encoding: "utf-16le" }))).toBe("héllo")
         expect(await ok(h, w.req("readFileString", { path: w.l("bad.txt") }))).toBe("h\uFFFDi")
-        await refused(h, w.req("readFileString", { path: w.l("top.txt"), encoding: "klingon" }), "BadArgument")
+        fs.writeFileSync(w.s.abs("latin.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9])) // "café" in latin1
+        expect(await ok(h, w.req("readFileString", { path: w.l("latin.txt"), encoding: "latin1" }))).toBe("café")
+        expect(await ok(h, w.req("readFileString", { path: w.l("latin.txt") }))).toBe("caf\uFFFD")
+        const unknown = await refused(h, w.req("readFileString", { path: w.l("top.txt"), encoding: "klingon" }), "BadArgument")
+        expect(unknown.reason.description).toMatch(/encoding/)
       })
 
       it("refuses a symlink first, in the middle and last", async () => {
@@ -225,6 +246,7 @@ export const runConformance = (
         await refused(h, w.req("readFile", { path: w.l("missing") }), "NotFound")
         await refused(h, w.req("readFile", { path: w.l("a") }), "BadResource")
         await refused(h, w.req("readFile", { path: w.l("top.txt/x") }), "BadResource")
+        await refused(h, w.req("readFile", { path: w.l("nope/x") }), "NotFound")
       })
     })
 
@@ -235,11 +257,13 @@ export const runConformance = (
         expect(await ok(h, w.req("readDirectory", { path: w.b("empty") }))).toEqual([])
         const all = (await ok(h, w.req("readDirectory", { path: w.l("a"), options: { recursive: true } }))).sort()
         expect(all).toEqual(["b", "b/file.txt", "b/other.md", "inner", "linkfile"])
+        expect((await ok(h, w.req("readDirectory", { path: w.l("") }))).sort()).toEqual(["a", "empty", "hard.txt", "linkdir", "top.txt"])
       })
 
       it("refuses to list through or at a link", async () => {
         const { w, h } = setup()
-        await refused(h, w.req("readDirectory", { path: w.l("linkdir") }), "PermissionDenied")
+        const link = await refused(h, w.req("readDirectory", { path: w.l("linkdir") }), "PermissionDenied")
+        expect(link.reason.description).toMatch(/symbolic link/)
         await refused(h, w.req("readDirectory", { path: w.l("a/inner") }), "PermissionDenied")
         await refused(h, w.req("readDirectory", { path: w.l("../outside") }), "PermissionDenied")
         await refused(h, w.req("readDirectory", { path: w.l("top.txt") }), "BadResource")
@@ -268,7 +292,9 @@ export const runConformance = (
       it("refuses a link on the way, and fails for a non-link", async () => {
         const { w, h } = setup()
         await refused(h, w.req("readLink", { path: w.l("linkdir/secret.txt") }), "PermissionDenied")
-        await failure(h, w.req("readLink", { path: w.l("top.txt") }))
+        // Neither a file nor the root is a link: Effect's Node file system answers Unknown for EINVAL.
+        await refused(h, w.req("readLink", { path: w.l("top.txt") }), "Unknown")
+        await refused(h, w.req("readLink", { path: w.logicalRoot }), "Unknown")
         await refused(h, w.req("readLink", { path: w.l("missing") }), "NotFound")
       })
     })
@@ -279,11 +305,14 @@ export const runConformance = (
         expect(await ok(h, w.req("realPath", { path: w.l("a/b/file.txt") }))).toBe(w.b("a/b/file.txt"))
         expect(await ok(h, w.req("realPath", { path: w.l("a/b/../b") }))).toBe(w.b("a/b"))
         expect(await ok(h, w.req("realPath", { path: w.logicalRoot }))).toBe(w.boundaryRoot)
+        expect(await ok(h, w.req("realPath", { path: w.l("a/./b/../b/file.txt") }))).toBe(w.b("a/b/file.txt"))
       })
 
       it("refuses links and escapes", async () => {
         const { w, h } = setup()
         await refused(h, w.req("realPath", { path: w.l("a/inner/file.txt") }), "PermissionDenied")
+        const last = await refused(h, w.req("realPath", { path: w.l("a/linkfile") }), "PermissionDenied")
+        expect(last.reason.description).toMatch(/symbolic link/)
         await refused(h, w.req("realPath", { path: w.l("../outside") }), "PermissionDenied")
         await refused(h, w.req("realPath", { path: w.l("missing") }), "NotFound")
       })
