@@ -410,11 +410,16 @@ export const runConformance = (
         await ok(h, w.req("makeDirectory", { path: w.b("deep/er/est"), options: { recursive: true } }))
         await ok(h, w.req("makeDirectory", { path: w.l("moded"), options: { mode: 0o700 } }))
         expect(fs.statSync(w.s.abs("moded")).mode & 0o777).toBe(0o700)
+        await ok(h, w.req("makeDirectory", { path: w.l("x/y/z"), options: { recursive: true, mode: 0o700 } }))
+        expect(fs.statSync(w.s.abs("x/y/z")).mode & 0o777).toBe(0o700)
+        await ok(h, w.req("makeDirectory", { path: w.l("a"), options: { recursive: true } }))
       })
 
       it("fails on an existing name, refuses links and escapes", async () => {
         const { w, h } = setup()
         await refused(h, w.req("makeDirectory", { path: w.l("a") }), "AlreadyExists")
+        await refused(h, w.req("makeDirectory", { path: w.l("nope/y") }), "NotFound")
+        await refused(h, w.req("makeDirectory", { path: w.l("top.txt/y"), options: { recursive: true } }), "BadResource")
         await refused(h, w.req("makeDirectory", { path: w.l("linkdir/evil") }), "PermissionDenied")
         await refused(h, w.req("makeDirectory", { path: w.l("a/inner/evil"), options: { recursive: true } }), "PermissionDenied")
         await refused(h, w.req("makeDirectory", { path: w.l("../outside/evil") }), "PermissionDenied")
@@ -428,6 +433,9 @@ export const runConformance = (
         const { w, h } = setup()
         await ok(h, w.req("remove", { path: w.l("top.txt") }))
         expect(fs.existsSync(w.s.abs("top.txt"))).toBe(false)
+        await refused(h, w.req("remove", { path: w.b("a/b") }), "BadResource")
+        expect(fs.existsSync(w.s.abs("a/b"))).toBe(true)
+        await refused(h, w.req("remove", { path: w.logicalRoot, options: { recursive: true } }), "BadArgument")
         await ok(h, w.req("remove", { path: w.b("a/b"), options: { recursive: true } }))
         expect(fs.existsSync(w.s.abs("a/b"))).toBe(false)
         await refused(h, w.req("remove", { path: w.l("missing") }), "NotFound")
@@ -465,6 +473,8 @@ export const runConformance = (
         const { w, h } = setup()
         await ok(h, w.req("rename", { from: w.l("top.txt"), to: w.b("a/top2.txt") }))
         expect(fs.readFileSync(w.s.abs("a/top2.txt"), "utf8")).toBe("top")
+        await ok(h, w.req("rename", { from: w.l("a/b"), to: w.l("moved") }))
+        expect(fs.readFileSync(w.s.abs("moved/file.txt"), "utf8")).toBe("hello")
         await ok(h, w.req("rename", { from: w.l("a/linkfile"), to: w.l("moved-link") }))
         expect(fs.readlinkSync(w.s.abs("moved-link"))).toBe(w.s.secret)
         secretIntact(w)
@@ -493,6 +503,11 @@ export const runConformance = (
         expect(mode("a")).toBe(0o750)
         // The special bits travel too: the mode is the caller's, not masked to 0o777.
         await ok(h, w.req("chmod", { path: w.l("top.txt"), options: { mode: 0o2640 } }))
+        expect(mode("top.txt")).toBe(0o2640)
+        await refused(h, w.req("chmod", { path: w.l("nope"), options: { mode: 0o600 } }), "NotFound")
+        await refused(h, w.req("chmod", { path: w.l("top.txt"), options: { mode: 0o10000 } }), "BadArgument")
+        await refused(h, w.req("chmod", { path: w.l("top.txt") }), "BadArgument")
+        await refused(h, w.req("chown", { path: w.l("top.txt"), options: { uid: "0", gid: 0 } }), "BadArgument")
         expect(mode("top.txt")).toBe(0o2640)
       })
 
@@ -546,6 +561,24 @@ export const runConformance = (
         expect(fs.statSync(w.s.abs("private.txt")).mode & 0o777).toBe(0o600)
         await ok(h, w.req("writeFile", { path: w.l("empty.bin"), data: "" }))
         expect(fs.statSync(w.s.abs("empty.bin")).size).toBe(0)
+        await ok(h, w.req("writeFile", { path: w.l("a/b/file.txt"), data: base64("new") }))
+        expect(fs.readFileSync(w.s.abs("a/b/file.txt"), "utf8")).toBe("new")
+        await ok(h, w.req("writeFile", { path: w.l("a/b/file.txt"), data: base64("+"), options: { flag: "a" } }))
+        expect(fs.readFileSync(w.s.abs("a/b/file.txt"), "utf8")).toBe("new+")
+        await ok(h, w.req("writeFile", { path: w.l("moded"), data: "", options: { flag: "wx", mode: 0o600 } }))
+        expect(fs.statSync(w.s.abs("moded")).mode & 0o777).toBe(0o600)
+        await ok(h, w.req("writeFileString", { path: w.l("s.txt"), data: "héllo" }))
+        expect(fs.readFileSync(w.s.abs("s.txt"), "utf8")).toBe("héllo")
+      })
+
+      it("fails on a missing parent, a directory, and a file or missing name used as a directory", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("writeFileString", { path: w.l("nope/s.txt"), data: "x" }), "NotFound")
+        await refused(h, w.req("writeFileString", { path: w.l("a"), data: "x" }), "BadResource")
+        await refused(h, w.req("writeFileString", { path: `${w.l("top.txt")}/`, data: "x" }), "BadResource")
+        await refused(h, w.req("writeFileString", { path: `${w.l("newname")}/`, data: "x" }), "NotFound")
+        await refused(h, w.req("writeFileString", { path: w.logicalRoot, data: "x" }), "BadResource")
+        expect(fs.existsSync(w.s.abs("newname"))).toBe(false)
       })
 
       it("refuses links anywhere, hard links and escapes, leaving the secret alone", async () => {
@@ -563,10 +596,12 @@ export const runConformance = (
         const { w } = setup()
         const h = extension({ contentLimit: 8 })
         expect(h.contentLimit).toBe(8)
-        for (const data of ["%%%%", "abc", "YWJj\n", "=YWJ"]) {
+        for (const data of ["%%%%", "abc", "YWJj\n", "=YWJ", "not base64!"]) {
           await refused(h, w.req("writeFile", { path: w.l("x.bin"), data }), "BadArgument")
         }
-        await refused(h, w.req("writeFile", { path: w.l("x.bin"), data: base64("123456789") }), "BadArgument")
+        const over = await refused(h, w.req("writeFile", { path: w.l("x.bin"), data: base64("123456789") }), "BadArgument")
+        expect(over.reason.description).toMatch(/limit/)
+        expect(fs.existsSync(w.s.abs("x.bin"))).toBe(false)
         await ok(h, w.req("writeFile", { path: w.l("x.bin"), data: base64("12345678") }))
         expect(fs.readFileSync(w.s.abs("x.bin"), "utf8")).toBe("12345678")
       })
