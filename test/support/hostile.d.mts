@@ -1,0 +1,14 @@
+// Types for hostile.mjs (plain JavaScript so the addon's child-process suites can load it).
+import type { Arbitrary } from "fast-check"
+
+export type HostileSpec = { s: string } | { n: number } | { b: string } | { k: string }
+export declare const hostileNumbers: ReadonlyArray<number>
+export declare const hostileSpec: (options: {
+  readonly paths: Arbitrary<string>
+  readonly kinds: ReadonlyArray<string>
+  readonly integers?: boolean
+}) => Arbitrary<HostileSpec>
+export declare const buildHostile: (
+  v: HostileSpec,
+  suite: { readonly path: (s: string) => unknown; readonly kinds: Record<string, () => unknown> }
+) => unknown
