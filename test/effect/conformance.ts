@@ -23,6 +23,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
 import { NOBODY } from "../support/ids.ts"
 import { skipUnless } from "../support/skip.ts"
+import { mkfifo } from "../support/tree.ts"
 import { base64, host, type Host, identityOf, ok, refused, run, tagOf, valueOf, type Workspace, workspace } from "./support.ts"
 
 /**
@@ -722,6 +723,105 @@ export const runConformance = (
       })
     })
 
+    describe("refusals across operations", () => {
+      it("refuses a link first, in the middle and last for reads, writes and metadata, naming it and the path", async () => {
+        const { w, h } = setup()
+        for (const p of throughLinks) {
+          for (const request of [
+            { operation: "readFile", path: w.l(p) },
+            { operation: "readFileString", path: w.l(p) },
+            { operation: "writeFile", path: w.l(p), data: base64("pwned") },
+            { operation: "writeFileString", path: w.l(p), data: "pwned" },
+            { operation: "chmod", path: w.l(p), options: { mode: 0o777 } },
+            { operation: "chown", path: w.l(p), options: { uid: 0, gid: 0 } },
+            { operation: "realPath", path: w.l(p) }
+          ]) {
+            const e = await refused(h, w.req(request.operation, request), "PermissionDenied")
+            expect(e.reason.description).toMatch(/symbolic link/)
+            expect(e.reason._tag === "BadArgument" ? "" : e.reason.pathOrDescriptor).toBe(w.l(p))
+          }
+        }
+        for (const p of ["linkdir/secret.txt", "a/inner/file.txt"]) {
+          for (const operation of ["exists", "stat", "readLink", "remove"]) {
+            const e = await refused(h, w.req(operation, { path: w.l(p) }), "PermissionDenied")
+            expect(e.reason.description).toMatch(/symbolic link/)
+          }
+          await refused(h, w.req("makeDirectory", { path: w.l(`${p}/new`), options: { recursive: true } }), "PermissionDenied")
+          await refused(h, w.req("rename", { from: w.l(p), to: w.l("stolen") }), "PermissionDenied")
+          await refused(h, w.req("rename", { from: w.l("top.txt"), to: w.l(p) }), "PermissionDenied")
+        }
+        secretIntact(w)
+        expect(fs.readdirSync(w.s.outside)).toEqual(["secret.txt"])
+      })
+
+      it("treats a trailing slash after a link as a link met on the way", async () => {
+        const { w, h } = setup()
+        for (const operation of ["stat", "exists", "readLink", "readDirectory", "remove"]) {
+          const e = await refused(h, w.req(operation, { path: `${w.l("linkdir")}/` }), "PermissionDenied")
+          expect(e.reason.description).toMatch(/symbolic link/)
+        }
+        await refused(h, w.req("makeDirectory", { path: `${w.l("linkdir")}/`, options: { recursive: true } }), "PermissionDenied")
+        expect(fs.lstatSync(w.s.abs("linkdir")).isSymbolicLink()).toBe(true)
+      })
+
+      it("refuses a hard-linked file for read, stat, write, chmod and chown; removing our name is allowed", async () => {
+        const { w, h } = setup()
+        for (const request of [
+          { operation: "readFile", path: w.l("hard.txt") },
+          { operation: "stat", path: w.l("hard.txt") },
+          { operation: "writeFile", path: w.l("hard.txt"), data: base64("pwned") },
+          { operation: "writeFileString", path: w.l("hard.txt"), data: "pwned", options: { flag: "a" } },
+          { operation: "chmod", path: w.l("hard.txt"), options: { mode: 0o777 } },
+          { operation: "chown", path: w.l("hard.txt"), options: { uid: 0, gid: 0 } }
+        ]) {
+          const e = await refused(h, w.req(request.operation, request), "PermissionDenied")
+          expect(e.reason.description).toMatch(/hard-linked/)
+        }
+        expect(await ok(h, w.req("exists", { path: w.l("hard.txt") }))).toBe(true)
+        secretIntact(w)
+        await ok(h, w.req("remove", { path: w.l("hard.txt") }))
+        secretIntact(w)
+      })
+
+      it("refuses .. above the root for writes too, and a .. after a link", async () => {
+        const { w, h } = setup()
+        for (const p of ["../outside/secret.txt", `../${rootName(w)}/top.txt`, "a/../../outside/secret.txt", ".."]) {
+          const e = await refused(h, w.req("readFile", { path: `${w.logicalRoot}/${p}` }), "PermissionDenied")
+          expect(e.reason.description).toMatch(/escapes/)
+          await refused(h, w.req("writeFileString", { path: `${w.logicalRoot}/${p}`, data: "x" }), "PermissionDenied")
+        }
+        const e = await refused(h, w.req("readFile", { path: w.l("a/inner/../b/file.txt") }), "PermissionDenied")
+        expect(e.reason.description).toMatch(/symbolic/)
+        secretIntact(w)
+      })
+
+      it("refuses any absolute path outside both roots, a sibling sharing the root's prefix included", async () => {
+        const { w, h } = setup()
+        fs.writeFileSync(`${w.boundaryRoot}x`, "sibling")
+        for (const p of [w.s.secret, `${w.logicalRoot}x`, `${w.boundaryRoot}x`, "/etc/passwd"]) {
+          for (const request of [
+            { operation: "readFile", path: p },
+            { operation: "writeFileString", path: p, data: "x" }
+          ]) {
+            const e = await refused(h, w.req(request.operation, request), "PermissionDenied")
+            expect(e.reason.description).toMatch(/outside/)
+          }
+        }
+        expect(fs.readFileSync(`${w.boundaryRoot}x`, "utf8")).toBe("sibling")
+        secretIntact(w)
+      })
+
+      it("refuses a FIFO without blocking on it, and a write to one, but describes it", async () => {
+        const { w, h } = setup()
+        mkfifo(w.s.abs("fifo"))
+        const read = await refused(h, w.req("readFile", { path: w.l("fifo") }), "BadResource")
+        expect(read.reason.description).toMatch(/FIFO/)
+        const write = await refused(h, w.req("writeFileString", { path: w.l("fifo"), data: "x" }), "BadResource")
+        expect(write.reason.description).toMatch(/FIFO/)
+        expect((await ok(h, w.req("stat", { path: w.l("fifo") }))).type).toBe("FIFO")
+      })
+    })
+
     describe("root identity", () => {
       it("answers Busy once the root is renamed away and another directory put at its path", async () => {
         const { w, h } = setup()
@@ -735,6 +835,8 @@ export const runConformance = (
           w.req("readFileString", { path: w.l("top.txt") }),
           w.req("readFileString", { path: w.b("top.txt") }),
           w.req("writeFileString", { path: w.b("top.txt"), data: "x" }),
+          w.req("readFile", { path: w.l("top.txt") }),
+          w.req("glob", { pattern: w.l("*"), root: w.logicalRoot }),
           w.req("batch", { requests: [{ operation: "exists", path: w.b("top.txt") }] })
         ]) {
           const e = await refused(h, request, "Busy")
