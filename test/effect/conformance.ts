@@ -723,6 +723,106 @@ export const runConformance = (
       })
     })
 
+    describe("resolve and glob over a source tree, in either spelling of the root", () => {
+      const sourceTree = {
+        "src/main.ts": "",
+        "src/util.ts": "",
+        "src/.hidden.ts": "",
+        "src/deep/x.ts": "",
+        "node_modules/dep/index.ts": "",
+        "README.md": ""
+      }
+      /** The workspace, its links, and both spellings of it: requests go out in each in turn. */
+      const sources = () => {
+        const w = workspace(sourceTree)
+        fs.symlinkSync(w.s.outside, w.s.abs("src/escape"))
+        fs.symlinkSync("main.ts", w.s.abs("src/alias"))
+        fs.symlinkSync(w.s.outside, w.s.abs("linked"))
+        fs.writeFileSync(`${w.s.outside}/evil.ts`, "")
+        const spellings = [
+          { at: w.l, base: w.logicalRoot },
+          { at: w.b, base: w.boundaryRoot }
+        ]
+        return { w, h: extension(), spellings }
+      }
+      const globOf = (h: Host, w: Workspace, pattern: string, exclude?: Array<string>, root: unknown = w.logicalRoot) =>
+        ok(h, w.req("glob", { pattern, root, ...(exclude === undefined ? {} : { options: { exclude } }) })) as Promise<Array<string>>
+
+      it("resolves a link-free path whole, existing or not, in boundary spelling", async () => {
+        const { w, h, spellings } = sources()
+        for (const { at } of spellings) {
+          expect(await ok(h, w.req("resolve", { path: at("src/main.ts") }))).toEqual({ path: w.b("src/main.ts"), target: null })
+          expect(await ok(h, w.req("resolve", { path: at("src/missing/and/more") }))).toEqual({
+            path: w.b("src/missing/and/more"),
+            target: null
+          })
+          expect(await ok(h, w.req("resolve", { path: at("src/deep/../main.ts") }))).toEqual({ path: w.b("src/main.ts"), target: null })
+          expect(await ok(h, w.req("resolve", { path: at("") }))).toEqual({ path: w.boundaryRoot, target: null })
+        }
+      })
+
+      it("resolves to the first link, last, on the way or before a trailing slash, with its text", async () => {
+        const { w, h, spellings } = sources()
+        for (const { at } of spellings) {
+          expect(await ok(h, w.req("resolve", { path: at("src/alias") }))).toEqual({ path: w.b("src/alias"), target: "main.ts" })
+          for (const p of ["src/escape/secret.txt", "src/escape/", "src/deep/../escape/x"]) {
+            expect(await ok(h, w.req("resolve", { path: at(p) }))).toEqual({ path: w.b("src/escape"), target: w.s.outside })
+          }
+        }
+      })
+
+      it("refuses to resolve a link a later .. climbs out of, a file in the middle, an escape, an outside path", async () => {
+        const { w, h, spellings } = sources()
+        for (const { at } of spellings) {
+          const climb = await refused(h, w.req("resolve", { path: at("src/escape/../main.ts") }), "PermissionDenied")
+          expect(climb.reason.description).toMatch(/symbolic/)
+          for (const p of ["README.md/x", "src/main.ts/y/z", "README.md/"]) {
+            await refused(h, w.req("resolve", { path: at(p) }), "BadResource")
+          }
+          const escape = await refused(h, w.req("resolve", { path: at("../outside") }), "PermissionDenied")
+          expect(escape.reason.description).toMatch(/escapes/)
+        }
+        const outside = await refused(h, w.req("resolve", { path: w.s.secret }), "PermissionDenied")
+        expect(outside.reason.description).toMatch(/outside/)
+      })
+
+      it("globs with Effect's semantics, answering absolute paths in the pattern's spelling", async () => {
+        const { w, h, spellings } = sources()
+        for (const { at, base } of spellings) {
+          expect(await globOf(h, w, at("src/*.ts"))).toEqual([at("src/main.ts"), at("src/util.ts")])
+          expect(await globOf(h, w, at("src/**/*.ts"))).toEqual([at("src/deep/x.ts"), at("src/main.ts"), at("src/util.ts")])
+          expect(await globOf(h, w, at("*.md"))).toEqual([at("README.md")])
+          expect(await globOf(h, w, at("nothing/*"))).toEqual([])
+          expect(await globOf(h, w, `${base}//src/m*.ts`)).toEqual([`${base}/src/main.ts`])
+          expect(await globOf(h, w, base)).toEqual([base])
+          for (const root of [".", "relative", w.s.outside, at("src")]) {
+            expect(await globOf(h, w, at("src/*.ts"), undefined, root)).toEqual([at("src/main.ts"), at("src/util.ts")])
+          }
+        }
+      })
+
+      it("never globs through a link, wherever the pattern names it", async () => {
+        const { w, h, spellings } = sources()
+        for (const { at } of spellings) {
+          expect((await globOf(h, w, at("**/*.ts"))).some((p) => p.includes("evil"))).toBe(false)
+          expect(await globOf(h, w, at("linked/*.ts"))).toEqual([])
+          expect(await globOf(h, w, at("src/escape/*"))).toEqual([])
+          expect(await globOf(h, w, at("*"))).toContain(at("linked"))
+        }
+      })
+
+      it("refuses a glob outside the root or climbing out of it; bad input is BadArgument", async () => {
+        const { w, h, spellings } = sources()
+        for (const { at, base } of spellings) {
+          await refused(h, w.req("glob", { pattern: `${w.s.outside}/*`, root: base }), "PermissionDenied")
+          await refused(h, w.req("glob", { pattern: `${at("src")}/../../outside/*`, root: base }), "PermissionDenied")
+          await refused(h, w.req("glob", { pattern: "src/*", root: base }), "BadArgument")
+          await refused(h, w.req("glob", { pattern: at("*"), root: 7 }), "BadArgument")
+          await refused(h, w.req("glob", { pattern: at("*"), root: base, options: { exclude: "x" } }), "BadArgument")
+        }
+      })
+    })
+
     describe("refusals across operations", () => {
       it("refuses a link first, in the middle and last for reads, writes and metadata, naming it and the path", async () => {
         const { w, h } = setup()
