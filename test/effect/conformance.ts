@@ -47,6 +47,16 @@ export interface ConformanceFeatures {
   readonly globInBatch?: boolean
 }
 
+/** A small source tree, for resolve and glob (the fallback's own glob case reads it too). */
+export const sourceTree = {
+  "src/main.ts": "",
+  "src/util.ts": "",
+  "src/.hidden.ts": "",
+  "src/deep/x.ts": "",
+  "node_modules/dep/index.ts": "",
+  "README.md": ""
+}
+
 /** The tree every test starts from (plus links made in `setup`). */
 const tree = {
   "a/b/file.txt": "hello",
@@ -724,14 +734,6 @@ export const runConformance = (
     })
 
     describe("resolve and glob over a source tree, in either spelling of the root", () => {
-      const sourceTree = {
-        "src/main.ts": "",
-        "src/util.ts": "",
-        "src/.hidden.ts": "",
-        "src/deep/x.ts": "",
-        "node_modules/dep/index.ts": "",
-        "README.md": ""
-      }
       /** The workspace, its links, and both spellings of it: requests go out in each in turn. */
       const sources = () => {
         const w = workspace(sourceTree)

@@ -2,16 +2,10 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, FileSystem } from "effect"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
+import { sourceTree } from "../effect/conformance.ts"
 import { type Harness, harness, spellings } from "./support.ts"
 
-const tree = {
-  "src/main.ts": "",
-  "src/util.ts": "",
-  "src/.hidden.ts": "",
-  "src/deep/x.ts": "",
-  "node_modules/dep/index.ts": "",
-  "README.md": ""
-}
+const tree = sourceTree
 
 // The rest of what the fallback's resolve and glob must do is in the shared conformance suite
 // (test/effect/conformance.ts), over every executor. This case stays the fallback's alone: the

@@ -14,7 +14,7 @@ import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
 import { NodeAtomicFileSystem } from "../../src/effect/index.ts"
 import { executorOperations } from "../../src/protocol/operations.ts"
-import { buildHostile, type HostileSpec, hostileSpec } from "../support/hostile.mjs"
+import { buildHostile, type HostileSpec, hostileSpec, throwingGetter } from "../support/hostile.mjs"
 import { strategies } from "../support/strategies.ts"
 import { openDescriptorCount } from "../support/tree.ts"
 import { workspace } from "../effect/support.ts"
@@ -70,13 +70,7 @@ describe.each(strategies)("Effect extension under hostile values (%s)", (strateg
     // This suite's own kinds, beside the shared ones (test/support/hostile.mjs).
     const kinds: Record<string, () => unknown> = {
       fn: () => () => w.b("top.txt"),
-      throws: () =>
-        Object.defineProperty({}, "recursive", {
-          get() {
-            throw new Sentinel("getter")
-          },
-          enumerable: true
-        }),
+      throws: () => throwingGetter("recursive", () => new Sentinel("getter")),
       trap: () =>
         new Proxy(
           {},

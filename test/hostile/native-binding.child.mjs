@@ -9,7 +9,7 @@ import fc from "fast-check"
 import * as fs from "node:fs"
 import { loadAddon } from "../lifetime/addon.mjs"
 import { fdCount, makeTree } from "../lifetime/tree.mjs"
-import { buildHostile, hostileSpec } from "../support/hostile.mjs"
+import { buildHostile, hostileSpec, throwingGetter } from "../support/hostile.mjs"
 import { promised as call } from "./promised.mjs"
 
 const seed = Number(process.argv[2] ?? Date.now() % 2 ** 31)
@@ -59,13 +59,7 @@ let current // the handle a "closes" getter closes mid-marshalling
 const kinds = {
   fn: () => () => "x",
   object: () => ({ path: "file.txt", toString: () => "file.txt" }),
-  throws: () =>
-    Object.defineProperty({}, "path", {
-      get() {
-        throw new Error("getter")
-      },
-      enumerable: true
-    }),
+  throws: () => throwingGetter("path", () => new Error("getter")),
   proxy: () =>
     new Proxy(
       {},

@@ -12,3 +12,5 @@ export declare const buildHostile: (
   v: HostileSpec,
   suite: { readonly path: (s: string) => unknown; readonly kinds: Record<string, () => unknown> }
 ) => unknown
+/** An object whose `key` throws `error()` when read. */
+export declare const throwingGetter: (key: string, error: () => Error) => object

@@ -13,6 +13,15 @@ import fc from "fast-check"
 /** Numbers at the edges of every mode, id, size and flag a suite reads. */
 export const hostileNumbers = [0, -1, 1, 0o7777, 0o10000, 2 ** 53, 2 ** 64, -0, 0.5, NaN, Infinity, -Infinity, 4294967294, 4294967295]
 
+/** An object whose `key` throws `error()` when read: the caller's own failure, coming back. */
+export const throwingGetter = (key, error) =>
+  Object.defineProperty({}, key, {
+    get() {
+      throw error()
+    },
+    enumerable: true
+  })
+
 /** Kinds of value with one meaning in every suite. */
 const common = {
   undefined: () => undefined,
