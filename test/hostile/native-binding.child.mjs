@@ -9,14 +9,13 @@ import fc from "fast-check"
 import * as fs from "node:fs"
 import { loadAddon } from "../lifetime/addon.mjs"
 import { fdCount, makeTree } from "../lifetime/tree.mjs"
-import { buildHostile, hostileSpec, throwingGetter } from "../support/hostile.mjs"
+import { buildHostile, expectNativeError, hostileSpec, throwingGetter } from "../support/hostile.mjs"
 import { promised as call } from "./promised.mjs"
 
 const seed = Number(process.argv[2] ?? Date.now() % 2 ** 31)
 const numRuns = Number(process.argv[3] ?? 200)
 const native = loadAddon()
 const OPS = Object.keys(native.ops).length
-const REFUSALS = new Set(["", "symlink", "escape", "hardlink", "notregular", "badargument", "identity", "toolarge", "writezero"])
 
 // ---- hostile values ------------------------------------------------------------------------
 
@@ -230,16 +229,7 @@ const readsOperand = (op, key) => {
 const stats = { executes: 0, batches: 0, resolved: 0, rejected: 0, badArgument: 0, memberErrors: 0 }
 
 const checkError = (e, malformed, what) => {
-  if (
-    typeof e !== "object" ||
-    e === null ||
-    typeof e.code !== "string" ||
-    !REFUSALS.has(e.refusal) ||
-    typeof e.description !== "string" ||
-    typeof e.errno !== "number"
-  ) {
-    throw new Error(`${what}: rejection is not a native error: ${String(e)}`)
-  }
+  expectNativeError(e, what)
   if (e.refusal === "badargument") stats.badArgument++
   if (malformed && e.refusal !== "badargument" && !(e.code === "EBADF" && e.description === "root is closed")) {
     throw new Error(`${what}: malformed input answered ${e.code}/${e.refusal} (${e.description}), not BadArgument`)

@@ -14,3 +14,5 @@ export declare const buildHostile: (
 ) => unknown
 /** An object whose `key` throws `error()` when read. */
 export declare const throwingGetter: (key: string, error: () => Error) => object
+/** Throws unless `e` is an error the addon made. */
+export declare const expectNativeError: (e: unknown, what: string) => void

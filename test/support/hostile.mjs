@@ -68,3 +68,23 @@ export const buildHostile = (v, { path, kinds }) => {
   if (make === undefined) throw new Error(`unknown spec ${JSON.stringify(v)}`)
   return make()
 }
+
+/** The refusal words the addon reports (empty for a plain errno). */
+const nativeRefusals = new Set(["", "symlink", "escape", "hardlink", "notregular", "badargument", "identity", "toolarge", "writezero"])
+
+/**
+ * Throws unless `e` is an error the addon made (a code, a known refusal, a description, an errno),
+ * for the suites that call the raw addon: anything else escaped its marshalling.
+ */
+export const expectNativeError = (e, what) => {
+  if (
+    typeof e !== "object" ||
+    e === null ||
+    typeof e.code !== "string" ||
+    !nativeRefusals.has(e.refusal) ||
+    typeof e.description !== "string" ||
+    typeof e.errno !== "number"
+  ) {
+    throw new Error(`${what}: rejection is not a native error: ${String(e)}`)
+  }
+}
