@@ -1,140 +1,120 @@
-// The race tests' control: a careful path-based executor, "lstat every component, then use the
-// path". It refuses a link or a hard-linked file it sees, exactly like pinnedfs, but checks one
-// lookup of a name and then acts on another, so a swap between the two carries it out of the root.
-// Every cell of test/race runs it beside pinnedfs, under the same attacker and the same detectors,
-// and requires it to escape: that is what shows the cell can see an escape at all.
+// The race tests' control: the path-based executor (pinnedfs/fallback's PathAtomicFileSystem,
+// "lstat every component, then use the path"), given PinnedRoot's method names. It refuses a link
+// or a hard-linked file it sees, exactly like pinnedfs, but checks one lookup of a name and then
+// acts on another, so a swap between the two carries it out of the root. Every cell of test/race
+// runs it beside pinnedfs, under the same attacker and the same detectors, and requires it to
+// escape: that is what shows the cell can see an escape at all.
 //
-// `window`, when given, is awaited between the check and the use of every operation, which is how
-// the harness makes the swap land inside that window on demand instead of waiting for the race to
-// find it (the forced exposure of test/race). Without it the executor runs at full speed.
-import * as fsp from "node:fs/promises"
+// The executor is passed in (`make`), so the same adapter serves the tests (the TypeScript source)
+// and `npm run stress` (the built dist/). `window`, when given, is the executor's test seam: awaited
+// between the check and the use of every operation, which is how the harness makes the swap land
+// inside that window on demand instead of waiting for the race to find it (the forced exposure of
+// test/race). Without it the executor runs at full speed.
+import { Effect, Option, Result } from "effect"
 import * as path from "node:path"
-
-class Refused extends Error {
-  constructor(what, rel) {
-    super(`${what}: ${rel}`)
-    this.refusal = what
-  }
-}
 
 /**
  * @param {string} root
- * @param {{ window?: () => Promise<void> }} [options]
+ * @param {{ make: (window?: () => Promise<void>) => any, window?: () => Promise<void> }} options
+ *   make: builds the executor, with the window in its check-then-use gap when one is given.
  */
-export const openNaive = (root, { window } = {}) => {
-  const abs = (rel) => path.join(root, rel)
-  const gap = async () => {
-    if (window) await window()
-  }
-  // Every component before the leaf must be a real directory; the leaf (unless `ancestorsOnly`)
-  // must not be a link (unless the operation acts on links) nor a hard-linked file.
-  const check = async (rel, { leafLink = false, leafMayBeMissing = false, ancestorsOnly = false } = {}) => {
-    const parts = rel.split("/").filter((p) => p !== "" && p !== ".")
-    if (parts.includes("..")) throw new Refused("escape", rel)
-    for (let i = 1; i < parts.length; i++) {
-      const st = await fsp.lstat(abs(parts.slice(0, i).join("/")))
-      if (st.isSymbolicLink()) throw new Refused("symlink", rel)
-    }
-    if (ancestorsOnly) return undefined
-    let st
+export const openPathBased = async (root, { make, window }) => {
+  // The directory programs are composed from single operations below, and only their last step
+  // is the use the window belongs to: the steps before it are checks, run with the window shut.
+  let shut = false
+  const ext = make(window === undefined ? undefined : async () => (shut ? undefined : window()))
+  const rootIdentity = await Effect.runPromise(ext.identifyRoot(root))
+  const triple = { boundaryRoot: root, logicalRoot: root, rootIdentity }
+  const abs = (rel) => (rel === "" ? root : path.join(root, rel))
+  const run = (request) => Effect.runPromise(ext.execute({ ...triple, ...request }))
+  const checking = async (step) => {
+    shut = true
     try {
-      st = await fsp.lstat(abs(rel))
-    } catch (e) {
-      if (leafMayBeMissing && e.code === "ENOENT") return undefined
-      throw e
+      return await step()
+    } finally {
+      shut = false
     }
-    if (st.isSymbolicLink() && !leafLink) throw new Refused("symlink", rel)
-    if (st.isFile() && st.nlink > 1) throw new Refused("hardlink", rel)
-    return st
   }
-  /** Check, open the window, use. */
-  const guarded = async (rel, checkOptions, use) => {
-    const st = await check(rel, checkOptions)
-    await gap()
-    return use(st)
-  }
-  const identity = (st) => `${st.dev}:${st.ino}`
-  const listing = async (rel, recursive) => {
-    const out = []
-    const visit = async (dir, prefix) => {
-      for (const name of await fsp.readdir(abs(dir))) {
-        const child = dir === "" ? name : `${dir}/${name}`
-        out.push(prefix + name)
-        if (recursive && (await fsp.lstat(abs(child))).isDirectory()) await visit(child, `${prefix}${name}/`)
-      }
-    }
-    await visit(rel, "")
-    return out
-  }
+  // Effect's File.Info carries the inode in an Option; the harness compares "dev:ino".
+  const info = (i) => ({ ...i, ino: Option.getOrUndefined(i.ino) })
+  const identity = (i) => `${i.dev}:${Option.getOrThrow(i.ino)}`
   const target = {
-    exists: (rel) =>
-      // The ancestors are checked; the leaf's own lstat is the use.
-      guarded(rel, { ancestorsOnly: true }, () =>
-        fsp.lstat(abs(rel)).then(
-          () => true,
-          (e) => {
-            if (e.code === "ENOENT") return false
-            throw e
-          }
-        )
-      ),
-    stat: (rel) => guarded(rel, {}, () => fsp.lstat(abs(rel), { bigint: true })),
-    readFile: (rel) => guarded(rel, {}, () => fsp.readFile(abs(rel))),
-    writeFile: (rel, data, options) =>
-      guarded(rel, { leafMayBeMissing: true }, () => fsp.writeFile(abs(rel), data, { flag: options?.flag ?? "w" })),
-    chmod: (rel, mode) => guarded(rel, {}, () => fsp.chmod(abs(rel), mode)),
-    chown: (rel, uid, gid) => guarded(rel, {}, () => fsp.chown(abs(rel), uid, gid)),
-    readDirectory: (rel, options) => guarded(rel, {}, () => listing(rel, options?.recursive === true)),
+    exists: (p) => run({ operation: "exists", path: abs(p) }),
+    stat: async (p) => info(await run({ operation: "stat", path: abs(p) })),
+    readFile: (p) => run({ operation: "readFile", path: abs(p) }),
+    writeFile: (p, data, options) =>
+      run({
+        operation: "writeFile",
+        path: abs(p),
+        data: Buffer.from(data).toString("base64"),
+        options: { flag: options?.flag ?? "w" }
+      }),
+    chmod: (p, mode) => run({ operation: "chmod", path: abs(p), options: { mode } }),
+    chown: (p, uid, gid) => run({ operation: "chown", path: abs(p), options: { uid, gid } }),
+    readDirectory: (p, options) => run({ operation: "readDirectory", path: abs(p), options: { recursive: options?.recursive === true } }),
+    // The kernel sends an absolute pattern and the root it was resolved from; the answers are
+    // absolute, as Effect answers an absolute pattern ("dir/**" naming "dir" too), and PinnedRoot's
+    // are relative to that root, which it does not name.
     glob: async (pattern, options) => {
-      // Enough of a glob for the harness: "**" under a root lists it recursively.
-      const rel = options?.root ?? ""
-      if (pattern !== "**") throw new Error(`naive glob supports only "**", got ${pattern}`)
-      return guarded(rel, {}, () => listing(rel, true))
+      const base = abs(options?.root ?? "")
+      const found = await run({ operation: "glob", pattern: path.join(base, pattern), root: base })
+      return found.filter((p) => p !== base).map((p) => path.relative(base, p))
     },
-    makeDirectory: (rel, options) =>
-      // With recursive the parent may be one of the directories to make.
-      guarded(path.dirname(rel), { leafMayBeMissing: options?.recursive === true }, () =>
-        fsp.mkdir(abs(rel), { recursive: options?.recursive === true }).then(() => undefined)
-      ),
+    makeDirectory: (p, options) => run({ operation: "makeDirectory", path: abs(p), options: { recursive: options?.recursive === true } }),
+    // The wire's directory programs are the native executor's; path-based code makes each
+    // directory, then reads its identity back.
     mkdirs: async (plan) => {
       const created = []
       for (const d of plan) {
-        await guarded(path.dirname(d.path), {}, () => fsp.mkdir(abs(d.path), { mode: d.mode ?? 0o777 }))
-        created.push({ path: d.path, identity: identity(await fsp.lstat(abs(d.path), { bigint: true })) })
+        try {
+          await run({ operation: "makeDirectory", path: abs(d.path), options: { mode: d.mode ?? 0o777 } })
+        } catch (error) {
+          return { created, error }
+        }
+        created.push({ path: d.path, identity: identity(await checking(() => run({ operation: "stat", path: abs(d.path) }))) })
       }
       return { created, error: null }
     },
-    remove: (rel, options) =>
-      guarded(rel, { leafLink: true }, () => fsp.rm(abs(rel), { recursive: options?.recursive === true, force: options?.force === true })),
-    rename: async (from, to) => {
-      await check(path.dirname(to))
-      return guarded(from, { leafLink: true }, () => fsp.rename(abs(from), abs(to)))
-    },
+    // ...and removes an owned directory once its identity is still the one recorded.
     rmdirs: async (owned) => {
       const members = []
       for (const d of owned) {
-        const st = await check(d.path)
-        if (identity(await fsp.lstat(abs(d.path), { bigint: true })) !== d.identity || !st.isDirectory()) {
-          members.push({ path: d.path, status: "refused", error: new Refused("identity", d.path) })
-          continue
+        try {
+          const now = await checking(() => run({ operation: "stat", path: abs(d.path) }))
+          if (now.type !== "Directory" || identity(now) !== d.identity) {
+            members.push({
+              path: d.path,
+              status: "refused",
+              error: Object.assign(new Error(`identity: ${d.path}`), { refusal: "identity" })
+            })
+            continue
+          }
+          await run({ operation: "remove", path: abs(d.path), options: { recursive: true } })
+          members.push({ path: d.path, status: "removed", error: null })
+        } catch (error) {
+          members.push({ path: d.path, status: "refused", error })
         }
-        await gap()
-        await fsp.rmdir(abs(d.path))
-        members.push({ path: d.path, status: "removed", error: null })
       }
       return { members, stopped: false }
     },
-    batch: async (requests) =>
-      Promise.all(
-        requests.map(async (r) => {
-          try {
-            const value = r.operation === "readDirectory" ? await target.readDirectory(r.path, r) : await target[r.operation](r.path)
-            return { ok: true, value }
-          } catch (error) {
-            return { ok: false, error }
-          }
-        })
-      )
+    remove: (p, options) =>
+      run({ operation: "remove", path: abs(p), options: { recursive: options?.recursive === true, force: options?.force === true } }),
+    rename: (from, to) => run({ operation: "rename", from: abs(from), to: abs(to) }),
+    batch: async (requests) => {
+      const answer = await run({
+        operation: "batch",
+        requests: requests.map((r) => ({
+          operation: r.operation,
+          path: abs(r.path),
+          ...(r.recursive ? { options: { recursive: true } } : {})
+        }))
+      })
+      return answer.entries.map((e) => {
+        if (!Result.isSuccess(e.result)) return { ok: false, error: e.result.failure }
+        const { operation, value } = e.result.success
+        return { ok: true, value: operation === "stat" ? info(value) : value }
+      })
+    }
   }
   return target
 }

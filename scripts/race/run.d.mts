@@ -81,7 +81,14 @@ export declare const leaks: (arena: Arena, value: unknown) => boolean
 export declare const refusalsUnder: (attack: AttackName) => ReadonlyArray<string>
 /** The refusals a cell accepts: the attack's own and the operation's. */
 export declare const refusalsFor: (op: RaceOp, attack: AttackName) => ReadonlyArray<string>
-export declare const openNaive: (root: string, options?: { window?: () => Promise<void> }) => unknown
+/**
+ * The path-based executor under PinnedRoot's method names. `make` builds it, with `window` (when
+ * given) in its check-then-use gap.
+ */
+export declare const openPathBased: (
+  root: string,
+  options: { readonly make: (window?: () => Promise<void>) => unknown; readonly window?: () => Promise<void> }
+) => Promise<unknown>
 export declare const runCell: (options: {
   readonly attackerBin: string
   readonly open: (root: string) => Promise<unknown>

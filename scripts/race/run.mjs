@@ -5,7 +5,7 @@
 // canary inode) or a change to the canary tree (content, modes, owners, entries). The canary is
 // checked after every try of an operation that writes, and at the end of every phase.
 //
-// A cell may first run a control (the path-based executor of naive.mjs) in the same arena, under
+// A cell may first run a control (the path-based executor, through naive.mjs) in the same arena, under
 // the same attacker and the same detectors, until its first escape. If the race does not catch it
 // within its bound, the harness forces the exposure: with the attacker parked, it makes one
 // exchange from inside the control's check-then-use window. Either way the control must escape,
@@ -16,7 +16,7 @@ import { outcomeOf, refusalsFor } from "./ops.mjs"
 
 export { attacks, buildAttacker, buildHelper, leaks, makeArena, startAttacker }
 export { raceOps, refusalsFor, refusalsUnder } from "./ops.mjs"
-export { openNaive } from "./naive.mjs"
+export { openPathBased } from "./naive.mjs"
 
 const emptyPhase = () => ({
   tried: 0,

@@ -32,20 +32,10 @@
  * @since 0.1.0
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { Effect, FileSystem, Layer, type PlatformError } from "effect"
-import * as fsp from "node:fs/promises"
-import {
-  type AtomicFileSystem,
-  type AtomicHostFileSystem,
-  type AtomicRequest,
-  type AtomicResult,
-  withAtomicFileSystem
-} from "../protocol/wire.ts"
-import { batch, type BatchLimits } from "./batch.ts"
-import { identityOf, rootOf, verifyRoot } from "./confine.ts"
-import { badArgument, sysError, toFailure, toPlatformError } from "./failure.ts"
-import { glob } from "./glob.ts"
-import { operations } from "./operations.ts"
+import { Effect, FileSystem, Layer } from "effect"
+import { type AtomicFileSystem, type AtomicHostFileSystem, withAtomicFileSystem } from "../protocol/wire.ts"
+import type { BatchLimits } from "./batch.ts"
+import { executor, limitsOf } from "./execute.ts"
 
 /**
  * Limits the extension advertises to a kernel.
@@ -71,25 +61,6 @@ export const defaults: { readonly batchLimits: BatchLimits; readonly contentLimi
   contentLimit: 64 * 1024 * 1024
 }
 
-const shownPath = (request: unknown): string => {
-  const r = request as { path?: unknown; from?: unknown; pattern?: unknown; boundaryRoot?: unknown }
-  const p = r?.path ?? r?.from ?? r?.pattern ?? r?.boundaryRoot
-  return typeof p === "string" ? p : ""
-}
-
-const attempt = <A>(method: string, path: string, run: () => Promise<A>): Effect.Effect<A, PlatformError.PlatformError> =>
-  Effect.tryPromise({ try: run, catch: (u) => toPlatformError(toFailure(u, path), method) })
-
-const identify = async (path: unknown): Promise<string> => {
-  if (typeof path !== "string" || !path.startsWith("/") || path.includes("\0")) {
-    throw badArgument("identifyRoot needs an absolute path without NUL bytes")
-  }
-  // Followed on purpose: a workspace given through a link is identified by the directory it names.
-  const st = await fsp.stat(path, { bigint: true })
-  if (!st.isDirectory()) throw sysError("ENOTDIR", "stat", path)
-  return identityOf(st)
-}
-
 /**
  * Builds the path-based extension. Pure: nothing is opened or pinned; every request names its root
  * and is checked against it afresh.
@@ -97,55 +68,7 @@ const identify = async (path: unknown): Promise<string> => {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options = {}): AtomicFileSystem => {
-  const batchLimits: BatchLimits = {
-    size: options.batchLimits?.size ?? defaults.batchLimits.size,
-    response: options.batchLimits?.response ?? defaults.batchLimits.response
-  }
-  const contentLimit = options.contentLimit ?? defaults.contentLimit
-  const execute = (request: unknown): Effect.Effect<unknown, PlatformError.PlatformError> => {
-    const operation = (request as { operation?: unknown } | null)?.operation
-    const method = typeof operation === "string" ? operation : "execute"
-    const path = shownPath(request)
-    if (typeof request !== "object" || request === null) {
-      return Effect.fail(toPlatformError(badArgument("request must be an object"), method))
-    }
-    const fields = request as Record<string, unknown>
-    if (operation === "glob") {
-      return attempt(method, path, async () => {
-        const root = rootOf(fields)
-        await verifyRoot(root)
-        return root
-      }).pipe(Effect.flatMap((root) => glob(root, fields)))
-    }
-    if (operation === "batch") {
-      return attempt(method, path, () => batch(rootOf(fields), fields, batchLimits))
-    }
-    if (typeof operation !== "string" || !Object.hasOwn(operations, operation)) {
-      return Effect.fail(toPlatformError(badArgument(`unknown operation '${String(operation)}'`, path), method))
-    }
-    const run = operations[operation as keyof typeof operations] as (
-      root: ReturnType<typeof rootOf>,
-      request: Record<string, unknown>,
-      budget: undefined,
-      contentLimit: number
-    ) => Promise<unknown>
-    return attempt(method, path, async () => {
-      const root = rootOf(fields)
-      await verifyRoot(root)
-      return run(root, fields, undefined, contentLimit)
-    })
-  }
-  // No `noFollowAuthorization`: that claim is for an executor that pins a root handle and refuses
-  // links while traversing from it. This one resolves paths again at use, so a kernel must
-  // authorize over it through the host's own realPath and hard-link guard, as over any path host.
-  return {
-    identifyRoot: (path) => attempt("identifyRoot", typeof path === "string" ? path : "", () => identify(path)),
-    execute: execute as <R extends AtomicRequest>(request: R) => Effect.Effect<AtomicResult<R>, PlatformError.PlatformError>,
-    batchLimits,
-    contentLimit
-  }
-}
+export const make = (options: Options = {}): AtomicFileSystem => executor(limitsOf(options, defaults))
 
 /**
  * Effect's Node `FileSystem` with the path-based extension attached (to a copy: the shared

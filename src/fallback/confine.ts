@@ -10,13 +10,36 @@
 import type { BigIntStats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
-import type { Root } from "../protocol/root.ts"
+import type { Root as PinnedRootTriple } from "../protocol/root.ts"
 import { badArgument, type Failure, refuse, sysError } from "./failure.ts"
 
 const NAME_MAX = 255
 const PATH_MAX = process.platform === "darwin" ? 1024 : 4096
 
-export type { Root } from "../protocol/root.ts"
+/**
+ * A test seam, not API: awaited in the gap between an operation's last check and its use, so the
+ * race harness can make an exchange land there on demand (the control's forced exposure) instead
+ * of waiting for a race to find it. Only `makeWithCheckThenUseWindow` (`testing.ts`, outside the
+ * package's exports) installs one; without it the gap is empty.
+ *
+ * @internal
+ */
+export type CheckThenUseWindow = () => Promise<void>
+
+/** The root triple of a request, and the test seam's window when one was installed. @internal */
+export interface Root extends PinnedRootTriple {
+  readonly checkThenUseWindow?: CheckThenUseWindow | undefined
+}
+
+/**
+ * The gap between a check and the use of the path it checked: where every race against this
+ * executor is won. Empty unless a test opened its window.
+ *
+ * @internal
+ */
+export const gap = async (root: Root): Promise<void> => {
+  if (root.checkThenUseWindow !== undefined) await root.checkThenUseWindow()
+}
 
 const trimSlashes = (p: string): string => {
   let end = p.length
@@ -34,17 +57,21 @@ const absoluteString = (value: unknown, what: string): string => {
 const typeOf = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ? "array" : typeof u)
 
 /** Reads and checks the root triple of a request. @internal */
-export const rootOf = (request: {
-  readonly boundaryRoot?: unknown
-  readonly logicalRoot?: unknown
-  readonly rootIdentity?: unknown
-}): Root => {
+export const rootOf = (
+  request: {
+    readonly boundaryRoot?: unknown
+    readonly logicalRoot?: unknown
+    readonly rootIdentity?: unknown
+  },
+  checkThenUseWindow?: CheckThenUseWindow
+): Root => {
   const boundaryRoot = trimSlashes(absoluteString(request.boundaryRoot, "boundaryRoot"))
   const logicalRoot = request.logicalRoot === undefined ? boundaryRoot : trimSlashes(absoluteString(request.logicalRoot, "logicalRoot"))
   if (typeof request.rootIdentity !== "string" || !/^\d+:\d+$/.test(request.rootIdentity)) {
     throw badArgument('rootIdentity must be a "dev:ino" string')
   }
-  return { boundaryRoot, logicalRoot, rootIdentity: request.rootIdentity }
+  const triple = { boundaryRoot, logicalRoot, rootIdentity: request.rootIdentity }
+  return checkThenUseWindow === undefined ? triple : { ...triple, checkThenUseWindow }
 }
 
 /** `"dev:ino"` from 64-bit values, the way the native executor and libuv spell an identity. @internal */
@@ -156,9 +183,13 @@ const linkMet = (lexed: Lexed, name: string): Failure =>
  * directory. A missing component ends the walk as `missing`, so each operation decides what that
  * means (`exists` answers false, `makeDirectory` creates, the rest fail `NotFound`).
  *
+ * `leafIsUse`: the operation answers from the leaf's own `lstat` (`exists`, `stat`), so that lookup
+ * is its use and the gap comes before it, after the ancestors were checked. Every other operation
+ * uses the path after the walk, and opens the gap itself.
+ *
  * @internal
  */
-export const walk = async (root: Root, lexed: Lexed): Promise<Walked> => {
+export const walk = async (root: Root, lexed: Lexed, leafIsUse = false): Promise<Walked> => {
   const parts: Array<string> = []
   const here = () => (parts.length === 0 ? root.boundaryRoot : nodePath.join(root.boundaryRoot, ...parts))
   const { steps } = lexed
@@ -170,6 +201,7 @@ export const walk = async (root: Root, lexed: Lexed): Promise<Walked> => {
     }
     parts.push(step)
     const last = i === steps.length - 1
+    if (last && leafIsUse) await gap(root)
     const st = await lstatOrMissing(here())
     if (typeof st !== "string" && st.isSymbolicLink() && (!last || lexed.mustBeDir)) throw linkMet(lexed, step)
     if (typeof st === "string" || (!last && !st.isDirectory())) {

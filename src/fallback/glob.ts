@@ -15,7 +15,7 @@
 import { Effect, FileSystem, Glob, type PlatformError } from "effect"
 import * as fsp from "node:fs/promises"
 import { anchorExcludes } from "../protocol/excludes.ts"
-import { below, found, lex, noLink, type Root, walk } from "./confine.ts"
+import { below, found, gap, lex, noLink, type Root, walk } from "./confine.ts"
 import { badArgument, refuse, sysError, toFailure, toPlatformError } from "./failure.ts"
 import { fromNodeStats as fileInfo } from "../protocol/fileInfo.ts"
 
@@ -45,6 +45,7 @@ const confinedGlob = (root: Root): FileSystem.FileSystem["glob"] => {
     checked(path, async () => {
       const lexed = lex(root, path)
       // lstat semantics: a link is reported as one, so the walk never descends through it.
+      // A check only: Effect's walk decides from it what to read, and the read is the use.
       return fileInfo(found(lexed, await walk(root, lexed)).stat)
     })
   const readDirectoryEntries = (path: string) =>
@@ -53,13 +54,16 @@ const confinedGlob = (root: Root): FileSystem.FileSystem["glob"] => {
       const w = found(lexed, await walk(root, lexed))
       noLink(lexed, w)
       if (!w.stat.isDirectory()) throw sysError("ENOTDIR", "scandir", lexed.shown)
+      await gap(root)
       const entries = await fsp.readdir(w.path, { withFileTypes: true })
       return entries.map((d): FileSystem.DirectoryEntry => ({ name: d.name, type: direntType(d) }))
     })
   const readLink = (path: string) =>
     checked(path, async () => {
       const lexed = lex(root, path)
-      return fsp.readlink(found(lexed, await walk(root, lexed)).path)
+      const w = found(lexed, await walk(root, lexed))
+      await gap(root)
+      return fsp.readlink(w.path)
     })
   return FileSystem.make({ ...FileSystem.makeNoop({}), stat, readDirectoryEntries, readLink }).glob
 }

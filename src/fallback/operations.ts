@@ -9,7 +9,7 @@ import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
 import { TextDecoder } from "node:util"
 import type { Resolution } from "../protocol/wire.ts"
-import { found, type Lexed, lex, noHardLink, noLink, regularOrDirectory, type Root, walk, type Walked } from "./confine.ts"
+import { found, gap, type Lexed, lex, noHardLink, noLink, regularOrDirectory, type Root, walk, type Walked } from "./confine.ts"
 import { badArgument, refuse, sysError } from "./failure.ts"
 import { fromNodeStats as fileInfo } from "../protocol/fileInfo.ts"
 
@@ -105,9 +105,9 @@ const spelled = async (root: Root, parts: ReadonlyArray<string>, existing = part
   return nodePath.join(root.boundaryRoot, rel, ...parts.slice(existing))
 }
 
-const located = async (root: Root, request: Fields, key = "path"): Promise<{ lexed: Lexed; walked: Walked }> => {
+const located = async (root: Root, request: Fields, key = "path", leafIsUse = false): Promise<{ lexed: Lexed; walked: Walked }> => {
   const lexed = lex(root, request[key], key)
-  return { lexed, walked: await walk(root, lexed) }
+  return { lexed, walked: await walk(root, lexed, leafIsUse) }
 }
 
 /** Reads a file's bytes after the checks every read makes; shared by the readFile family. */
@@ -121,6 +121,7 @@ const readBytes = async (root: Root, request: Fields, budget: Budget | undefined
   const tooLarge = (size: number | bigint) =>
     refuse("toolarge", "EFBIG", "read", lexed.shown, `file of ${size} bytes exceeds the remaining ${budget!.remaining}-byte answer budget`)
   if (budget !== undefined && w.stat.size > BigInt(budget.remaining)) throw tooLarge(w.stat.size)
+  await gap(root)
   const buffer = await fsp.readFile(w.path)
   if (budget !== undefined) {
     if (buffer.byteLength > budget.remaining) throw tooLarge(buffer.byteLength)
@@ -156,6 +157,7 @@ const write = async (root: Root, request: Fields, data: Uint8Array, contentLimit
     // "newname/" asks for a directory that is not there: no file is created under its name.
     throw sysError(walked.code, "lstat", lexed.shown)
   }
+  await gap(root)
   await fsp.writeFile(walked.path, data, mode === undefined ? { flag } : { flag, mode })
 }
 
@@ -171,6 +173,7 @@ const makeDirectory = async (root: Root, request: Fields): Promise<void> => {
   }
   if (walked.code === "ENOTDIR") throw sysError("ENOTDIR", "mkdir", lexed.shown)
   if (!recursive && walked.at !== walked.parts.length - 1) throw sysError("ENOENT", "mkdir", lexed.shown)
+  await gap(root)
   for (let i = walked.at; i < walked.parts.length; i++) {
     const p = nodePath.join(root.boundaryRoot, ...walked.parts.slice(0, i + 1))
     // Someone else may create the same directory meanwhile: that is fine unless it is not one.
@@ -198,10 +201,12 @@ const remove = async (root: Root, request: Fields): Promise<void> => {
   if (walked.stat.isDirectory()) {
     // Effect's Node `remove` is `fs.rm`, which refuses a directory without `recursive`.
     if (!recursive) throw sysError("EISDIR", "rm", lexed.shown)
+    await gap(root)
     await fsp.rm(walked.path, { recursive: true, force })
     return
   }
   // A file or a link: the entry itself goes, whatever else names the inode.
+  await gap(root)
   await fsp.unlink(walked.path)
 }
 
@@ -215,6 +220,7 @@ const rename = async (root: Root, request: Fields): Promise<void> => {
   if (to.walked.kind === "missing" && (to.walked.code !== "ENOENT" || to.walked.at !== to.walked.parts.length - 1)) {
     throw sysError(to.walked.code, "lstat", to.lexed.shown)
   }
+  await gap(root)
   await fsp.rename(from.walked.path, to.walked.path)
 }
 
@@ -224,6 +230,7 @@ const settable = async (root: Root, request: Fields, syscall: string): Promise<s
   const w = found(lexed, walked)
   noLink(lexed, w)
   noHardLink(lexed, w.stat, syscall)
+  await gap(root)
   return w.path
 }
 
@@ -275,14 +282,14 @@ const resolve = async (root: Root, request: Fields): Promise<Resolution> => {
 export const operations = {
   exists: async (root: Root, request: Fields): Promise<boolean> => {
     const lexed = lex(root, request.path)
-    const walked = await walk(root, lexed)
+    const walked = await walk(root, lexed, true)
     if (walked.kind === "found") return true
     // As Effect's exists: only "not there" is false; "file/x" (ENOTDIR) is an error.
     if (walked.code === "ENOENT") return false
     throw sysError(walked.code, "lstat", lexed.shown)
   },
   stat: async (root: Root, request: Fields) => {
-    const { lexed, walked } = await located(root, request)
+    const { lexed, walked } = await located(root, request, "path", true)
     const w = found(lexed, walked)
     noHardLink(lexed, w.stat, "stat")
     return fileInfo(w.stat)
@@ -299,11 +306,14 @@ export const operations = {
     const w = found(lexed, walked)
     noLink(lexed, w)
     if (!w.stat.isDirectory()) throw sysError("ENOTDIR", "scandir", lexed.shown)
+    await gap(root)
     return recursive ? listRecursive(w.path, lexed.shown) : fsp.readdir(w.path)
   },
   readLink: async (root: Root, request: Fields): Promise<string> => {
     const { lexed, walked } = await located(root, request)
-    return fsp.readlink(found(lexed, walked).path)
+    const w = found(lexed, walked)
+    await gap(root)
+    return fsp.readlink(w.path)
   },
   realPath: async (root: Root, request: Fields): Promise<string> => {
     const { lexed, walked } = await located(root, request)

@@ -7,7 +7,7 @@
  *
  * ```ts
  * runConformance("native (walk)", (options) => NodeAtomicFileSystem.make({ ...options, strategy: "walk" }))
- * runConformance("path fallback", (options) => PathAtomicFileSystem.make(options), { directoryPrograms: false })
+ * runConformance("path fallback", (options) => PathAtomicFileSystem.make(options), { withoutDirectoryPrograms: "why" })
  * ```
  *
  * `makeExtension` is called once or more per test with the limits that test needs (most tests pass
@@ -15,13 +15,16 @@
  * scratch trees (see `support.ts`): a workspace pinned at its canonical path, a logical alias that
  * is a symlink to it, and an `outside` directory with a secret no operation may read or change.
  */
-import { Option, type PlatformError, Result } from "effect"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { Effect, FileSystem, Option, type PlatformError, Result } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
 import { NOBODY } from "../support/ids.ts"
-import { base64, failure, host, type Host, identityOf, ok, refused, run, tagOf, valueOf, type Workspace, workspace } from "./support.ts"
+import { skipUnless } from "../support/skip.ts"
+import { mkfifo } from "../support/tree.ts"
+import { base64, host, type Host, identityOf, ok, refused, run, tagOf, valueOf, type Workspace, workspace } from "./support.ts"
 
 /**
  * Limits a test may ask the extension for.
@@ -35,10 +38,23 @@ export interface ConformanceOptions {
  * What the extension under test claims beyond the client's wire contract.
  */
 export interface ConformanceFeatures {
-  /** It runs the `mkdirs` / `rmdirs` directory programs (default `true`). */
-  readonly directoryPrograms?: boolean
+  /**
+   * Why it does not run the `mkdirs` / `rmdirs` directory programs, when it does not: each of
+   * their cases is then skipped with this reason printed.
+   */
+  readonly withoutDirectoryPrograms?: string
   /** It takes `glob` members in a batch (default `true`). */
   readonly globInBatch?: boolean
+}
+
+/** A small source tree, for resolve and glob (the fallback's own glob case reads it too). */
+export const sourceTree = {
+  "src/main.ts": "",
+  "src/util.ts": "",
+  "src/.hidden.ts": "",
+  "src/deep/x.ts": "",
+  "node_modules/dep/index.ts": "",
+  "README.md": ""
 }
 
 /** The tree every test starts from (plus links made in `setup`). */
@@ -76,6 +92,10 @@ export const runConformance = (
     return { w, h: extension(options) }
   }
 
+  /** Runs a directory-program case, or skips it saying why the extension has none. */
+  const programs = (ctx: Parameters<typeof skipUnless>[0]) =>
+    skipUnless(ctx, features.withoutDirectoryPrograms === undefined, features.withoutDirectoryPrograms ?? "")
+
   /** The three link placements, as root-relative paths. */
   const throughLinks = ["linkdir/secret.txt", "a/inner/file.txt", "a/linkfile"]
   const rootName = (w: Workspace) => path.basename(w.boundaryRoot)
@@ -111,6 +131,10 @@ export const runConformance = (
         expect(await ok(h, w.req("exists", { path: w.l("a/b/nope") }))).toBe(false)
         expect(await ok(h, w.req("exists", { path: w.l("a/linkfile") }))).toBe(true)
         expect(await ok(h, w.req("exists", { path: w.logicalRoot }))).toBe(true)
+        for (const p of ["a/b", "a/b/"]) expect(await ok(h, w.req("exists", { path: w.l(p) }))).toBe(true)
+        expect(await ok(h, w.req("exists", { path: w.l("a/nope/deeper") }))).toBe(false)
+        // As Effect's exists: only "not there" is false, a file used as a directory is an error.
+        for (const p of ["top.txt/x", "top.txt/"]) await refused(h, w.req("exists", { path: w.l(p) }), "BadResource")
       })
 
       it("refuses a link on the way", async () => {
@@ -135,6 +159,17 @@ export const runConformance = (
         expect((await ok(h, w.req("stat", { path: w.b("a") }))).type).toBe("Directory")
         expect((await ok(h, w.req("stat", { path: w.boundaryRoot }))).type).toBe("Directory")
         expect((await ok(h, w.req("stat", { path: w.l("a/linkfile") }))).type).toBe("SymbolicLink")
+        // Field for field what Effect's own Node file system answers for lstat.
+        const effectLstat = (p: string) =>
+          Effect.runPromise(
+            Effect.gen(function* () {
+              const efs = yield* FileSystem.FileSystem
+              return yield* efs.lstat(p)
+            }).pipe(Effect.provide(NodeFileSystem.layer))
+          )
+        for (const p of ["a/b/file.txt", "a", "a/linkfile", ""]) {
+          expect(await ok(h, w.req("stat", { path: w.l(p) }))).toEqual(await effectLstat(w.b(p)))
+        }
       })
 
       it("refuses links on the way, a hard link, an escape", async () => {
@@ -155,6 +190,7 @@ export const runConformance = (
         expect(Buffer.from(bytes).toString()).toBe("hello")
         expect(await ok(h, w.req("readFileString", { path: w.b("top.txt") }))).toBe("top")
         expect(await ok(h, w.req("readFileString", { path: w.l("a/b/../b/file.txt") }))).toBe("hello")
+        expect(Buffer.from(await ok(h, w.req("readFile", { path: w.l("a/b/../b/file.txt") }))).toString()).toBe("hello")
       })
 
       it("decodes with the requested encoding, as TextDecoder does", async () => {
@@ -163,7 +199,11 @@ export const runConformance = (
         fs.writeFileSync(w.s.abs("bad.txt"), Buffer.from([0x68, 0xff, 0x69]))
         expect(await ok(h, w.req("readFileString", { path: w.l("utf16.txt"), encoding: "utf-16le" }))).toBe("héllo")
         expect(await ok(h, w.req("readFileString", { path: w.l("bad.txt") }))).toBe("h\uFFFDi")
-        await refused(h, w.req("readFileString", { path: w.l("top.txt"), encoding: "klingon" }), "BadArgument")
+        fs.writeFileSync(w.s.abs("latin.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9])) // "café" in latin1
+        expect(await ok(h, w.req("readFileString", { path: w.l("latin.txt"), encoding: "latin1" }))).toBe("café")
+        expect(await ok(h, w.req("readFileString", { path: w.l("latin.txt") }))).toBe("caf\uFFFD")
+        const unknown = await refused(h, w.req("readFileString", { path: w.l("top.txt"), encoding: "klingon" }), "BadArgument")
+        expect(unknown.reason.description).toMatch(/encoding/)
       })
 
       it("refuses a symlink first, in the middle and last", async () => {
@@ -217,6 +257,7 @@ export const runConformance = (
         await refused(h, w.req("readFile", { path: w.l("missing") }), "NotFound")
         await refused(h, w.req("readFile", { path: w.l("a") }), "BadResource")
         await refused(h, w.req("readFile", { path: w.l("top.txt/x") }), "BadResource")
+        await refused(h, w.req("readFile", { path: w.l("nope/x") }), "NotFound")
       })
     })
 
@@ -227,11 +268,13 @@ export const runConformance = (
         expect(await ok(h, w.req("readDirectory", { path: w.b("empty") }))).toEqual([])
         const all = (await ok(h, w.req("readDirectory", { path: w.l("a"), options: { recursive: true } }))).sort()
         expect(all).toEqual(["b", "b/file.txt", "b/other.md", "inner", "linkfile"])
+        expect((await ok(h, w.req("readDirectory", { path: w.l("") }))).sort()).toEqual(["a", "empty", "hard.txt", "linkdir", "top.txt"])
       })
 
       it("refuses to list through or at a link", async () => {
         const { w, h } = setup()
-        await refused(h, w.req("readDirectory", { path: w.l("linkdir") }), "PermissionDenied")
+        const link = await refused(h, w.req("readDirectory", { path: w.l("linkdir") }), "PermissionDenied")
+        expect(link.reason.description).toMatch(/symbolic link/)
         await refused(h, w.req("readDirectory", { path: w.l("a/inner") }), "PermissionDenied")
         await refused(h, w.req("readDirectory", { path: w.l("../outside") }), "PermissionDenied")
         await refused(h, w.req("readDirectory", { path: w.l("top.txt") }), "BadResource")
@@ -260,7 +303,9 @@ export const runConformance = (
       it("refuses a link on the way, and fails for a non-link", async () => {
         const { w, h } = setup()
         await refused(h, w.req("readLink", { path: w.l("linkdir/secret.txt") }), "PermissionDenied")
-        await failure(h, w.req("readLink", { path: w.l("top.txt") }))
+        // Neither a file nor the root is a link: Effect's Node file system answers Unknown for EINVAL.
+        await refused(h, w.req("readLink", { path: w.l("top.txt") }), "Unknown")
+        await refused(h, w.req("readLink", { path: w.logicalRoot }), "Unknown")
         await refused(h, w.req("readLink", { path: w.l("missing") }), "NotFound")
       })
     })
@@ -271,11 +316,14 @@ export const runConformance = (
         expect(await ok(h, w.req("realPath", { path: w.l("a/b/file.txt") }))).toBe(w.b("a/b/file.txt"))
         expect(await ok(h, w.req("realPath", { path: w.l("a/b/../b") }))).toBe(w.b("a/b"))
         expect(await ok(h, w.req("realPath", { path: w.logicalRoot }))).toBe(w.boundaryRoot)
+        expect(await ok(h, w.req("realPath", { path: w.l("a/./b/../b/file.txt") }))).toBe(w.b("a/b/file.txt"))
       })
 
       it("refuses links and escapes", async () => {
         const { w, h } = setup()
         await refused(h, w.req("realPath", { path: w.l("a/inner/file.txt") }), "PermissionDenied")
+        const last = await refused(h, w.req("realPath", { path: w.l("a/linkfile") }), "PermissionDenied")
+        expect(last.reason.description).toMatch(/symbolic link/)
         await refused(h, w.req("realPath", { path: w.l("../outside") }), "PermissionDenied")
         await refused(h, w.req("realPath", { path: w.l("missing") }), "NotFound")
       })
@@ -373,11 +421,16 @@ export const runConformance = (
         await ok(h, w.req("makeDirectory", { path: w.b("deep/er/est"), options: { recursive: true } }))
         await ok(h, w.req("makeDirectory", { path: w.l("moded"), options: { mode: 0o700 } }))
         expect(fs.statSync(w.s.abs("moded")).mode & 0o777).toBe(0o700)
+        await ok(h, w.req("makeDirectory", { path: w.l("x/y/z"), options: { recursive: true, mode: 0o700 } }))
+        expect(fs.statSync(w.s.abs("x/y/z")).mode & 0o777).toBe(0o700)
+        await ok(h, w.req("makeDirectory", { path: w.l("a"), options: { recursive: true } }))
       })
 
       it("fails on an existing name, refuses links and escapes", async () => {
         const { w, h } = setup()
         await refused(h, w.req("makeDirectory", { path: w.l("a") }), "AlreadyExists")
+        await refused(h, w.req("makeDirectory", { path: w.l("nope/y") }), "NotFound")
+        await refused(h, w.req("makeDirectory", { path: w.l("top.txt/y"), options: { recursive: true } }), "BadResource")
         await refused(h, w.req("makeDirectory", { path: w.l("linkdir/evil") }), "PermissionDenied")
         await refused(h, w.req("makeDirectory", { path: w.l("a/inner/evil"), options: { recursive: true } }), "PermissionDenied")
         await refused(h, w.req("makeDirectory", { path: w.l("../outside/evil") }), "PermissionDenied")
@@ -391,6 +444,9 @@ export const runConformance = (
         const { w, h } = setup()
         await ok(h, w.req("remove", { path: w.l("top.txt") }))
         expect(fs.existsSync(w.s.abs("top.txt"))).toBe(false)
+        await refused(h, w.req("remove", { path: w.b("a/b") }), "BadResource")
+        expect(fs.existsSync(w.s.abs("a/b"))).toBe(true)
+        await refused(h, w.req("remove", { path: w.logicalRoot, options: { recursive: true } }), "BadArgument")
         await ok(h, w.req("remove", { path: w.b("a/b"), options: { recursive: true } }))
         expect(fs.existsSync(w.s.abs("a/b"))).toBe(false)
         await refused(h, w.req("remove", { path: w.l("missing") }), "NotFound")
@@ -428,6 +484,8 @@ export const runConformance = (
         const { w, h } = setup()
         await ok(h, w.req("rename", { from: w.l("top.txt"), to: w.b("a/top2.txt") }))
         expect(fs.readFileSync(w.s.abs("a/top2.txt"), "utf8")).toBe("top")
+        await ok(h, w.req("rename", { from: w.l("a/b"), to: w.l("moved") }))
+        expect(fs.readFileSync(w.s.abs("moved/file.txt"), "utf8")).toBe("hello")
         await ok(h, w.req("rename", { from: w.l("a/linkfile"), to: w.l("moved-link") }))
         expect(fs.readlinkSync(w.s.abs("moved-link"))).toBe(w.s.secret)
         secretIntact(w)
@@ -456,6 +514,11 @@ export const runConformance = (
         expect(mode("a")).toBe(0o750)
         // The special bits travel too: the mode is the caller's, not masked to 0o777.
         await ok(h, w.req("chmod", { path: w.l("top.txt"), options: { mode: 0o2640 } }))
+        expect(mode("top.txt")).toBe(0o2640)
+        await refused(h, w.req("chmod", { path: w.l("nope"), options: { mode: 0o600 } }), "NotFound")
+        await refused(h, w.req("chmod", { path: w.l("top.txt"), options: { mode: 0o10000 } }), "BadArgument")
+        await refused(h, w.req("chmod", { path: w.l("top.txt") }), "BadArgument")
+        await refused(h, w.req("chown", { path: w.l("top.txt"), options: { uid: "0", gid: 0 } }), "BadArgument")
         expect(mode("top.txt")).toBe(0o2640)
       })
 
@@ -509,6 +572,24 @@ export const runConformance = (
         expect(fs.statSync(w.s.abs("private.txt")).mode & 0o777).toBe(0o600)
         await ok(h, w.req("writeFile", { path: w.l("empty.bin"), data: "" }))
         expect(fs.statSync(w.s.abs("empty.bin")).size).toBe(0)
+        await ok(h, w.req("writeFile", { path: w.l("a/b/file.txt"), data: base64("new") }))
+        expect(fs.readFileSync(w.s.abs("a/b/file.txt"), "utf8")).toBe("new")
+        await ok(h, w.req("writeFile", { path: w.l("a/b/file.txt"), data: base64("+"), options: { flag: "a" } }))
+        expect(fs.readFileSync(w.s.abs("a/b/file.txt"), "utf8")).toBe("new+")
+        await ok(h, w.req("writeFile", { path: w.l("moded"), data: "", options: { flag: "wx", mode: 0o600 } }))
+        expect(fs.statSync(w.s.abs("moded")).mode & 0o777).toBe(0o600)
+        await ok(h, w.req("writeFileString", { path: w.l("s.txt"), data: "héllo" }))
+        expect(fs.readFileSync(w.s.abs("s.txt"), "utf8")).toBe("héllo")
+      })
+
+      it("fails on a missing parent, a directory, and a file or missing name used as a directory", async () => {
+        const { w, h } = setup()
+        await refused(h, w.req("writeFileString", { path: w.l("nope/s.txt"), data: "x" }), "NotFound")
+        await refused(h, w.req("writeFileString", { path: w.l("a"), data: "x" }), "BadResource")
+        await refused(h, w.req("writeFileString", { path: `${w.l("top.txt")}/`, data: "x" }), "BadResource")
+        await refused(h, w.req("writeFileString", { path: `${w.l("newname")}/`, data: "x" }), "NotFound")
+        await refused(h, w.req("writeFileString", { path: w.logicalRoot, data: "x" }), "BadResource")
+        expect(fs.existsSync(w.s.abs("newname"))).toBe(false)
       })
 
       it("refuses links anywhere, hard links and escapes, leaving the secret alone", async () => {
@@ -526,10 +607,12 @@ export const runConformance = (
         const { w } = setup()
         const h = extension({ contentLimit: 8 })
         expect(h.contentLimit).toBe(8)
-        for (const data of ["%%%%", "abc", "YWJj\n", "=YWJ"]) {
+        for (const data of ["%%%%", "abc", "YWJj\n", "=YWJ", "not base64!"]) {
           await refused(h, w.req("writeFile", { path: w.l("x.bin"), data }), "BadArgument")
         }
-        await refused(h, w.req("writeFile", { path: w.l("x.bin"), data: base64("123456789") }), "BadArgument")
+        const over = await refused(h, w.req("writeFile", { path: w.l("x.bin"), data: base64("123456789") }), "BadArgument")
+        expect(over.reason.description).toMatch(/limit/)
+        expect(fs.existsSync(w.s.abs("x.bin"))).toBe(false)
         await ok(h, w.req("writeFile", { path: w.l("x.bin"), data: base64("12345678") }))
         expect(fs.readFileSync(w.s.abs("x.bin"), "utf8")).toBe("12345678")
       })
@@ -547,13 +630,14 @@ export const runConformance = (
           { operation: "resolve", path: w.l("a/inner/file.txt") },
           { operation: "realPath", path: w.l("a/b") },
           { operation: "readDirectory", path: w.l("a/b") },
-          { operation: "readLink", path: w.l("a/linkfile") }
+          { operation: "readLink", path: w.l("a/linkfile") },
+          { operation: "readFile", path: w.b("top.txt") }
         ]
         const answer = await ok(h, w.req("batch", { requests }))
         expect(answer.rootIdentity).toBe(w.rootIdentity)
         expect(answer.entries.map((e: { index: number }) => e.index)).toEqual(requests.map((_, i) => i))
         expect(answer.entries.map((e: { path: string }) => e.path)).toEqual(requests.map((r) => r.path))
-        const [text, missing, exists, stat, link, resolution, real, listing, readLink] = answer.entries.map(
+        const [text, missing, exists, stat, link, resolution, real, listing, readLink, bytes] = answer.entries.map(
           (e: { result: Result.Result<any, any> }) => e.result
         )
         expect(text).toEqual(Result.succeed({ operation: "readFileString", value: "hello" }))
@@ -565,6 +649,9 @@ export const runConformance = (
         expect(real).toEqual(Result.succeed({ operation: "realPath", value: w.b("a/b") }))
         expect([...valueOf(listing).value].sort()).toEqual(["file.txt", "other.md"])
         expect(readLink).toEqual(Result.succeed({ operation: "readLink", value: w.s.secret }))
+        expect(valueOf(bytes).operation).toBe("readFile")
+        expect(valueOf(bytes).value).toBeInstanceOf(Uint8Array)
+        expect(Buffer.from(valueOf(bytes).value).toString()).toBe("top")
       })
 
       if (features.globInBatch !== false) {
@@ -576,14 +663,18 @@ export const runConformance = (
               requests: [
                 { operation: "glob", path: w.l("a/b/*.md"), root: w.logicalRoot },
                 { operation: "glob", path: `${w.s.outside}/*`, root: w.logicalRoot },
-                { operation: "glob", path: w.l("**/*.txt"), root: w.logicalRoot, options: { exclude: [w.l("a/**")] } }
+                { operation: "glob", path: w.l("**/*.txt"), root: w.logicalRoot, options: { exclude: [w.l("a/**")] } },
+                { operation: "glob", path: "relative/*", root: w.logicalRoot }
               ]
             })
           )
-          const [md, outside, txt] = answer.entries.map((e: { result: Result.Result<unknown, PlatformError.PlatformError> }) => e.result)
+          const [md, outside, txt, relative] = answer.entries.map(
+            (e: { result: Result.Result<unknown, PlatformError.PlatformError> }) => e.result
+          )
           expect(md).toEqual(Result.succeed({ operation: "glob", value: [w.l("a/b/other.md")] }))
           expect(tagOf(outside)).toBe("PermissionDenied")
           expect(txt).toEqual(Result.succeed({ operation: "glob", value: [w.l("hard.txt"), w.l("top.txt")] }))
+          expect(tagOf(relative)).toBe("BadArgument")
         })
       }
 
@@ -593,7 +684,10 @@ export const runConformance = (
         expect(h.batchLimits).toEqual({ size: 3, response: 1 << 20 })
         const member = { operation: "exists", path: w.l("top.txt") }
         expect((await ok(h, w.req("batch", { requests: [member, member, member] }))).entries).toHaveLength(3)
-        await refused(h, w.req("batch", { requests: [member, member, member, member] }), "BadArgument")
+        const over = await refused(h, w.req("batch", { requests: [member, member, member, member] }), "BadArgument")
+        expect(over.reason.description).toMatch(/limit/)
+        await refused(h, w.req("batch", { requests: "nope" }), "BadArgument")
+        expect(await ok(h, w.req("batch", { requests: [] }))).toEqual({ rootIdentity: w.rootIdentity, entries: [] })
       })
 
       it("fails alone a member whose content would pass the response limit", async () => {
@@ -623,7 +717,9 @@ export const runConformance = (
           w.req("batch", {
             requests: [
               { operation: "writeFile", path: w.l("x"), data: "" },
+              { operation: "writeFileString", path: w.l("top.txt"), data: "x" },
               42,
+              null,
               { operation: "exists", path: "relative" },
               { operation: "exists", path: w.s.secret },
               { operation: "exists", path: w.l("top.txt") }
@@ -631,8 +727,200 @@ export const runConformance = (
           })
         )
         const tags = answer.entries.map((e: { result: Result.Result<unknown, PlatformError.PlatformError> }) => tagOf(e.result))
-        expect(tags).toEqual(["BadArgument", "BadArgument", "BadArgument", "PermissionDenied", "ok"])
+        expect(tags).toEqual(["BadArgument", "BadArgument", "BadArgument", "BadArgument", "BadArgument", "PermissionDenied", "ok"])
         expect(fs.existsSync(w.s.abs("x"))).toBe(false)
+        expect(fs.readFileSync(w.s.abs("top.txt"), "utf8")).toBe("top")
+      })
+    })
+
+    describe("resolve and glob over a source tree, in either spelling of the root", () => {
+      /** The workspace, its links, and both spellings of it: requests go out in each in turn. */
+      const sources = () => {
+        const w = workspace(sourceTree)
+        fs.symlinkSync(w.s.outside, w.s.abs("src/escape"))
+        fs.symlinkSync("main.ts", w.s.abs("src/alias"))
+        fs.symlinkSync(w.s.outside, w.s.abs("linked"))
+        fs.writeFileSync(`${w.s.outside}/evil.ts`, "")
+        const spellings = [
+          { at: w.l, base: w.logicalRoot },
+          { at: w.b, base: w.boundaryRoot }
+        ]
+        return { w, h: extension(), spellings }
+      }
+      const globOf = (h: Host, w: Workspace, pattern: string, exclude?: Array<string>, root: unknown = w.logicalRoot) =>
+        ok(h, w.req("glob", { pattern, root, ...(exclude === undefined ? {} : { options: { exclude } }) })) as Promise<Array<string>>
+
+      it("resolves a link-free path whole, existing or not, in boundary spelling", async () => {
+        const { w, h, spellings } = sources()
+        for (const { at } of spellings) {
+          expect(await ok(h, w.req("resolve", { path: at("src/main.ts") }))).toEqual({ path: w.b("src/main.ts"), target: null })
+          expect(await ok(h, w.req("resolve", { path: at("src/missing/and/more") }))).toEqual({
+            path: w.b("src/missing/and/more"),
+            target: null
+          })
+          expect(await ok(h, w.req("resolve", { path: at("src/deep/../main.ts") }))).toEqual({ path: w.b("src/main.ts"), target: null })
+          expect(await ok(h, w.req("resolve", { path: at("") }))).toEqual({ path: w.boundaryRoot, target: null })
+        }
+      })
+
+      it("resolves to the first link, last, on the way or before a trailing slash, with its text", async () => {
+        const { w, h, spellings } = sources()
+        for (const { at } of spellings) {
+          expect(await ok(h, w.req("resolve", { path: at("src/alias") }))).toEqual({ path: w.b("src/alias"), target: "main.ts" })
+          for (const p of ["src/escape/secret.txt", "src/escape/", "src/deep/../escape/x"]) {
+            expect(await ok(h, w.req("resolve", { path: at(p) }))).toEqual({ path: w.b("src/escape"), target: w.s.outside })
+          }
+        }
+      })
+
+      it("refuses to resolve a link a later .. climbs out of, a file in the middle, an escape, an outside path", async () => {
+        const { w, h, spellings } = sources()
+        for (const { at } of spellings) {
+          const climb = await refused(h, w.req("resolve", { path: at("src/escape/../main.ts") }), "PermissionDenied")
+          expect(climb.reason.description).toMatch(/symbolic/)
+          for (const p of ["README.md/x", "src/main.ts/y/z", "README.md/"]) {
+            await refused(h, w.req("resolve", { path: at(p) }), "BadResource")
+          }
+          const escape = await refused(h, w.req("resolve", { path: at("../outside") }), "PermissionDenied")
+          expect(escape.reason.description).toMatch(/escapes/)
+        }
+        const outside = await refused(h, w.req("resolve", { path: w.s.secret }), "PermissionDenied")
+        expect(outside.reason.description).toMatch(/outside/)
+      })
+
+      it("globs with Effect's semantics, answering absolute paths in the pattern's spelling", async () => {
+        const { w, h, spellings } = sources()
+        for (const { at, base } of spellings) {
+          expect(await globOf(h, w, at("src/*.ts"))).toEqual([at("src/main.ts"), at("src/util.ts")])
+          expect(await globOf(h, w, at("src/**/*.ts"))).toEqual([at("src/deep/x.ts"), at("src/main.ts"), at("src/util.ts")])
+          expect(await globOf(h, w, at("*.md"))).toEqual([at("README.md")])
+          expect(await globOf(h, w, at("nothing/*"))).toEqual([])
+          expect(await globOf(h, w, `${base}//src/m*.ts`)).toEqual([`${base}/src/main.ts`])
+          expect(await globOf(h, w, base)).toEqual([base])
+          for (const root of [".", "relative", w.s.outside, at("src")]) {
+            expect(await globOf(h, w, at("src/*.ts"), undefined, root)).toEqual([at("src/main.ts"), at("src/util.ts")])
+          }
+        }
+      })
+
+      it("never globs through a link, wherever the pattern names it", async () => {
+        const { w, h, spellings } = sources()
+        for (const { at } of spellings) {
+          expect((await globOf(h, w, at("**/*.ts"))).some((p) => p.includes("evil"))).toBe(false)
+          expect(await globOf(h, w, at("linked/*.ts"))).toEqual([])
+          expect(await globOf(h, w, at("src/escape/*"))).toEqual([])
+          expect(await globOf(h, w, at("*"))).toContain(at("linked"))
+        }
+      })
+
+      it("refuses a glob outside the root or climbing out of it; bad input is BadArgument", async () => {
+        const { w, h, spellings } = sources()
+        for (const { at, base } of spellings) {
+          await refused(h, w.req("glob", { pattern: `${w.s.outside}/*`, root: base }), "PermissionDenied")
+          await refused(h, w.req("glob", { pattern: `${at("src")}/../../outside/*`, root: base }), "PermissionDenied")
+          await refused(h, w.req("glob", { pattern: "src/*", root: base }), "BadArgument")
+          await refused(h, w.req("glob", { pattern: at("*"), root: 7 }), "BadArgument")
+          await refused(h, w.req("glob", { pattern: at("*"), root: base, options: { exclude: "x" } }), "BadArgument")
+        }
+      })
+    })
+
+    describe("refusals across operations", () => {
+      it("refuses a link first, in the middle and last for reads, writes and metadata, naming it and the path", async () => {
+        const { w, h } = setup()
+        for (const p of throughLinks) {
+          for (const request of [
+            { operation: "readFile", path: w.l(p) },
+            { operation: "readFileString", path: w.l(p) },
+            { operation: "writeFile", path: w.l(p), data: base64("pwned") },
+            { operation: "writeFileString", path: w.l(p), data: "pwned" },
+            { operation: "chmod", path: w.l(p), options: { mode: 0o777 } },
+            { operation: "chown", path: w.l(p), options: { uid: 0, gid: 0 } },
+            { operation: "realPath", path: w.l(p) }
+          ]) {
+            const e = await refused(h, w.req(request.operation, request), "PermissionDenied")
+            expect(e.reason.description).toMatch(/symbolic link/)
+            expect(e.reason._tag === "BadArgument" ? "" : e.reason.pathOrDescriptor).toBe(w.l(p))
+          }
+        }
+        for (const p of ["linkdir/secret.txt", "a/inner/file.txt"]) {
+          for (const operation of ["exists", "stat", "readLink", "remove"]) {
+            const e = await refused(h, w.req(operation, { path: w.l(p) }), "PermissionDenied")
+            expect(e.reason.description).toMatch(/symbolic link/)
+          }
+          await refused(h, w.req("makeDirectory", { path: w.l(`${p}/new`), options: { recursive: true } }), "PermissionDenied")
+          await refused(h, w.req("rename", { from: w.l(p), to: w.l("stolen") }), "PermissionDenied")
+          await refused(h, w.req("rename", { from: w.l("top.txt"), to: w.l(p) }), "PermissionDenied")
+        }
+        secretIntact(w)
+        expect(fs.readdirSync(w.s.outside)).toEqual(["secret.txt"])
+      })
+
+      it("treats a trailing slash after a link as a link met on the way", async () => {
+        const { w, h } = setup()
+        for (const operation of ["stat", "exists", "readLink", "readDirectory", "remove"]) {
+          const e = await refused(h, w.req(operation, { path: `${w.l("linkdir")}/` }), "PermissionDenied")
+          expect(e.reason.description).toMatch(/symbolic link/)
+        }
+        await refused(h, w.req("makeDirectory", { path: `${w.l("linkdir")}/`, options: { recursive: true } }), "PermissionDenied")
+        expect(fs.lstatSync(w.s.abs("linkdir")).isSymbolicLink()).toBe(true)
+      })
+
+      it("refuses a hard-linked file for read, stat, write, chmod and chown; removing our name is allowed", async () => {
+        const { w, h } = setup()
+        for (const request of [
+          { operation: "readFile", path: w.l("hard.txt") },
+          { operation: "stat", path: w.l("hard.txt") },
+          { operation: "writeFile", path: w.l("hard.txt"), data: base64("pwned") },
+          { operation: "writeFileString", path: w.l("hard.txt"), data: "pwned", options: { flag: "a" } },
+          { operation: "chmod", path: w.l("hard.txt"), options: { mode: 0o777 } },
+          { operation: "chown", path: w.l("hard.txt"), options: { uid: 0, gid: 0 } }
+        ]) {
+          const e = await refused(h, w.req(request.operation, request), "PermissionDenied")
+          expect(e.reason.description).toMatch(/hard-linked/)
+        }
+        expect(await ok(h, w.req("exists", { path: w.l("hard.txt") }))).toBe(true)
+        secretIntact(w)
+        await ok(h, w.req("remove", { path: w.l("hard.txt") }))
+        secretIntact(w)
+      })
+
+      it("refuses .. above the root for writes too, and a .. after a link", async () => {
+        const { w, h } = setup()
+        for (const p of ["../outside/secret.txt", `../${rootName(w)}/top.txt`, "a/../../outside/secret.txt", ".."]) {
+          const e = await refused(h, w.req("readFile", { path: `${w.logicalRoot}/${p}` }), "PermissionDenied")
+          expect(e.reason.description).toMatch(/escapes/)
+          await refused(h, w.req("writeFileString", { path: `${w.logicalRoot}/${p}`, data: "x" }), "PermissionDenied")
+        }
+        const e = await refused(h, w.req("readFile", { path: w.l("a/inner/../b/file.txt") }), "PermissionDenied")
+        expect(e.reason.description).toMatch(/symbolic/)
+        secretIntact(w)
+      })
+
+      it("refuses any absolute path outside both roots, a sibling sharing the root's prefix included", async () => {
+        const { w, h } = setup()
+        fs.writeFileSync(`${w.boundaryRoot}x`, "sibling")
+        for (const p of [w.s.secret, `${w.logicalRoot}x`, `${w.boundaryRoot}x`, "/etc/passwd"]) {
+          for (const request of [
+            { operation: "readFile", path: p },
+            { operation: "writeFileString", path: p, data: "x" }
+          ]) {
+            const e = await refused(h, w.req(request.operation, request), "PermissionDenied")
+            expect(e.reason.description).toMatch(/outside/)
+          }
+        }
+        expect(fs.readFileSync(`${w.boundaryRoot}x`, "utf8")).toBe("sibling")
+        secretIntact(w)
+      })
+
+      it("refuses a FIFO without blocking on it, and a write to one, but describes it", async () => {
+        const { w, h } = setup()
+        mkfifo(w.s.abs("fifo"))
+        const read = await refused(h, w.req("readFile", { path: w.l("fifo") }), "BadResource")
+        expect(read.reason.description).toMatch(/FIFO/)
+        const write = await refused(h, w.req("writeFileString", { path: w.l("fifo"), data: "x" }), "BadResource")
+        expect(write.reason.description).toMatch(/FIFO/)
+        expect((await ok(h, w.req("stat", { path: w.l("fifo") }))).type).toBe("FIFO")
       })
     })
 
@@ -649,6 +937,8 @@ export const runConformance = (
           w.req("readFileString", { path: w.l("top.txt") }),
           w.req("readFileString", { path: w.b("top.txt") }),
           w.req("writeFileString", { path: w.b("top.txt"), data: "x" }),
+          w.req("readFile", { path: w.l("top.txt") }),
+          w.req("glob", { pattern: w.l("*"), root: w.logicalRoot }),
           w.req("batch", { requests: [{ operation: "exists", path: w.b("top.txt") }] })
         ]) {
           const e = await refused(h, request, "Busy")
@@ -697,95 +987,98 @@ export const runConformance = (
       })
     })
 
-    if (features.directoryPrograms !== false) {
-      describe("mkdirs and rmdirs (pinnedfs extensions)", () => {
-        it("creates a planned tree, parent before child, with exact modes and identities", async () => {
-          const { w, h } = setup()
-          const out = await ok(
-            h,
-            w.req("mkdirs", {
-              plan: [
-                { path: w.l("p"), mode: 0o755 },
-                { path: w.l("p/q"), mode: 0o700 }
-              ]
-            })
-          )
-          expect(out.error).toBeNull()
-          expect(out.created).toEqual([
-            { path: w.l("p"), identity: identityOf(w.s.abs("p")) },
-            { path: w.l("p/q"), identity: identityOf(w.s.abs("p/q")) }
-          ])
-          expect(fs.statSync(w.s.abs("p/q")).mode & 0o777).toBe(0o700)
-          const removed = await ok(
-            h,
-            w.req("rmdirs", {
-              owned: [...out.created].reverse()
-            })
-          )
-          expect(removed.stopped).toBe(false)
-          expect(removed.members.map((m: { status: string }) => m.status)).toEqual(["removed", "removed"])
-          expect(fs.existsSync(w.s.abs("p"))).toBe(false)
-        })
-
-        it("creates the ancestors a member implies, answered in the member's spelling", async () => {
-          const { w, h } = setup()
-          const out = await ok(h, w.req("mkdirs", { plan: [{ path: w.b("deep/er"), mode: 0o750 }] }))
-          expect(out.error).toBeNull()
-          expect(out.created.map((c: { path: string }) => c.path)).toEqual([w.b("deep"), w.b("deep/er")])
-          expect(fs.statSync(w.s.abs("deep/er")).mode & 0o777).toBe(0o750)
-        })
-
-        it("stops at a conflict, answering exactly what it created, and refuses links", async () => {
-          const { w, h } = setup()
-          const out = await ok(
-            h,
-            w.req("mkdirs", {
-              plan: [{ path: w.l("made") }, { path: w.l("top.txt") }, { path: w.l("after") }]
-            })
-          )
-          expect(out.error?.reason._tag).toBe("AlreadyExists")
-          expect(out.error?.reason.pathOrDescriptor).toBe(w.l("top.txt"))
-          // Whatever ran before the conflict is reported, with the identity it has on disk.
-          for (const c of out.created) expect(c.identity).toBe(identityOf(c.path))
-          expect(out.created.map((c: { path: string }) => c.path)).not.toContain(w.l("after"))
-          expect(fs.existsSync(w.s.abs("after"))).toBe(false)
-          const link = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("linkdir/evil") }] }))
-          expect(link.created).toEqual([])
-          expect(link.error?.reason._tag).toBe("PermissionDenied")
-          expect(fs.existsSync(path.join(w.s.outside, "evil"))).toBe(false)
-        })
-
-        it("keeps a non-empty directory and refuses a changed one", async () => {
-          const { w, h } = setup()
-          const out = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("keep") }, { path: w.l("swap") }] }))
-          fs.writeFileSync(w.s.abs("keep/file"), "x")
-          // Moved aside rather than removed, so the new directory cannot reuse its inode number.
-          fs.renameSync(w.s.abs("swap"), w.s.abs("swapped-away"))
-          fs.mkdirSync(w.s.abs("swap"))
-          const removed = await ok(
-            h,
-            w.req("rmdirs", {
-              owned: out.created.map((c: { path: string; identity: string }) => ({ ...c, optional: true }))
-            })
-          )
-          const status = Object.fromEntries(removed.members.map((m: { path: string; status: string }) => [m.path, m.status]))
-          expect(status).toEqual({ [w.l("keep")]: "kept", [w.l("swap")]: "refused" })
-          const refusedMember = removed.members.find((m: { status: string }) => m.status === "refused")
-          expect(refusedMember.error?.reason.pathOrDescriptor).toBe(w.l("swap"))
-          expect(fs.existsSync(w.s.abs("keep/file"))).toBe(true)
-          expect(fs.existsSync(w.s.abs("swap"))).toBe(true)
-        })
-
-        it("refuses malformed programs with BadArgument", async () => {
-          const { w, h } = setup()
-          await refused(h, w.req("mkdirs", {}), "BadArgument")
-          await refused(h, w.req("mkdirs", { plan: [{ path: 1 }] }), "BadArgument")
-          await refused(h, w.req("mkdirs", { plan: [{ path: w.l("x"), mode: "0755" }] }), "BadArgument")
-          await refused(h, w.req("rmdirs", { owned: [{ path: w.l("x"), identity: "nope" }] }), "BadArgument")
-          await refused(h, w.req("rmdirs", { owned: "x" }), "BadArgument")
-          await refused(h, w.req("mkdirs", { plan: [{ path: w.s.outside }] }), "PermissionDenied")
-        })
+    describe("mkdirs and rmdirs (pinnedfs extensions)", () => {
+      it("creates a planned tree, parent before child, with exact modes and identities", async (ctx) => {
+        programs(ctx)
+        const { w, h } = setup()
+        const out = await ok(
+          h,
+          w.req("mkdirs", {
+            plan: [
+              { path: w.l("p"), mode: 0o755 },
+              { path: w.l("p/q"), mode: 0o700 }
+            ]
+          })
+        )
+        expect(out.error).toBeNull()
+        expect(out.created).toEqual([
+          { path: w.l("p"), identity: identityOf(w.s.abs("p")) },
+          { path: w.l("p/q"), identity: identityOf(w.s.abs("p/q")) }
+        ])
+        expect(fs.statSync(w.s.abs("p/q")).mode & 0o777).toBe(0o700)
+        const removed = await ok(
+          h,
+          w.req("rmdirs", {
+            owned: [...out.created].reverse()
+          })
+        )
+        expect(removed.stopped).toBe(false)
+        expect(removed.members.map((m: { status: string }) => m.status)).toEqual(["removed", "removed"])
+        expect(fs.existsSync(w.s.abs("p"))).toBe(false)
       })
-    }
+
+      it("creates the ancestors a member implies, answered in the member's spelling", async (ctx) => {
+        programs(ctx)
+        const { w, h } = setup()
+        const out = await ok(h, w.req("mkdirs", { plan: [{ path: w.b("deep/er"), mode: 0o750 }] }))
+        expect(out.error).toBeNull()
+        expect(out.created.map((c: { path: string }) => c.path)).toEqual([w.b("deep"), w.b("deep/er")])
+        expect(fs.statSync(w.s.abs("deep/er")).mode & 0o777).toBe(0o750)
+      })
+
+      it("stops at a conflict, answering exactly what it created, and refuses links", async (ctx) => {
+        programs(ctx)
+        const { w, h } = setup()
+        const out = await ok(
+          h,
+          w.req("mkdirs", {
+            plan: [{ path: w.l("made") }, { path: w.l("top.txt") }, { path: w.l("after") }]
+          })
+        )
+        expect(out.error?.reason._tag).toBe("AlreadyExists")
+        expect(out.error?.reason.pathOrDescriptor).toBe(w.l("top.txt"))
+        // Whatever ran before the conflict is reported, with the identity it has on disk.
+        for (const c of out.created) expect(c.identity).toBe(identityOf(c.path))
+        expect(out.created.map((c: { path: string }) => c.path)).not.toContain(w.l("after"))
+        expect(fs.existsSync(w.s.abs("after"))).toBe(false)
+        const link = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("linkdir/evil") }] }))
+        expect(link.created).toEqual([])
+        expect(link.error?.reason._tag).toBe("PermissionDenied")
+        expect(fs.existsSync(path.join(w.s.outside, "evil"))).toBe(false)
+      })
+
+      it("keeps a non-empty directory and refuses a changed one", async (ctx) => {
+        programs(ctx)
+        const { w, h } = setup()
+        const out = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("keep") }, { path: w.l("swap") }] }))
+        fs.writeFileSync(w.s.abs("keep/file"), "x")
+        // Moved aside rather than removed, so the new directory cannot reuse its inode number.
+        fs.renameSync(w.s.abs("swap"), w.s.abs("swapped-away"))
+        fs.mkdirSync(w.s.abs("swap"))
+        const removed = await ok(
+          h,
+          w.req("rmdirs", {
+            owned: out.created.map((c: { path: string; identity: string }) => ({ ...c, optional: true }))
+          })
+        )
+        const status = Object.fromEntries(removed.members.map((m: { path: string; status: string }) => [m.path, m.status]))
+        expect(status).toEqual({ [w.l("keep")]: "kept", [w.l("swap")]: "refused" })
+        const refusedMember = removed.members.find((m: { status: string }) => m.status === "refused")
+        expect(refusedMember.error?.reason.pathOrDescriptor).toBe(w.l("swap"))
+        expect(fs.existsSync(w.s.abs("keep/file"))).toBe(true)
+        expect(fs.existsSync(w.s.abs("swap"))).toBe(true)
+      })
+
+      it("refuses malformed programs with BadArgument", async (ctx) => {
+        programs(ctx)
+        const { w, h } = setup()
+        await refused(h, w.req("mkdirs", {}), "BadArgument")
+        await refused(h, w.req("mkdirs", { plan: [{ path: 1 }] }), "BadArgument")
+        await refused(h, w.req("mkdirs", { plan: [{ path: w.l("x"), mode: "0755" }] }), "BadArgument")
+        await refused(h, w.req("rmdirs", { owned: [{ path: w.l("x"), identity: "nope" }] }), "BadArgument")
+        await refused(h, w.req("rmdirs", { owned: "x" }), "BadArgument")
+        await refused(h, w.req("mkdirs", { plan: [{ path: w.s.outside }] }), "PermissionDenied")
+      })
+    })
   })
 }

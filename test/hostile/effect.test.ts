@@ -14,6 +14,7 @@ import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
 import { NodeAtomicFileSystem } from "../../src/effect/index.ts"
 import { executorOperations } from "../../src/protocol/operations.ts"
+import { buildHostile, type HostileSpec, hostileSpec, throwingGetter } from "../support/hostile.mjs"
 import { strategies } from "../support/strategies.ts"
 import { openDescriptorCount } from "../support/tree.ts"
 import { workspace } from "../effect/support.ts"
@@ -42,7 +43,7 @@ const FIELDS = [
   "operation"
 ]
 
-type Spec = { s: string } | { n: number } | { b: string } | { k: string }
+type Spec = HostileSpec
 
 describe.each(strategies)("Effect extension under hostile values (%s)", (strategy) => {
   it("answers a value or a PlatformError, never a defect of its own", async () => {
@@ -51,87 +52,43 @@ describe.each(strategies)("Effect extension under hostile values (%s)", (strateg
     const before = openDescriptorCount()
     const extension = NodeAtomicFileSystem.make({ strategy, batchLimits: { size: 8, response: 1 << 16 } })
 
-    const spec: fc.Arbitrary<Spec> = fc.oneof(
-      { weight: 3, arbitrary: fc.constantFrom("ABS", "ABS_DIR", "ABS_LOGICAL", "ABS_ROOT").map((s) => ({ s })) },
-      fc
-        .constantFrom("", "a/f.txt", "top.txt", "link/secret.txt", "../outside/secret.txt", "x\0y", "BIG", "COMPONENTS", "ABS", "ABS_OUT")
-        .map((s) => ({ s })),
-      fc.string({ maxLength: 20 }).map((s) => ({ s })),
-      fc.constantFrom(0, -1, 0o7777, 2 ** 53, NaN, Infinity, 4294967295).map((n) => ({ n })),
-      fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map((b) => ({ b: String(b) })),
-      fc
-        .constantFrom(
-          "undefined",
-          "null",
-          "symbol",
-          "fn",
-          "throws",
-          "trap",
-          "nullproto",
-          "polluted",
-          "hugeArray",
-          "overBatch",
-          "uint8",
-          "date"
-        )
-        .map((k) => ({ k }))
+    const paths = fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom("ABS", "ABS_DIR", "ABS_LOGICAL", "ABS_ROOT") },
+      fc.constantFrom("", "a/f.txt", "top.txt", "link/secret.txt", "../outside/secret.txt", "x\0y", "BIG", "COMPONENTS", "ABS", "ABS_OUT"),
+      fc.string({ maxLength: 20 })
     )
-    const build = (v: Spec): unknown => {
-      if ("s" in v) {
-        if (v.s === "BIG") return w.b("a".repeat(100 * 1024))
-        if (v.s === "COMPONENTS") return w.b("a/".repeat(10_000) + "f")
-        if (v.s === "ABS") return w.b("a/f.txt")
-        if (v.s === "ABS_OUT") return w.s.secret
-        if (v.s === "ABS_DIR") return w.b("a")
-        if (v.s === "ABS_LOGICAL") return w.l("a/f.txt")
-        if (v.s === "ABS_ROOT") return w.b("")
-        return v.s
-      }
-      if ("n" in v) return v.n
-      if ("b" in v) return BigInt(v.b)
-      switch (v.k) {
-        case "undefined":
-          return undefined
-        case "null":
-          return null
-        case "symbol":
-          return Symbol("hostile")
-        case "fn":
-          return () => w.b("top.txt")
-        case "throws":
-          return Object.defineProperty({}, "recursive", {
-            get() {
-              throw new Sentinel("getter")
-            },
-            enumerable: true
-          })
-        case "trap":
-          return new Proxy(
-            {},
-            {
-              get: () => {
-                throw new Sentinel("trap")
-              },
-              ownKeys: () => {
-                throw new Sentinel("trap")
-              }
-            }
-          )
-        case "nullproto":
-          return Object.create(null)
-        case "polluted":
-          return Object.create({ path: w.b("link/secret.txt"), operation: "readFile" })
-        case "hugeArray":
-          return new Array(100_000).fill(w.b("top.txt"))
-        case "overBatch":
-          return new Array(50).fill({ operation: "exists", path: w.b("top.txt") })
-        case "uint8":
-          return new Uint8Array([1, 2])
-        case "date":
-          return new Date(0)
-      }
-      throw new Error(`unknown spec ${JSON.stringify(v)}`)
+    const path = (s: string): string => {
+      if (s === "BIG") return w.b("a".repeat(100 * 1024))
+      if (s === "COMPONENTS") return w.b("a/".repeat(10_000) + "f")
+      if (s === "ABS") return w.b("a/f.txt")
+      if (s === "ABS_OUT") return w.s.secret
+      if (s === "ABS_DIR") return w.b("a")
+      if (s === "ABS_LOGICAL") return w.l("a/f.txt")
+      if (s === "ABS_ROOT") return w.b("")
+      return s
     }
+    // This suite's own kinds, beside the shared ones (test/support/hostile.mjs).
+    const kinds: Record<string, () => unknown> = {
+      fn: () => () => w.b("top.txt"),
+      throws: () => throwingGetter("recursive", () => new Sentinel("getter")),
+      trap: () =>
+        new Proxy(
+          {},
+          {
+            get: () => {
+              throw new Sentinel("trap")
+            },
+            ownKeys: () => {
+              throw new Sentinel("trap")
+            }
+          }
+        ),
+      polluted: () => Object.create({ path: w.b("link/secret.txt"), operation: "readFile" }),
+      hugeArray: () => new Array(100_000).fill(w.b("top.txt")),
+      overBatch: () => new Array(50).fill({ operation: "exists", path: w.b("top.txt") })
+    }
+    const spec: fc.Arbitrary<Spec> = hostileSpec({ paths, kinds: Object.keys(kinds), integers: false })
+    const build = (v: Spec): unknown => buildHostile(v, { path, kinds })
     const field = fc.oneof(
       { weight: 4, arbitrary: spec.map((v) => ({ v })) },
       { weight: 1, arbitrary: fc.constant({ getterThrows: true as const }) }

@@ -9,13 +9,13 @@ import fc from "fast-check"
 import * as fs from "node:fs"
 import { loadAddon } from "../lifetime/addon.mjs"
 import { fdCount, makeTree } from "../lifetime/tree.mjs"
+import { buildHostile, expectNativeError, hostileSpec, throwingGetter } from "../support/hostile.mjs"
 import { promised as call } from "./promised.mjs"
 
 const seed = Number(process.argv[2] ?? Date.now() % 2 ** 31)
 const numRuns = Number(process.argv[3] ?? 200)
 const native = loadAddon()
 const OPS = Object.keys(native.ops).length
-const REFUSALS = new Set(["", "symlink", "escape", "hardlink", "notregular", "badargument", "identity", "toolarge", "writezero"])
 
 // ---- hostile values ------------------------------------------------------------------------
 
@@ -50,128 +50,56 @@ const path = fc.oneof(
 const buildPath = (p) =>
   p === "big" ? "a".repeat(100 * 1024) : p === "components" ? "a/".repeat(10_000) : p === "longname" ? "n".repeat(300) : p
 
-// A value spec: plain data naming what to build.
-const value = fc.oneof(
-  { weight: 4, arbitrary: path.map((p) => ({ s: p })) },
-  { weight: 2, arbitrary: fc.integer({ min: -(2 ** 31), max: 2 ** 33 }).map((n) => ({ n })) },
-  fc
-    .constantFrom(0, -1, 1, 0o7777, 0o10000, 2 ** 53, 2 ** 64, -0, 0.5, NaN, Infinity, -Infinity, 4294967294, 4294967295)
-    .map((n) => ({ n })),
-  fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map((b) => ({ b: String(b) })),
-  fc
-    .constantFrom(
-      "undefined",
-      "null",
-      "true",
-      "false",
-      "symbol",
-      "fn",
-      "object",
-      "nullproto",
-      "array",
-      "strings",
-      "mixed",
-      "uint8",
-      "int16",
-      "date",
-      "throws",
-      "proxy",
-      "closes",
-      "grows",
-      "hugeArray",
-      "plan",
-      "owned",
-      "badowned"
-    )
-    .map((k) => ({ k }))
-)
-
 let current // the handle a "closes" getter closes mid-marshalling
 
-const build = (v) => {
-  if ("s" in v) return buildPath(v.s)
-  if ("n" in v) return v.n
-  if ("b" in v) return BigInt(v.b)
-  switch (v.k) {
-    case "undefined":
-      return undefined
-    case "null":
-      return null
-    case "true":
-      return true
-    case "false":
-      return false
-    case "symbol":
-      return Symbol("hostile")
-    case "fn":
-      return () => "x"
-    case "object":
-      return { path: "file.txt", toString: () => "file.txt" }
-    case "nullproto":
-      return Object.create(null)
-    case "array":
-      return []
-    case "strings":
-      return ["*.txt", "dir/**"]
-    case "mixed":
-      return ["a", 1, null, {}]
-    case "uint8":
-      return new Uint8Array([104, 105])
-    case "int16":
-      return new Int16Array([1, 2])
-    case "date":
-      return new Date(0)
-    case "throws":
-      return Object.defineProperty({}, "path", {
+// This suite's own kinds, beside the shared ones (test/support/hostile.mjs): values that fight the
+// marshalling (a getter that closes the handle or grows the array being read) and directory
+// programs, well-formed and not.
+const kinds = {
+  fn: () => () => "x",
+  object: () => ({ path: "file.txt", toString: () => "file.txt" }),
+  throws: () => throwingGetter("path", () => new Error("getter")),
+  proxy: () =>
+    new Proxy(
+      {},
+      {
         get() {
-          throw new Error("getter")
+          throw new Error("trap")
         },
-        enumerable: true
-      })
-    case "proxy":
-      return new Proxy(
-        {},
-        {
-          get() {
-            throw new Error("trap")
-          },
-          has() {
-            throw new Error("trap")
-          }
+        has() {
+          throw new Error("trap")
         }
-      )
-    case "closes":
-      return Object.defineProperty([], 0, {
-        get() {
-          current?.close()
-          return "x"
-        }
-      })
-    // An array whose member getter makes the array longer while the addon walks it.
-    case "grows": {
-      const a = ["a", "b"]
-      Object.defineProperty(a, 0, {
-        get() {
-          for (let i = 0; i < 1000; i++) a.push("x")
-          return "a"
-        }
-      })
-      return a
-    }
-    case "hugeArray":
-      return new Array(200_000).fill("a")
-    case "plan":
-      return [{ path: "new/p" }, { path: "new/p/q", mode: 0o700 }]
-    case "owned":
-      return [{ path: "new/p", identity: "1:2", optional: true }]
-    case "badowned":
-      return [
-        { path: "x", identity: "-1:+2" },
-        { path: "y", identity: "99999999999999999999999:1" }
-      ]
-  }
-  throw new Error(`unknown spec ${JSON.stringify(v)}`)
+      }
+    ),
+  closes: () =>
+    Object.defineProperty([], 0, {
+      get() {
+        current?.close()
+        return "x"
+      }
+    }),
+  // An array whose member getter makes the array longer while the addon walks it.
+  grows: () => {
+    const a = ["a", "b"]
+    Object.defineProperty(a, 0, {
+      get() {
+        for (let i = 0; i < 1000; i++) a.push("x")
+        return "a"
+      }
+    })
+    return a
+  },
+  hugeArray: () => new Array(200_000).fill("a"),
+  plan: () => [{ path: "new/p" }, { path: "new/p/q", mode: 0o700 }],
+  owned: () => [{ path: "new/p", identity: "1:2", optional: true }],
+  badowned: () => [
+    { path: "x", identity: "-1:+2" },
+    { path: "y", identity: "99999999999999999999999:1" }
+  ]
 }
+// A value spec: plain data naming what to build.
+const value = hostileSpec({ paths: path, kinds: Object.keys(kinds) })
+const build = (v) => buildHostile(v, { path: buildPath, kinds })
 
 const FIELDS = [
   "path",
@@ -301,16 +229,7 @@ const readsOperand = (op, key) => {
 const stats = { executes: 0, batches: 0, resolved: 0, rejected: 0, badArgument: 0, memberErrors: 0 }
 
 const checkError = (e, malformed, what) => {
-  if (
-    typeof e !== "object" ||
-    e === null ||
-    typeof e.code !== "string" ||
-    !REFUSALS.has(e.refusal) ||
-    typeof e.description !== "string" ||
-    typeof e.errno !== "number"
-  ) {
-    throw new Error(`${what}: rejection is not a native error: ${String(e)}`)
-  }
+  expectNativeError(e, what)
   if (e.refusal === "badargument") stats.badArgument++
   if (malformed && e.refusal !== "badargument" && !(e.code === "EBADF" && e.description === "root is closed")) {
     throw new Error(`${what}: malformed input answered ${e.code}/${e.refusal} (${e.description}), not BadArgument`)

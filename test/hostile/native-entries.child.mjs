@@ -8,13 +8,13 @@
 import fc from "fast-check"
 import { loadAddon } from "../lifetime/addon.mjs"
 import { fdCount, makeTree } from "../lifetime/tree.mjs"
+import { expectNativeError } from "../support/hostile.mjs"
 import { promised } from "./promised.mjs"
 
 const seed = Number(process.argv[2] ?? Date.now() % 2 ** 31)
 const numRuns = Number(process.argv[3] ?? 200)
 const native = loadAddon()
 const OPS = Object.keys(native.ops).length
-const REFUSALS = new Set(["", "symlink", "escape", "hardlink", "notregular", "badargument", "identity", "toolarge", "writezero"])
 const tree = makeTree()
 
 const pathSpec = fc.oneof(
@@ -145,16 +145,7 @@ const readManyCall = fc.record({
 const stats = { readMany: 0, call: 0, identify: 0, resolved: 0, rejected: 0, badArgument: 0, memberErrors: 0 }
 
 const checkError = (e, what) => {
-  if (
-    typeof e !== "object" ||
-    e === null ||
-    typeof e.code !== "string" ||
-    !REFUSALS.has(e.refusal) ||
-    typeof e.description !== "string" ||
-    typeof e.errno !== "number"
-  ) {
-    throw new Error(`${what}: rejection is not a native error: ${String(e)}`)
-  }
+  expectNativeError(e, what)
   if (e.refusal === "badargument") stats.badArgument++
 }
 

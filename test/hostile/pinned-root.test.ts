@@ -14,6 +14,7 @@ import { PinnedFsError, PinnedRoot } from "../../src/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { openDescriptorCount, scratch } from "../support/tree.ts"
 import { executorOperations } from "../../src/protocol/operations.ts"
+import { buildHostile, type HostileSpec, hostileSpec } from "../support/hostile.mjs"
 
 const seed = Number(process.env.PINNEDFS_SEED ?? 20261130)
 const numRuns = Number(process.env.PINNEDFS_RUNS ?? 400)
@@ -61,95 +62,38 @@ const pathSpec = fc.oneof(
 )
 const buildPath = (p: string): string => (p === "BIG" ? "a".repeat(100 * 1024) : p === "COMPONENTS" ? "a/".repeat(10_000) : p)
 
-/** Plain-data descriptions of hostile values, built inside the property so counterexamples print. */
-type Spec = { s: string } | { n: number } | { b: string } | { k: string }
-const spec: fc.Arbitrary<Spec> = fc.oneof(
-  { weight: 4, arbitrary: pathSpec.map((s) => ({ s })) },
-  { weight: 2, arbitrary: fc.integer({ min: -(2 ** 32), max: 2 ** 33 }).map((n) => ({ n })) },
-  fc.constantFrom(0, -1, 0o7777, 0o10000, 2 ** 53, -0, 0.5, NaN, Infinity, 4294967294, 4294967295).map((n) => ({ n })),
-  fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map((b) => ({ b: String(b) })),
-  fc
-    .constantFrom(
-      "undefined",
-      "null",
-      "true",
-      "symbol",
-      "fn",
-      "object",
-      "nullproto",
-      "array",
-      "strings",
-      "uint8",
-      "throws",
-      "proxy",
-      "flagX",
-      "flagWx",
-      "atomic",
-      "recursive",
-      "hugeArray",
-      "polluted"
-    )
-    .map((k) => ({ k }))
-)
-
-const build = (v: Spec): unknown => {
-  if ("s" in v) return buildPath(v.s)
-  if ("n" in v) return v.n
-  if ("b" in v) return BigInt(v.b)
-  switch (v.k) {
-    case "undefined":
-      return undefined
-    case "null":
-      return null
-    case "true":
-      return true
-    case "symbol":
-      return Symbol("hostile")
-    case "fn":
-      return () => "file.txt"
-    case "object":
-      return { path: "file.txt", operation: "readFile", toString: () => "file.txt" }
-    case "nullproto":
-      return Object.create(null)
-    case "array":
-      return []
-    case "strings":
-      return ["*.txt", "dir/**"]
-    case "uint8":
-      return new Uint8Array([104, 105])
-    case "throws":
-      return new Proxy(
-        {},
-        {
-          get: () => {
-            throw new Sentinel("trap")
-          }
+/** Plain-data descriptions of hostile values (test/support/hostile.mjs), and this suite's own kinds. */
+type Spec = HostileSpec
+const kinds: Record<string, () => unknown> = {
+  fn: () => () => "file.txt",
+  object: () => ({ path: "file.txt", operation: "readFile", toString: () => "file.txt" }),
+  throws: () =>
+    new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Sentinel("trap")
         }
-      )
-    case "proxy":
-      return new Proxy(
-        { path: "file.txt" },
-        {
-          getPrototypeOf: () => {
-            throw new Sentinel("trap")
-          }
+      }
+    ),
+  proxy: () =>
+    new Proxy(
+      { path: "file.txt" },
+      {
+        getPrototypeOf: () => {
+          throw new Sentinel("trap")
         }
-      )
-    case "flagX":
-      return { flag: "wx", mode: 0o600 }
-    case "flagWx":
-      return { flag: "zz" }
-    case "atomic":
-      return { atomic: true, flag: "a" }
-    case "recursive":
-      return { recursive: true, force: true }
-    case "hugeArray":
-      return new Array(100_000).fill({ operation: "exists", path: "file.txt" })
-    case "polluted":
-      return Object.create({ path: "out/secret.txt", operation: "readFile", recursive: true })
-  }
-  throw new Error(`unknown spec ${JSON.stringify(v)}`)
+      }
+    ),
+  flagX: () => ({ flag: "wx", mode: 0o600 }),
+  flagWx: () => ({ flag: "zz" }),
+  atomic: () => ({ atomic: true, flag: "a" }),
+  recursive: () => ({ recursive: true, force: true }),
+  hugeArray: () => new Array(100_000).fill({ operation: "exists", path: "file.txt" }),
+  polluted: () => Object.create({ path: "out/secret.txt", operation: "readFile", recursive: true })
 }
+const spec: fc.Arbitrary<Spec> = hostileSpec({ paths: pathSpec, kinds: Object.keys(kinds) })
+const build = (v: Spec): unknown => buildHostile(v, { path: buildPath, kinds })
 
 /** Usually a well-typed path first, so the later (options, data, mode) arguments get read too. */
 const args: fc.Arbitrary<Array<Spec>> = fc
