@@ -382,6 +382,19 @@ const decodeRmdirs = (roots: Root, request: Fields): Check<Planned> =>
     })
   })
 
+/**
+ * A string payload bounded like a base64 one, in the bytes it becomes. Every UTF-16 unit encodes to
+ * at least one byte, so a string longer than the limit is refused before anything is encoded.
+ */
+const utf8Of = (method: string, u: string, limit: number): Check<Uint8Array> => {
+  const over = (size: string) =>
+    fail(badArgument(method, `writeFileString payload of ${size} bytes exceeds the ${limit} byte content limit`))
+  if (u.length > limit) return over(`at least ${u.length}`)
+  // Effect's writeFileString encodes with TextEncoder (lone surrogates become U+FFFD).
+  const bytes = encoder.encode(u)
+  return bytes.byteLength > limit ? over(String(bytes.byteLength)) : ok(bytes)
+}
+
 const decodeOne = (roots: Root, operation: string, request: Fields, limits: Limits): Check<Planned> =>
   Result.gen(function* () {
     if (isRead(operation)) return yield* decodeRead(roots, operation, request)
@@ -438,8 +451,7 @@ const decodeOne = (roots: Root, operation: string, request: Fields, limits: Limi
         if (operation === "writeFile") {
           data = yield* base64Of(operation, request.data, limits.contentLimit)
         } else if (typeof request.data === "string") {
-          // Effect's writeFileString encodes with TextEncoder (lone surrogates become U+FFFD).
-          data = encoder.encode(request.data)
+          data = yield* utf8Of(operation, request.data, limits.contentLimit)
         } else {
           return yield* fail(badArgument(operation, `data must be a string, got ${kind(request.data)}`))
         }

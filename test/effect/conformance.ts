@@ -616,6 +616,18 @@ export const runConformance = (
         await ok(h, w.req("writeFile", { path: w.l("x.bin"), data: base64("12345678") }))
         expect(fs.readFileSync(w.s.abs("x.bin"), "utf8")).toBe("12345678")
       })
+
+      it("refuses a writeFileString payload over the content limit, counted in UTF-8 bytes, writing nothing", async () => {
+        const { w } = setup()
+        const h = extension({ contentLimit: 8 })
+        for (const data of ["123456789", "ééééé", "x".repeat(100_000)]) {
+          const over = await refused(h, w.req("writeFileString", { path: w.l("x.txt"), data }), "BadArgument")
+          expect(over.reason.description).toMatch(/limit/)
+        }
+        expect(fs.existsSync(w.s.abs("x.txt"))).toBe(false)
+        await ok(h, w.req("writeFileString", { path: w.l("x.txt"), data: "éééé" }))
+        expect(fs.readFileSync(w.s.abs("x.txt"), "utf8")).toBe("éééé")
+      })
     })
 
     describe("batch", () => {
