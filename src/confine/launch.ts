@@ -18,7 +18,8 @@ import type { Grant } from "./grants.ts"
 import type { LaunchInputs, LaunchPlan } from "./plan.ts"
 import { type RawPath, shown, textOf } from "./raw.ts"
 import { spawnSandboxed } from "./runner.ts"
-import { closeHeld, type Release } from "./wire.ts"
+import { releaseInSlices } from "./turns.ts"
+import type { Release } from "./wire.ts"
 
 /** @since 0.1.0 @category models */
 export interface RunResult {
@@ -199,15 +200,5 @@ export class PreparedLaunch {
   private assertNotCancelled(): void {
     if (this.f.signal?.aborted)
       throw new ConfinementError("cancelled", "launch was cancelled before it started", { cause: this.f.signal.reason })
-  }
-}
-
-/** Descriptors closed per turn of the event loop when they are closed on the JavaScript thread. */
-const releaseSlice = 64
-
-const releaseInSlices = async (held: ReadonlyArray<Release>): Promise<void> => {
-  for (let i = 0; i < held.length; i += releaseSlice) {
-    if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve))
-    for (const { fd } of held.slice(i, i + releaseSlice)) closeHeld(fd)
   }
 }

@@ -42,6 +42,7 @@ import { findBwrap } from "./available.ts"
 import { renderSandboxProfile } from "./sandboxExec.ts"
 import type { LaunchInputs, LaunchPlan } from "./plan.ts"
 import { type LaunchScope, resolveScope } from "./scope.ts"
+import { nextTurn } from "./turns.ts"
 import { closeHeld, type HeldMember, prepareDirectories } from "./wire.ts"
 
 export type { LaunchInputs, LaunchPlan } from "./plan.ts"
@@ -406,6 +407,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
         }
       }
       cancelled(signal)
+      await nextTurn()
       for (const { item, m } of pending) {
         const before = fds.length
         item.settle(m)
@@ -418,7 +420,8 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
     for (const { anchor, answer } of outcome) if (answer.identity !== "") identities.set(anchor, answer.identity)
     cancelled(signal)
 
-    // 5. Layers and their rendering.
+    // 5. Layers and their rendering, each step in its own turn of the loop.
+    await nextTurn()
     const layers = planLayers({ mode: policy.mode, writable, restrictions, grants })
     for (const s of layers.unused) {
       const fd = fds[s]
@@ -427,6 +430,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
         fds[s] = -1
       }
     }
+    await nextTurn()
     const args = bwrapArguments({ mode: policy.mode, layers: layers.layers, remountReadOnly: layers.remountReadOnly, cwd })
     const plan: LaunchPlan = {
       mode: policy.mode,
