@@ -86,11 +86,6 @@ export class Anchors {
     return p
   }
 
-  /** The pinned anchors, deepest first: the one that covers a path best comes first. */
-  known(): ReadonlyArray<RawPath> {
-    return [...this.pinned.keys()].sort((a, b) => b.length - a.length)
-  }
-
   async close(): Promise<void> {
     const all = [...this.pinned.values()]
     this.pinned.clear()

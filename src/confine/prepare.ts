@@ -28,7 +28,7 @@ import { randomBytes } from "node:crypto"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Strategy } from "../PinnedRoot.ts"
-import { Anchors, canonicalDirectory, canonicalOnce, nearestExisting } from "./anchors.ts"
+import { Anchors, canonicalOnce, nearestExisting } from "./anchors.ts"
 import { bwrapArguments, describeArguments, emptyFilesNeeded } from "./bwrap.ts"
 import { byAnchor, cleanupAll, creationProgram, type CreationRequest, type Owned, ownedFrom } from "./creation.ts"
 import { type DiscoveryLimits, discoverProtected } from "./discovery.ts"
@@ -332,7 +332,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
     const applied: Array<Grant> = []
     const unapplied: Array<{ grant: Grant; why: string }> = []
     for (const g of inputs.grants) {
-      const parent = await canonicalDirectory(path.dirname(g.path))
+      const parent = await canonical(path.dirname(g.path))
       if (parent === null) {
         unapplied.push({ grant: g, why: "its parent directory does not exist" })
         continue
