@@ -1,5 +1,5 @@
-// The native half of pinnedfs/confine: two programs a launch preparation runs off the JavaScript
-// thread, each in one trip, against one pinned anchor directory.
+// The native half of pinnedfs/confine: the programs a launch preparation runs off the JavaScript
+// thread, each in one trip.
 //
 //  discover  walks the anchor for protected-path globs: no link followed (children are opened by
 //            handle with O_NOFOLLOW|O_DIRECTORY), names kept as raw bytes, a matched entry reported
@@ -12,6 +12,16 @@
 //            anchor, O_PATH|O_NOFOLLOW, with the anchor's own path rechecked before and after.
 //            Each descriptor is handed to the caller, so the sandbox binds exactly the object that
 //            was checked and never resolves the path again.
+//  prepare   a launch's directories and its final validation in one trip, over every anchor at
+//            once: each anchor pinned afresh by its canonical path (and refused if discovery saw
+//            another directory there), every missing directory made by one mkdirs program per
+//            anchor, then, once all are made, every path held as `hold` does. It names its
+//            anchors by absolute path, so it runs only on a handle pinned on "/" (the wire refuses
+//            any other), which carries it to the pool.
+//  cleanup   the other end: the held descriptors released (closed here, not on the JavaScript
+//            thread, each only while it still names the object it was opened on), then each anchor
+//            pinned afresh, refused whole if it is no longer the directory prepared, and its
+//            directories removed by one rmdirs program.
 //
 // Requests and answers are little-endian byte strings (see confine_wire.cc): names are bytes end to
 // end, so a name holding a newline or invalid UTF-8 survives the trip unchanged. No N-API here.
@@ -26,11 +36,13 @@
 
 #include "../core/error.h"
 #include "../core/fd.h"
+#include "../core/request.h"
 #include "../core/root.h"
+#include "../core/value.h"
 
 namespace pinnedfs::confine {
 
-enum class Kind : std::uint8_t { Discover = 1, Hold = 2 };
+enum class Kind : std::uint8_t { Discover = 1, Hold = 2, Prepare = 3, Cleanup = 4 };
 
 // What a directory entry or an opened object is.
 enum class Type : std::uint8_t { Unknown = 0, File = 1, Directory = 2, Link = 3, Other = 4 };
@@ -119,6 +131,67 @@ struct HoldResult {
 constexpr std::size_t kMaxHeld = 16384;
 
 Result<HoldResult> hold(const Root& root, const std::vector<std::string>& paths);
+
+// Most anchors one prepare or cleanup may name (each is pinned for the length of the trip).
+constexpr std::size_t kMaxAnchors = 1024;
+
+struct PrepareAnchor {
+  std::string path;  // absolute and canonical: the trusted spelling, pinned afresh
+  bool has_expected = false;
+  Identity expected;                // what discovery pinned there; another directory is refused
+  std::vector<MkdirsEntry> create;  // anchor-relative, parent before child within the program
+  std::vector<std::string> hold;    // anchor-relative, as for hold()
+};
+
+struct PrepareRequest {
+  Strategy strategy = Strategy::Auto;
+  std::vector<PrepareAnchor> anchors;
+};
+
+struct PreparedAnchor {
+  Identity identity;   // as pinned in this trip (zero when the pin failed)
+  Error error;         // the pin failed or the anchor changed: nothing made or held here
+  MkdirsOutcome made;  // what was created, even when the program then stopped
+  bool held = false;   // the final validation ran on this anchor
+  HoldResult holds;    // its members, descriptors included
+  Error hold_error;    // the validation as a whole failed (anchor moved, out of descriptors)
+};
+
+// Stops creating at the first anchor that fails (what was made so far is answered: the caller
+// owns it and cleans it up) and then validates nothing.
+Result<std::vector<PreparedAnchor>> prepare(const PrepareRequest& request);
+
+struct CleanupAnchor {
+  std::string path;
+  Identity identity;  // as pinned when prepared
+  std::vector<OwnedDir> owned;
+};
+
+struct CleanedAnchor {
+  Error error;  // the anchor could not be pinned or is no longer the one prepared: nothing removed
+  RmdirsOutcome removed;
+};
+
+// A descriptor a prepare handed out, with the identity of what it was opened on: it is closed only
+// while it still names that object, so a stale or corrupt request cannot close another descriptor
+// of the process that happens to have the same number.
+struct Release {
+  int fd = -1;
+  Identity identity;
+};
+
+struct CleanupRequest {
+  Strategy strategy = Strategy::Auto;
+  std::vector<Release> release;  // closed first
+  std::vector<CleanupAnchor> anchors;
+};
+
+struct CleanupResult {
+  std::uint32_t unreleased = 0;  // release entries whose descriptor named something else: left open
+  std::vector<CleanedAnchor> anchors;
+};
+
+Result<CleanupResult> cleanup(const CleanupRequest& request);
 
 // The wire form, for the binding: decode `request`, run it, encode the answer. Descriptors in the
 // answer are listed in `fds`, owned here until the caller releases them to JavaScript.

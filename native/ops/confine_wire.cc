@@ -10,8 +10,18 @@
 //                    u32 n, n × (u8 status, u8 type, i32 errno, error),
 //                    u32 n, n × str skipped
 // hold request:      u8 2, u32 n, n × str path
-// hold answer:       str anchor, u32 n, n × (u8 status, u8 type, str identity, u64 nlink, i32 fd,
-// error) error:             str code, i32 errno, str syscall, str path, u8 refusal, str description
+// hold answer:       str anchor, u32 n, n × member
+// member:            u8 status, u8 type, str identity, u64 nlink, i32 fd, error
+// prepare request:   u8 3, u8 strategy, u32 n, n × (str anchor path, u8 has expected,
+//                    u64 dev, u64 ino, u32 n, n × (str path, u32 mode), u32 n, n × str held path)
+// prepare answer:    u32 n, n × (str identity, error, u32 n, n × (str path, str identity) created,
+//                    error stopped, u8 held, [str anchor, u32 n, n × member, error])
+// cleanup request:   u8 4, u8 strategy, u32 n, n × (i32 fd, u64 dev, u64 ino) released,
+//                    u32 n, n × (str anchor path, u64 dev, u64 ino,
+//                                u32 n, n × (str path, u64 dev, u64 ino, u8 optional))
+// cleanup answer:    u32 unreleased, u32 n, n × (error, u32 n, n × (str path, u8 status, error))
+// error:             str code, i32 errno, str syscall, str path, u8 refusal, str description
+//                    (errno 0 and refusal 0: no error)
 #include <cstring>
 
 #include "confine.h"
@@ -39,6 +49,12 @@ class In {
     for (int i = 3; i >= 0; --i)
       *v = (*v << 8) | static_cast<std::uint8_t>(b_[at_ + static_cast<std::size_t>(i)]);
     at_ += 4;
+    return true;
+  }
+  bool u64(std::uint64_t* v) {
+    std::uint32_t lo = 0, hi = 0;
+    if (!u32(&lo) || !u32(&hi)) return false;
+    *v = (static_cast<std::uint64_t>(hi) << 32) | lo;
     return true;
   }
   bool str(std::string* s) {
@@ -88,6 +104,12 @@ class Out {
  private:
   std::string s_;
 };
+
+// prepare and cleanup name their anchors by absolute path: they run on a handle of "/" only, so a
+// handle on some workspace can never be used to make or remove directories outside it.
+Error not_on_slash() {
+  return bad_argument("the prepare and cleanup programs run on a handle pinned on '/'");
+}
 
 Error malformed(const char* what) {
   return bad_argument(std::string("malformed confine request: ") + what);
@@ -147,6 +169,116 @@ Result<Answer> run_discover(const Root& root, In& in, const std::atomic<bool>* c
   return Answer{out.take(), {}};
 }
 
+// One held member; its descriptor moves into the answer's list.
+void put_member(Out& out, Held& m, Answer& answer) {
+  out.u8(static_cast<std::uint8_t>(m.status));
+  out.u8(static_cast<std::uint8_t>(m.type));
+  out.str(m.status == HoldStatus::Held ? m.identity.str() : std::string());
+  out.u64(m.nlink);
+  out.i32(m.fd.valid() ? m.fd.get() : -1);
+  out.error(m.error);
+  if (m.fd.valid()) answer.fds.push_back(std::move(m.fd));
+}
+
+bool strategy(In& in, Strategy* s) {
+  std::uint8_t v = 0;
+  if (!in.u8(&v) || v > static_cast<std::uint8_t>(Strategy::Walk)) return false;
+  *s = static_cast<Strategy>(v);
+  return true;
+}
+
+bool identity(In& in, Identity* id) {
+  return in.u64(&id->dev) && in.u64(&id->ino);
+}
+
+Result<Answer> run_prepare(In& in) {
+  PrepareRequest r;
+  std::uint32_t n = 0;
+  if (!strategy(in, &r.strategy)) return malformed("strategy");
+  if (!in.count(&n) || n > kMaxAnchors) return malformed("anchor count");
+  r.anchors.resize(n);
+  for (PrepareAnchor& a : r.anchors) {
+    std::uint8_t expected = 0;
+    if (!in.str(&a.path) || !in.u8(&expected) || !identity(in, &a.expected))
+      return malformed("anchor");
+    a.has_expected = expected != 0;
+    if (!in.count(&n)) return malformed("creation count");
+    a.create.resize(n);
+    for (MkdirsEntry& e : a.create)
+      if (!in.str(&e.path) || !in.u32(&e.mode)) return malformed("creation");
+    if (!in.count(&n)) return malformed("held count");
+    a.hold.resize(n);
+    for (std::string& p : a.hold)
+      if (!in.str(&p)) return malformed("held path");
+  }
+  if (!in.done()) return malformed("trailing bytes");
+  auto prepared = prepare(r);
+  if (!prepared.ok()) return prepared.take_error();
+  Answer answer;
+  Out out;
+  out.u32(static_cast<std::uint32_t>(prepared.value().size()));
+  for (PreparedAnchor& a : prepared.value()) {
+    out.str(a.identity.dev == 0 && a.identity.ino == 0 ? std::string() : a.identity.str());
+    out.error(a.error);
+    out.u32(static_cast<std::uint32_t>(a.made.created.size()));
+    for (const CreatedDir& c : a.made.created) {
+      out.str(c.path);
+      out.str(c.identity.str());
+    }
+    out.error(a.made.failed ? a.made.error : Error{});
+    out.u8(a.held ? 1 : 0);
+    if (!a.held) continue;
+    out.str(a.holds.anchor.str());
+    out.u32(static_cast<std::uint32_t>(a.holds.members.size()));
+    for (Held& m : a.holds.members) put_member(out, m, answer);
+    out.error(a.hold_error);
+  }
+  answer.bytes = out.take();
+  return answer;
+}
+
+Result<Answer> run_cleanup(In& in) {
+  CleanupRequest r;
+  std::uint32_t n = 0;
+  if (!strategy(in, &r.strategy)) return malformed("strategy");
+  if (!in.count(&n) || n > kMaxHeld) return malformed("release count");
+  r.release.resize(n);
+  for (Release& x : r.release) {
+    std::uint32_t v = 0;
+    if (!in.u32(&v) || !identity(in, &x.identity)) return malformed("descriptor");
+    x.fd = static_cast<int>(v);
+  }
+  if (!in.count(&n) || n > kMaxAnchors) return malformed("anchor count");
+  r.anchors.resize(n);
+  for (CleanupAnchor& a : r.anchors) {
+    if (!in.str(&a.path) || !identity(in, &a.identity)) return malformed("anchor");
+    if (!in.count(&n)) return malformed("member count");
+    a.owned.resize(n);
+    for (OwnedDir& o : a.owned) {
+      std::uint8_t optional = 0;
+      if (!in.str(&o.path) || !identity(in, &o.identity) || !in.u8(&optional))
+        return malformed("member");
+      o.optional = optional != 0;
+    }
+  }
+  if (!in.done()) return malformed("trailing bytes");
+  auto cleaned = cleanup(r);
+  if (!cleaned.ok()) return cleaned.take_error();
+  Out out;
+  out.u32(cleaned.value().unreleased);
+  out.u32(static_cast<std::uint32_t>(cleaned.value().anchors.size()));
+  for (const CleanedAnchor& a : cleaned.value().anchors) {
+    out.error(a.error);
+    out.u32(static_cast<std::uint32_t>(a.removed.members.size()));
+    for (const RmdirMember& m : a.removed.members) {
+      out.str(m.path);
+      out.u8(static_cast<std::uint8_t>(m.status));
+      out.error(m.error);
+    }
+  }
+  return Answer{out.take(), {}};
+}
+
 Result<Answer> run_hold(const Root& root, In& in) {
   std::uint32_t n = 0;
   if (!in.count(&n)) return malformed("path count");
@@ -164,15 +296,7 @@ Result<Answer> run_hold(const Root& root, In& in) {
   Out out;
   out.str(h.anchor.str());
   out.u32(static_cast<std::uint32_t>(h.members.size()));
-  for (Held& m : h.members) {
-    out.u8(static_cast<std::uint8_t>(m.status));
-    out.u8(static_cast<std::uint8_t>(m.type));
-    out.str(m.status == HoldStatus::Held ? m.identity.str() : std::string());
-    out.u64(m.nlink);
-    out.i32(m.fd.valid() ? m.fd.get() : -1);
-    out.error(m.error);
-    if (m.fd.valid()) answer.fds.push_back(std::move(m.fd));
-  }
+  for (Held& m : h.members) put_member(out, m, answer);
   answer.bytes = out.take();
   return answer;
 }
@@ -188,6 +312,12 @@ Result<Answer> run(const Root& root, std::string_view request, const std::atomic
       return run_discover(root, in, cancel);
     case Kind::Hold:
       return run_hold(root, in);
+    case Kind::Prepare:
+      if (root.path() != "/") return not_on_slash();
+      return run_prepare(in);
+    case Kind::Cleanup:
+      if (root.path() != "/") return not_on_slash();
+      return run_cleanup(in);
   }
   return malformed("unknown program");
 }

@@ -139,14 +139,11 @@ Error symlink_in_the_way(const std::string& shown) {
                  "'" + shown + "' is a symbolic link where a directory is wanted", ELOOP);
 }
 
-}  // namespace
-
-Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<MkdirsEntry>& plan,
-                                         const ProgramOptions& options) {
-  // Validation first: nothing malformed, and nothing over the bounds, reaches a syscall. Each
-  // entry is lexed and put in the tree at once, so memory grows with the tree, not the plan.
-  PlanTree tree;
-  std::vector<std::size_t> dotdot;
+// 1. Validate: nothing malformed, and nothing over the bounds, reaches a syscall. Each entry is
+// lexed and put in the tree at once, so memory grows with the tree, not the plan. Entries with
+// ".." are set aside in `dotdot`: they need the file system.
+Status validate(const std::vector<MkdirsEntry>& plan, PlanTree& tree,
+                std::vector<std::size_t>& dotdot) {
   std::size_t components = 0;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const MkdirsEntry& entry = plan[i];
@@ -169,28 +166,14 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
     auto added = tree.insert(l.value().parts, static_cast<mode_t>(entry.mode));
     if (!added.ok()) return added.take_error();
   }
+  return ok_status();
+}
 
-  MkdirsOutcome out;
-  auto stop = [&out](Error e) {
-    out.failed = true;
-    out.error = std::move(e);
-    return Result<MkdirsOutcome>(std::move(out));
-  };
-
-  // ".." is resolved physically, which needs the file system.
-  for (std::size_t i : dotdot) {
-    auto resolved = prepare_path(root, plan[i].path);
-    if (!resolved.ok()) return stop(resolved.take_error());
-    auto added = tree.insert(resolved.value().parts, static_cast<mode_t>(plan[i].mode));
-    if (!added.ok()) return added.take_error();
-  }
+// 3. Probe: drop what exists, without following anything. A parent known missing answers for its
+// children, so a fresh tree costs one probe.
+Status probe(DirCursor& cursor, PlanTree& tree, const std::vector<std::size_t>& order) {
   std::vector<TreeNode>& nodes = tree.nodes;
   std::vector<Planned>& info = tree.info;
-  const std::vector<std::size_t> order = tree.preorder();
-  DirCursor cursor(root, nodes);
-
-  // Drop what exists, without following anything. A parent known missing answers for its
-  // children, so a fresh tree costs one probe.
   for (std::size_t i : order) {
     TreeNode& n = nodes[i];
     Planned& p = info[i];
@@ -199,28 +182,130 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
       continue;
     }
     auto there = cursor.move_to(n.parent);
-    if (!there.ok()) return stop(there.take_error());
+    if (!there.ok()) return there.take_error();
     struct stat st;
     int rc = retry_eintr(
         [&] { return ::fstatat(cursor.held().fd(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW); });
     if (rc != 0) {
-      if (errno != ENOENT) return stop(sys_error(errno, "fstatat", path_of(nodes, i)));
+      if (errno != ENOENT) return sys_error(errno, "fstatat", path_of(nodes, i));
       p.state = State::Missing;
     } else if (S_ISDIR(st.st_mode)) {
       p.state = State::Exists;
       n.identity = identity_of(st);
       n.known = true;
     } else if (S_ISLNK(st.st_mode)) {
-      return stop(symlink_in_the_way(path_of(nodes, i)));
+      return symlink_in_the_way(path_of(nodes, i));
     } else {
       // As Node's mkdir -p: the named directory itself is taken (EEXIST), or a component on the
       // way to it is not a directory (ENOTDIR).
       std::string shown = path_of(nodes, i);
       Error e = sys_error(p.listed ? EEXIST : ENOTDIR, "mkdir", shown);
       e.description = "'" + shown + "' exists and is not a directory";
-      return stop(std::move(e));
+      return e;
     }
   }
+  return ok_status();
+}
+
+// 4. Create one missing directory of the plan (node `i`) beneath the cursor's parent, recording
+// it in `created` as soon as it is made.
+Status create_one(const Root& root, DirCursor& cursor, PlanTree& tree, std::size_t i,
+                  const ProgramOptions& options, std::vector<CreatedDir>& created) {
+  TreeNode& n = tree.nodes[i];
+  Planned& p = tree.info[i];
+  std::string shown = path_of(tree.nodes, i);
+  auto there = cursor.move_to(n.parent);
+  if (!there.ok()) {
+    Error e = there.take_error();
+    if (e.description.empty()) {
+      e.description = "the parent of '" + shown + "' no longer resolves to the directory planned";
+    }
+    return e;
+  }
+  Held& parent = cursor.held();
+  auto still = parent.beneath(root, "mkdir", shown);
+  if (!still.ok()) return still.take_error();
+  int rc = retry_eintr([&] { return ::mkdirat(parent.fd(), n.name.c_str(), p.mode & 07777); });
+  if (rc != 0) {
+    int err = errno;
+    if (err == EEXIST && options.tolerate_existing) {
+      // A concurrent creator won the race: fine if, without following, it is a directory.
+      struct stat st;
+      if (::fstatat(parent.fd(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        return sys_error(errno, "fstatat", shown);
+      }
+      if (S_ISDIR(st.st_mode)) {
+        p.state = State::Exists;
+        n.identity = identity_of(st);
+        n.known = true;
+        return ok_status();
+      }
+      if (S_ISLNK(st.st_mode)) return symlink_in_the_way(shown);
+      return sys_error(p.listed ? EEXIST : ENOTDIR, "mkdir", shown);
+    }
+    Error e = sys_error(err, "mkdir", shown);
+    if (err == EEXIST) {
+      e.description = "'" + shown + "' appeared after planning: not ours, left untouched";
+    }
+    return e;
+  }
+  // Open what now stands at the name, without following, to learn the identity that becomes the
+  // caller's ownership, (exact modes) to set the mode on that very handle, and to stand in it for
+  // its children, which come next in pre-order.
+  auto made = descend(root, parent, n.name, kDirHandleFlags, shown);
+  if (!made.ok()) {
+    Error e = made.take_error();
+    e.description = "'" + shown + "' was created, then replaced before it could be confirmed" +
+                    (e.description.empty() ? "" : ": " + e.description);
+    return e;
+  }
+  Held dir = made.take();
+  struct stat st;
+  if (::fstat(dir.fd(), &st) != 0) return sys_error(errno, "fstat", shown);
+  p.state = State::Created;
+  n.identity = identity_of(st);
+  n.known = true;
+  dir.know_identity(n.identity);
+  created.push_back(CreatedDir{shown, n.identity});
+  if (options.exact_modes) {
+    auto mine = dir.beneath(root, "chmod", shown);
+    if (!mine.ok()) return mine.take_error();
+    auto moded = attr::change_mode(dir.fd(), p.mode & 07777, shown);
+    if (!moded.ok()) return moded.take_error();
+  }
+  cursor.adopt(i, std::move(dir));
+  return ok_status();
+}
+
+}  // namespace
+
+Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<MkdirsEntry>& plan,
+                                         const ProgramOptions& options) {
+  PlanTree tree;
+  std::vector<std::size_t> dotdot;
+  auto valid = validate(plan, tree, dotdot);
+  if (!valid.ok()) return valid.take_error();
+
+  MkdirsOutcome out;
+  auto stop = [&out](Error e) {
+    out.failed = true;
+    out.error = std::move(e);
+    return Result<MkdirsOutcome>(std::move(out));
+  };
+
+  // 2. Plan: ".." is resolved physically, which needs the file system; then the order, parent
+  // before child.
+  for (std::size_t i : dotdot) {
+    auto resolved = prepare_path(root, plan[i].path);
+    if (!resolved.ok()) return stop(resolved.take_error());
+    auto added = tree.insert(resolved.value().parts, static_cast<mode_t>(plan[i].mode));
+    if (!added.ok()) return added.take_error();
+  }
+  const std::vector<std::size_t> order = tree.preorder();
+  DirCursor cursor(root, tree.nodes);
+
+  auto probed = probe(cursor, tree, order);
+  if (!probed.ok()) return stop(probed.take_error());
 
   // Where the planning left the cursor, it stands for acts that come only later (after the hook,
   // after any delay): a kernel lookup's free proof does not stretch that far.
@@ -233,72 +318,10 @@ Result<MkdirsOutcome> run_mkdirs_program(const Root& root, const std::vector<Mkd
   }
 #endif
 
-  // Run.
   for (std::size_t i : order) {
-    TreeNode& n = nodes[i];
-    Planned& p = info[i];
-    if (p.state != State::Missing) continue;
-    std::string shown = path_of(nodes, i);
-    auto there = cursor.move_to(n.parent);
-    if (!there.ok()) {
-      Error e = there.take_error();
-      if (e.description.empty()) {
-        e.description = "the parent of '" + shown + "' no longer resolves to the directory planned";
-      }
-      return stop(std::move(e));
-    }
-    Held& parent = cursor.held();
-    auto still = parent.beneath(root, "mkdir", shown);
-    if (!still.ok()) return stop(still.take_error());
-    int rc = retry_eintr([&] { return ::mkdirat(parent.fd(), n.name.c_str(), p.mode & 07777); });
-    if (rc != 0) {
-      int err = errno;
-      if (err == EEXIST && options.tolerate_existing) {
-        // A concurrent creator won the race: fine if, without following, it is a directory.
-        struct stat st;
-        if (::fstatat(parent.fd(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-          return stop(sys_error(errno, "fstatat", shown));
-        }
-        if (S_ISDIR(st.st_mode)) {
-          p.state = State::Exists;
-          n.identity = identity_of(st);
-          n.known = true;
-          continue;
-        }
-        if (S_ISLNK(st.st_mode)) return stop(symlink_in_the_way(shown));
-        return stop(sys_error(p.listed ? EEXIST : ENOTDIR, "mkdir", shown));
-      }
-      Error e = sys_error(err, "mkdir", shown);
-      if (err == EEXIST) {
-        e.description = "'" + shown + "' appeared after planning: not ours, left untouched";
-      }
-      return stop(std::move(e));
-    }
-    // Open what now stands at the name, without following, to learn the identity that becomes the
-    // caller's ownership, (exact modes) to set the mode on that very handle, and to stand in it for
-    // its children, which come next in pre-order.
-    auto made = descend(root, parent, n.name, kDirHandleFlags, shown);
-    if (!made.ok()) {
-      Error e = made.take_error();
-      e.description = "'" + shown + "' was created, then replaced before it could be confirmed" +
-                      (e.description.empty() ? "" : ": " + e.description);
-      return stop(std::move(e));
-    }
-    Held dir = made.take();
-    struct stat st;
-    if (::fstat(dir.fd(), &st) != 0) return stop(sys_error(errno, "fstat", shown));
-    p.state = State::Created;
-    n.identity = identity_of(st);
-    n.known = true;
-    dir.know_identity(n.identity);
-    out.created.push_back(CreatedDir{shown, n.identity});
-    if (options.exact_modes) {
-      auto mine = dir.beneath(root, "chmod", shown);
-      if (!mine.ok()) return stop(mine.take_error());
-      auto moded = attr::change_mode(dir.fd(), p.mode & 07777, shown);
-      if (!moded.ok()) return stop(moded.take_error());
-    }
-    cursor.adopt(i, std::move(dir));
+    if (tree.info[i].state != State::Missing) continue;
+    auto made = create_one(root, cursor, tree, i, options, out.created);
+    if (!made.ok()) return stop(made.take_error());
   }
   return Result<MkdirsOutcome>(std::move(out));
 }

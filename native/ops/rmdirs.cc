@@ -128,108 +128,138 @@ RmdirMember remove_one(const Root& root, DirCursor& cursor, const std::vector<Tr
   return answer(m, RmdirStatus::Refused, sys_error(err, "rmdir", shown));
 }
 
-}  // namespace
+// The members' state between the steps: the tree of their components, and for each member the
+// error its ".." met, if any.
+struct Program {
+  std::vector<Member> members;
+  Tree tree;
+  std::vector<Error> unresolved;
+  std::vector<bool> failed;
+  std::unordered_map<std::size_t, std::size_t> by_node;  // member by node
+};
 
-Result<Value> rmdirs(const Root& root, const Request& request) {
-  // Validation, before any syscall: within the bound (members are what a mkdirs program created,
-  // each path within PATH_MAX), every path lexes, none is the root, no path is listed twice with
-  // different identities. Each member is put in the tree as it is lexed: memory grows with the
-  // tree, not with the members' components.
+// 1. Validate, before any syscall: within the bound (members are what a mkdirs program created,
+// each path within PATH_MAX), every path lexes, none is the root. Each member is put in the tree as
+// it is lexed: memory grows with the tree, not with the members' components. Members with ".."
+// are set aside in `dotdot`.
+Status validate(const Request& request, Program& p, std::vector<std::size_t>& dotdot) {
   if (request.owned.size() > kMaxDirectories) {
     return bad_argument("rmdirs names more than " + std::to_string(kMaxDirectories) +
                         " directories");
   }
-  std::vector<Member> members;
-  members.reserve(request.owned.size());
-  Tree tree;
-  std::vector<std::size_t> dotdot;
+  p.members.reserve(request.owned.size());
   for (const OwnedDir& owned : request.owned) {
     auto l = lex_path(owned.path);
     if (!l.ok()) return l.take_error();
     Member m{&owned};
     if (l.value().has_dotdot) {
-      dotdot.push_back(members.size());
+      dotdot.push_back(p.members.size());
     } else {
       if (l.value().is_root())
         return bad_argument("the pinned root itself is never removed", owned.path);
-      m.node = tree.insert(l.value().parts);
+      m.node = p.tree.insert(l.value().parts);
     }
-    members.push_back(m);
+    p.members.push_back(m);
   }
-  // ".." is resolved physically, which needs the file system; a member whose ".." meets a link is
-  // refused like any other member below.
-  std::vector<Error> unresolved(members.size());
-  std::vector<bool> failed(members.size(), false);
+  p.unresolved.resize(p.members.size());
+  p.failed.assign(p.members.size(), false);
+  return ok_status();
+}
+
+// 2. ".." is resolved physically, which needs the file system; a member whose ".." meets a link
+// is refused like any other member when the program runs.
+Status resolve_dotdot(const Root& root, Program& p, const std::vector<std::size_t>& dotdot) {
   for (std::size_t i : dotdot) {
-    auto p = prepare_path(root, members[i].owned->path);
-    if (!p.ok()) {
-      unresolved[i] = p.take_error();
-      failed[i] = true;
+    auto resolved = prepare_path(root, p.members[i].owned->path);
+    if (!resolved.ok()) {
+      p.unresolved[i] = resolved.take_error();
+      p.failed[i] = true;
       continue;
     }
-    if (p.value().is_root()) {
-      return bad_argument("the pinned root itself is never removed", members[i].owned->path);
+    if (resolved.value().is_root()) {
+      return bad_argument("the pinned root itself is never removed", p.members[i].owned->path);
     }
-    members[i].node = tree.insert(p.value().parts);
+    p.members[i].node = p.tree.insert(resolved.value().parts);
   }
-  // Member by node: the first listing of a path runs; an identical duplicate runs once.
-  std::unordered_map<std::size_t, std::size_t> by_node;
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    if (failed[i]) continue;
-    auto [it, inserted] = by_node.emplace(members[i].node, i);
-    if (!inserted && members[it->second].owned->identity != members[i].owned->identity) {
+  return ok_status();
+}
+
+// 3. Member by node: the first listing of a path runs; an identical duplicate runs once; no path
+// is listed twice with different identities. Each member learns the owned member that is its
+// parent, whose identity its removal then requires.
+Status link_members(Program& p) {
+  for (std::size_t i = 0; i < p.members.size(); ++i) {
+    if (p.failed[i]) continue;
+    auto [it, inserted] = p.by_node.emplace(p.members[i].node, i);
+    if (!inserted && p.members[it->second].owned->identity != p.members[i].owned->identity) {
       return bad_argument("directory listed twice with different identities",
-                          members[i].owned->path);
+                          p.members[i].owned->path);
     }
   }
-  for (auto& [node, i] : by_node) {
-    std::size_t up = tree.nodes[node].parent;
+  for (auto& [node, i] : p.by_node) {
+    std::size_t up = p.tree.nodes[node].parent;
     if (up == kNoNode) continue;
-    auto owner = by_node.find(up);
-    if (owner != by_node.end()) members[i].parent = owner->second;
+    auto owner = p.by_node.find(up);
+    if (owner != p.by_node.end()) p.members[i].parent = owner->second;
   }
+  return ok_status();
+}
 
-  // Child before parent: the reverse of a pre-order with siblings in byte order of their names
-  // (what ordering the members' component lists lexicographically gives). A member whose ".."
-  // failed runs where the caller put it, last.
+// 4. Child before parent: the reverse of a pre-order with siblings in byte order of their names
+// (what ordering the members' component lists lexicographically gives). A member whose ".."
+// failed runs where the caller put it, last.
+std::vector<std::size_t> removal_order(const Program& p) {
+  const std::vector<TreeNode>& nodes = p.tree.nodes;
+  std::vector<std::vector<std::size_t>> children(nodes.size());
+  std::vector<std::size_t> top;
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    std::size_t up = nodes[n].parent;
+    (up == kNoNode ? top : children[up]).push_back(n);
+  }
+  auto by_name = [&](std::size_t a, std::size_t b) { return nodes[a].name < nodes[b].name; };
+  std::sort(top.begin(), top.end(), by_name);
+  for (auto& kids : children) std::sort(kids.begin(), kids.end(), by_name);
+  std::vector<std::size_t> stack(top.rbegin(), top.rend());
+  std::vector<std::size_t> pre;
+  while (!stack.empty()) {
+    std::size_t n = stack.back();
+    stack.pop_back();
+    pre.push_back(n);
+    stack.insert(stack.end(), children[n].rbegin(), children[n].rend());
+  }
   std::vector<std::size_t> order;
-  {
-    std::vector<std::vector<std::size_t>> children(tree.nodes.size());
-    std::vector<std::size_t> top;
-    for (std::size_t n = 0; n < tree.nodes.size(); ++n) {
-      std::size_t up = tree.nodes[n].parent;
-      (up == kNoNode ? top : children[up]).push_back(n);
-    }
-    auto by_name = [&](std::size_t a, std::size_t b) {
-      return tree.nodes[a].name < tree.nodes[b].name;
-    };
-    std::sort(top.begin(), top.end(), by_name);
-    for (auto& kids : children) std::sort(kids.begin(), kids.end(), by_name);
-    std::vector<std::size_t> stack(top.rbegin(), top.rend());
-    std::vector<std::size_t> pre;
-    while (!stack.empty()) {
-      std::size_t n = stack.back();
-      stack.pop_back();
-      pre.push_back(n);
-      stack.insert(stack.end(), children[n].rbegin(), children[n].rend());
-    }
-    for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
-      auto member = by_node.find(*it);
-      if (member != by_node.end()) order.push_back(member->second);
-    }
+  for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
+    auto member = p.by_node.find(*it);
+    if (member != p.by_node.end()) order.push_back(member->second);
   }
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    if (failed[i]) order.push_back(i);
+  for (std::size_t i = 0; i < p.members.size(); ++i) {
+    if (p.failed[i]) order.push_back(i);
   }
+  return order;
+}
 
+}  // namespace
+
+Result<Value> rmdirs(const Root& root, const Request& request) {
+  Program p;
+  std::vector<std::size_t> dotdot;
+  auto valid = validate(request, p, dotdot);
+  if (!valid.ok()) return valid.take_error();
+  auto resolved = resolve_dotdot(root, p, dotdot);
+  if (!resolved.ok()) return resolved.take_error();
+  auto linked = link_members(p);
+  if (!linked.ok()) return linked.take_error();
+
+  // 5. Remove, in order.
   RmdirsOutcome out;
-  DirCursor cursor(root, tree.nodes);
-  for (std::size_t i : order) {
-    const Member& m = members[i];
+  DirCursor cursor(root, p.tree.nodes);
+  for (std::size_t i : removal_order(p)) {
+    const Member& m = p.members[i];
     RmdirMember result =
-        failed[i] ? answer(m, RmdirStatus::Refused, std::move(unresolved[i]))
-                  : remove_one(root, cursor, tree.nodes, m,
-                               m.parent == kNoNode ? nullptr : &members[m.parent].owned->identity);
+        p.failed[i]
+            ? answer(m, RmdirStatus::Refused, std::move(p.unresolved[i]))
+            : remove_one(root, cursor, p.tree.nodes, m,
+                         m.parent == kNoNode ? nullptr : &p.members[m.parent].owned->identity);
     bool refused = result.status == RmdirStatus::Refused;
     out.members.push_back(std::move(result));
     if (refused && !m.owned->optional) {

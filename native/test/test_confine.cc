@@ -1,5 +1,5 @@
-// The confinement programs (discover, hold) and their byte form, straight on the core, both
-// strategies.
+// The confinement programs (discover, hold, prepare, cleanup) and their byte form, straight on the
+// core, both strategies.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -190,4 +190,102 @@ TEST(confine_wire_refuses_malformed_requests) {
   // A well-formed hold of the root answers one held member and one descriptor.
   auto ok = run(*root.value(), std::string("\x02\x01\x00\x00\x00\x00\x00\x00\x00", 9), nullptr);
   CHECK(ok.ok() && ok.value().fds.size() == 1);
+}
+
+TEST(prepare_makes_and_holds_in_one_program_and_cleanup_removes_and_releases) {
+  for (Strategy s : kStrategies) {
+    std::string base = test::scratch_dir();
+    CHECK(::mkdir((base + "/state").c_str(), 0755) == 0);
+    CHECK(::mkdir((base + "/ws").c_str(), 0755) == 0);
+    PrepareRequest r;
+    r.strategy = s;
+    PrepareAnchor state;
+    state.path = base + "/state";
+    state.create = {{"launch", 0700}, {"launch/tmp", 0700}, {"launch/cache", 0750}};
+    state.hold = {"launch", "launch/tmp"};
+    PrepareAnchor ws;
+    ws.path = base + "/ws";
+    ws.hold = {""};
+    r.anchors = {state, ws};
+    auto prepared = prepare(r);
+    CHECK(prepared.ok());
+    auto& a = prepared.value();
+    CHECK(a.size() == 2 && a[0].error.err == 0 && !a[0].made.failed);
+    CHECK(a[0].made.created.size() == 3);
+    CHECK(a[0].held && a[0].holds.members.size() == 2 && a[1].held);
+    CHECK(a[0].holds.members[0].status == HoldStatus::Held &&
+          a[0].holds.members[0].identity == a[0].made.created[0].identity);
+    struct stat st;
+    CHECK(::stat((base + "/state/launch/cache").c_str(), &st) == 0 && (st.st_mode & 07777) == 0750);
+    // Cleanup: the descriptors released (one of them named with a wrong identity stays open),
+    // then the directories removed.
+    CleanupRequest c;
+    c.strategy = s;
+    Fd& first = a[0].holds.members[0].fd;
+    Fd& second = a[0].holds.members[1].fd;
+    c.release = {{first.get(), a[0].holds.members[0].identity}, {second.get(), Identity{1, 1}}};
+    CleanupAnchor anchor;
+    anchor.path = base + "/state";
+    anchor.identity = a[0].identity;
+    for (const CreatedDir& d : a[0].made.created)
+      anchor.owned.push_back({d.path, d.identity, true});
+    c.anchors = {anchor};
+    auto cleaned = cleanup(c);
+    CHECK(cleaned.ok() && cleaned.value().unreleased == 1);
+    CHECK(::fcntl(first.get(), F_GETFD) == -1 && errno == EBADF);
+    first.release();
+    CHECK(::fcntl(second.get(), F_GETFD) != -1);
+    CHECK(cleaned.value().anchors.size() == 1 && cleaned.value().anchors[0].error.err == 0);
+    for (const RmdirMember& m : cleaned.value().anchors[0].removed.members)
+      CHECK(m.status == RmdirStatus::Removed);
+    CHECK(::lstat((base + "/state/launch").c_str(), &st) != 0 && errno == ENOENT);
+  }
+}
+
+TEST(prepare_refuses_an_anchor_that_changed_before_making_anything) {
+  std::string base = test::scratch_dir();
+  std::string dir = base + "/ws";
+  CHECK(::mkdir(dir.c_str(), 0755) == 0);
+  auto was = identify_path(dir);
+  CHECK(was.ok());
+  CHECK(::rename(dir.c_str(), (base + "/moved").c_str()) == 0);
+  CHECK(::mkdir(dir.c_str(), 0755) == 0);
+  PrepareRequest r;
+  PrepareAnchor a;
+  a.path = dir;
+  a.has_expected = true;
+  a.expected = was.value();
+  a.create = {{".git", 0755}};
+  a.hold = {""};
+  r.anchors = {a};
+  auto prepared = prepare(r);
+  CHECK(prepared.ok() && prepared.value()[0].error.refusal == Refusal::IdentityChanged);
+  CHECK(prepared.value()[0].made.created.empty() && !prepared.value()[0].held);
+  struct stat st;
+  CHECK(::lstat((dir + "/.git").c_str(), &st) != 0 && errno == ENOENT);
+  // Cleanup of an anchor that is no longer the one prepared removes nothing there.
+  CHECK(::mkdir((dir + "/made").c_str(), 0755) == 0);
+  auto made = identify_path(dir + "/made");
+  CHECK(made.ok());
+  CleanupRequest c;
+  c.anchors = {{dir, was.value(), {{"made", made.value(), true}}}};
+  auto cleaned = cleanup(c);
+  CHECK(cleaned.ok() && cleaned.value().anchors[0].error.refusal == Refusal::IdentityChanged);
+  CHECK(::lstat((dir + "/made").c_str(), &st) == 0);
+}
+
+TEST(prepare_and_cleanup_run_only_on_a_handle_of_slash) {
+  std::string dir = test::scratch_dir();
+  auto root = Root::pin(dir, Strategy::Walk);
+  CHECK(root.ok());
+  // Well-formed and empty: strategy auto, no anchors (cleanup: nothing released either).
+  const std::string prepare_none("\x03\x00\x00\x00\x00\x00", 6);
+  const std::string cleanup_none("\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00", 10);
+  for (const std::string& b : {prepare_none, cleanup_none}) {
+    auto refused = run(*root.value(), b, nullptr);
+    CHECK(!refused.ok() && refused.error().refusal == Refusal::BadArgument);
+  }
+  auto slash = Root::pin("/", Strategy::Walk);
+  CHECK(slash.ok());
+  for (const std::string& b : {prepare_none, cleanup_none}) CHECK(run(*slash.value(), b, nullptr).ok());
 }

@@ -3,6 +3,7 @@
 // event-loop delay while discovery runs; a whole launch preparation; and preparation + cleanup of a
 // fresh 5-directory state scratch. Figures are medians of repeated runs; trips are counted by the
 // addon (one trip = one hop off the JavaScript thread).
+import { createHook } from "node:async_hooks"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -99,6 +100,7 @@ const timeRuns = async (rounds, fn) => {
  * counts the time the process waited for a CPU, the active time only what the loop itself did.
  */
 const loopDelay = async (rounds, fn) => {
+  const turns = longestTurns()
   const h = monitorEventLoopDelay({ resolution: 1 })
   // A timer that wakes every millisecond makes sure the loop is sampled while the work is off-thread.
   const tick = setInterval(() => undefined, 1)
@@ -110,6 +112,7 @@ const loopDelay = async (rounds, fn) => {
   h.enable()
   for (let i = 0; i < rounds; i++) await fn()
   h.disable()
+  const longest = turns.stop()
   const e = performance.eventLoopUtilization(e0)
   const c = c0 ? process.threadCpuUsage(c0) : undefined
   clearInterval(tick)
@@ -117,7 +120,54 @@ const loopDelay = async (rounds, fn) => {
     max: h.max / 1e6,
     p99: h.percentile(99) / 1e6,
     activeMsPerRun: e.active / rounds,
-    threadCpuMsPerRun: c ? (c.user + c.system) / 1000 / rounds : null
+    threadCpuMsPerRun: c ? (c.user + c.system) / 1000 / rounds : null,
+    longestTurnMs: longest
+  }
+}
+
+/**
+ * The longest turn of the event loop in JavaScript-thread CPU time: from the start of one callback
+ * the loop runs (I/O, timer, immediate, a settled native trip) to the start of the next, which
+ * counts the microtasks it ran too, while the time the loop slept costs no CPU. Measured where Node
+ * reports this thread's CPU time (23.9+), else null. Unlike the loop delay it does not grow while
+ * the process waits for a CPU on a loaded machine: it is the turn the work itself made.
+ */
+const longestTurns = () => {
+  if (typeof process.threadCpuUsage !== "function") return { stop: () => null }
+  const cpu = () => {
+    const c = process.threadCpuUsage()
+    return (c.user + c.system) / 1000
+  }
+  const promises = new Set()
+  let depth = 0
+  let start
+  let longest = 0
+  const hook = createHook({
+    init(id, type) {
+      if (type === "PROMISE") promises.add(id)
+    },
+    destroy(id) {
+      promises.delete(id)
+    },
+    promiseResolve(id) {
+      promises.delete(id)
+    },
+    before(id) {
+      if (promises.has(id) || depth++ > 0) return
+      const now = cpu()
+      if (start !== undefined) longest = Math.max(longest, now - start)
+      start = now
+    },
+    after(id) {
+      if (!promises.has(id)) depth = Math.max(0, depth - 1)
+    }
+  }).enable()
+  return {
+    stop: () => {
+      hook.disable()
+      if (start !== undefined) longest = Math.max(longest, cpu() - start)
+      return longest
+    }
   }
 }
 
@@ -231,7 +281,7 @@ export const confineBench = async ({ quick = false } = {}) => {
     const helperRun = await timeRuns(rounds * 2, helperOnce)
     rows.push({
       what: "fresh 5-directory state scratch: whole launch preparation + cleanup",
-      contender: `prepare() + cleanup() (${helperRun.last} native trips, 2 of them directory programs)`,
+      contender: `prepare() + cleanup() (${helperRun.last} native trips: the prepare and cleanup programs)`,
       ms: helperRun.ms,
       cpuMs: helperRun.cpuMs
     })
@@ -247,7 +297,8 @@ export const confineBench = async ({ quick = false } = {}) => {
     for (const r of rows) lines.push(`| ${r.what} | ${r.contender} | ${r.ms.toFixed(2)} | ${r.cpuMs.toFixed(2)} |`)
     lines.push("")
     const js = (d) =>
-      `loop active ${d.activeMsPerRun.toFixed(2)} ms${d.threadCpuMsPerRun === null ? "" : `, JavaScript-thread CPU ${d.threadCpuMsPerRun.toFixed(2)} ms`} per run`
+      `loop active ${d.activeMsPerRun.toFixed(2)} ms${d.threadCpuMsPerRun === null ? "" : `, JavaScript-thread CPU ${d.threadCpuMsPerRun.toFixed(2)} ms`} per run` +
+      (d.longestTurnMs === null ? "" : `, longest turn ${d.longestTurnMs.toFixed(2)} ms of JavaScript-thread CPU`)
     lines.push(
       `Event loop while discovery runs: delay max ${delay.max.toFixed(2)} ms, p99 ${delay.p99.toFixed(2)} ms; ${js(delay)}. ` +
         `While whole preparations run: delay max ${prepDelay.max.toFixed(2)} ms, p99 ${prepDelay.p99.toFixed(2)} ms; ${js(prepDelay)}. ` +

@@ -29,14 +29,36 @@ export const canonicalDirectory = async (text: string): Promise<RawPath | null> 
  * The deepest existing directory on the way to `text` (canonical), and the components below it
  * that do not exist yet, as spelled.
  */
-export const nearestExisting = async (text: string): Promise<{ readonly anchor: RawPath; readonly missing: ReadonlyArray<string> }> => {
+export const nearestExisting = async (
+  text: string,
+  canonical: (text: string) => Promise<RawPath | null> = canonicalDirectory
+): Promise<{ readonly anchor: RawPath; readonly missing: ReadonlyArray<string> }> => {
   const parts = text.split("/").filter((p) => p !== "")
   for (let n = parts.length; n >= 0; n--) {
     const prefix = `/${parts.slice(0, n).join("/")}`
-    const anchor = await canonicalDirectory(prefix)
+    const anchor = await canonical(prefix)
     if (anchor !== null) return { anchor, missing: parts.slice(n) }
   }
   throw new ConfinementError("invalid-target", `no part of '${text}' exists`)
+}
+
+/**
+ * {@link canonicalDirectory} asked once per spelling: within one preparation the execution
+ * target's paths share ancestors (five state roots beneath one parent), and each answer is a trip
+ * to the thread pool.
+ */
+export const canonicalOnce = (): ((text: string) => Promise<RawPath | null>) => {
+  const asked = new Map<string, Promise<RawPath | null>>()
+  return (text) => {
+    let p = asked.get(text)
+    if (p === undefined) {
+      p = canonicalDirectory(text)
+      // Awaited by whoever asked; a rejection nobody awaits yet is not unhandled.
+      p.catch(() => undefined)
+      asked.set(text, p)
+    }
+    return p
+  }
 }
 
 export class Anchors {
@@ -62,11 +84,6 @@ export class Anchors {
       this.pinned.set(anchor, p)
     }
     return p
-  }
-
-  /** The pinned anchors, deepest first: the one that covers a path best comes first. */
-  known(): ReadonlyArray<RawPath> {
-    return [...this.pinned.keys()].sort((a, b) => b.length - a.length)
   }
 
   async close(): Promise<void> {

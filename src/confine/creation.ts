@@ -1,6 +1,7 @@
 /**
  * Creation targets: directories a launch makes before the child starts and removes after it
- * exits, through the pinned-parent programs, one `mkdirs` and one `rmdirs` per anchor.
+ * exits, through the pinned-parent programs: one `mkdirs` and one `rmdirs` per anchor, all of a
+ * launch's run in one trip each (`prepareDirectories`, `cleanupDirectories`).
  *
  * - A determinable protected path that is missing beneath a writable root is made, empty, so it can
  *   be mounted read-only or masked: a child can then neither create it nor write in it.
@@ -18,10 +19,12 @@
  *
  * @since 0.1.0
  */
+import type { Strategy } from "../PinnedRoot.ts"
 import { PinnedFsError } from "../internal/errors.ts"
 import type { Anchors } from "./anchors.ts"
 import { ConfinementError } from "./errors.ts"
-import { type RawPath, relativeTo, shown, textOf, within } from "./raw.ts"
+import { joinRaw, type RawPath, relativeTo, shown, textOf, within } from "./raw.ts"
+import { cleanupDirectories, type PreparedAnchor, type Release } from "./wire.ts"
 
 /** @since 0.1.0 @category models */
 export type Purpose = "protected" | "state" | "temp" | "scope"
@@ -39,6 +42,8 @@ export interface CreationRequest {
 export interface Owned {
   readonly path: RawPath
   readonly anchor: RawPath
+  /** The anchor as pinned when this was made: cleanup refuses another directory there. */
+  readonly anchorIdentity: string
   readonly identity: string
   readonly purpose: Purpose
   readonly permanent: boolean
@@ -59,7 +64,8 @@ const relativeText = (path: RawPath, anchor: RawPath): string => {
   return text
 }
 
-const byAnchor = <A extends { readonly anchor: RawPath }>(items: ReadonlyArray<A>): Map<RawPath, Array<A>> => {
+/** Items grouped by anchor, in the order each anchor first appears. */
+export const byAnchor = <A extends { readonly anchor: RawPath }>(items: ReadonlyArray<A>): Map<RawPath, Array<A>> => {
   const out = new Map<RawPath, Array<A>>()
   for (const i of items) {
     const list = out.get(i.anchor)
@@ -69,52 +75,43 @@ const byAnchor = <A extends { readonly anchor: RawPath }>(items: ReadonlyArray<A
   return out
 }
 
-/**
- * Makes every requested directory; answers what was made. On failure the error carries `owned`
- * (whatever was made before it): the caller cleans that up.
- *
- * @since 0.1.0
- */
-export const createAll = async (requests: ReadonlyArray<CreationRequest>, anchors: Anchors): Promise<Array<Owned>> => {
-  const owned: Array<Owned> = []
-  const failures: Array<unknown> = []
-  await Promise.all(
-    [...byAnchor(requests)].map(async ([anchor, list]) => {
-      try {
-        const root = await anchors.pin(anchor)
-        const plan = list.map((r) => ({ path: relativeText(r.path, anchor), mode: r.mode }))
-        const result = await root.mkdirs(plan)
-        for (const c of result.created) {
-          const path = c.path === "" ? anchor : `${anchor === "/" ? "" : anchor}/${Buffer.from(c.path, "utf8").toString("latin1")}`
-          // A directory made on the way to a request serves that request; one a permanent request
-          // needed is permanent too.
-          const served = list.filter((r) => within(r.path, path))
-          const permanent = served.some((r) => r.permanent)
-          const purpose = list.find((r) => r.path === path)?.purpose ?? served[0]?.purpose ?? "state"
-          owned.push({ path, anchor, identity: c.identity, purpose, permanent })
-        }
-        if (result.error) failures.push(result.error)
-      } catch (e) {
-        failures.push(e)
-      }
-    })
-  )
-  if (failures.length > 0) {
-    const first = failures[0] as Error
-    throw Object.assign(
-      new ConfinementError("creation-failed", `a protected or state directory could not be made: ${first.message}`, { cause: first }),
-      { owned }
-    )
-  }
-  return owned
-}
+/** An anchor's requests as its creation program: paths relative to the anchor, as bytes. */
+export const creationProgram = (anchor: RawPath, list: ReadonlyArray<CreationRequest>) =>
+  list.map((r) => ({ path: relativeTo(r.path, anchor), mode: r.mode }))
 
 /**
- * Removes what {@link createAll} made (the permanent part aside), each anchor in one program.
+ * What one anchor's creation program made, as owned directories. A directory made on the way to a
+ * request serves that request; one a permanent request needed is permanent too.
  *
  * @since 0.1.0
  */
-export const cleanupAll = async (owned: ReadonlyArray<Owned>, anchors: Anchors): Promise<CleanupReport> => {
+export const ownedFrom = (anchor: RawPath, list: ReadonlyArray<CreationRequest>, made: PreparedAnchor): Array<Owned> =>
+  made.created.map((c) => {
+    const path = c.path === "" ? anchor : joinRaw(anchor, c.path)
+    const served = list.filter((r) => within(r.path, path))
+    return {
+      path,
+      anchor,
+      anchorIdentity: made.identity,
+      identity: c.identity,
+      purpose: list.find((r) => r.path === path)?.purpose ?? served[0]?.purpose ?? "state",
+      permanent: served.some((r) => r.permanent)
+    }
+  })
+
+/**
+ * Removes what a preparation made (the permanent part aside), every anchor in one trip that also
+ * closes `release` (descriptors the preparation handed out), so neither costs the JavaScript
+ * thread. A private temporary root is emptied first with the pinned recursive remove.
+ *
+ * @since 0.1.0
+ */
+export const cleanupAll = async (
+  owned: ReadonlyArray<Owned>,
+  anchors: Anchors,
+  strategy: Strategy,
+  release: ReadonlyArray<Release> = []
+): Promise<CleanupReport> => {
   const removed: Array<string> = []
   const kept: Array<string> = []
   const refused: Array<{ path: string; error: PinnedFsError }> = []
@@ -143,17 +140,29 @@ export const cleanupAll = async (owned: ReadonlyArray<Owned>, anchors: Anchors):
       }
     })
   )
-  await Promise.all(
-    [...byAnchor(rest)].map(async ([anchor, list]) => {
-      const root = await anchors.pin(anchor)
-      const result = await root.rmdirs(list.map((o) => ({ path: relativeText(o.path, anchor), identity: o.identity, optional: true })))
-      for (const m of result.members) {
-        const path = shown(`${anchor === "/" ? "" : anchor}/${Buffer.from(m.path, "utf8").toString("latin1")}`)
-        if (m.status === "removed" || m.status === "missing") removed.push(path)
-        else if (m.status === "kept") kept.push(path)
-        else refused.push({ path, error: m.error! })
-      }
-    })
+  const groups = [...byAnchor(rest)]
+  if (groups.length === 0 && release.length === 0) return { removed, kept, refused }
+  const answers = await cleanupDirectories(
+    strategy,
+    release,
+    groups.map(([anchor, list]) => ({
+      anchor,
+      identity: list[0]!.anchorIdentity,
+      owned: list.map((o) => ({ path: relativeTo(o.path, anchor), identity: o.identity, optional: true }))
+    }))
   )
+  for (const [i, a] of answers.entries()) {
+    const [anchor, list] = groups[i]!
+    if (a.error !== null) {
+      for (const o of list) refused.push({ path: shown(o.path), error: a.error })
+      continue
+    }
+    for (const m of a.members) {
+      const path = shown(joinRaw(anchor, m.path))
+      if (m.status === "removed" || m.status === "missing") removed.push(path)
+      else if (m.status === "kept") kept.push(path)
+      else refused.push({ path, error: m.error! })
+    }
+  }
   return { removed, kept, refused }
 }

@@ -17,6 +17,7 @@ import { type Anchors, nearestExisting } from "./anchors.ts"
 import { ConfinementError } from "./errors.ts"
 import { type Access, determinablePath, isLiteral, type Rule } from "./policy.ts"
 import { beneath, joinRaw, type RawPath, rawOf, relativeTo, shown } from "./raw.ts"
+import { nextTurn } from "./turns.ts"
 import { discover, type EntryType } from "./wire.ts"
 
 /** Bounds of one discovery walk. @since 0.1.0 @category models */
@@ -192,6 +193,8 @@ export const discoverProtected = async (input: DiscoveryInput): Promise<Discover
   const reports: Array<DiscoveryReport> = []
   const anchors = new Map<RawPath, string>()
   for (const { g, answer, walked } of results) {
+    // One anchor's answer per turn of the loop.
+    await nextTurn()
     anchors.set(g.anchor, answer.anchor)
     if (answer.truncated !== null) {
       throw refusal(

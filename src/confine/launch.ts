@@ -9,6 +9,7 @@
 import type { ChildProcess, SpawnOptions } from "node:child_process"
 import * as fs from "node:fs"
 import { native } from "../internal/native.ts"
+import type { Strategy } from "../PinnedRoot.ts"
 import type { Anchors } from "./anchors.ts"
 import type { BwrapArgument } from "./bwrap.ts"
 import { type CleanupReport, cleanupAll, type Owned } from "./creation.ts"
@@ -17,7 +18,8 @@ import type { Grant } from "./grants.ts"
 import type { LaunchInputs, LaunchPlan } from "./plan.ts"
 import { type RawPath, shown, textOf } from "./raw.ts"
 import { spawnSandboxed } from "./runner.ts"
-import { closeHeld } from "./wire.ts"
+import { releaseInSlices } from "./turns.ts"
+import type { Release } from "./wire.ts"
 
 /** @since 0.1.0 @category models */
 export interface RunResult {
@@ -32,6 +34,8 @@ export interface PreparedFields {
   readonly bwrap: string
   readonly args: ReadonlyArray<BwrapArgument>
   readonly fds: Array<number>
+  /** The identity of what each held descriptor was opened on (see `Release`). */
+  readonly fdIdentities: ReadonlyMap<number, string>
   readonly emptyFiles: number
   readonly owned: ReadonlyArray<Owned>
   readonly anchors: Anchors
@@ -39,6 +43,7 @@ export interface PreparedFields {
   readonly source: () => LaunchInputs
   readonly fingerprint: string
   readonly fingerprintOf: (inputs: LaunchInputs) => string
+  readonly strategy: Strategy
   readonly tempRoot: RawPath
   readonly cwd: RawPath
   readonly applied: ReadonlyArray<Grant>
@@ -125,9 +130,9 @@ export class PreparedLaunch {
       this.f.onLaunch?.(this.f.applied)
       return child
     } finally {
-      // The child has its own copies now (or never will): ours close at once.
-      this.closeHeld()
-      await Promise.all(empties.map((e) => e.close().catch(() => undefined)))
+      // The child has its own copies now (or never will): ours close at once, a slice per turn of
+      // the loop so hundreds of them never hold it up.
+      await Promise.all([releaseInSlices(this.takeHeld()), ...empties.map((e) => e.close().catch(() => undefined))])
     }
   }
 
@@ -157,9 +162,9 @@ export class PreparedLaunch {
     this.cleaned ??= (async () => {
       if (this.exited) await this.exited
       this.state = "closed"
-      this.closeHeld()
       try {
-        return await cleanupAll(this.f.owned, this.f.anchors)
+        // The descriptors still held are closed by the cleanup program, off this thread.
+        return await cleanupAll(this.f.owned, this.f.anchors, this.f.strategy, this.takeHeld())
       } finally {
         await this.f.anchors.close()
       }
@@ -171,13 +176,16 @@ export class PreparedLaunch {
     await this.cleanup()
   }
 
-  private closeHeld(): void {
+  /** The descriptors still held, now the caller's to close. */
+  private takeHeld(): Array<Release> {
+    const out: Array<Release> = []
     for (const [i, fd] of this.f.fds.entries()) {
       if (fd >= 0) {
-        closeHeld(fd)
+        out.push({ fd, identity: this.f.fdIdentities.get(fd) ?? "" })
         this.f.fds[i] = -1
       }
     }
+    return out
   }
 
   private assertReady(): void {

@@ -10,6 +10,11 @@
  * 4. Final validation: every path the plan names is opened afresh, with no observation reused from
  *    discovery (a directory that became a link since is met and refused, never followed). A
  *    created directory must still be the one made; each anchor must still be what its path names.
+ *
+ * Steps 3 and 4 are one native trip for every anchor together (`prepareDirectories`): each anchor
+ * pinned afresh there and refused if discovery saw another directory at its path, every creation
+ * program run, and only then every path held. A test's `afterCreation` hook splits them in two
+ * trips so it can act between.
  * 5. The layers and the sandbox's own rendering of them.
  *
  * A launch scope (see `scope.ts`) narrows one launch: the workspace is then not a writable root,
@@ -23,9 +28,9 @@ import { randomBytes } from "node:crypto"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Strategy } from "../PinnedRoot.ts"
-import { Anchors, canonicalDirectory, nearestExisting } from "./anchors.ts"
+import { Anchors, canonicalOnce, nearestExisting } from "./anchors.ts"
 import { bwrapArguments, describeArguments, emptyFilesNeeded } from "./bwrap.ts"
-import { cleanupAll, createAll, type CreationRequest, type Owned } from "./creation.ts"
+import { byAnchor, cleanupAll, creationProgram, type CreationRequest, type Owned, ownedFrom } from "./creation.ts"
 import { type DiscoveryLimits, discoverProtected } from "./discovery.ts"
 import { ConfinementError } from "./errors.ts"
 import type { Grant } from "./grants.ts"
@@ -37,7 +42,8 @@ import { findBwrap } from "./available.ts"
 import { renderSandboxProfile } from "./sandboxExec.ts"
 import type { LaunchInputs, LaunchPlan } from "./plan.ts"
 import { type LaunchScope, resolveScope } from "./scope.ts"
-import { closeHeld, hold, type HeldMember } from "./wire.ts"
+import { nextTurn } from "./turns.ts"
+import { closeHeld, type HeldMember, prepareDirectories } from "./wire.ts"
 
 export type { LaunchInputs, LaunchPlan } from "./plan.ts"
 
@@ -81,12 +87,6 @@ const cancelled = (signal: AbortSignal | undefined) => {
   if (signal?.aborted) throw new ConfinementError("cancelled", "launch preparation was cancelled", { cause: signal.reason })
 }
 
-const mustExist = async (text: string, what: string): Promise<RawPath> => {
-  const c = await canonicalDirectory(text)
-  if (c === null) throw new ConfinementError("invalid-target", `${what} '${text}' does not exist`)
-  return c
-}
-
 interface HoldItem {
   readonly anchor: RawPath
   readonly path: RawPath
@@ -109,29 +109,52 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
   if (platform === null) throw new ConfinementError("sandbox-unavailable", `no sandbox is known on ${process.platform}`)
   const bwrap = platform === "linux" ? await findBwrap(options.bwrap) : ""
   const confined = policy.mode === "confined"
-  const anchors = new Anchors(options.strategy ?? "auto")
+  const strategy = options.strategy ?? "auto"
+  const anchors = new Anchors(strategy)
   const fds: Array<number> = []
+  const fdIdentities = new Map<number, string>()
   let owned: ReadonlyArray<Owned> = []
   try {
-    // 1. Canonical spellings, captured once.
-    const workspace = await mustExist(target.workspace, "workspace")
-    const extra = await Promise.all(target.writable.map((w) => mustExist(w, "writable root")))
+    // 1. Canonical spellings, captured once: asked all at once (each is a trip to the thread
+    //    pool) and taken in order, so the first missing one is the one reported.
+    const canonical = canonicalOnce()
+    const mustExist = async (text: string, what: string): Promise<RawPath> => {
+      const c = await canonical(text)
+      if (c === null) throw new ConfinementError("invalid-target", `${what} '${text}' does not exist`)
+      return c
+    }
+    const early = <A>(p: Promise<A>): Promise<A> => {
+      p.catch(() => undefined)
+      return p
+    }
+    const asked = {
+      workspace: early(mustExist(target.workspace, "workspace")),
+      extra: early(Promise.all(target.writable.map((w) => mustExist(w, "writable root")))),
+      home: early(canonical(target.home)),
+      cwd: early(mustExist(target.cwd, "working directory")),
+      tempRoot: early(
+        target.tempRoot !== null ? mustExist(target.tempRoot, "temporary root") : mustExist(os.tmpdir(), "the host's temporary directory")
+      ),
+      state: early(Promise.all(target.state.map((s) => nearestExisting(s.path, canonical))))
+    }
+    const workspace = await asked.workspace
+    const extra = await asked.extra
     const resolved = options.scope === undefined ? null : resolveScope(options.scope, workspace)
     const scope = confined ? resolved : null
-    const home = await canonicalDirectory(target.home)
-    const cwd = await mustExist(target.cwd, "working directory")
+    const home = await asked.home
+    const cwd = await asked.cwd
     const creations: Array<CreationRequest> = []
     let tempRoot: RawPath
     if (target.tempRoot !== null) {
-      tempRoot = await mustExist(target.tempRoot, "temporary root")
+      tempRoot = await asked.tempRoot
     } else {
-      const host = await mustExist(os.tmpdir(), "the host's temporary directory")
+      const host = await asked.tempRoot
       tempRoot = joinRaw(host, `pinnedfs-confine-${randomBytes(8).toString("hex")}`)
       creations.push({ path: tempRoot, anchor: host, mode: 0o700, purpose: "temp", permanent: false })
     }
     const stateRoots: Array<RawPath> = []
-    for (const s of target.state) {
-      const n = await nearestExisting(s.path)
+    for (const [i, n] of (await asked.state).entries()) {
+      const s = target.state[i]!
       const p = n.missing.reduce((acc, m) => joinRaw(acc, rawOf(m)), n.anchor)
       stateRoots.push(p)
       if (n.missing.length > 0) creations.push({ path: p, anchor: n.anchor, mode: s.mode, purpose: "state", permanent: s.permanent })
@@ -184,23 +207,24 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
       creations.push({ path: m.path, anchor, mode: m.access === "read-only" ? 0o755 : 0o700, purpose: "protected", permanent: false })
       createdProtected.push(m)
     }
-    if (creations.length > 0) {
-      try {
-        owned = await createAll(creations, anchors)
-      } catch (e) {
-        owned = (e as { owned?: ReadonlyArray<Owned> }).owned ?? []
-        throw e
-      }
-    }
-    await options.hooks?.afterCreation?.()
-    cancelled(signal)
+    const creating = byAnchor(creations)
 
-    // 4. Final validation: everything opened afresh, per anchor, in one trip each.
+    // 4. Final validation: everything opened afresh from its anchor. The anchor of each path is
+    //    the deepest one in play that contains it (a state root's is the directory it is made in),
+    //    else the path itself.
+    const inPlay: Array<RawPath> = [...discovery.anchors.keys(), ...creating.keys()]
+    const anchorFor = (p: RawPath, fits: (p: RawPath, a: RawPath) => boolean, otherwise: RawPath): RawPath => {
+      const found = inPlay.filter((a) => fits(p, a)).sort((a, b) => b.length - a.length)[0]
+      if (found !== undefined) return found
+      inPlay.push(otherwise)
+      return otherwise
+    }
     const items: Array<HoldItem> = []
-    const ownedByPath = new Map(owned.map((o) => [o.path, o]))
+    const ownedByPath = new Map<RawPath, Owned>()
     const slot = (m: HeldMember): number => {
       if (m.fd < 0) return -1
       fds.push(m.fd)
+      fdIdentities.set(m.fd, m.identity)
       return fds.length - 1
     }
     const writable: Array<LayerInput["writable"][number]> = []
@@ -210,7 +234,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
         ? [workspace, ...extra, tempRoot, ...stateRoots]
         : [...extra, tempRoot, ...stateRoots, ...scopeDirectories]
     const scopeHeld: Array<RawPath> = []
-    if (scopeFiles.length > 0) await anchors.pin(workspace)
+    if (scopeFiles.length > 0 && !inPlay.includes(workspace)) inPlay.push(workspace)
     for (const f of scopeFiles) {
       items.push({
         anchor: workspace,
@@ -237,8 +261,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
     for (const w of writableRoots) {
       // Held from the deepest anchor already pinned that contains it (a state root from the
       // directory it was made in), else pinned itself.
-      const anchor = anchors.known().find((a) => within(w, a)) ?? w
-      await anchors.pin(anchor)
+      const anchor = anchorFor(w, within, w)
       items.push({
         anchor,
         path: relativeTo(w, anchor),
@@ -309,14 +332,13 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
     const applied: Array<Grant> = []
     const unapplied: Array<{ grant: Grant; why: string }> = []
     for (const g of inputs.grants) {
-      const parent = await canonicalDirectory(path.dirname(g.path))
+      const parent = await canonical(path.dirname(g.path))
       if (parent === null) {
         unapplied.push({ grant: g, why: "its parent directory does not exist" })
         continue
       }
       const p = joinRaw(parent, rawOf(path.basename(g.path)))
-      const anchor = anchors.known().find((a) => beneath(p, a)) ?? parent
-      await anchors.pin(anchor)
+      const anchor = anchorFor(p, beneath, parent)
       items.push({
         anchor,
         path: relativeTo(p, anchor),
@@ -342,33 +364,50 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
         }
       })
     }
-    const byAnchor = new Map<RawPath, Array<HoldItem>>()
-    for (const i of items) byAnchor.set(i.anchor, [...(byAnchor.get(i.anchor) ?? []), i])
-    const answers = await Promise.allSettled(
-      [...byAnchor].map(async ([anchor, list]) => {
-        const root = await anchors.pin(anchor)
-        return {
-          list,
-          answer: await hold(
-            root,
-            list.map((i) => i.path)
-          )
-        }
-      })
-    )
-    // Every descriptor becomes ours before anything can throw, so none is left open.
-    const settled: Array<{ list: Array<HoldItem>; answer: Awaited<ReturnType<typeof hold>> }> = []
-    let failure: unknown
-    for (const a of answers) {
-      if (a.status === "fulfilled") settled.push(a.value)
-      else failure ??= a.reason
+    const holding = byAnchor(items)
+    const program = (create: boolean, hold: boolean, expected: (a: RawPath) => string | null) =>
+      [...new Set([...creating.keys(), ...holding.keys()])].map((anchor) => ({
+        anchor,
+        expected: expected(anchor),
+        create: create ? creationProgram(anchor, creating.get(anchor) ?? []) : [],
+        hold: hold ? (holding.get(anchor) ?? []).map((i) => i.path) : []
+      }))
+    const seen = (a: RawPath) => discovery.anchors.get(a) ?? null
+    const run = async (create: boolean, hold: boolean, expected: (a: RawPath) => string | null) => {
+      const requested = program(create, hold, expected)
+      const answers = await prepareDirectories(strategy, requested)
+      return requested.map((r, i) => ({ anchor: r.anchor, answer: answers[i]! }))
     }
-    const pending = settled.flatMap(({ list, answer }) => list.map((item, i) => ({ item, m: answer.members[i]! })))
+    const split = options.hooks?.afterCreation
+    let outcome = await run(true, split === undefined, seen)
+    // Everything made becomes ours before anything can throw.
+    owned = outcome.flatMap(({ anchor, answer }) => ownedFrom(anchor, creating.get(anchor) ?? [], answer))
+    if (split !== undefined && outcome.every((o) => o.answer.error === null && o.answer.stopped === null)) {
+      await split()
+      const pinned = new Map(outcome.map((o) => [o.anchor, o.answer.identity]))
+      outcome = await run(false, true, (a) => pinned.get(a) || seen(a))
+    }
+    for (const o of owned) ownedByPath.set(o.path, o)
+    // Every descriptor too.
+    const pending = outcome.flatMap(({ anchor, answer }) =>
+      answer.held === null ? [] : (holding.get(anchor) ?? []).map((item, j) => ({ item, m: answer.held!.members[j]! }))
+    )
     const taken = new Set<number>()
     try {
-      if (failure !== undefined) {
-        throw new ConfinementError("validation-failed", `final validation failed: ${(failure as Error).message}`, { cause: failure })
+      for (const { anchor, answer } of outcome) {
+        const why = answer.error ?? answer.stopped
+        if (why !== null && (creating.get(anchor)?.length ?? 0) > 0) {
+          throw new ConfinementError("creation-failed", `a protected or state directory could not be made: ${why.message}`, {
+            cause: why
+          })
+        }
+        const failure = why ?? answer.holdError
+        if (failure !== null) {
+          throw new ConfinementError("validation-failed", `final validation failed: ${failure.message}`, { cause: failure })
+        }
       }
+      cancelled(signal)
+      await nextTurn()
       for (const { item, m } of pending) {
         const before = fds.length
         item.settle(m)
@@ -377,9 +416,12 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
     } finally {
       for (const { m } of pending) if (m.fd >= 0 && !taken.has(m.fd)) closeHeld(m.fd)
     }
+    const identities = new Map<RawPath, string>(discovery.anchors)
+    for (const { anchor, answer } of outcome) if (answer.identity !== "") identities.set(anchor, answer.identity)
     cancelled(signal)
 
-    // 5. Layers and their rendering.
+    // 5. Layers and their rendering, each step in its own turn of the loop.
+    await nextTurn()
     const layers = planLayers({ mode: policy.mode, writable, restrictions, grants })
     for (const s of layers.unused) {
       const fd = fds[s]
@@ -388,6 +430,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
         fds[s] = -1
       }
     }
+    await nextTurn()
     const args = bwrapArguments({ mode: policy.mode, layers: layers.layers, remountReadOnly: layers.remountReadOnly, cwd })
     const plan: LaunchPlan = {
       mode: policy.mode,
@@ -419,14 +462,13 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
           ? { kind: "bubblewrap", executable: bwrap, arguments: describeArguments(args, shown) }
           : { kind: "sandbox-exec", profile: renderSandboxProfile({ mode: policy.mode, layers: layers.layers }) }
     }
-    const identities = new Map<RawPath, string>(discovery.anchors)
-    for (const { list, answer } of settled) identities.set(list[0]!.anchor, answer.anchor)
     return new PreparedLaunch({
       plan,
       platform,
       bwrap,
       args,
       fds,
+      fdIdentities,
       emptyFiles: emptyFilesNeeded(layers.layers),
       owned,
       anchors,
@@ -434,6 +476,7 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
       source,
       fingerprint,
       fingerprintOf,
+      strategy,
       tempRoot,
       cwd,
       applied,
@@ -441,8 +484,12 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
       onLaunch: options.onLaunch
     })
   } catch (e) {
-    for (const fd of fds) if (fd >= 0) closeHeld(fd)
-    await cleanupAll(owned, anchors).catch(() => undefined)
+    await cleanupAll(
+      owned,
+      anchors,
+      strategy,
+      fds.filter((fd) => fd >= 0).map((fd) => ({ fd, identity: fdIdentities.get(fd) ?? "" }))
+    ).catch(() => undefined)
     await anchors.close()
     if (e instanceof ConfinementError) throw e
     if (signal?.aborted) throw new ConfinementError("cancelled", "launch preparation was cancelled", { cause: e })

@@ -1,6 +1,6 @@
 /**
- * The byte form of the two native confinement programs (`discover` and `hold`), and the calls that
- * run them on a pinned anchor. The layout is documented beside its C++ decoder
+ * The byte form of the native confinement programs (`discover` and `hold` on a pinned anchor;
+ * `prepare` and `cleanup`, which pin their own anchors), and the calls that run them. The layout is documented beside its C++ decoder
  * (`native/ops/confine_wire.cc`); both ends change together.
  *
  * @internal
@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import { fromNative, PinnedFsError } from "../internal/errors.ts"
 import type { NativeErrorInfo } from "../internal/native.ts"
-import type { PinnedRoot } from "../PinnedRoot.ts"
+import { PinnedRoot, type Strategy } from "../PinnedRoot.ts"
 import { type RawPath, rawOfBytes } from "./raw.ts"
 
 /** Access levels as the native side numbers them. */
@@ -48,6 +48,11 @@ class Writer {
   u32(v: number): this {
     this.room(4)
     this.at = this.buf.writeUInt32LE(v >>> 0, this.at)
+    return this
+  }
+  u64(v: bigint): this {
+    this.room(8)
+    this.at = this.buf.writeBigUInt64LE(v, this.at)
     return this
   }
   str(raw: RawPath): this {
@@ -243,16 +248,159 @@ export const hold = async (root: PinnedRoot, paths: ReadonlyArray<RawPath>): Pro
   const w = new Writer().u8(2).list(paths, (w, p) => w.str(p))
   const r = new Reader(await call(root, w.bytes()))
   const anchor = r.text()
-  const members = r.list((r): HeldMember => {
-    const status = (["held", "missing", "refused"] as const)[r.u8()] ?? "refused"
-    const type = typeName[r.u8()] ?? "unknown"
-    const identity = r.text()
-    const nlink = r.u64()
-    const fd = r.i32()
-    const error = r.error()
-    return { status, type, identity, nlink, fd, error }
-  })
+  const members = r.list(readMember)
   return { anchor, members }
+}
+
+const strategyCode: Record<Strategy, number> = { auto: 0, openat2: 1, walk: 2 }
+
+/** "dev:ino" as the two numbers the wire carries. */
+const identityParts = (identity: string | null): [bigint, bigint] => {
+  const m = identity === null ? null : /^(\d+):(\d+)$/.exec(identity)
+  return m ? [BigInt(m[1]!), BigInt(m[2]!)] : [0n, 0n]
+}
+
+let entry: Promise<PinnedRoot> | undefined
+/**
+ * The handle `prepare` and `cleanup` are called on. They name their anchors by absolute path and
+ * pin them inside their trip, so they run only on a handle of `/` (the native side refuses any
+ * other): pinned once per thread rather than once per launch, which would cost each launch a trip.
+ */
+const entryRoot = (): Promise<PinnedRoot> => {
+  entry ??= PinnedRoot.open("/").catch((e: unknown) => {
+    entry = undefined
+    throw e
+  })
+  return entry
+}
+
+export interface PrepareAnchorRequest {
+  /** Absolute and canonical: pinned afresh inside the trip. */
+  readonly anchor: RawPath
+  /** The identity discovery saw there: another directory refuses the launch. */
+  readonly expected: string | null
+  readonly create: ReadonlyArray<{ readonly path: RawPath; readonly mode: number }>
+  readonly hold: ReadonlyArray<RawPath>
+}
+
+export interface PreparedAnchor {
+  /** As pinned in this trip ("" when the pin failed). */
+  readonly identity: string
+  /** Why nothing was made or held here (pin failed, anchor changed, malformed plan). */
+  readonly error: PinnedFsError | null
+  readonly created: ReadonlyArray<{ readonly path: RawPath; readonly identity: string }>
+  /** Why the creation program stopped (what it made before is in `created`). */
+  readonly stopped: PinnedFsError | null
+  /** The final validation of this anchor, when it ran. */
+  readonly held: HoldAnswer | null
+  readonly holdError: PinnedFsError | null
+}
+
+const readMember = (r: Reader): HeldMember => {
+  const status = (["held", "missing", "refused"] as const)[r.u8()] ?? "refused"
+  const type = typeName[r.u8()] ?? "unknown"
+  const identity = r.text()
+  const nlink = r.u64()
+  const fd = r.i32()
+  const error = r.error()
+  return { status, type, identity, nlink, fd, error }
+}
+
+/**
+ * Pins every anchor afresh, makes every missing directory (one mkdirs program per anchor), then
+ * holds every path of the final validation: one trip for all of it. Answers per anchor, in order;
+ * the caller owns every descriptor and every directory answered, whatever failed.
+ */
+export const prepareDirectories = async (
+  strategy: Strategy,
+  anchors: ReadonlyArray<PrepareAnchorRequest>
+): Promise<Array<PreparedAnchor>> => {
+  const w = new Writer()
+    .u8(3)
+    .u8(strategyCode[strategy])
+    .list(anchors, (w, a) => {
+      const [dev, ino] = identityParts(a.expected)
+      w.str(a.anchor)
+        .u8(a.expected === null ? 0 : 1)
+        .u64(dev)
+        .u64(ino)
+        .list(a.create, (w, c) => w.str(c.path).u32(c.mode))
+        .list(a.hold, (w, p) => w.str(p))
+    })
+  const r = new Reader(await call(await entryRoot(), w.bytes()))
+  return r.list((r): PreparedAnchor => {
+    const identity = r.text()
+    const error = r.error()
+    const created = r.list((r) => ({ path: r.str(), identity: r.text() }))
+    const stopped = r.error()
+    if (r.u8() === 0) return { identity, error, created, stopped, held: null, holdError: null }
+    const anchor = r.text()
+    const members = r.list(readMember)
+    return { identity, error, created, stopped, held: { anchor, members }, holdError: r.error() }
+  })
+}
+
+export interface CleanupAnchorRequest {
+  readonly anchor: RawPath
+  /** As pinned when prepared: another directory there is refused whole. */
+  readonly identity: string
+  readonly owned: ReadonlyArray<{ readonly path: RawPath; readonly identity: string; readonly optional: boolean }>
+}
+
+/** A descriptor a preparation handed out, and the identity of what it was opened on. */
+export interface Release {
+  readonly fd: number
+  readonly identity: string
+}
+
+export interface CleanedAnchor {
+  readonly error: PinnedFsError | null
+  readonly members: ReadonlyArray<{
+    readonly path: RawPath
+    readonly status: "removed" | "kept" | "missing" | "refused"
+    readonly error: PinnedFsError | null
+  }>
+}
+
+const rmdirStatus = ["removed", "kept", "missing", "refused"] as const
+
+/**
+ * Closes `release` (descriptors a preparation handed out) on the thread pool, then removes each
+ * anchor's directories with one rmdirs program, each anchor pinned afresh and refused whole if it
+ * is no longer the directory prepared: one trip.
+ */
+export const cleanupDirectories = async (
+  strategy: Strategy,
+  release: ReadonlyArray<Release>,
+  anchors: ReadonlyArray<CleanupAnchorRequest>
+): Promise<Array<CleanedAnchor>> => {
+  const w = new Writer()
+    .u8(4)
+    .u8(strategyCode[strategy])
+    .list(release, (w, x) => {
+      const [dev, ino] = identityParts(x.identity)
+      w.u32(x.fd).u64(dev).u64(ino)
+    })
+    .list(anchors, (w, a) => {
+      const [dev, ino] = identityParts(a.identity)
+      w.str(a.anchor)
+        .u64(dev)
+        .u64(ino)
+        .list(a.owned, (w, o) => {
+          const [d, i] = identityParts(o.identity)
+          w.str(o.path)
+            .u64(d)
+            .u64(i)
+            .u8(o.optional ? 1 : 0)
+        })
+    })
+  const r = new Reader(await call(await entryRoot(), w.bytes()))
+  r.u32() // descriptors that named something else by then: not ours any more, left alone
+  return r.list((r): CleanedAnchor => {
+    const error = r.error()
+    const members = r.list((r) => ({ path: r.str(), status: rmdirStatus[r.u8()] ?? "refused", error: r.error() }))
+    return { error, members }
+  })
 }
 
 /**
