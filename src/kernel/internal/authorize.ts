@@ -15,7 +15,7 @@
  *
  * @internal
  */
-import { Effect, type FileSystem, type Path, PlatformError, Result } from "effect"
+import { Effect, type FileSystem, type Path, PlatformError, type Result } from "effect"
 import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../protocol/wire.ts"
 import type { GrantStore } from "../GrantStore.ts"
 import { type Action, type Capability, GrantStoreError, isPermissionError, PermissionDenied, toPlatformError } from "../Permission.ts"

@@ -20,8 +20,8 @@ export type KernelRoot = Root<string | undefined>
 // `path.normalize` would leave it.
 const unnormal = /(?:^|\/)\.{1,2}(?:\/|$)|\/\/|^\/|\/$/
 
-/** Whether `value` is absolute and spelled as `path.normalize` leaves it. */
-const normalAbsolute = (value: string): boolean => value.startsWith("/") && !unnormal.test(value.slice(1))
+/** Whether `value` is absolute and spelled as `path.normalize` leaves it. @internal */
+export const normalAbsolute = (value: string): boolean => value.startsWith("/") && !unnormal.test(value.slice(1))
 
 /**
  * What follows `root` in `value` when `value` is strictly below it and both are spelled as

@@ -101,8 +101,7 @@ export const realPath = (guard: Guard): Method<"realPath"> =>
  * @since 0.1.0
  * @internal
  */
-export const stat = (guard: Guard): Method<"stat"> =>
-  Effect.fn("FileSystem.stat")((value) => fusedStat(guard, "stat", value))
+export const stat = (guard: Guard): Method<"stat"> => Effect.fn("FileSystem.stat")((value) => fusedStat(guard, "stat", value))
 
 /**
  * @since 0.1.0
