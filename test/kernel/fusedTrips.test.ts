@@ -19,6 +19,8 @@ import { type AtomicFileSystem, AtomicFileSystemTypeId, type AtomicRequest } fro
 import { GrantStore } from "../../src/kernel/index.ts"
 import type { Action, Capability } from "../../src/kernel/Permission.ts"
 import { type Authorizer, makeAuthorizer } from "../../src/kernel/internal/authorize.ts"
+import type { BatchRequest } from "../../src/kernel/FileSystemBatch.ts"
+import { makeBatch } from "../../src/kernel/internal/batch.ts"
 import { makeGuarded } from "../../src/kernel/internal/guarded.ts"
 import { identifyRoot } from "../../src/kernel/internal/pinning.ts"
 import { strategies } from "../support/strategies.ts"
@@ -282,6 +284,79 @@ describe.each(strategies)("fused single reads (%s)", (strategy) => {
           expect({ case: c.name, answers: results[1]!.answers }).toEqual({ case: c.name, answers: results[0]!.answers })
           expect(results[1]!.secretShown).toBe(false)
         }
+      }),
+    120_000
+  )
+})
+
+/**
+ * The batch settles most members' resolutions without an effect each, and checks the root while
+ * it resolves. Its questions and answers must stay those of the protocol it documents: every
+ * member's phase 1 (resolution, then the store about the resource) in request order, then every
+ * member's phase 2 (its own path when it differs, or the concealing question before a refusal) in
+ * request order, then the admitted reads. Here the reference is built from the authorizer's own
+ * single-path steps (`phaseOne`, `entry`, `conceal`, one read each), and both run on random trees
+ * with links under random rules.
+ */
+const batchOperations = ["readFile", "stat", "exists"] as const
+
+const batchReference = (auth: Authorizer, paths: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const needs = paths.map((value) => ({ action: "fs:read" as const, value: auth.normalize(value) }))
+    const first = []
+    for (const need of needs) first.push(yield* Effect.result(auth.phaseOne(need)))
+    const answers: Array<unknown> = []
+    for (const [i, need] of needs.entries()) {
+      const one = first[i]!
+      const phaseTwo = yield* Effect.result(
+        Result.isFailure(one) ? auth.conceal(need, one.failure) : auth.entry({ need, resource: one.success, lexical: auth.lexicalOf(need) })
+      )
+      answers.push(Result.isFailure(phaseTwo) ? phaseTwo : undefined)
+    }
+    for (const [i, need] of needs.entries()) {
+      if (answers[i] !== undefined) continue
+      const operation = batchOperations[i % batchOperations.length]!
+      answers[i] = yield* Effect.result(auth.run({ operation, path: need.value } as AtomicRequest))
+    }
+    return answers.map((a) => observed(a as Result.Result<unknown, PlatformError.PlatformError>))
+  })
+
+const batchOf = (auth: Authorizer, paths: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const batch = makeBatch(auth, { size: 1024, response: 64 * 1024 * 1024 }, Effect.void)
+    const out = yield* batch.execute(
+      paths.map((value, i) => ({ operation: batchOperations[i % batchOperations.length]!, path: value }) as BatchRequest)
+    )
+    const answers: Array<unknown> = []
+    for (const entry of out.entries) {
+      answers[entry.index] = observed(Result.map(entry.result, (v) => (v as { readonly value: unknown }).value))
+    }
+    return answers
+  })
+
+describe.each(strategies)("the kernel batch (%s)", (strategy) => {
+  it.effect(
+    "asks the questions and gives the answers of its protocol, built from single-path steps, on random trees with links",
+    () =>
+      Effect.gen(function* () {
+        let admitted = 0
+        for (let seed = 1; seed <= 16; seed++) {
+          const world = randomWorld(seed)
+          const rules = randomRules(seed, world)
+          const paths = randomPaths(seed, world, 48)
+          const runs = []
+          for (const way of [batchReference, batchOf]) {
+            const log: Array<string> = []
+            const store = yield* recording(rules, log).pipe(Effect.provide(NodePath.layer))
+            const auth = yield* authorizer(strategy, world.logicalRoot, store, { n: 0 })
+            runs.push({ log, answers: yield* way(auth, paths) })
+          }
+          expect({ seed, log: runs[1]!.log }).toEqual({ seed, log: runs[0]!.log })
+          expect({ seed, answers: runs[1]!.answers }).toEqual({ seed, answers: runs[0]!.answers })
+          admitted += (runs[0]!.answers as Array<{ readonly failed?: string }>).filter((a) => a?.failed === undefined).length
+        }
+        // Both ways admitted and read many members, not only refused them.
+        expect(admitted).toBeGreaterThan(100)
       }),
     120_000
   )
