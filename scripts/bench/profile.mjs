@@ -5,7 +5,8 @@
 // depth-8 file: node:fs/promises, PinnedRoot, the extension's execute readFile, the client protocol
 // of resolve, resolve, read through execute, the kernel's readFileString over the extension with
 // every read granted); node-stat, ext-stat, kernel-stat, node-exists, ext-exists, kernel-exists
-// (the depth-1 file); ext-batch, kernel-batch (256 reads in one batch, counted as 256).
+// (the depth-1 file); ext-batch, kernel-batch (256 reads in one batch, counted as 256);
+// ext-readdir, kernel-readdir (a directory of 1,000 entries, with every read granted).
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 const { Effect } = await import("effect")
@@ -13,7 +14,7 @@ const repo = new URL("../..", import.meta.url).pathname
 const { makeTrees, DEEP, SHALLOW } = await import(`${repo}/scripts/bench/trees.mjs`)
 const { PinnedRoot } = await import(`${repo}/dist/index.js`)
 const { NodeAtomicFileSystem } = await import(`${repo}/dist/effect/index.js`)
-const trees = makeTrees({ globFiles: 0, dirEntries: 0, removeFiles: 0 })
+const trees = makeTrees({ globFiles: 0, dirEntries: 1_000, removeFiles: 0 })
 const root = trees.root
 const pr = await PinnedRoot.open(root, { strategy: "openat2" })
 const ext = NodeAtomicFileSystem.make({ strategy: "openat2" })
@@ -61,6 +62,8 @@ const ops = {
   "kernel-exists": () => kernel.rt.runPromise(kernel.fs.exists(shallow)),
   "ext-batch": () =>
     Effect.runPromise(ext.execute({ operation: "batch", requests: many.map((p) => ({ operation: "readFile", path: p })), ...stamp })),
+  "ext-readdir": () => Effect.runPromise(ext.execute({ operation: "readDirectory", path: path.join(root, "list"), ...stamp })),
+  "kernel-readdir": () => kernel.rt.runPromise(kernel.fs.readDirectory(path.join(root, "list"))),
   "kernel-batch": () => kernel.rt.runPromise(kernel.batch.execute(many.map((p) => ({ operation: "readFile", path: p })))),
   proto: () =>
     Effect.runPromise(

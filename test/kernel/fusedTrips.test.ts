@@ -22,6 +22,8 @@ import { type Authorizer, makeAuthorizer } from "../../src/kernel/internal/autho
 import type { BatchRequest } from "../../src/kernel/FileSystemBatch.ts"
 import { makeBatch } from "../../src/kernel/internal/batch.ts"
 import { makeGuarded } from "../../src/kernel/internal/guarded.ts"
+import { makeGuard } from "../../src/kernel/internal/guarded/context.ts"
+import { shownNames } from "../../src/kernel/internal/guarded/listings.ts"
 import { identifyRoot } from "../../src/kernel/internal/pinning.ts"
 import { strategies } from "../support/strategies.ts"
 import { scratch } from "../support/tree.ts"
@@ -92,7 +94,7 @@ const authorizer = (strategy: string, logicalRoot: string, store: GrantStore.Gra
  * so). `readLink` and `realPath` keep the full protocol: they answer about a final link without
  * refusing it.
  */
-const operations = ["readFile", "readFileString", "stat", "lstat", "exists"] as const
+const operations = ["readFile", "readFileString", "stat", "lstat", "exists", "readDirectory"] as const
 type Operation = (typeof operations)[number]
 
 const requestOf = (operation: Operation, at: string): AtomicRequest =>
@@ -122,8 +124,16 @@ type Way = (
   operation: Operation
 ) => Effect.Effect<unknown, PlatformError.PlatformError>
 
-/** The client's protocol: both phases of authorization, then the request. */
-const threeTrips: Way = (auth, action, at, request) => Effect.andThen(auth.authorize([{ action, value: at }]), auth.run(request))
+/**
+ * The client's protocol: both phases of authorization, then the request; a listing's names then
+ * filtered by the read grants, as the guarded listing filters them.
+ */
+const threeTrips: Way = (auth, action, at, request, operation) => {
+  const answered = Effect.andThen(auth.authorize([{ action, value: at }]), auth.run(request))
+  if (operation !== "readDirectory") return answered
+  const guard = makeGuard({ auth, systemTemp: NPath.join(auth.root.logicalRoot, "..", "<system-temp>") })
+  return Effect.flatMap(answered, (names) => shownNames(guard, at, names as ReadonlyArray<string>))
+}
 
 /** What the guarded file system does: its own methods, over the same authorizer. */
 const fused: Way = (auth, _action, at, _request, operation) => {
