@@ -1,17 +1,20 @@
-// node [--cpu-prof] scripts/bench/profile.mjs node|pr|ext|proto|kernel awaited|flight [count]
+// node [--cpu-prof] scripts/bench/profile.mjs OP awaited|flight [count]
 //
-// One contender reading the depth-8 file `count` times, awaited or 256 in flight, for a CPU profile
-// (node --cpu-prof) of where one read's time goes: node:fs/promises, PinnedRoot, the extension's
-// execute readFile, the client protocol (resolve, resolve, read through execute), or the kernel's
-// readFileString over the extension with every read granted.
+// One contender doing one operation `count` times, awaited or 256 in flight, for a CPU profile
+// (node --cpu-prof) of where its time goes. OP is one of: node, pr, ext, proto, kernel (reading the
+// depth-8 file: node:fs/promises, PinnedRoot, the extension's execute readFile, the client protocol
+// of resolve, resolve, read through execute, the kernel's readFileString over the extension with
+// every read granted); node-stat, ext-stat, kernel-stat, node-exists, ext-exists, kernel-exists
+// (the depth-1 file); ext-batch, kernel-batch (256 reads in one batch, counted as 256);
+// ext-readdir, kernel-readdir (a directory of 1,000 entries, with every read granted).
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 const { Effect } = await import("effect")
 const repo = new URL("../..", import.meta.url).pathname
-const { makeTrees, DEEP } = await import(`${repo}/scripts/bench/trees.mjs`)
+const { makeTrees, DEEP, SHALLOW } = await import(`${repo}/scripts/bench/trees.mjs`)
 const { PinnedRoot } = await import(`${repo}/dist/index.js`)
 const { NodeAtomicFileSystem } = await import(`${repo}/dist/effect/index.js`)
-const trees = makeTrees({ globFiles: 0, dirEntries: 0, removeFiles: 0 })
+const trees = makeTrees({ globFiles: 0, dirEntries: 1_000, removeFiles: 0 })
 const root = trees.root
 const pr = await PinnedRoot.open(root, { strategy: "openat2" })
 const ext = NodeAtomicFileSystem.make({ strategy: "openat2" })
@@ -21,7 +24,7 @@ const abs = path.join(root, DEEP)
 const kernel = await (async () => {
   const { FileSystem, Layer, ManagedRuntime } = await import("effect")
   const NodePath = await import("@effect/platform-node/NodePath")
-  const { GrantStore, KernelFileSystem, Workspace } = await import(`${repo}/dist/kernel/index.js`)
+  const { FileSystemBatch, GrantStore, KernelFileSystem, Workspace } = await import(`${repo}/dist/kernel/index.js`)
   const layer = KernelFileSystem.layer.pipe(
     Layer.provide(
       Layer.mergeAll(
@@ -38,16 +41,30 @@ const kernel = await (async () => {
       return yield* FileSystem.FileSystem
     })
   )
-  return { rt, fs }
+  return { rt, fs, batch: FileSystemBatch.fromFileSystem(fs) }
 })()
+const shallow = path.join(root, SHALLOW)
+const many = Array.from({ length: 256 }, (_, i) => path.join(root, `many/f${String(i).padStart(3, "0")}.txt`))
 const which = process.argv[2]
 const mode = process.argv[3] ?? "awaited"
-const N = Number(process.argv[4] ?? 40000)
+const perCall = which.endsWith("-batch") ? 256 : 1
+const N = Math.ceil(Number(process.argv[4] ?? 40000) / perCall)
 const ops = {
   ext: () => Effect.runPromise(ext.execute({ operation: "readFile", path: abs, ...stamp })),
   pr: () => pr.readFile(DEEP),
   node: () => fsp.readFile(abs),
   kernel: () => kernel.rt.runPromise(kernel.fs.readFileString(abs)),
+  "node-stat": () => fsp.lstat(shallow),
+  "ext-stat": () => Effect.runPromise(ext.execute({ operation: "stat", path: shallow, ...stamp })),
+  "kernel-stat": () => kernel.rt.runPromise(kernel.fs.stat(shallow)),
+  "node-exists": () => fsp.access(shallow),
+  "ext-exists": () => Effect.runPromise(ext.execute({ operation: "exists", path: shallow, ...stamp })),
+  "kernel-exists": () => kernel.rt.runPromise(kernel.fs.exists(shallow)),
+  "ext-batch": () =>
+    Effect.runPromise(ext.execute({ operation: "batch", requests: many.map((p) => ({ operation: "readFile", path: p })), ...stamp })),
+  "ext-readdir": () => Effect.runPromise(ext.execute({ operation: "readDirectory", path: path.join(root, "list"), ...stamp })),
+  "kernel-readdir": () => kernel.rt.runPromise(kernel.fs.readDirectory(path.join(root, "list"))),
+  "kernel-batch": () => kernel.rt.runPromise(kernel.batch.execute(many.map((p) => ({ operation: "readFile", path: p })))),
   proto: () =>
     Effect.runPromise(
       ext
@@ -59,6 +76,7 @@ const ops = {
     )
 }
 const op = ops[which]
+if (op === undefined) throw new Error(`unknown operation ${which}: one of ${Object.keys(ops).join(", ")}`)
 const c0 = process.cpuUsage()
 const t0 = performance.now()
 if (mode === "awaited") {
@@ -73,7 +91,7 @@ if (mode === "awaited") {
 }
 const ms = performance.now() - t0
 const c = process.cpuUsage(c0)
-console.log(which, mode, `${(N / ms).toFixed(1)} k/s`, `${((c.user + c.system) / N).toFixed(1)} µs CPU/op`)
+console.log(which, mode, `${((N * perCall) / ms).toFixed(1)} k/s`, `${((c.user + c.system) / (N * perCall)).toFixed(1)} µs CPU/op`)
 pr.close()
 ext.close()
 await kernel.rt.dispose()

@@ -15,7 +15,7 @@
  *
  * @internal
  */
-import { Effect, type FileSystem, type Path, PlatformError, Result } from "effect"
+import { Effect, type FileSystem, type Path, PlatformError, type Result } from "effect"
 import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../protocol/wire.ts"
 import type { GrantStore } from "../GrantStore.ts"
 import { type Action, type Capability, GrantStoreError, isPermissionError, PermissionDenied, toPlatformError } from "../Permission.ts"
@@ -56,11 +56,15 @@ export interface Authorizer {
   readonly lexicalOf: (need: Need) => string
   /** Both phases for every need, in order: the resources authorized. */
   readonly authorize: (needs: ReadonlyArray<Need>) => Effect.Effect<Array<Granted>, PlatformError.PlatformError>
-  /** Both phases for one need, then one request: `authorize([need])` and `use`, sparing a trip where it can (see below). */
-  readonly authorizeThen: <A>(
+  /**
+   * Both phases for one need, then one request: `authorize([need])` and `use`, sparing a trip where
+   * it can by sending `attempt` in place of the second resolution and `use` (see below).
+   */
+  readonly authorizeThen: <A, L>(
     need: Need,
-    use: Effect.Effect<A, PlatformError.PlatformError>,
-    metLink: (value: A) => boolean
+    attempt: Effect.Effect<L, PlatformError.PlatformError>,
+    answer: (outcome: Result.Result<L, PlatformError.PlatformError>) => Result.Result<A, PlatformError.PlatformError> | undefined,
+    use: Effect.Effect<A, PlatformError.PlatformError>
   ) => Effect.Effect<A, PlatformError.PlatformError>
   /** Phase 1 alone for one need: the resource, or the refusal and whether it was the store's answer about the path itself. */
   readonly phaseOne: (need: Need) => Effect.Effect<string, PhaseOneRefusal>
@@ -261,25 +265,34 @@ export const makeAuthorizer = (options: {
    * Over a no-follow executor, when the path resolved to itself (no link on it) and the store
    * answered at once (nothing waited on a person, a journal or another fiber, so the first
    * resolution is as fresh as a second would be), the store was asked about the very path the
-   * operation names, and the operation itself refuses any link it meets: it cannot act on anything
-   * but what was granted, so it stands in for the second resolution. A decision that waited always
-   * takes the full protocol: nothing is sent on a path until it has been resolved again after the
-   * wait. When it fails for any reason (a link that appeared during the decision among
-   * them), or succeeds with a value `metLink` says could only come from a link (a no-follow `stat`
-   * describes a final link rather than refusing it), the full protocol takes over from where it
-   * was: the second resolution, its refusal when the path now names something else, and the
-   * operation again. Any other path (a link on it, a host asked for `realPath`) takes the full
-   * protocol from the start. `use` must be one request with no effect when it fails and no
-   * question of its own, and one that cannot act through a link without saying so; the guarded
-   * `readFile`, `readFileString` and `stat` are (`exists`, `readLink` and `realPath` answer about
-   * a final link without refusing it, so they keep the full protocol).
+   * operation names, and `attempt`, a request that refuses or reports any link it meets, is sent
+   * at once: it cannot describe anything but what was granted, so it stands in for the second
+   * resolution. `answer` takes its outcome only when that outcome proves no link lay on the path,
+   * and says what `use` would then have answered: `use`'s own value for a read, or for `exists`
+   * (whose request answers `true` for a final link without saying so) the `stat` it sent instead:
+   * a description of anything but a link is `true`, a component missing before any link is `false`
+   * (a no-follow lookup runs in order and stops at the first link, so a missing component was
+   * reached with none before it). A decision that waited always takes the full protocol: nothing
+   * is sent on a path until it has been resolved again after the wait. Any outcome `answer` does
+   * not take (a link that appeared during the decision among them, or a no-follow `stat`
+   * describing a final link) hands over to the full protocol from where it was: the second
+   * resolution, its refusal when the path now names something else, and `use`. Any other path (a
+   * link on it, a host asked for `realPath`) takes the full protocol from the start. `attempt` must
+   * be one request with no effect when it fails and no question of its own; the guarded
+   * `readFile`, `readFileString`, `stat`, `lstat` and `exists` use it (`readLink` and `realPath`
+   * answer about a final link without refusing it, so they keep the full protocol).
    */
-  const authorizeThen = <A>(need: Need, use: Effect.Effect<A, PlatformError.PlatformError>, metLink: (value: A) => boolean) =>
+  const authorizeThen = <A, L>(
+    need: Need,
+    attempt: Effect.Effect<L, PlatformError.PlatformError>,
+    answer: (outcome: Result.Result<L, PlatformError.PlatformError>) => Result.Result<A, PlatformError.PlatformError> | undefined,
+    use: Effect.Effect<A, PlatformError.PlatformError>
+  ) =>
     Effect.gen(function* () {
       const { before, own, waited } = yield* Effect.catch(decideFirst(need), (refusal) => conceal(need, refusal))
       if (noFollow && own && !waited) {
-        const attempt = yield* Effect.result(use)
-        if (Result.isSuccess(attempt) && !metLink(attempt.success)) return attempt.success
+        const taken = answer(yield* Effect.result(attempt))
+        if (taken !== undefined) return yield* Effect.fromResult(taken)
       }
       yield* Effect.catch(confirm(need, before, own), (refusal) => conceal(need, refusal))
       yield* entry({ need, resource: before, lexical: lexicalOf(need) })

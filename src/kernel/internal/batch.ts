@@ -29,7 +29,7 @@ import type { Authorizer, PhaseOneRefusal } from "./authorize.ts"
 import { checkMember } from "./batchInput.ts"
 import { readable } from "./listing.ts"
 import { childOf, globPrefix, isInside, logicalOf, plainlyBelowLogicalRoot, toBoundary, toLogical } from "./paths.ts"
-import { follow } from "./resolve.ts"
+import { follow, settledResolution } from "./resolve.ts"
 import { unavailable } from "./refusing.ts"
 import { copyData } from "./snapshot.ts"
 
@@ -67,34 +67,64 @@ export const makeBatch = (
       )
       const answers = members.length === 0 ? [] : (yield* auth.run({ operation: "batch", requests: members })).entries
       const byIndex = new Map(answers.map((entry) => [entry.index, entry.result] as const))
-      return yield* Effect.forEach(requests, (_request, i) => {
+      const deny = (resource: string, reason: string, cause?: unknown) => Result.fail(auth.deny("fs:read", resource, reason, cause))
+      const finish = (i: number, resolved: Outcome<string>): Outcome<string> => {
+        if (Result.isFailure(resolved)) return resolved
+        const rest = parts[i]!.rest
+        const resource = rest.length === 0 ? resolved.success : `${resolved.success}/${rest.join("/")}`
+        return isInside(path, root.logicalRoot, resource) ? Result.succeed(resource) : deny(resource, "path is outside the workspace")
+      }
+      // Settled here without an effect each: every member whose answer met no link (nearly all).
+      const outcomes: Array<Outcome<string> | undefined> = requests.map((_request, i) => {
         const boundary = boundaries[i]
+        if (boundary === undefined) return finish(i, Result.succeed(path.normalize(parts[i]!.prefix)))
         const at = slot[i]
         const answer = at === undefined ? undefined : byIndex.get(at)
-        const deny = (resource: string, reason: string, cause?: unknown) => Effect.fail(auth.deny("fs:read", resource, reason, cause))
-        const resolved: Effect.Effect<string, PlatformError.PlatformError> =
-          boundary === undefined
-            ? Effect.succeed(path.normalize(parts[i]!.prefix))
-            : answer === undefined || Result.isFailure(answer) || answer.success.operation !== "resolve"
-              ? deny(
-                  toLogical(path, root, boundary),
-                  uninspectable,
-                  answer !== undefined && Result.isFailure(answer) ? answer.failure : undefined
-                )
-              : follow(path, root, resolveOne, boundary, answer.success.resolution, 0).pipe(
-                  Effect.mapError((refusal) => auth.deny("fs:read", refusal.resource, refusal.reason, refusal.cause))
-                )
-        const rest = parts[i]!.rest
-        return Effect.result(
-          resolved.pipe(
-            Effect.map((resource) => (rest.length === 0 ? resource : `${resource}/${rest.join("/")}`)),
-            Effect.flatMap((resource) =>
-              isInside(path, root.logicalRoot, resource) ? Effect.succeed(resource) : deny(resource, "path is outside the workspace")
-            )
+        if (answer === undefined || Result.isFailure(answer) || answer.success.operation !== "resolve") {
+          return deny(
+            toLogical(path, root, boundary),
+            uninspectable,
+            answer !== undefined && Result.isFailure(answer) ? answer.failure : undefined
           )
+        }
+        const settled = settledResolution(path, root, boundary, answer.success.resolution)
+        if (settled === undefined) return undefined
+        return finish(
+          i,
+          Result.mapError(settled, (refusal) => auth.deny("fs:read", refusal.resource, refusal.reason, refusal.cause))
         )
       })
+      // A member that met a link: its target is followed, one request at a time, in request order.
+      for (const [i, outcome] of outcomes.entries()) {
+        if (outcome !== undefined) continue
+        const boundary = boundaries[i]!
+        const answer = byIndex.get(slot[i]!) as Result.Success<AtomicBatchValue, PlatformError.PlatformError>
+        const resolution = (answer.success as Extract<AtomicBatchValue, { readonly operation: "resolve" }>).resolution
+        const followed = yield* Effect.result(
+          follow(path, root, resolveOne, boundary, resolution, 0).pipe(
+            Effect.mapError((refusal) => auth.deny("fs:read", refusal.resource, refusal.reason, refusal.cause))
+          )
+        )
+        outcomes[i] = finish(i, followed)
+      }
+      return outcomes as Array<Outcome<string>>
     })
+
+  /**
+   * The root checked while every member is resolved the no-follow way: a resolution has no effect
+   * and nothing is asked until both are in, and a root found changed fails the batch before any
+   * resolution is looked at, as when the check came first. Two trips overlapped instead of queued.
+   */
+  const verifiedWhileResolving = (requests: ReadonlyArray<BatchRequest>) =>
+    Effect.flatMap(
+      Effect.all([Effect.result(verifyRoot), Effect.result(resolveAll(requests))], { concurrency: 2 }),
+      ([verified, resolved]) =>
+        Result.isFailure(verified)
+          ? Effect.fail(verified.failure)
+          : Result.isFailure(resolved)
+            ? Effect.fail(resolved.failure)
+            : Effect.succeed(resolved.success)
+    )
 
   /** Phase 1's resolution of every member over a host asked for `realPath`, a few at a time. */
   const resolveEach = (requests: ReadonlyArray<BatchRequest>) =>
@@ -190,9 +220,9 @@ export const makeBatch = (
       return Effect.gen(function* () {
         const entries = [...failed]
         if (members.length === 0) return { rootIdentity, entries: sorted(entries) }
-        yield* verifyRoot
         const requests = members.map(({ request }) => request)
-        const resources = noFollow ? yield* resolveAll(requests) : yield* resolveEach(requests)
+        if (!noFollow) yield* verifyRoot
+        const resources = noFollow ? yield* verifiedWhileResolving(requests) : yield* resolveEach(requests)
         // The client's questions, in request order.
         const refused = new Map<number, PhaseOneRefusal>()
         for (const [i, request] of requests.entries()) {

@@ -25,34 +25,35 @@ const pathLike = (u: unknown, what: string): Result.Result<string, PlatformError
 
 /**
  * One member, checked (already a copy of plain data). Paths are returned as given; the caller
- * normalizes them.
+ * normalizes them. Plain checks, no generator: every member of every batch passes here.
  *
  * @internal
  */
-export const checkMember = (u: unknown): Result.Result<BatchRequest, PlatformError.PlatformError> =>
-  Result.gen(function* () {
-    if (!isRecord(u)) return yield* bad("a batch member must be an object")
-    const operation = u.operation
-    if (typeof operation !== "string" || !isRead(operation)) {
-      return yield* bad(`batch member operation '${String(operation).slice(0, 64)}' is not a read`)
+export const checkMember = (u: unknown): Result.Result<BatchRequest, PlatformError.PlatformError> => {
+  if (!isRecord(u)) return bad("a batch member must be an object")
+  const operation = u.operation
+  if (typeof operation !== "string" || !isRead(operation)) {
+    return bad(`batch member operation '${String(operation).slice(0, 64)}' is not a read`)
+  }
+  const path = pathLike(u.path, operation === "glob" ? "a glob member's pattern (path)" : "a batch member's path")
+  if (Result.isFailure(path)) return Result.fail(path.failure)
+  if (operation === "readFileString" && u.encoding !== undefined && typeof u.encoding !== "string") {
+    return bad("encoding must be a string")
+  }
+  if (operation === "readDirectory" || operation === "glob") {
+    const options = u.options
+    if (options !== undefined && !isRecord(options)) return bad("options must be an object")
+    if (operation === "readDirectory" && options?.recursive !== undefined && typeof options.recursive !== "boolean") {
+      return bad("recursive must be a boolean")
     }
-    yield* pathLike(u.path, operation === "glob" ? "a glob member's pattern (path)" : "a batch member's path")
-    if (operation === "readFileString" && u.encoding !== undefined && typeof u.encoding !== "string") {
-      return yield* bad("encoding must be a string")
-    }
-    if (operation === "readDirectory" || operation === "glob") {
-      const options = u.options
-      if (options !== undefined && !isRecord(options)) return yield* bad("options must be an object")
-      if (operation === "readDirectory" && options?.recursive !== undefined && typeof options.recursive !== "boolean") {
-        return yield* bad("recursive must be a boolean")
+    if (operation === "glob") {
+      const root = pathLike(u.root, "a glob member's root")
+      if (Result.isFailure(root)) return Result.fail(root.failure)
+      const exclude = options?.exclude
+      if (exclude !== undefined && (!Array.isArray(exclude) || exclude.some((e) => typeof e !== "string" || e.includes("\0")))) {
+        return bad("exclude must be an array of strings without NUL bytes")
       }
-      if (operation === "glob") {
-        yield* pathLike(u.root, "a glob member's root")
-        const exclude = options?.exclude
-        if (exclude !== undefined && (!Array.isArray(exclude) || exclude.some((e) => typeof e !== "string" || e.includes("\0")))) {
-          return yield* bad("exclude must be an array of strings without NUL bytes")
-        }
-      }
     }
-    return u as unknown as BatchRequest
-  })
+  }
+  return Result.succeed(u as unknown as BatchRequest)
+}

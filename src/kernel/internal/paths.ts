@@ -16,8 +16,34 @@ import type { Root } from "../../protocol/root.ts"
  */
 export type KernelRoot = Root<string | undefined>
 
+// A relative path with an empty, `.` or `..` segment, or a trailing separator: not spelled as
+// `path.normalize` would leave it.
+const unnormal = /(?:^|\/)\.{1,2}(?:\/|$)|\/\/|^\/|\/$/
+
+/** Whether `value` is absolute and spelled as `path.normalize` leaves it. @internal */
+export const normalAbsolute = (value: string): boolean => value.startsWith("/") && !unnormal.test(value.slice(1))
+
+/**
+ * What follows `root` in `value` when `value` is strictly below it and both are spelled as
+ * `path.normalize` leaves them: then `path.relative(root, value)` is that tail, and joining it to
+ * another normalized root is concatenation. `undefined` when the string test cannot tell, for the
+ * caller to do the arithmetic. Every path the kernel handles is normalized, and nearly all of them
+ * lie below the workspace root: this spares them the arithmetic, which was a large share of a
+ * batch's time.
+ */
+const plainTail = (root: string, value: string): string | undefined => {
+  const head = root === "/" ? "/" : `${root}/`
+  if (value.length <= head.length || !value.startsWith(head) || !normalAbsolute(root)) return undefined
+  const tail = value.slice(head.length)
+  return unnormal.test(tail) ? undefined : tail
+}
+
+/** `tail` (normalized, relative, not empty) below `root` (normalized, absolute). */
+const below = (root: string, tail: string): string => (root === "/" ? `/${tail}` : `${root}/${tail}`)
+
 /** Whether `candidate` is `root` or below it (both absolute and normalized). @internal */
 export const isInside = (path: Path.Path, root: string, candidate: string): boolean => {
+  if (candidate === root || plainTail(root, candidate) !== undefined) return true
   const relative = path.relative(root, candidate)
   return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
 }
@@ -31,6 +57,8 @@ export const segmentsBelow = (path: Path.Path, root: string, value: string): Arr
 
 /** `value` respelled below the boundary root, or `undefined` when it is inside neither root. @internal */
 export const toBoundary = (path: Path.Path, root: KernelRoot, value: string): string | undefined => {
+  const tail = plainTail(root.logicalRoot, value)
+  if (tail !== undefined && normalAbsolute(root.boundaryRoot)) return below(root.boundaryRoot, tail)
   // The logical spelling is tried first: when one root contains the other (a workspace link placed
   // inside its own target), the caller's spelling is the one grants are written against.
   const base = isInside(path, root.logicalRoot, value)
@@ -42,12 +70,11 @@ export const toBoundary = (path: Path.Path, root: KernelRoot, value: string): st
 }
 
 /** A canonical path below the boundary root respelled below the logical root. @internal */
-export const toLogical = (path: Path.Path, root: KernelRoot, canonical: string): string =>
-  path.normalize(path.join(root.logicalRoot, path.relative(root.boundaryRoot, canonical)))
-
-// A relative path with an empty, `.` or `..` segment, or a trailing separator: not spelled as
-// `path.normalize` would leave it.
-const unnormal = /(?:^|\/)\.{1,2}(?:\/|$)|\/\/|^\/|\/$/
+export const toLogical = (path: Path.Path, root: KernelRoot, canonical: string): string => {
+  const tail = plainTail(root.boundaryRoot, canonical)
+  if (tail !== undefined && normalAbsolute(root.logicalRoot)) return below(root.logicalRoot, tail)
+  return path.normalize(path.join(root.logicalRoot, path.relative(root.boundaryRoot, canonical)))
+}
 
 /**
  * `directory` (absolute, normalized) joined with `relative`, by concatenation when `relative` is

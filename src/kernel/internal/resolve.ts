@@ -4,9 +4,9 @@
  *
  * @internal
  */
-import { Effect, type Path, type PlatformError } from "effect"
+import { Effect, type Path, type PlatformError, Result } from "effect"
 import type { Resolution } from "../../protocol/wire.ts"
-import { isInside, type KernelRoot, segmentsBelow, toBoundary, toLogical } from "./paths.ts"
+import { isInside, type KernelRoot, normalAbsolute, segmentsBelow, toBoundary, toLogical } from "./paths.ts"
 
 /** Links followed while resolving one path before giving up, as the kernel's ELOOP. @internal */
 export const maxLinkHops = 40
@@ -48,6 +48,32 @@ export const resourceOf = (
   )
 }
 
+/** Where a `resolve` answer stopped, read below the boundary root. */
+const reachedOf = (path: Path.Path, root: KernelRoot, resolution: Resolution): string =>
+  // An executor may answer root-relative or absolute; both are read below the boundary root. An
+  // absolute answer already normalized (the usual one) is its own reading.
+  normalAbsolute(resolution.path) ? resolution.path : path.normalize(path.resolve(root.boundaryRoot, resolution.path))
+
+/**
+ * What {@link follow} makes of a `resolve` answer with nothing left to ask: the resource when it met
+ * no link, the refusal when it left the root; `undefined` when a link remains to be followed. Lets
+ * a batch settle most of its members without building an effect for each.
+ *
+ * @internal
+ */
+export const settledResolution = (
+  path: Path.Path,
+  root: KernelRoot,
+  requested: string,
+  resolution: Resolution
+): Result.Result<string, Refusal> | undefined => {
+  const reached = reachedOf(path, root, resolution)
+  if (!isInside(path, root.boundaryRoot, reached)) {
+    return Result.fail({ resource: toLogical(path, root, requested), reason: "path resolves outside the pinned root" })
+  }
+  return resolution.target === null ? Result.succeed(toLogical(path, root, reached)) : undefined
+}
+
 /** Turns one `resolve` answer for `requested` into the resource it names. @internal */
 export const follow = (
   path: Path.Path,
@@ -57,17 +83,16 @@ export const follow = (
   resolution: Resolution,
   hops: number
 ): Effect.Effect<string, Refusal> => {
-  // An executor may answer root-relative or absolute; both are read below the boundary root.
-  const reached = path.normalize(path.resolve(root.boundaryRoot, resolution.path))
-  if (!isInside(path, root.boundaryRoot, reached)) {
-    return Effect.fail({ resource: toLogical(path, root, requested), reason: "path resolves outside the pinned root" })
-  }
-  if (resolution.target === null) return Effect.succeed(toLogical(path, root, reached))
+  const settled = settledResolution(path, root, requested, resolution)
+  if (settled !== undefined) return Effect.fromResult(settled)
+  // Every resolution that met no link was settled above.
+  const target = resolution.target as string
+  const reached = reachedOf(path, root, resolution)
   if (hops >= maxLinkHops) {
     return Effect.fail({ resource: toLogical(path, root, reached), reason: "too many levels of symbolic links" })
   }
   // What the request still had to walk after the link; the link text replaces the link.
   const rest = segmentsBelow(path, root.boundaryRoot, requested).slice(segmentsBelow(path, root.boundaryRoot, reached).length)
-  const next = path.resolve(path.dirname(reached), resolution.target, ...rest)
+  const next = path.resolve(path.dirname(reached), target, ...rest)
   return resourceOf(path, root, resolve, next, hops + 1)
 }

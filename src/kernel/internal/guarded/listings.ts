@@ -24,7 +24,13 @@ const shown = <A>(guard: Guard, base: string, listed: ReadonlyArray<Listed<A>>) 
   })
 }
 
-const shownNames = (guard: Guard, directory: string, names: ReadonlyArray<string>) =>
+/**
+ * The names of a listing of `directory` the caller may read, in their order.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const shownNames = (guard: Guard, directory: string, names: ReadonlyArray<string>) =>
   shown(
     guard,
     directory,
@@ -73,9 +79,21 @@ const statTypes = (guard: Guard, directory: string, names: ReadonlyArray<string>
 export const readDirectory = (guard: Guard): Method<"readDirectory"> =>
   Effect.fn("FileSystem.readDirectory")((value, raw) =>
     Effect.flatMap(guard.options("readDirectory", raw), (opts) =>
-      guard.one("fs:read", "readDirectory", value, (p) =>
-        Effect.flatMap(guard.auth.run({ operation: "readDirectory", path: p, options: opts }), (names) => shownNames(guard, p, names))
-      )
+      Effect.flatMap(guard.argument("readDirectory", value), (p) => {
+        // A listing refuses every link on its path, the last component's included (it opens a
+        // directory, never a link): it may stand in for the second resolution, as a read does (see
+        // `authorizeThen`). Its names are filtered afterwards either way.
+        const list = guard.auth.run({ operation: "readDirectory", path: p, options: opts })
+        return Effect.flatMap(
+          guard.auth.authorizeThen(
+            { action: "fs:read", value: p },
+            list,
+            (outcome) => (Result.isSuccess(outcome) ? outcome : undefined),
+            list
+          ),
+          (names) => shownNames(guard, p, names)
+        )
+      })
     )
   )
 

@@ -6,8 +6,8 @@
  *
  * @internal
  */
-import { Effect, type FileSystem } from "effect"
-import type { AtomicRequest, AtomicResult } from "../../../protocol/wire.ts"
+import { Effect, type FileSystem, type PlatformError, Result } from "effect"
+import type { AtomicRequest } from "../../../protocol/wire.ts"
 import { badArgument, base64, contentTooLarge, type Guard } from "./context.ts"
 
 type Method<K extends keyof FileSystem.FileSystem> = FileSystem.FileSystem[K]
@@ -22,30 +22,41 @@ export const readPath = <R extends AtomicRequest>(guard: Guard, method: string, 
   guard.one("fs:read", method, value, (normalized) => guard.auth.run(request(normalized)))
 
 /**
- * A read whose request refuses every link it meets, or says when it met one (`metLink`): the
- * authorizer may let it stand in for the client's second resolution (see `authorizeThen`), one
- * executor trip fewer with the same questions and answers.
+ * A read whose request refuses every link it meets: the authorizer may let it stand in for the
+ * client's second resolution (see `authorizeThen`), one executor trip fewer with the same
+ * questions and answers. Its success is the answer; any failure hands over to the full protocol.
  *
  * @since 0.1.0
  * @internal
  */
-export const fusedReadPath = <R extends AtomicRequest>(
-  guard: Guard,
-  method: string,
-  value: unknown,
-  request: (normalized: string) => R,
-  metLink: (value: NoInfer<AtomicResult<R>>) => boolean
-) =>
-  Effect.flatMap(guard.argument(method, value), (normalized) =>
-    guard.auth.authorizeThen({ action: "fs:read", value: normalized }, guard.auth.run(request(normalized)), metLink)
-  )
+export const fusedReadPath = <R extends AtomicRequest>(guard: Guard, method: string, value: unknown, request: (normalized: string) => R) =>
+  Effect.flatMap(guard.argument(method, value), (normalized) => {
+    const read = guard.auth.run(request(normalized))
+    return guard.auth.authorizeThen({ action: "fs:read", value: normalized }, read, successOnly, read)
+  })
 
-const never = () => false
+const successOnly = <A>(outcome: Result.Result<A, PlatformError.PlatformError>) => (Result.isSuccess(outcome) ? outcome : undefined)
 
 /** A no-follow `stat` describes a final link instead of refusing it. */
 const isLink = (info: FileSystem.File.Info) => info.type === "SymbolicLink"
 
+/** A no-follow lookup that missed a component: it runs in order, so it met no link before it. */
+const isMissing = (error: PlatformError.PlatformError) => error.reason._tag === "NotFound"
+
 const statOf = (p: string) => ({ operation: "stat", path: p }) as const
+
+/** A `stat` of one path, fused (see `authorizeThen`): its description of anything but a link, or its `NotFound`, is the answer. */
+const fusedStat = (guard: Guard, method: string, value: unknown) =>
+  Effect.flatMap(guard.argument(method, value), (normalized) => {
+    const look = guard.auth.run(statOf(normalized))
+    return guard.auth.authorizeThen(
+      { action: "fs:read", value: normalized },
+      look,
+      (outcome) =>
+        Result.isSuccess(outcome) ? (isLink(outcome.success) ? undefined : outcome) : isMissing(outcome.failure) ? outcome : undefined,
+      look
+    )
+  })
 
 /**
  * A write of one path.
@@ -61,7 +72,7 @@ export const writePath = <R extends AtomicRequest>(guard: Guard, method: string,
  * @internal
  */
 export const readFile = (guard: Guard): Method<"readFile"> =>
-  Effect.fn("FileSystem.readFile")((value) => fusedReadPath(guard, "readFile", value, (p) => ({ operation: "readFile", path: p }), never))
+  Effect.fn("FileSystem.readFile")((value) => fusedReadPath(guard, "readFile", value, (p) => ({ operation: "readFile", path: p })))
 
 /**
  * @since 0.1.0
@@ -69,7 +80,7 @@ export const readFile = (guard: Guard): Method<"readFile"> =>
  */
 export const readFileString = (guard: Guard): Method<"readFileString"> =>
   Effect.fn("FileSystem.readFileString")((value, encoding) =>
-    fusedReadPath(guard, "readFileString", value, (p) => ({ operation: "readFileString", path: p, encoding }), never)
+    fusedReadPath(guard, "readFileString", value, (p) => ({ operation: "readFileString", path: p, encoding }))
   )
 
 /**
@@ -90,8 +101,7 @@ export const realPath = (guard: Guard): Method<"realPath"> =>
  * @since 0.1.0
  * @internal
  */
-export const stat = (guard: Guard): Method<"stat"> =>
-  Effect.fn("FileSystem.stat")((value) => fusedReadPath(guard, "stat", value, statOf, isLink))
+export const stat = (guard: Guard): Method<"stat"> => Effect.fn("FileSystem.stat")((value) => fusedStat(guard, "stat", value))
 
 /**
  * @since 0.1.0
@@ -103,7 +113,7 @@ export const lstat = (guard: Guard): Method<"lstat"> =>
     return isolated !== undefined
       ? guard.one("fs:read", "lstat", value, (p) => isolated.lstat(p))
       : // A no-follow executor's stat does not follow the last component: it is lstat.
-        fusedReadPath(guard, "lstat", value, statOf, isLink)
+        fusedStat(guard, "lstat", value)
   })
 
 /**
@@ -111,7 +121,25 @@ export const lstat = (guard: Guard): Method<"lstat"> =>
  * @internal
  */
 export const exists = (guard: Guard): Method<"exists"> =>
-  Effect.fn("FileSystem.exists")((value) => readPath(guard, "exists", value, (p) => ({ operation: "exists", path: p })))
+  Effect.fn("FileSystem.exists")((value) =>
+    Effect.flatMap(guard.argument("exists", value), (normalized) =>
+      // `exists` answers `true` for a final link without saying so: a `stat`, which does say so, is
+      // the attempt, and the `exists` request is sent only by the full protocol.
+      guard.auth.authorizeThen(
+        { action: "fs:read", value: normalized },
+        guard.auth.run(statOf(normalized)),
+        (outcome) =>
+          Result.isSuccess(outcome)
+            ? isLink(outcome.success)
+              ? undefined
+              : Result.succeed(true)
+            : isMissing(outcome.failure)
+              ? Result.succeed(false)
+              : undefined,
+        guard.auth.run({ operation: "exists", path: normalized })
+      )
+    )
+  )
 
 /**
  * @since 0.1.0
