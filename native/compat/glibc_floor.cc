@@ -64,6 +64,20 @@ PINNEDFS_HIDDEN int __wrap___pthread_key_create(pthread_key_t* key, void (*destr
   return pinnedfs_pthread_key_create_base(key, destructor);
 }
 
+// The recursive remove's closing threads (native/ops/remove_tree.cc), under the same move.
+int pinnedfs_pthread_create_base(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+int pinnedfs_pthread_join_base(pthread_t, void**);
+__asm__(".symver pinnedfs_pthread_create_base, pthread_create@" PINNEDFS_GLIBC_BASE);
+__asm__(".symver pinnedfs_pthread_join_base, pthread_join@" PINNEDFS_GLIBC_BASE);
+
+PINNEDFS_HIDDEN int __wrap_pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                          void* (*start)(void*), void* arg) {
+  return pinnedfs_pthread_create_base(thread, attr, start, arg);
+}
+PINNEDFS_HIDDEN int __wrap_pthread_join(pthread_t thread, void** result) {
+  return pinnedfs_pthread_join_base(thread, result);
+}
+
 // std::random_device's arc4random source (GLIBC_2.36). libstdc++'s random.o comes in with the
 // exception types the standard library's own error paths name; nothing here uses random_device.
 // getentropy (2.25) gives the same kernel randomness; like arc4random, it never answers less.

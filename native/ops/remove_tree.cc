@@ -2,9 +2,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstddef>
+#include <deque>
 #include <vector>
 
 #include "../core/eintr.h"
@@ -22,15 +25,129 @@ std::string join(const std::string& a, const std::string& b) {
   return a.empty() ? b : a + "/" + b;
 }
 
+// Where the file system frees a file's blocks synchronously when its last reference goes (ext4
+// mounted with `discard` waits for the device to discard them), unlinking file after file waits out
+// one device round trip each, and a large tree is removed at the device's latency. So each file is
+// held (an O_PATH handle taken just before its unlink): the unlink then only removes the entry, and
+// the last reference, with the freeing it triggers, goes when the handle is closed here, by a few
+// threads side by side. Every act in a directory stays where it was: one at a time, each after its
+// own proof. Closing a handle to an unlinked file acts in no directory. The threads start with the
+// first handle and live for one removal; where none can be started the caller closes its own.
+class Closer {
+ public:
+  Closer() {
+    ::pthread_mutex_init(&lock_, nullptr);
+    ::pthread_cond_init(&wake_, nullptr);
+    ::pthread_cond_init(&room_, nullptr);
+  }
+  Closer(const Closer&) = delete;
+  Closer& operator=(const Closer&) = delete;
+  ~Closer() {
+    ::pthread_mutex_lock(&lock_);
+    stopping_ = true;
+    ::pthread_cond_broadcast(&wake_);
+    ::pthread_mutex_unlock(&lock_);
+    for (pthread_t t : threads_) ::pthread_join(t, nullptr);
+    ::pthread_cond_destroy(&room_);
+    ::pthread_cond_destroy(&wake_);
+    ::pthread_mutex_destroy(&lock_);
+  }
+
+  // Hands `fd` over to be closed. Waits while kPending handles are already waiting.
+  void close(Fd fd) {
+    // A small tree is not worth a thread: its first handles close here, as they go out of scope.
+    if (++given_ <= kInline) return;
+    start();
+    if (threads_.empty()) return;
+    ::pthread_mutex_lock(&lock_);
+    while (pending_.size() >= kPending) ::pthread_cond_wait(&room_, &lock_);
+    pending_.push_back(std::move(fd));
+    ::pthread_cond_signal(&wake_);
+    ::pthread_mutex_unlock(&lock_);
+  }
+
+  // Returns once every handle given is closed.
+  void drain() {
+    ::pthread_mutex_lock(&lock_);
+    while (!pending_.empty() || closing_ != 0) ::pthread_cond_wait(&room_, &lock_);
+    ::pthread_mutex_unlock(&lock_);
+  }
+
+ private:
+  static constexpr std::size_t kThreads = 8;
+  static constexpr std::size_t kInline = 64;
+  // Bounds the descriptors held at once.
+  static constexpr std::size_t kPending = 256;
+
+  void start() {
+    if (started_) return;
+    started_ = true;
+    for (std::size_t i = 0; i < kThreads; ++i) {
+      pthread_t t;
+      if (::pthread_create(&t, nullptr, &Closer::main, this) != 0) break;
+      threads_.push_back(t);
+    }
+  }
+
+  static void* main(void* self) {
+    static_cast<Closer*>(self)->serve();
+    return nullptr;
+  }
+
+  // std::condition_variable would bring in libstdc++'s thread-exit machinery and with it glibc
+  // symbols the portable prebuilds cannot name; the pthread calls are the same thing.
+  void serve() {
+    ::pthread_mutex_lock(&lock_);
+    for (;;) {
+      while (!stopping_ && pending_.empty()) ::pthread_cond_wait(&wake_, &lock_);
+      if (pending_.empty()) break;  // stopping, and nothing left
+      Fd fd = std::move(pending_.front());
+      pending_.pop_front();
+      ++closing_;
+      ::pthread_mutex_unlock(&lock_);
+      fd.reset();
+      ::pthread_mutex_lock(&lock_);
+      --closing_;
+      ::pthread_cond_broadcast(&room_);
+    }
+    ::pthread_mutex_unlock(&lock_);
+  }
+
+  std::vector<pthread_t> threads_;
+  bool started_ = false;
+  std::size_t given_ = 0;
+  pthread_mutex_t lock_;
+  pthread_cond_t wake_;
+  pthread_cond_t room_;
+  std::deque<Fd> pending_;
+  std::size_t closing_ = 0;
+  bool stopping_ = false;
+};
+
+// A handle on `name` in `dirfd` that refers to the entry itself, never what a link names; invalid
+// where the platform has no such handle or the open fails (the unlink answers for the entry then).
+Fd hold_entry(int dirfd, const std::string& name) {
+#if defined(O_PATH)
+  return Fd(
+      retry_eintr([&] { return ::openat(dirfd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC); }));
+#else
+  (void)dirfd;
+  (void)name;
+  return Fd();
+#endif
+}
+
 class Remover {
  public:
   explicit Remover(const Root& root) : root_(root) {}
+  ~Remover() { closer_.drain(); }
   Status remove_dir(Held& parent, const std::string& name, const std::string& shown, int depth);
 
  private:
   Status unlink_entry(Held& dir, const std::string& name, const std::string& shown, bool* is_dir);
   const Root& root_;
   DirLister lister_;
+  Closer closer_;
 };
 
 // Unlinks `name` in `dir` as an entry (never what it names), once `dir` is proven beneath the root.
@@ -40,7 +157,9 @@ Status Remover::unlink_entry(Held& dir, const std::string& name, const std::stri
   *is_dir = false;
   auto still = dir.beneath(root_, "unlink", shown);
   if (!still.ok()) return still;
+  Fd held = hold_entry(dir.fd(), name);
   int rc = retry_eintr([&] { return ::unlinkat(dir.fd(), name.c_str(), 0); });
+  if (rc == 0 && held.valid()) closer_.close(std::move(held));
   if (rc == 0 || errno == ENOENT) return ok_status();
   int err = errno;
   if (platform::unlink_met_directory(err, dir.fd(), name)) {
@@ -108,6 +227,9 @@ Status Remover::remove_dir(Held& parent, const std::string& name, const std::str
       }
     }
     dir.reset();
+    // The files' last references go before their directory is removed: rmdir would otherwise
+    // spin over their departed entries, still held, until the closes land.
+    closer_.drain();
     auto still = parent.beneath(root_, "rmdir", shown);
     if (!still.ok()) return still;
     int rc = retry_eintr([&] { return ::unlinkat(parent.fd(), name.c_str(), AT_REMOVEDIR); });

@@ -23,6 +23,8 @@ int __wrap_fstat64(int, struct stat64*);
 int __wrap_stat64(const char*, struct stat64*);
 int __wrap_lstat64(const char*, struct stat64*);
 int __wrap_pthread_once(pthread_once_t*, void (*)());
+int __wrap_pthread_create(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+int __wrap_pthread_join(pthread_t, void**);
 std::uint32_t __wrap_arc4random();
 #if defined(DLFO_STRUCT_HAS_EH_DBASE)
 int __wrap__dl_find_object(void*, dl_find_object*);
@@ -75,6 +77,20 @@ TEST(glibc_floor_threading_answers) {
   CHECK(__wrap_pthread_once(&once, count_once) == 0);
   CHECK(__wrap_pthread_once(&once, count_once) == 0);
   CHECK(g_once_runs == 1);
+}
+
+TEST(glibc_floor_thread_runs_and_joins) {
+  int ran = 0;
+  pthread_t thread;
+  auto body = [](void* arg) -> void* {
+    *static_cast<int*>(arg) = 7;
+    return arg;
+  };
+  CHECK(__wrap_pthread_create(&thread, nullptr, body, &ran) == 0);
+  void* result = nullptr;
+  CHECK(__wrap_pthread_join(thread, &result) == 0);
+  CHECK(ran == 7);
+  CHECK(result == &ran);
 }
 
 TEST(glibc_floor_arc4random_draws_kernel_randomness) {

@@ -24,7 +24,10 @@ const median = (xs) => {
 }
 
 const measureIn = (args) => {
-  const out = spawnSync(process.execPath, [child, JSON.stringify(args)], { encoding: "utf8", maxBuffer: 16 * MiB })
+  const out = spawnSync(process.execPath, [child, JSON.stringify(args)], {
+    encoding: "utf8",
+    maxBuffer: 16 * MiB
+  })
   if (out.status !== 0)
     throw new Error(
       `${args.row}/${args.contender}: exit ${out.status ?? out.signal}: ${out.stderr.trim().split("\n").slice(-3).join(" | ")}`
@@ -62,10 +65,13 @@ const freeGiB = (dir) => {
   return (s.bavail * s.bsize) / 2 ** 30
 }
 
-export const scaleBench = async ({ quick, strategy = "openat2", log = () => {} }) => {
-  const sizes = quick ? [1_000, 10_000] : [1_000, 100_000]
-  const largeRead = quick ? 64 * MiB : 1024 * MiB
-  const largeWrite = quick ? 8 * MiB : 64 * MiB
+// `only` (row names) and `sizes` / `largeRead` / `largeWrite` narrow a run for repeating a few rows
+// (see the command line at the end of this file); the README table comes from a full run.
+export const scaleBench = async ({ quick, strategy = "openat2", log = () => {}, only, ...given }) => {
+  const sizes = given.sizes ?? (quick ? [1_000, 10_000] : [1_000, 100_000])
+  const largeRead = given.largeRead ?? (quick ? 64 * MiB : 1024 * MiB)
+  const largeWrite = given.largeWrite ?? (quick ? 8 * MiB : 64 * MiB)
+  const wanted = (row) => only === undefined || only.includes(row)
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-scale-"))
   const root = path.join(base, "workspace")
   fs.mkdirSync(root)
@@ -79,6 +85,7 @@ export const scaleBench = async ({ quick, strategy = "openat2", log = () => {} }
   // Both contenders, `rounds` times each (alternating who starts), each child given `targets(round,
   // contender)`; `warm` leading runs of each child are not counted.
   const pair = (row, entries, label, { rounds = 2, warm = 1, targets, extra = {}, names = {} }) => {
+    if (!wanted(row)) return
     const runs = { node: [], pinnedfs: [] }
     const peak = { node: 0, pinnedfs: 0 }
     const baseline = { node: 0, pinnedfs: 0 }
@@ -86,7 +93,14 @@ export const scaleBench = async ({ quick, strategy = "openat2", log = () => {} }
       for (let round = 0; round < rounds; round++) {
         const order = round % 2 === 0 ? contenders : [...contenders].reverse()
         for (const c of order) {
-          const x = measureIn({ row, contender: c.key, root, strategy, targets: targets(round, c.key), ...extra })
+          const x = measureIn({
+            row,
+            contender: c.key,
+            root,
+            strategy,
+            targets: targets(round, c.key),
+            ...extra
+          })
           runs[c.key].push(...x.ms.slice(warm))
           peak[c.key] = Math.max(peak[c.key], x.peakRssMB)
           baseline[c.key] = Math.max(baseline[c.key], x.rssBaseMB)
@@ -102,8 +116,18 @@ export const scaleBench = async ({ quick, strategy = "openat2", log = () => {} }
       row,
       label,
       entries,
-      node: { name: names.node ?? contenders[0].name, ms: node, peakRssMB: peak.node, baseRssMB: baseline.node },
-      pinnedfs: { name: names.pinnedfs ?? contenders[1].name, ms: ours, peakRssMB: peak.pinnedfs, baseRssMB: baseline.pinnedfs },
+      node: {
+        name: names.node ?? contenders[0].name,
+        ms: node,
+        peakRssMB: peak.node,
+        baseRssMB: baseline.node
+      },
+      pinnedfs: {
+        name: names.pinnedfs ?? contenders[1].name,
+        ms: ours,
+        peakRssMB: peak.pinnedfs,
+        baseRssMB: baseline.pinnedfs
+      },
       ratio: node / ours
     })
     log(`  scale ${label} ${entries}: node ${node.toFixed(1)} ms, pinnedfs ${ours.toFixed(1)} ms`)
@@ -114,10 +138,14 @@ export const scaleBench = async ({ quick, strategy = "openat2", log = () => {} }
   try {
     for (const n of sizes) {
       const reps = n <= 10_000 ? 10 : 3
-      fillFlat(path.join(root, `flat-${n}`), n)
-      pair("readdir", n, "readDirectory, one directory", { targets: () => times(reps + 1, `flat-${n}`) })
-      fillTree(path.join(root, `tree-${n}`), n)
-      pair("readdir-recursive", n, "readDirectory recursive, a tree", { targets: () => times(reps + 1, `tree-${n}`) })
+      if (wanted("readdir")) fillFlat(path.join(root, `flat-${n}`), n)
+      pair("readdir", n, "readDirectory, one directory", {
+        targets: () => times(reps + 1, `flat-${n}`)
+      })
+      if (wanted("readdir-recursive") || wanted("glob")) fillTree(path.join(root, `tree-${n}`), n)
+      pair("readdir-recursive", n, "readDirectory recursive, a tree", {
+        targets: () => times(reps + 1, `tree-${n}`)
+      })
       pair("glob", n, 'glob "**/*.ts", a tree', {
         targets: () => times(reps + 1, `tree-${n}`),
         names: { node: `node:fs (${nodeGlobName})` }
@@ -136,20 +164,22 @@ export const scaleBench = async ({ quick, strategy = "openat2", log = () => {} }
             return rel
           })
       })
-      fs.rmSync(path.join(root, `flat-${n}`), { recursive: true })
-      fs.rmSync(path.join(root, `tree-${n}`), { recursive: true })
+      fs.rmSync(path.join(root, `flat-${n}`), { recursive: true, force: true })
+      fs.rmSync(path.join(root, `tree-${n}`), { recursive: true, force: true })
     }
 
-    if (freeGiB(base) < (largeRead / 2 ** 30) * 2 + 2) {
+    if (!wanted("read-large") && !wanted("write-large")) {
+      // not asked for
+    } else if (freeGiB(base) < (largeRead / 2 ** 30) * 2 + 2) {
       failures.push(`scale: large-file rows not run: less than ${((largeRead / 2 ** 30) * 2 + 2).toFixed(1)} GiB free in ${base}`)
     } else {
-      fillLarge(path.join(root, "large.bin"), largeRead)
+      if (wanted("read-large")) fillLarge(path.join(root, "large.bin"), largeRead)
       pair("read-large", largeRead, "read one large file (limit raised to its size)", {
         warm: 0,
         targets: () => ["large.bin"],
         extra: { bytes: largeRead }
       })
-      fs.rmSync(path.join(root, "large.bin"))
+      fs.rmSync(path.join(root, "large.bin"), { force: true })
       fs.mkdirSync(path.join(root, "out"))
       let k = 0
       pair("write-large", largeWrite, "writeFile (pinnedfs: execute, base64 on the wire)", {
@@ -161,7 +191,12 @@ export const scaleBench = async ({ quick, strategy = "openat2", log = () => {} }
   } finally {
     execFileSync("rm", ["-rf", base])
   }
-  return { rows, failures, seconds: (performance.now() - started) / 1000, lines: scaleLines(rows, { largeRead, sizes }) }
+  return {
+    rows,
+    failures,
+    seconds: (performance.now() - started) / 1000,
+    lines: scaleLines(rows, { largeRead, sizes })
+  }
 }
 
 const fmt = (n, d = 1) => Number(n).toFixed(d)
@@ -180,16 +215,20 @@ const scaleLines = (rows, { largeRead, sizes }) => {
       `| ${r.label} | ${sizeOf(r)} | ${r.node.name} | ${fmt(r.node.ms)} | ${fmt(r.node.peakRssMB, 0)} (${fmt(r.node.baseRssMB, 0)}) | ${r.pinnedfs.name} | ${fmt(r.pinnedfs.ms)} | ${fmt(r.pinnedfs.peakRssMB, 0)} (${fmt(r.pinnedfs.baseRssMB, 0)}) | ${fmt(r.ratio, 2)}× |`
     )
   }
-  const [small, large] = sizes
   const growth = []
   for (const row of ["readdir", "readdir-recursive", "glob", "remove"]) {
-    const a = rows.find((r) => r.row === row && r.entries === small)
-    const b = rows.find((r) => r.row === row && r.entries === large)
-    if (!a || !b) continue
-    const g = (x, y) => `time ×${fmt(y.ms / x.ms, 0)}, peak RSS +${fmt(y.peakRssMB - x.peakRssMB, 0)} MB`
-    growth.push(
-      `- ${a.label}, ${small.toLocaleString("en")} → ${large.toLocaleString("en")} entries (×${large / small}): node:fs ${g(a.node, b.node)}; pinnedfs ${g(a.pinnedfs, b.pinnedfs)}`
-    )
+    const at = sizes.map((n) => rows.find((r) => r.row === row && r.entries === n)).filter(Boolean)
+    if (at.length < 2) continue
+    const [a] = at
+    const g = (who) =>
+      at
+        .slice(1)
+        .map(
+          (b) =>
+            `×${fmt(b[who].ms / a[who].ms, 0)} at ${b.entries.toLocaleString("en")}, peak RSS +${fmt(b[who].peakRssMB - a[who].peakRssMB, 0)} MB`
+        )
+        .join("; ")
+    growth.push(`- ${a.label}, time from ${a.entries.toLocaleString("en")} entries: node:fs ${g("node")}; pinnedfs ${g("pinnedfs")}`)
   }
   if (growth.length) out.push("", ...growth)
   const big = rows.find((r) => r.row === "read-large")
@@ -200,4 +239,28 @@ const scaleLines = (rows, { largeRead, sizes }) => {
     )
   }
   return out
+}
+
+// Repeating a few rows: node scripts/bench/scale.mjs [--rows remove,glob] [--sizes 1000,10000]
+//   [--large-read MiB] [--large-write MiB] [--strategy openat2|walk]
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const arg = (name) => {
+    const at = process.argv.indexOf(name)
+    return at >= 0 ? process.argv[at + 1] : undefined
+  }
+  const list = (name) =>
+    arg(name)
+      ?.split(",")
+      .filter((x) => x !== "")
+  const mib = (name) => (arg(name) === undefined ? undefined : Number(arg(name)) * MiB)
+  const out = await scaleBench({
+    quick: false,
+    strategy: arg("--strategy") ?? "openat2",
+    only: list("--rows"),
+    sizes: list("--sizes")?.map(Number),
+    largeRead: mib("--large-read"),
+    largeWrite: mib("--large-write"),
+    log: (line) => console.error(line)
+  })
+  console.log([...out.lines, ...out.failures.map((f) => `FAILED: ${f}`), `(${out.seconds.toFixed(0)} s)`].join("\n"))
 }
