@@ -31,8 +31,9 @@ std::string join(const std::string& a, const std::string& b) {
 // held (an O_PATH handle taken just before its unlink): the unlink then only removes the entry, and
 // the last reference, with the freeing it triggers, goes when the handle is closed here, by a few
 // threads side by side. Every act in a directory stays where it was: one at a time, each after its
-// own proof. Closing a handle to an unlinked file acts in no directory. The threads start with the
-// first handle and live for one removal; where none can be started the caller closes its own.
+// own proof. Closing a handle to an unlinked file acts in no directory. The threads start once a
+// tree has given more handles than are worth closing inline and live for one removal; where none
+// can be started the caller closes its own.
 class Closer {
  public:
   Closer() {
