@@ -287,5 +287,6 @@ TEST(prepare_and_cleanup_run_only_on_a_handle_of_slash) {
   }
   auto slash = Root::pin("/", Strategy::Walk);
   CHECK(slash.ok());
-  for (const std::string& b : {prepare_none, cleanup_none}) CHECK(run(*slash.value(), b, nullptr).ok());
+  for (const std::string& b : {prepare_none, cleanup_none})
+    CHECK(run(*slash.value(), b, nullptr).ok());
 }
