@@ -7,9 +7,14 @@ interface SkippableContext {
   readonly skip: (note?: string) => void
 }
 
-/** Skips the running test when `condition` holds, printing `why` beside its name. */
+/** Prints a skip's reason where the run's output shows it, and hands it on as the skip's note. */
+const printed = (reason: string): string => {
+  console.log(reason)
+  return reason
+}
+
+/** Skips the running test unless `ready`, printing `why` beside its name. */
 export const skipUnless = (ctx: SkippableContext, ready: boolean, why: string): void => {
   if (ready) return
-  console.log(`skipped "${ctx.task.name}": ${why}`)
-  ctx.skip(why)
+  ctx.skip(printed(`skipped "${ctx.task.name}": ${why}`))
 }
