@@ -27,13 +27,13 @@ std::string join(const std::string& a, const std::string& b) {
 
 // Where the file system frees a file's blocks synchronously when its last reference goes (ext4
 // mounted with `discard` waits for the device to discard them), unlinking file after file waits out
-// one device round trip each, and a large tree is removed at the device's latency. So each file is
-// held (an O_PATH handle taken just before its unlink): the unlink then only removes the entry, and
-// the last reference, with the freeing it triggers, goes when the handle is closed here, by a few
-// threads side by side. Every act in a directory stays where it was: one at a time, each after its
-// own proof. Closing a handle to an unlinked file acts in no directory. The threads start once a
-// tree has given more handles than are worth closing inline and live for one removal; where none
-// can be started the caller closes its own.
+// one device round trip each, and a large tree is removed at the device's latency. So each file
+// past the first few is held (an O_PATH handle taken just before its unlink): the unlink then only
+// removes the entry, and the last reference, with the freeing it triggers, goes when the handle is
+// closed here, by a few threads side by side. Every act in a directory stays where it was: one at a
+// time, each after its own proof. Closing a handle to an unlinked file acts in no directory. The
+// threads start with the first handle and live for one removal; where none can be started the
+// caller closes its own.
 class Closer {
  public:
   Closer() {
@@ -55,9 +55,11 @@ class Closer {
   }
 
   // Hands `fd` over to be closed. Waits while kPending handles are already waiting.
+  // Whether the next file is worth holding: a small tree is not worth a thread, nor its files the
+  // extra open, so its first kInline files are unlinked as they are, with no handle.
+  bool worth_holding() { return ++seen_ > kInline; }
+
   void close(Fd fd) {
-    // A small tree is not worth a thread: its first handles close here, as they go out of scope.
-    if (++given_ <= kInline) return;
     start();
     if (threads_.empty()) return;
     ::pthread_mutex_lock(&lock_);
@@ -116,7 +118,7 @@ class Closer {
 
   std::vector<pthread_t> threads_;
   bool started_ = false;
-  std::size_t given_ = 0;
+  std::size_t seen_ = 0;
   pthread_mutex_t lock_;
   pthread_cond_t wake_;
   pthread_cond_t room_;
@@ -158,7 +160,7 @@ Status Remover::unlink_entry(Held& dir, const std::string& name, const std::stri
   *is_dir = false;
   auto still = dir.beneath(root_, "unlink", shown);
   if (!still.ok()) return still;
-  Fd held = hold_entry(dir.fd(), name);
+  Fd held = closer_.worth_holding() ? hold_entry(dir.fd(), name) : Fd();
   int rc = retry_eintr([&] { return ::unlinkat(dir.fd(), name.c_str(), 0); });
   if (rc == 0 && held.valid()) closer_.close(std::move(held));
   if (rc == 0 || errno == ENOENT) return ok_status();
