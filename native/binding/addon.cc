@@ -300,7 +300,8 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     return js(env, PromiseJob<Result<pinnedfs::Value>>::start(
                        env,
                        [root, request, verify, alias = std::move(alias)]() {
-                         return pinnedfs::execute(*root, *request, verify, alias);
+                         // Handed over: a base64 payload is decoded in its own storage.
+                         return pinnedfs::execute(*root, std::move(*request), verify, alias);
                        },
                        [](Out& out, EnvState&, Result<pinnedfs::Value>& r) {
                          return value_or_error(out, r);

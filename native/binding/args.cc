@@ -207,8 +207,12 @@ void read_scalars(Reader& in, Request* r) {
   r->max_bytes = static_cast<uint64_t>(in.integer("maxBytes", 0, (1ll << 53), &present));
 }
 
-// writeFile's bytes: a Uint8Array, copied, or a string, as UTF-8; charged to the data budget.
+// writeFile's bytes: a Uint8Array, copied, or a string, as UTF-8; charged to the data budget. With
+// `base64: true` the string is base64 text the worker decodes (core/base64.h). It is copied as
+// UTF-8, not Latin-1: a character above U+00FF becomes bytes >= 0x80 the decoder refuses, where the
+// Latin-1 copy would keep only its low byte ('Ł' as 'A') and accept what was never base64.
 void read_data(Reader& in, Request* r) {
+  r->base64 = in.boolean("base64");
   Napi::Value d = in.get("data");
   if (d.IsTypedArray() && d.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
     Napi::Uint8Array a = d.As<Napi::Uint8Array>();

@@ -1,5 +1,9 @@
 #include "execute.h"
 
+#include <utility>
+
+#include "base64.h"
+
 #include "../ops/ops.h"
 
 namespace pinnedfs {
@@ -22,8 +26,23 @@ Status validate(const Request& r) {
   return ok_status();
 }
 
+Result<Value> execute(const Root& root, Request&& request, bool verify_root,
+                      const std::string& alias) {
+  if (request.op == Op::WriteFile && request.base64) {
+    if (!decode_base64_in_place(&request.data)) {
+      return bad_argument("data is not valid base64", request.path);
+    }
+    request.base64 = false;
+  }
+  return execute(root, static_cast<const Request&>(request), verify_root, alias);
+}
+
 Result<Value> execute(const Root& root, const Request& request, bool verify_root,
                       const std::string& alias) {
+  if (request.op == Op::WriteFile && request.base64) {
+    Request owned = request;
+    return execute(root, std::move(owned), verify_root, alias);
+  }
   auto valid = validate(request);
   if (!valid.ok()) return valid.take_error();
   if (verify_root) {

@@ -17,7 +17,17 @@ Status validate(const Request& request);
 // Runs one operation. When verify_root is set, the root path's identity is checked first
 // (the extension's per-request guard against a root renamed away and replaced), and so is `alias`'s
 // when given (see Root::verify_path_identity).
+//
+// A writeFile whose payload is still base64 text (Request::base64) is decoded first, on a copy: the
+// batch path and the tests come here with requests they keep.
 Result<Value> execute(const Root& root, const Request& request, bool verify_root,
+                      const std::string& alias = {});
+
+// execute() for a request handed over: a writeFile's base64 payload is decoded in the request's
+// own storage, before the root is checked or anything is opened, so the worker holds one copy of
+// a large payload, not two. Text that is not strict base64 (see base64.h) is BadArgument ("data is
+// not valid base64"), with nothing opened, created or truncated.
+Result<Value> execute(const Root& root, Request&& request, bool verify_root,
                       const std::string& alias = {});
 
 // execute() for a readFile whose content goes into `buffer`'s storage (see ops::read_file_into);

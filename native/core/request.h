@@ -89,7 +89,8 @@ struct Request {
   std::int64_t uid = -1;
   std::int64_t gid = -1;
   OpenFlag flag = OpenFlag::W;
-  std::string data;                  // writeFile: the bytes
+  std::string data;                  // writeFile: the bytes, or their base64 text (see base64)
+  bool base64 = false;               // writeFile: `data` is strict base64, decoded on the worker
   std::uint64_t max_bytes = 0;       // readFile: refuse a file larger than this (0 = no limit)
   std::vector<MkdirsEntry> plan;     // mkdirs
   std::vector<OwnedDir> owned;       // rmdirs

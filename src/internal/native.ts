@@ -80,6 +80,11 @@ export interface NativeRequest {
   readonly gid?: number
   readonly flag?: number
   readonly data?: Uint8Array | string
+  /**
+   * writeFile: `data` is strict padded base64 text, decoded by the worker before anything is
+   * opened; text that is not is refused (`BadArgument`, "data is not valid base64").
+   */
+  readonly base64?: boolean
   /** readFile: most bytes of content (1 to 2 GiB - 1; absent: 2 GiB - 1). */
   readonly maxBytes?: number
   readonly plan?: ReadonlyArray<{ readonly path: string; readonly mode?: number }>
