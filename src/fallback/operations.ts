@@ -337,10 +337,18 @@ export const operations = {
     await fsp.chown(await settable(root, request, "chown"), uid, gid)
   },
   writeFile: async (root: Root, request: Fields, _budget: Budget | undefined, contentLimit: number): Promise<void> => {
-    if (typeof request.data !== "string" || !base64.test(request.data)) {
+    const data = request.data
+    if (typeof data !== "string" || data.length % 4 !== 0) {
       throw badArgument("writeFile data must be padded base64 (RFC 4648, no line breaks)")
     }
-    await write(root, request, Buffer.from(request.data, "base64"), contentLimit)
+    // As the native extension: the size its length stands for is checked before its text, so an
+    // oversized payload is refused for its size whatever it holds.
+    const size = (data.length / 4) * 3 - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0)
+    if (size > contentLimit) {
+      throw badArgument(`writeFile payload of ${size} bytes exceeds the ${contentLimit} byte limit`)
+    }
+    if (!base64.test(data)) throw badArgument("writeFile data must be padded base64 (RFC 4648, no line breaks)")
+    await write(root, request, Buffer.from(data, "base64"), contentLimit)
   },
   writeFileString: async (root: Root, request: Fields, _budget: Budget | undefined, contentLimit: number) => {
     if (typeof request.data !== "string") throw badArgument("writeFileString data must be a string")

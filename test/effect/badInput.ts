@@ -88,6 +88,18 @@ const rows: ReadonlyArray<Row> = [
   ["writeFile data a number", (w) => w.req("writeFile", { path: w.l("new.bin"), data: 5 })],
   ["writeFile data bytes, not base64", (w) => w.req("writeFile", { path: w.l("new.bin"), data: new Uint8Array(3) })],
   ["writeFile data invalid base64", (w) => w.req("writeFile", { path: w.l("new.bin"), data: "not base64!" })],
+  ["writeFile data an object", (w) => w.req("writeFile", { path: w.l("new.bin"), data: { length: 4 } })],
+  ["writeFile data null", (w) => w.req("writeFile", { path: w.l("new.bin"), data: null })],
+  // Characters above U+00FF, in a length that passes the cheap check: a copy keeping only each
+  // character's low byte would read "\u0141" as "A" and accept it.
+  ["writeFile data U+0141 (Ł) in base64's length", (w) => w.req("writeFile", { path: w.l("new.bin"), data: "\u0141\u0141\u0141\u0141" })],
+  ["writeFile data U+0141 (Ł) over an existing file, flag w", (w) => w.req("writeFile", { path: w.l("top.txt"), data: "Zm9v\u0141AAA" })],
+  ["writeFile data a Latin-1 character (é)", (w) => w.req("writeFile", { path: w.l("top.txt"), data: "Zm9\u00e9" })],
+  ["writeFile data a lone surrogate", (w) => w.req("writeFile", { path: w.l("new.bin"), data: "\ud800AAA" })],
+  ["writeFile data with a NUL", (w) => w.req("writeFile", { path: w.l("top.txt"), data: "AAA\0" })],
+  ["writeFile data '=' mid-way, flag w", (w) => w.req("writeFile", { path: w.l("top.txt"), data: "Zg==Zg==" })],
+  ["writeFile data three '=', flag w+", (w) => w.req("writeFile", { path: w.l("top.txt"), data: "Z===", options: { flag: "w+" } })],
+  ["writeFile data URL-safe alphabet, flag a", (w) => w.req("writeFile", { path: w.l("top.txt"), data: "-_-_", options: { flag: "a" } })],
   ["writeFile flag unknown", (w) => w.req("writeFile", { path: w.l("new.bin"), data: "", options: { flag: "z" } })],
   ["writeFile flag a number", (w) => w.req("writeFile", { path: w.l("new.bin"), data: "", options: { flag: 1 } })],
   ["writeFile flag a prototype key", (w) => w.req("writeFile", { path: w.l("new.bin"), data: "", options: { flag: "constructor" } })],

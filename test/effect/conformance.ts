@@ -16,7 +16,8 @@
  * is a symlink to it, and an `outside` directory with a secret no operation may read or change.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { Effect, FileSystem, Option, type PlatformError, Result } from "effect"
+import { Cause, Effect, FileSystem, Option, type PlatformError, Result } from "effect"
+import fc from "fast-check"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
@@ -615,6 +616,87 @@ export const runConformance = (
         expect(fs.existsSync(w.s.abs("x.bin"))).toBe(false)
         await ok(h, w.req("writeFile", { path: w.l("x.bin"), data: base64("12345678") }))
         expect(fs.readFileSync(w.s.abs("x.bin"), "utf8")).toBe("12345678")
+      })
+
+      it("decodes base64 exactly as the strict check and Node's Buffer.from did, on generated payloads", async () => {
+        const { w, h } = setup()
+        // The extension's own check before the decode moved off the JavaScript thread: the oracle.
+        const accepted = (s: string) => s.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(s)
+        const alphabet = [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"]
+        const symbol = fc.constantFrom(...alphabet)
+        // What a sloppy or hostile encoder could put anywhere: padding, whitespace, URL-safe symbols,
+        // NUL, Latin-1, characters above U+00FF whose low byte is a symbol (U+0141 'Ł' is 0x41 'A'),
+        // a lone surrogate.
+        const junk = fc.constantFrom(
+          "=",
+          "==",
+          " ",
+          "\n",
+          "-",
+          "_",
+          "\0",
+          "%",
+          "\u00e9",
+          "\u00ff",
+          "\u0141",
+          "\u012b",
+          "\ud800",
+          "\u{1f600}"
+        )
+        const valid = fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b).toString("base64"))
+        // Any symbol in place of the last one before '=': non-zero unused bits, which Node ignores.
+        const loose = fc.tuple(valid, symbol).map(([s, c]) => {
+          const at = s.indexOf("=") - 1
+          return at < 0 ? s : s.slice(0, at) + c + s.slice(at + 1)
+        })
+        const mutated = fc.tuple(valid, fc.nat(), junk, fc.constantFrom("insert", "replace", "delete", "append")).map(([s, n, j, how]) => {
+          const at = s.length === 0 ? 0 : n % s.length
+          if (how === "insert") return s.slice(0, at) + j + s.slice(at)
+          if (how === "replace") return s.slice(0, at) + j + s.slice(at + j.length)
+          if (how === "delete") return s.slice(0, at) + s.slice(at + 1)
+          return s + j
+        })
+        const symbols = fc.array(fc.oneof(symbol, fc.constant("=")), { maxLength: 12 }).map((a) => a.join(""))
+        const payload = fc.oneof(valid, loose, mutated, symbols)
+        const target = w.s.abs("gen.bin")
+        let accepts = 0
+        let refusals = 0
+        await fc.assert(
+          fc.asyncProperty(payload, fc.boolean(), async (data, existing) => {
+            fs.rmSync(target, { force: true })
+            if (existing) fs.writeFileSync(target, "kept")
+            const exit = await run(h.execute(w.req("writeFile", { path: w.l("gen.bin"), data })))
+            if (accepted(data)) {
+              accepts++
+              expect(exit._tag, JSON.stringify(data)).toBe("Success")
+              expect(fs.readFileSync(target).equals(Buffer.from(data, "base64")), JSON.stringify(data)).toBe(true)
+            } else {
+              refusals++
+              expect(exit._tag === "Failure" && Option.getOrUndefined(Cause.findErrorOption(exit.cause))?.reason._tag).toBe("BadArgument")
+              if (existing) expect(fs.readFileSync(target, "utf8")).toBe("kept")
+              else expect(fs.existsSync(target)).toBe(false)
+            }
+          }),
+          { numRuns: 3000, seed: 11_7 }
+        )
+        // Both sides of the rule were exercised, not one.
+        expect(accepts).toBeGreaterThan(300)
+        expect(refusals).toBeGreaterThan(300)
+      })
+
+      it("refuses a payload over the content limit by its length alone, whatever its text", async () => {
+        const { w } = setup()
+        const h = extension({ contentLimit: 8 })
+        // Invalid text past the limit is refused for its size: the size is checked before the text
+        // is read, let alone copied or decoded.
+        for (const data of ["%".repeat(16), "\u0141".repeat(1 << 20), "A".repeat(4 << 20)]) {
+          const over = await refused(h, w.req("writeFile", { path: w.l("top.txt"), data }), "BadArgument")
+          expect(over.reason.description).toMatch(/exceeds the 8 byte/)
+        }
+        expect(fs.readFileSync(w.s.abs("top.txt"), "utf8")).toBe("top")
+        // At the limit, padding counted: 12 symbols with one '=' are 8 bytes.
+        await ok(h, w.req("writeFile", { path: w.l("top.txt"), data: "MTIzNDU2Nzg=" }))
+        expect(fs.readFileSync(w.s.abs("top.txt"), "utf8")).toBe("12345678")
       })
 
       it("refuses a writeFileString payload over the content limit, counted in UTF-8 bytes, writing nothing", async () => {
