@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "platform/platform.h"
+
 namespace pinnedfs {
 namespace binding {
 
@@ -21,6 +23,9 @@ Napi::Value checked(Napi::Env env, Napi::Value v, const std::string& what, std::
 }
 
 constexpr uint32_t kMaxListMembers = 100000;
+
+// A copy this large (a big writeFile payload) asks for huge pages first (platform.h).
+constexpr std::size_t kHugeCopy = std::size_t{8} << 20;
 
 }  // namespace
 
@@ -39,6 +44,10 @@ bool utf8_within(Napi::Value v, std::size_t* left, std::string* out) {
     return false;
   }
   *left -= length;
+  if (length >= kHugeCopy) {
+    out->reserve(length);
+    platform::advise_huge_pages(&(*out)[0], length);
+  }
   out->resize(length);
   // The terminating NUL napi writes lands on the string's own terminator.
   return napi_get_value_string_utf8(v.Env(), v, &(*out)[0], length + 1, &length) == napi_ok;

@@ -39,6 +39,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#if defined(__linux__)
+#include <sys/mman.h>  // advise_huge_pages
+#endif
 
 #include "../core/error.h"
 #include "../core/fd.h"
@@ -98,6 +101,25 @@ inline bool unlink_met_directory(int err, int, const std::string&) {
   return err == EISDIR;
 }
 #endif
+
+// Asks for huge pages behind `[p, p + n)`, a large buffer about to be written whole (a big write
+// payload copied out of its JavaScript string): one fault per 2 MiB instead of per 4 KiB. Linux
+// with transparent huge pages in "madvise" mode (a common default) gives them only when asked;
+// in a VM, where each fault is costly, copying 89 MB took 450 ms without and 70 ms with. Only the
+// whole 2 MiB spans inside the range are advised, so nothing outside the buffer is touched; the
+// advice changes no content and its failure changes nothing. Other systems: nothing to do.
+inline void advise_huge_pages(void* p, std::size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kSpan = std::uintptr_t{2} << 20;
+  std::uintptr_t start = reinterpret_cast<std::uintptr_t>(p);
+  std::uintptr_t from = (start + kSpan - 1) & ~(kSpan - 1);
+  std::uintptr_t to = (start + n) & ~(kSpan - 1);
+  if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
 
 }  // namespace platform
 
