@@ -71,13 +71,20 @@ Result<Value> refuse_directory_path(const Root& root, const LexedPath& path,
   return sys_error(EISDIR, "open", shown);
 }
 
+// Most bytes one write(2) is given: 512 KiB, Node's own piece for fs.promises.writeFile. On a
+// Linux 6.18 VM one write(2) of a whole 64 MiB payload into a new file took 220-300 ms where 512
+// KiB pieces took 80-95 ms (same bytes, same file system, alternating runs). As with Node, an
+// appending write of more than one piece is not one atomic append.
+constexpr std::size_t kWritePiece = std::size_t{512} << 10;
+
 }  // namespace
 
 Status write_all(int fd, const std::string& data, const std::string& shown_path) {
   const char* p = data.data();
   std::size_t left = data.size();
   while (left > 0) {
-    ssize_t n = retry_eintr([&] { return ::write(fd, p, left); });
+    std::size_t piece = left < kWritePiece ? left : kWritePiece;
+    ssize_t n = retry_eintr([&] { return ::write(fd, p, piece); });
     if (n < 0) return sys_error(errno, "write", shown_path);
     if (n == 0) {
       return refusal(Refusal::WriteZero, "write", shown_path,

@@ -49,6 +49,10 @@ describe.each(strategies)("writeFile base64 on the worker (%s)", (strategy) => {
       const data = bytes.toString("base64")
       await ok(h, w.req("writeFile", { path: w.l("big.bin"), data }))
       expect(fs.readFileSync(w.s.abs("big.bin")).equals(bytes)).toBe(true)
+      // Appended in 512 KiB pieces (ops/write.cc), every byte in order.
+      await ok(h, w.req("writeFile", { path: w.l("big.bin"), data, options: { flag: "a" } }))
+      expect(fs.readFileSync(w.s.abs("big.bin")).equals(Buffer.concat([bytes, bytes]))).toBe(true)
+      await ok(h, w.req("writeFile", { path: w.l("big.bin"), data }))
       // One symbol wrong at the very end: refused, and the file written before is as it was.
       const bad = `${data.slice(0, -2)}!=`
       await refused(h, w.req("writeFile", { path: w.l("big.bin"), data: bad }), "BadArgument")
