@@ -20,6 +20,8 @@ void fail(const char* file, int line, const std::string& what);
 // A scratch directory under $TMPDIR, removed at exit; each call gives a new one.
 std::string scratch_dir();
 void write_file(const std::string& path, const std::string& content);
+// The whole content of `path`, or "" when it cannot be read.
+std::string read_file(const std::string& path);
 // The strategies a test runs under: kernel and walk, or only those named in
 // PINNEDFS_TEST_STRATEGIES ("walk"). scripts/valgrind.sh names only the walk: valgrind 3.19 does
 // not know openat2 (syscall 437) and answers ENOSYS, so a kernel pin cannot succeed under memcheck.

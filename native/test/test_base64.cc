@@ -3,8 +3,6 @@
 // and what it decodes must be what Node's Buffer.from(s, "base64") gives for those strings.
 #include <sys/stat.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,13 +68,6 @@ Request base64_write(const std::string& path, std::string text, OpenFlag flag = 
   r.base64 = true;
   r.data = std::move(text);
   return r;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 bool exists(const std::string& path) {
@@ -207,15 +198,15 @@ TEST(base64_write_decodes_on_the_worker_before_anything_is_opened) {
     const Root& root = *pinned.value();
 
     CHECK(execute(root, base64_write("moved.bin", "Zm9vYmE="), false).ok());
-    CHECK(slurp(dir + "/moved.bin") == "fooba");
+    CHECK(test::read_file(dir + "/moved.bin") == "fooba");
     Request kept = base64_write("kept.bin", "AAD/");
     CHECK(execute(root, kept, false).ok());
-    CHECK(slurp(dir + "/kept.bin") == std::string("\0\0\xff", 3));
+    CHECK(test::read_file(dir + "/kept.bin") == std::string("\0\0\xff", 3));
     CHECK(kept.data == "AAD/" && kept.base64);  // the caller's request is not consumed
     CHECK(execute(root, base64_write("empty.bin", ""), false).ok());
-    CHECK(exists(dir + "/empty.bin") && slurp(dir + "/empty.bin").empty());
+    CHECK(exists(dir + "/empty.bin") && test::read_file(dir + "/empty.bin").empty());
     CHECK(execute(root, base64_write("kept.txt", "Kw==", OpenFlag::A), false).ok());
-    CHECK(slurp(dir + "/kept.txt") == "keep me+");
+    CHECK(test::read_file(dir + "/kept.txt") == "keep me+");
 
     for (const char* bad : {"Zm9v\xc5\x81"
                             "AA",
@@ -225,20 +216,20 @@ TEST(base64_write_decodes_on_the_worker_before_anything_is_opened) {
       Request held = base64_write("kept.txt", bad);
       CHECK(is_invalid_base64(execute(root, held, true)));
     }
-    CHECK(slurp(dir + "/kept.txt") == "keep me+");
+    CHECK(test::read_file(dir + "/kept.txt") == "keep me+");
     CHECK(!exists(dir + "/fresh.bin"));
 
     std::vector<Request> batch = {base64_write("b1.bin", "YQ=="), base64_write("kept.txt", "%%%%")};
     auto answers = execute_batch(root, batch, BatchLimits{}, false);
     CHECK(answers.size() == 2);
-    CHECK(answers[0].ok() && slurp(dir + "/b1.bin") == "a");
+    CHECK(answers[0].ok() && test::read_file(dir + "/b1.bin") == "a");
     CHECK(is_invalid_base64(answers[1]));
-    CHECK(slurp(dir + "/kept.txt") == "keep me+");
+    CHECK(test::read_file(dir + "/kept.txt") == "keep me+");
 
     // Without the flag the text is the bytes, as before.
     Request plain = base64_write("plain.txt", "Zm9v");
     plain.base64 = false;
     CHECK(execute(root, std::move(plain), false).ok());
-    CHECK(slurp(dir + "/plain.txt") == "Zm9v");
+    CHECK(test::read_file(dir + "/plain.txt") == "Zm9v");
   }
 }

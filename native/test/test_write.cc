@@ -10,8 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "core/root.h"
 #include "harness.h"
@@ -33,13 +31,6 @@ std::vector<std::string> listing(const std::string& dir) {
   ::closedir(d);
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 Request atomic_write(const std::string& path, std::string data) {
@@ -72,12 +63,12 @@ TEST(atomic_named_temp_replaces_and_keeps_mode) {
     CHECK(root.ok());
     CHECK(root.value()->strategy() == strategy);
     CHECK(run_atomic(*root.value(), atomic_write("sub/script.sh", "new"), false).ok());
-    CHECK(slurp(dir + "/sub/script.sh") == "new");
+    CHECK(test::read_file(dir + "/sub/script.sh") == "new");
     struct stat st;
     CHECK(::stat((dir + "/sub/script.sh").c_str(), &st) == 0);
     CHECK((st.st_mode & 07777) == 0755);
     CHECK(run_atomic(*root.value(), atomic_write("sub/fresh", "f"), false).ok());
-    CHECK(slurp(dir + "/sub/fresh") == "f");
+    CHECK(test::read_file(dir + "/sub/fresh") == "f");
     CHECK((listing(dir + "/sub") == std::vector<std::string>{"fresh", "script.sh"}));
   }
 }
@@ -107,7 +98,7 @@ TEST(atomic_write_failure_leaves_target_and_no_temp) {
       int status = 0;
       CHECK(::waitpid(pid, &status, 0) == pid);
       CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-      CHECK(slurp(dir + "/target") == "original");
+      CHECK(test::read_file(dir + "/target") == "original");
       CHECK((listing(dir) == std::vector<std::string>{"target"}));
     }
   }
