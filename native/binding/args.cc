@@ -219,7 +219,7 @@ void read_scalars(Reader& in, Request* r) {
 // writeFile's bytes: a Uint8Array, copied, or a string, as UTF-8; charged to the data budget. With
 // `base64: true` the string is base64 text the worker decodes (core/base64.h). It is copied as
 // UTF-8, not Latin-1: a character above U+00FF becomes bytes >= 0x80 the decoder refuses, where the
-// Latin-1 copy would keep only its low byte ('Ł' as 'A') and accept what was never base64.
+// Latin-1 copy would keep only its low byte (U+0141 as 'A') and accept what was never base64.
 void read_data(Reader& in, Request* r) {
   r->base64 = in.boolean("base64");
   Napi::Value d = in.get("data");
