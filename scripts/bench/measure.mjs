@@ -2,7 +2,7 @@
 // 256 reads counts 256).
 import { monitorEventLoopDelay } from "node:perf_hooks"
 
-const median = (xs) => {
+export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b)
   const m = s.length >> 1
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2

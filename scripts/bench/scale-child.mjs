@@ -2,6 +2,7 @@
 //   node scale-child.mjs '{"row":…,"contender":"node"|"pinnedfs","root":…,"targets":[rel,…],"reps":n,…}'
 // Runs the row's operation once per target (a destructive row gets a fresh target each time; a
 // listing repeats over the same one), and prints { ms: [per run], count, rssBaseMB, peakRssMB }.
+import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 
@@ -79,5 +80,15 @@ for (const rel of args.targets) {
   ms.push(Number(process.hrtime.bigint() - t0) / 1e6)
   count = Array.isArray(out) ? out.length : Buffer.isBuffer(out) ? out.length : count
 }
-process.stdout.write(JSON.stringify({ ms, count, rssBaseMB: rssBase / 2 ** 20, peakRssMB: process.resourceUsage().maxRSS / 1024 }))
+// This process's own peak. Linux carries ru_maxrss (resourceUsage().maxRSS) across exec, so a child
+// forked from a large benchmark process reports its parent's peak (measured: a child of a 300 MB
+// parent said 304 MB where VmHWM said 40 MB); VmHWM belongs to the address space exec made.
+const peakRssMB = () => {
+  try {
+    const hwm = /^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync("/proc/self/status", "utf8"))
+    if (hwm) return Number(hwm[1]) / 1024
+  } catch {}
+  return process.resourceUsage().maxRSS / 1024
+}
+process.stdout.write(JSON.stringify({ ms, count, rssBaseMB: rssBase / 2 ** 20, peakRssMB: peakRssMB() }))
 process.exit(0)

@@ -8,7 +8,7 @@
 import * as NodePath from "node:path"
 import { describe, expect, it } from "vitest"
 import type { Path } from "effect"
-import { isInside, type KernelRoot, logicalOf, toBoundary, toLogical } from "../../src/kernel/internal/paths.ts"
+import { childOf, isInside, isPlainRelative, type KernelRoot, logicalOf, toBoundary, toLogical } from "../../src/kernel/internal/paths.ts"
 import { generator } from "./support/randomTrees.ts"
 
 /** The arithmetic as it was written before the shortcut: the reference. */
@@ -68,5 +68,32 @@ describe("path arithmetic between the root spellings", () => {
     }
     // The shortcut was taken often enough for the comparison to mean something.
     expect(below).toBeGreaterThan(5_000)
+  })
+
+  it("a name a listing may show without looking at it lies strictly below the listed directory", () => {
+    // A listing's names are taken whole when the grants cover everything below the directory
+    // (see `listing.ts`); that is only right for names that cannot reach the directory or above it.
+    const effectPath = NodePath.posix as unknown as Path.Path
+    const rng = generator(11)
+    let plain = 0
+    for (let i = 0; i < 20_000; i++) {
+      const name = Array.from({ length: 1 + rng.int(3) }, () => rng.pick(segments)).join(rng.int(6) === 0 ? "//" : "/")
+      const spelled = rng.int(8) === 0 ? `${name}/` : rng.int(8) === 0 ? `/${name}` : name
+      const directory = effectPath.normalize(rng.pick(roots)).replace(/(.)\/$/, "$1")
+      const joined = NodePath.join(directory, spelled)
+      const below = directory === "/" ? "/" : `${directory}/`
+      const strictlyBelowAsSpelled =
+        joined.startsWith(below) &&
+        joined.length > below.length &&
+        joined === childOf(effectPath, directory, spelled) &&
+        joined === `${below}${spelled}`
+      // Only one way: a name not taken as plain goes the long way, which is always right.
+      if (isPlainRelative(spelled)) {
+        plain++
+        expect({ directory, spelled, strictlyBelowAsSpelled }).toEqual({ directory, spelled, strictlyBelowAsSpelled: true })
+      }
+      if (spelled.split("/").includes("..")) expect({ spelled, plain: isPlainRelative(spelled) }).toEqual({ spelled, plain: false })
+    }
+    expect(plain).toBeGreaterThan(2_000)
   })
 })

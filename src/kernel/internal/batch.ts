@@ -27,7 +27,7 @@ import type { AtomicBatchRequest, AtomicBatchValue } from "../../protocol/wire.t
 import type { BatchEntry, BatchRequest, BatchValue, FileSystemBatch } from "../FileSystemBatch.ts"
 import type { Authorizer, PhaseOneRefusal } from "./authorize.ts"
 import { checkMember } from "./batchInput.ts"
-import { readable } from "./listing.ts"
+import { readable, readableNames } from "./listing.ts"
 import { childOf, globPrefix, isInside, logicalOf, plainlyBelowLogicalRoot, toBoundary, toLogical } from "./paths.ts"
 import { follow, settledResolution } from "./resolve.ts"
 import { unavailable } from "./refusing.ts"
@@ -151,17 +151,20 @@ export const makeBatch = (
     const value = result.success
     if (value.operation === "glob") {
       const base = logicalOf(path, root, globPrefix(path, root, request.path).prefix)
-      const listed = value.value.map((entry) => ({ item: entry, resource: inWorkspace(entry) }))
       return Effect.result(
-        Effect.map(readable({ path, base, listed, decide, grantsBelow }), (kept): BatchValue => ({ operation: "glob", value: kept }))
+        Effect.map(
+          readable({ path, base, items: value.value, resourceOf: inWorkspace, decide, grantsBelow }),
+          (kept): BatchValue => ({ operation: "glob", value: kept })
+        )
       )
     }
     if (value.operation === "readDirectory") {
       const base = logicalOf(path, root, request.path)
-      const listed = value.value.map((name) => ({ item: name, resource: inWorkspace(childOf(path, request.path, name)) }))
+      const resourceOf = (name: string) => inWorkspace(childOf(path, request.path, name))
+      const inside = inWorkspace(request.path)
       return Effect.result(
         Effect.map(
-          readable({ path, base, listed, decide, grantsBelow }),
+          readableNames({ path, inside, base, names: value.value, resourceOf, decide, grantsBelow }),
           (kept): BatchValue => ({ operation: "readDirectory", value: kept })
         )
       )

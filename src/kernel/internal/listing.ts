@@ -14,12 +14,7 @@
  * @internal
  */
 import { Effect, type Path, type PlatformError } from "effect"
-
-/** One listed item and the resource (logical spelling) it names; `undefined` when outside the workspace. @internal */
-export interface Listed<A> {
-  readonly item: A
-  readonly resource: string | undefined
-}
+import { isPlainRelative } from "./paths.ts"
 
 /**
  * The items of a listing the caller may read, in their order. `base` is the directory that was
@@ -27,19 +22,48 @@ export interface Listed<A> {
  * grant store that fails (rather than deciding) fails the listing: a name is never shown, or
  * hidden, on a guess.
  *
+ * When the store grants everything strictly below `base` unasked, the listing takes that one
+ * answer: every item in the workspace is shown and nothing is asked, which is what the walk below
+ * would conclude name by name (each name's chain stops at a directory whose content is granted).
+ * The shortcut is taken only when every item is `base` itself or plainly below it, so an item the
+ * walk would treat otherwise never meets it.
+ *
  * @internal
  */
 export const readable = <A>(options: {
   readonly path: Path.Path
   readonly base: string
-  readonly listed: ReadonlyArray<Listed<A>>
+  readonly items: ReadonlyArray<A>
+  /** The resource (logical spelling) an item names; `undefined` when outside the workspace. */
+  readonly resourceOf: (item: A) => string | undefined
   /** The store's decision about reading one resource; a store that cannot decide fails. */
   readonly decide: (resource: string) => Effect.Effect<boolean, PlatformError.PlatformError>
   /** Whether the store grants reading everything strictly below a directory, unasked. */
   readonly grantsBelow?: ((directory: string) => boolean) | undefined
-}): Effect.Effect<Array<A>, PlatformError.PlatformError> =>
+}): Effect.Effect<Array<A>, PlatformError.PlatformError> => {
+  const { base, items, resourceOf } = options
+  if (options.grantsBelow?.(base) === true) {
+    const below = base === "/" ? "/" : `${base}/`
+    const kept: Array<A> = []
+    let plain = true
+    for (const item of items) {
+      const resource = resourceOf(item)
+      if (resource === undefined) continue
+      if (resource !== base && !resource.startsWith(below)) {
+        plain = false
+        break
+      }
+      kept.push(item)
+    }
+    if (plain) return Effect.succeed(kept)
+  }
+  return nameByName(options)
+}
+
+/** The walk: each undecided directory between `base` and an item asked about once, outermost first. */
+const nameByName = <A>(options: Parameters<typeof readable<A>>[0]): Effect.Effect<Array<A>, PlatformError.PlatformError> =>
   Effect.gen(function* () {
-    const { base, decide, path } = options
+    const { base, decide, path, resourceOf } = options
     const decided = new Map<string, boolean>()
     const below = new Map<string, boolean>()
     const covered = (directory: string) => {
@@ -51,7 +75,8 @@ export const readable = <A>(options: {
       return known
     }
     const kept: Array<A> = []
-    for (const { item, resource } of options.listed) {
+    for (const item of options.items) {
+      const resource = resourceOf(item)
       if (resource === undefined) continue
       // The listed directory itself (a glob such as `dir/**` answers it) was what was authorized.
       if (resource === base) {
@@ -90,3 +115,26 @@ export const readable = <A>(options: {
     }
     return kept
   })
+
+/**
+ * A directory's own listing (its names, or paths below it for a recursive listing), filtered as
+ * {@link readable} filters. When the directory is in the workspace and the store grants everything
+ * strictly below it unasked, every plain name lies below it, inside the workspace and granted: the
+ * names are shown as they are, with no string built and no question asked for any of them.
+ *
+ * @internal
+ */
+export const readableNames = (options: {
+  readonly path: Path.Path
+  /** The listed directory's logical spelling, or `undefined` when it is outside the workspace. */
+  readonly inside: string | undefined
+  /** The listed directory's logical spelling, inside the workspace or not. */
+  readonly base: string
+  readonly names: ReadonlyArray<string>
+  readonly resourceOf: (name: string) => string | undefined
+  readonly decide: (resource: string) => Effect.Effect<boolean, PlatformError.PlatformError>
+  readonly grantsBelow?: ((directory: string) => boolean) | undefined
+}): Effect.Effect<Array<string>, PlatformError.PlatformError> =>
+  options.inside !== undefined && options.grantsBelow?.(options.inside) === true && options.names.every(isPlainRelative)
+    ? Effect.succeed(options.names.slice())
+    : readable({ ...options, items: options.names })

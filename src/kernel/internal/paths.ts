@@ -77,6 +77,16 @@ export const toLogical = (path: Path.Path, root: KernelRoot, canonical: string):
 }
 
 /**
+ * Whether `relative` is a normalized relative path (a name a listing returns, or a path below the
+ * listed directory for a recursive one): then the directory joined with it lies strictly below the
+ * directory. A name without a slash is checked without the pattern, as most are.
+ *
+ * @internal
+ */
+export const isPlainRelative = (relative: string): boolean =>
+  relative !== "" && (relative.includes("/") ? !unnormal.test(relative) : relative !== "." && relative !== "..")
+
+/**
  * `directory` (absolute, normalized) joined with `relative`, by concatenation when `relative` is
  * already a normalized relative path (every name a listing returns), else by `path.join`. A listing
  * of many names pays for one string each instead of a normalization each.

@@ -6,19 +6,20 @@
  * @internal
  */
 import { Effect, type FileSystem, type PlatformError, Result } from "effect"
-import { type Listed, readable } from "../listing.ts"
+import { readable, readableNames } from "../listing.ts"
 import { childOf, globPrefix, logicalOf } from "../paths.ts"
 import { badArgument, type Guard, pathArgument } from "./context.ts"
 
 type Method<K extends keyof FileSystem.FileSystem> = FileSystem.FileSystem[K]
 
 /** What a listing of `base` may show. */
-const shown = <A>(guard: Guard, base: string, listed: ReadonlyArray<Listed<A>>) => {
+const shown = <A>(guard: Guard, base: string, items: ReadonlyArray<A>, resourceOf: (item: A) => string | undefined) => {
   const { auth } = guard
   return readable({
     path: auth.path,
     base: logicalOf(auth.path, auth.root, base),
-    listed,
+    items,
+    resourceOf,
     decide: (resource) => auth.decide("fs:read", resource),
     grantsBelow: (directory) => auth.grantsBelow("fs:read", directory)
   })
@@ -31,11 +32,15 @@ const shown = <A>(guard: Guard, base: string, listed: ReadonlyArray<Listed<A>>) 
  * @internal
  */
 export const shownNames = (guard: Guard, directory: string, names: ReadonlyArray<string>) =>
-  shown(
-    guard,
-    directory,
-    names.map((name) => ({ item: name, resource: guard.inWorkspace(childOf(guard.auth.path, directory, name)) }))
-  )
+  readableNames({
+    path: guard.auth.path,
+    inside: guard.inWorkspace(directory),
+    base: logicalOf(guard.auth.path, guard.auth.root, directory),
+    names,
+    resourceOf: (name) => guard.inWorkspace(childOf(guard.auth.path, directory, name)),
+    decide: (resource) => guard.auth.decide("fs:read", resource),
+    grantsBelow: (at) => guard.auth.grantsBelow("fs:read", at)
+  })
 
 /**
  * The type of each shown name, by one `stat` request each (no link followed: a link is a link),
@@ -141,10 +146,6 @@ export const glob = (guard: Guard): Method<"glob"> => {
       // (the executor reads a relative exclude against `root`, as the pattern was).
       options: opts === undefined ? undefined : { exclude: (exclude ?? []).filter((e) => e.startsWith("/") === absolute) }
     })
-    return yield* shown(
-      guard,
-      globPrefix(path, root, full).prefix,
-      found.map((entry) => ({ item: entry, resource: guard.inWorkspace(entry) }))
-    )
+    return yield* shown(guard, globPrefix(path, root, full).prefix, found, guard.inWorkspace)
   })
 }
