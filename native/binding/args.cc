@@ -24,9 +24,6 @@ Napi::Value checked(Napi::Env env, Napi::Value v, const std::string& what, std::
 
 constexpr uint32_t kMaxListMembers = 100000;
 
-// A copy this large (a big writeFile payload) asks for huge pages first (platform.h).
-constexpr std::size_t kHugeCopy = std::size_t{8} << 20;
-
 }  // namespace
 
 Napi::Value element(Napi::Array a, uint32_t i, const char* what, std::string* problem) {
@@ -44,7 +41,7 @@ bool utf8_within(Napi::Value v, std::size_t* left, std::string* out) {
     return false;
   }
   *left -= length;
-  if (length >= kHugeCopy) {
+  if (length >= kHugeBuffer) {
     out->reserve(length);
     platform::advise_huge_pages(&(*out)[0], length);
   }

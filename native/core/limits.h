@@ -28,4 +28,9 @@ constexpr std::size_t kMaxRequestData = static_cast<std::size_t>(kMaxContentByte
 // grows with the text, and no real pattern comes near this.
 constexpr std::size_t kMaxPatternBytes = std::size_t{1} << 20;
 
+// Smallest buffer (a file's content read whole, a write payload copied out of its string) worth
+// asking huge pages for (platform::advise_huge_pages): below it the few faults saved are not worth
+// a system call.
+constexpr std::size_t kHugeBuffer = std::size_t{8} << 20;
+
 }  // namespace pinnedfs

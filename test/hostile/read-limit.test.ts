@@ -4,6 +4,8 @@
  * extension's contentLimit; bad limits are BadArgument; a call that would copy more text out of
  * JavaScript than one call may carry is refused before it is copied.
  */
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import { NodeAtomicFileSystem } from "../../src/effect/index.ts"
@@ -53,6 +55,26 @@ describe.each(strategies)("read limits (%s)", (strategy) => {
     expect(PinnedRoot.defaultReadLimit).toBe(512 * 1024 * 1024)
     expect(PinnedRoot.maxReadLimit).toBe(2 ** 31 - 1)
     plain.close()
+  })
+
+  it("reads a large content whole and exactly, either side of the size that asks for huge pages", async () => {
+    // A content of 8 MiB or more is read into a buffer advised for huge pages (native/ops/read.cc):
+    // the advice must change no byte, at the threshold, around it, and off a 2 MiB boundary.
+    const s = scratch()
+    const sizes = [(8 << 20) - 1, 8 << 20, (8 << 20) + 1, (9 << 20) + 12345]
+    const contents = sizes.map((n, k) => {
+      const b = Buffer.alloc(n, k + 1)
+      for (let i = 0; i + 4 <= n; i += 4093) b.writeUInt32LE((i * 2654435761 + k) >>> 0, i)
+      b[n - 1] = 0x5a
+      return b
+    })
+    for (const [k, b] of contents.entries()) fs.writeFileSync(path.join(s.root, `big${k}.bin`), b)
+    const root = await PinnedRoot.open(s.root, { strategy })
+    try {
+      for (const [k, b] of contents.entries()) expect((await root.readFile(`big${k}.bin`)).equals(b)).toBe(true)
+    } finally {
+      root.close()
+    }
   })
 
   it("refuses limits that are not integers from 1 to 2 GiB - 1", async () => {
