@@ -7,14 +7,9 @@ interface SkippableContext {
   readonly skip: (note?: string) => void
 }
 
-/** Prints a skip's reason where the run's output shows it, and hands it on as the skip's note. */
-const printed = (reason: string): string => {
-  console.log(reason)
-  return reason
-}
-
 /** Skips the running test unless `ready`, printing `why` beside its name. */
 export const skipUnless = (ctx: SkippableContext, ready: boolean, why: string): void => {
   if (ready) return
-  ctx.skip(printed(`skipped "${ctx.task.name}": ${why}`))
+  console.log(`skipped "${ctx.task.name}": ${why}`)
+  ctx.skip(`skipped "${ctx.task.name}": ${why}`)
 }
