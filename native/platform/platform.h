@@ -71,8 +71,13 @@ int fd_path(int fd, std::string* out);
 // The mount `fd` lies on.
 Result<MountIdentity> mount_of(int fd);
 #if defined(__linux__)
-// Whether /proc is procfs (checked once): the /proc routes are used only then.
+// Whether /proc is procfs (known once it could be checked; a check that failed is not kept): the
+// /proc routes are used only then.
 bool proc_is_procfs();
+#ifdef PINNEDFS_TEST_HOOKS
+// Forgets what proc_is_procfs learned, so a test can watch it learn again.
+void forget_procfs();
+#endif
 // The "mnt_id:" line of a /proc/self/fdinfo/N text (exposed for the native tests).
 bool parse_fdinfo_mount_id(const char* text, std::uint64_t* id);
 #endif

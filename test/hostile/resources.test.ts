@@ -1,0 +1,71 @@
+/**
+ * Resource exhaustion under real limits: each scenario runs in a child process that prlimit(1) gives
+ * a low RLIMIT_NOFILE or RLIMIT_AS once it has loaded, so the kernel itself says no (EMFILE, ENOMEM)
+ * where an attacker would make it. The child must live (no SIGABRT from std::bad_alloc, no
+ * SIGSEGV), and every failure must be typed: a resource error is never reported as an escape, and
+ * an allocation that cannot be made is never an abort. See resources.child.mjs for the scenarios.
+ */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { strategies } from "../support/strategies.ts"
+import { transpileSources } from "../support/transpile.ts"
+
+const child = fileURLToPath(new URL("./resources.child.mjs", import.meta.url))
+let transpiled = ""
+beforeAll(() => {
+  transpiled = transpileSources("resources")
+})
+afterAll(() => fs.rmSync(transpiled, { recursive: true, force: true }))
+
+const workspaces: Array<string> = []
+const workspace = (): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-resources-"))
+  workspaces.push(dir)
+  return dir
+}
+afterAll(() => {
+  for (const dir of workspaces.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+/** Runs a scenario in a child under `limit` (a prlimit option such as "--nofile=64"). */
+const runLimited = (limit: string, strategy: string, scenario: string, dir: string, extra: ReadonlyArray<string> = []): any => {
+  const out = spawnSync(process.execPath, [child, transpiled, strategy, limit, scenario, dir, ...extra], {
+    encoding: "utf8",
+    timeout: 240_000,
+    maxBuffer: 1 << 24
+  })
+  expect(out.error).toBeUndefined()
+  expect(out.signal, `child killed by ${out.signal}; stderr:\n${out.stderr}`).toBeNull()
+  expect(out.status, out.stderr).toBe(0)
+  const line = out.stdout.trim().split("\n").at(-1) ?? ""
+  console.log(`resources ${scenario} ${extra.join(" ").slice(0, 40)} (${strategy}, ${limit}): ${line.slice(0, 600)}`)
+  return JSON.parse(line)
+}
+
+/** A tree of `dirs` subdirectories of `t`, `files` empty files each. */
+const wideTree = (root: string, dirs: number, files: number): void => {
+  for (let d = 1; d <= dirs; d++) {
+    const dir = path.join(root, "t", `d${d}`)
+    fs.mkdirSync(dir, { recursive: true })
+    for (let f = 0; f < files; f++) fs.closeSync(fs.openSync(path.join(dir, `f${f}`), "w"))
+  }
+}
+
+describe.each(strategies)("descriptor exhaustion (%s)", (strategy) => {
+  it.each(["PinnedRoot", "extension"])(
+    "removes 20,000 files under `ulimit -n 64` through %s, never answering a false escape",
+    (entry) => {
+      const dir = workspace()
+      wideTree(dir, 4, 5000)
+      const r = runLimited("--nofile=64", strategy, "remove", dir, [entry])
+      // Under the limit the remover keeps within the descriptors it has: the tree is gone.
+      expect(r.first, JSON.stringify(r.first)).toEqual(expect.objectContaining({ ok: true }))
+      expect(r.left).toBe(false)
+    },
+    300_000
+  )
+})
