@@ -18,6 +18,11 @@ constexpr std::uint64_t kMaxContentBytes = (std::uint64_t{1} << 31) - 1;
 constexpr std::size_t kMaxListingBytes = std::size_t{256} << 20;
 constexpr std::size_t kNameOverhead = 32;
 
+// Deepest level any walk of a tree goes below the directory it starts from (the recursive
+// listing, the recursive remove, glob): each level holds a descriptor and its own buffers while
+// the levels below it are read, so this bounds both per call. Deeper is a TooLarge refusal.
+constexpr std::size_t kMaxTreeDepth = 256;
+
 // Most bytes of text (paths, patterns, link targets, identities) one call may hand the core, and
 // most bytes of write payload: the caller's strings are copied, and one JavaScript string
 // referenced a million times in an array would otherwise become a million copies.

@@ -30,7 +30,7 @@ namespace {
 
 // Deepest level a recursive listing descends to (the listed directory is level 0). Each level holds
 // one descriptor while its subtrees are listed, so this also bounds descriptors per call.
-constexpr std::size_t kMaxDepth = 256;
+constexpr std::size_t kMaxDepth = kMaxTreeDepth;
 
 // O_NONBLOCK: harmless on a directory, and should anything but a directory ever reach the open,
 // nothing blocks (O_DIRECTORY already refuses it before any driver or FIFO open runs).

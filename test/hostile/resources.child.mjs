@@ -87,7 +87,7 @@ if (scenario === "remove") {
   out.PinnedRoot = g.ok ? { ok: true, count: g.value.length } : g
   pinned.close()
   const ext = extension()
-  const e = await run(ext, { operation: "glob", path: `${boundaryRoot}/${pattern}`, root: boundaryRoot })
+  const e = await run(ext, { operation: "glob", pattern: `${boundaryRoot}/${pattern}`, root: boundaryRoot })
   out.extension = e.ok ? { ok: true, count: e.value.length } : e
   ext.close()
   result = out

@@ -69,3 +69,19 @@ describe.each(strategies)("descriptor exhaustion (%s)", (strategy) => {
     300_000
   )
 })
+
+describe.each(strategies)("glob without a depth bound (%s)", (strategy) => {
+  it("refuses `a/../` x 19,000 as toolarge under `ulimit -v 1200000`, through PinnedRoot and the extension", () => {
+    const dir = workspace()
+    fs.mkdirSync(path.join(dir, "a"))
+    const patternFile = path.join(workspace(), "pattern")
+    fs.writeFileSync(patternFile, `${"a/../".repeat(19000)}a`)
+    const r = runLimited("--as=1228800000", strategy, "glob", dir, [patternFile])
+    for (const entry of ["PinnedRoot", "extension"]) {
+      expect(r[entry].ok, JSON.stringify(r[entry])).toBe(false)
+      expect(r[entry].error.refusal).toBe("toolarge")
+      expect(r[entry].error.reason).toBe("BadArgument")
+      expect(r[entry].error.description).toMatch(/deeper than .*256 levels/)
+    }
+  }, 300_000)
+})
