@@ -1,7 +1,8 @@
-// Ceilings on what one operation may allocate. The addon is built without exceptions, so an
-// allocation the system cannot satisfy aborts the whole process: every buffer whose size comes from
-// the disk (a file's length, a directory's entries) or from the caller (a limit, an array of paths)
-// is checked against one of these first, and going over is a TooLarge refusal, never an attempt.
+// Ceilings on what one operation may allocate. Every buffer whose size comes from the disk (a
+// file's length, a directory's entries) or from the caller (a limit, an array of paths) is checked
+// against one of these first, and going over is a TooLarge refusal, never an attempt. What stays
+// under them is still a checked allocation (core/alloc.h: ENOMEM when the system says no), and file
+// content is also held to the process's budget across concurrent calls (core/budget.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,16 +1,22 @@
-// Running out of descriptors, straight on the core, both strategies: a proof that cannot be taken
-// for want of a descriptor is a resource error (EMFILE), never a departure or an escape, and a
-// failure to look at /proc is not remembered past the moment it happened.
+// Running out of descriptors or memory, straight on the core, both strategies: a proof that cannot
+// be taken for want of a descriptor is a resource error (EMFILE), never a departure or an escape; a
+// failure to look at /proc is not remembered past the moment it happened; an allocation the system
+// refuses is a false answer (then ENOMEM), never an abort; and file content holds its share of the
+// process's budget until it goes.
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "core/alloc.h"
 #include "core/beneath.h"
+#include "core/budget.h"
+#include "core/execute.h"
 #include "core/resolve.h"
 #include "harness.h"
 
@@ -139,4 +145,66 @@ TEST(a_failed_look_at_proc_is_not_remembered) {
     CHECK(proof.error().moved);
     CHECK(proof.error().refusal == Refusal::IdentityChanged);
   }
+}
+
+TEST(checked_allocation_answers_false_instead_of_aborting) {
+  std::string s;
+  CHECK(!try_reserve(s, s.max_size()));      // length_error
+  CHECK(!try_reserve(s, s.max_size() / 2));  // bad_alloc: no process has that much
+  std::vector<std::string> v;
+  CHECK(!try_reserve(v, v.max_size()));
+  CHECK(try_reserve(s, 4096) && s.capacity() >= 4096);
+  CHECK(room_for_one(v) && v.capacity() >= 1);
+}
+
+TEST(an_address_space_limit_leaves_room_for_the_runtime) {
+  struct rlimit saved;
+  CHECK(::getrlimit(RLIMIT_AS, &saved) == 0);
+  CHECK(room_for(std::size_t{64} << 20));
+  // A limit just above what the process uses now: a large buffer would take the room that is left.
+  std::ifstream statm("/proc/self/statm");
+  unsigned long long pages = 0;
+  statm >> pages;
+  struct rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(pages * ::sysconf(_SC_PAGESIZE) + (std::size_t{600} << 20));
+  CHECK(::setrlimit(RLIMIT_AS, &low) == 0);
+  bool small = room_for(std::size_t{64} << 20);
+  bool large = room_for(std::size_t{512} << 20);
+  std::string s;
+  bool reserved = try_reserve(s, std::size_t{512} << 20);
+  ::setrlimit(RLIMIT_AS, &saved);
+  CHECK(small);
+  CHECK(!large);
+  CHECK(!reserved);
+}
+
+TEST(the_content_budget_is_held_by_reads_and_given_back) {
+  std::string dir = test::scratch_dir();
+  test::write_file(dir + "/f", std::string(1 << 20, 'x'));
+  for (Strategy s : test::strategies()) {
+    auto root = Root::pin(dir, s);
+    CHECK(root.ok());
+    Request r;
+    r.op = Op::ReadFile;
+    r.path = "f";
+    CHECK(content_in_flight() == 0);
+    {
+      auto held = execute(*root.value(), r, false);
+      CHECK(held.ok());
+      // The content, and the byte that proved its end, until the value goes.
+      CHECK(content_in_flight() == (1u << 20) + 1);
+      set_content_budget((1u << 20) + 1);
+      auto refused = execute(*root.value(), r, false);
+      CHECK(!refused.ok());
+      CHECK(refused.error().err == ENOMEM);
+      CHECK(refused.error().description.find("content budget of 1048577 bytes") !=
+            std::string::npos);
+    }
+    CHECK(content_in_flight() == 0);
+    auto again = execute(*root.value(), r, false);
+    CHECK(again.ok());
+    set_content_budget(0);
+    CHECK(content_budget() == kDefaultContentBudget);
+  }
+  CHECK(content_in_flight() == 0);
 }

@@ -103,6 +103,11 @@ export interface NativeBinding {
   readonly testHooks: boolean
   /** Completions this environment has settled in a later turn than they finished in (a paced flood). */
   paced(): number
+  /**
+   * The process's budget of content bytes in flight, set first when `bytes` is given (0: the
+   * default): `[budget, inFlight]`. See `contentBudget` (src/budget.ts).
+   */
+  contentBudget(bytes?: number): [number, number]
   readonly ops: {
     readonly exists: number
     readonly stat: number

@@ -8,17 +8,19 @@
 //              extension, with few descriptors: done, or a typed resource error; never an escape
 //   glob       `glob(pattern)` through PinnedRoot and through the extension's execute: the answer or
 //              its typed error (more: the pattern, read from a file)
-//   reads      eight readFiles at once of the sparse files big-0..7, through PinnedRoot and
-//              through the extension: each the content or a typed error
-//   batch      one batch whose members add up past what the address space can hold: each member the
-//              content or a typed error
+//   reads      a readFile of every sparse file big-* at once, through PinnedRoot and through the
+//              extension: each the content or a typed error (more: the content budget to set
+//              first, or "default")
+//   batch      one batch of every big-*, whose contents add up past what the address space holds,
+//              through PinnedRoot and through the extension: each member the content or a typed
+//              error (more: as for reads)
 import { Cause, Effect, Exit } from "effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
 const [transpiled, strategy, limit, scenario, workspace, more] = process.argv.slice(2)
-const { PinnedRoot } = await import(path.join(transpiled, "index.js"))
+const { PinnedRoot, contentBudget } = await import(path.join(transpiled, "index.js"))
 const { NodeAtomicFileSystem } = await import(path.join(transpiled, "effect", "index.js"))
 // Everything the scenarios import, loaded before the limit applies.
 await import(path.join(transpiled, "effect", "single.js"))
@@ -91,32 +93,45 @@ if (scenario === "remove") {
   out.extension = e.ok ? { ok: true, count: e.value.length } : e
   ext.close()
   result = out
-} else if (scenario === "reads") {
-  const names = Array.from({ length: 8 }, (_, i) => `big-${i}`)
-  const pinned = await PinnedRoot.open(workspace, { strategy, readLimit: 2 ** 31 - 1 })
-  const direct = await Promise.all(names.map((n) => settle(() => pinned.readFile(n).then(size))))
-  pinned.close()
-  const ext = extension()
-  const viaExtension = await Promise.all(
-    names.map((n) =>
-      run(ext, { operation: "readFile", path: `${boundaryRoot}/${n}` }).then((r) => (r.ok ? { ok: true, value: size(r.value) } : r))
-    )
-  )
-  ext.close()
-  result = { PinnedRoot: direct, extension: viaExtension }
-} else if (scenario === "batch") {
+} else if (scenario === "reads" || scenario === "batch") {
+  if (more !== "default") contentBudget(Number(more))
   const names = fs.readdirSync(workspace).filter((n) => n.startsWith("big-"))
+  const member = (r) => (r.ok ? { ok: true, value: size(r.value) } : { ok: false, error: describe(r.error) })
   const pinned = await PinnedRoot.open(workspace, { strategy, readLimit: 2 ** 31 - 1 })
-  const answer = await settle(() =>
-    pinned.batch(
-      names.map((n) => ({ operation: "readFile", path: n })),
-      { response: 2 ** 31 }
+  const ext = extension()
+  if (scenario === "reads") {
+    const direct = await Promise.all(names.map((n) => settle(() => pinned.readFile(n).then(size))))
+    const viaExtension = await Promise.all(
+      names.map((n) =>
+        run(ext, { operation: "readFile", path: `${boundaryRoot}/${n}` }).then((r) => (r.ok ? { ok: true, value: size(r.value) } : r))
+      )
     )
-  )
+    result = { PinnedRoot: direct, extension: viaExtension }
+  } else {
+    const answer = await settle(() =>
+      pinned.batch(
+        names.map((n) => ({ operation: "readFile", path: n })),
+        { response: 2 ** 31 }
+      )
+    )
+    const viaExtension = await run(ext, {
+      operation: "batch",
+      requests: names.map((n) => ({ operation: "readFile", path: `${boundaryRoot}/${n}` }))
+    })
+    result = {
+      PinnedRoot: answer.ok ? answer.value.map(member) : [answer],
+      extension: viaExtension.ok
+        ? viaExtension.value.entries.map((e) =>
+            e.result._tag === "Success"
+              ? { ok: true, value: size(e.result.success.value) }
+              : { ok: false, error: describe(e.result.failure) }
+          )
+        : [viaExtension]
+    }
+  }
   pinned.close()
-  result = answer.ok
-    ? { ok: true, members: answer.value.map((m) => (m.ok ? { ok: true, value: size(m.value) } : { ok: false, error: describe(m.error) })) }
-    : answer
+  ext.close()
+  result.inFlight = contentBudget().inFlight
 } else {
   console.error(`unknown scenario '${scenario}'`)
   process.exit(2)

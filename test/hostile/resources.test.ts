@@ -85,3 +85,66 @@ describe.each(strategies)("glob without a depth bound (%s)", (strategy) => {
     }
   }, 300_000)
 })
+
+/** `count` sparse files big-0… of `bytes` each: they cost the disk nothing, and a read the whole size. */
+const sparseFiles = (dir: string, count: number, bytes: number): void => {
+  for (let i = 0; i < count; i++) {
+    const file = path.join(dir, `big-${i}`)
+    fs.writeFileSync(file, "")
+    fs.truncateSync(file, bytes)
+  }
+}
+
+/** Every answer is the whole content or a typed ENOMEM: out of memory, or over the content budget. */
+const contentOrTyped = (answers: ReadonlyArray<any>, bytes: number): { read: number; refused: number } => {
+  let read = 0
+  let refused = 0
+  for (const a of answers) {
+    if (a.ok) {
+      expect(a.value).toBe(bytes)
+      read++
+    } else {
+      expect(a.error.code, JSON.stringify(a)).toBe("ENOMEM")
+      expect(a.error.description).toMatch(/out of memory|content budget/)
+      refused++
+    }
+  }
+  return { read, refused }
+}
+
+const MiB = 1024 * 1024
+
+describe.each(strategies)("concurrent reads past memory (%s)", (strategy) => {
+  // `ulimit -v 2500000`: KiB. 8 GiB of budget leaves the address space alone to say no.
+  for (const budget of ["default", String(8 * 1024 * MiB)]) {
+    it(`eight 400 MiB readFiles at once under \`ulimit -v 2500000\` live, each typed (budget ${budget})`, () => {
+      const dir = workspace()
+      sparseFiles(dir, 8, 400 * MiB)
+      const r = runLimited("--as=2560000000", strategy, "reads", dir, [budget])
+      let refused = 0
+      for (const entry of ["PinnedRoot", "extension"]) {
+        const counts = contentOrTyped(r[entry], 400 * MiB)
+        expect(counts.read + counts.refused).toBe(8)
+        refused += counts.refused
+      }
+      // The limit was live: not every read could be had at once.
+      expect(refused).toBeGreaterThan(0)
+      // Nothing stays charged once every answer has settled.
+      expect(r.inFlight).toBe(0)
+    }, 300_000)
+
+    it(`a batch answering 2.4 GiB under \`ulimit -v 2500000\` lives, each member typed (budget ${budget})`, () => {
+      const dir = workspace()
+      sparseFiles(dir, 6, 400 * MiB)
+      const r = runLimited("--as=2560000000", strategy, "batch", dir, [budget])
+      let refused = 0
+      for (const entry of ["PinnedRoot", "extension"]) {
+        const counts = contentOrTyped(r[entry], 400 * MiB)
+        expect(counts.read + counts.refused).toBe(6)
+        refused += counts.refused
+      }
+      expect(refused).toBeGreaterThan(0)
+      expect(r.inFlight).toBe(0)
+    }, 300_000)
+  }
+})
