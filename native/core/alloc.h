@@ -41,12 +41,18 @@ bool try_reserve(C& c, std::size_t n) noexcept {
   }
 }
 
-// Room for one more element, growing geometrically as push_back would; false when the memory
-// cannot be had.
+// Room for `more` elements past the size, growing geometrically as push_back would (so a buffer
+// filled piece by piece is copied a bounded number of times); false when the memory cannot be had.
+template <class C>
+bool room_for_more(C& c, std::size_t more) noexcept {
+  std::size_t want = c.size() + more;
+  if (want <= c.capacity()) return true;
+  std::size_t grown = c.capacity() < 16 ? 16 : c.capacity() * 2;
+  return try_reserve(c, want > grown ? want : grown);
+}
 template <class C>
 bool room_for_one(C& c) noexcept {
-  if (c.size() < c.capacity()) return true;
-  return try_reserve(c, c.capacity() < 16 ? 16 : c.capacity() * 2);
+  return room_for_more(c, 1);
 }
 
 // The error of an allocation of `bytes` for `what` that the system refused: ENOMEM, retryable.

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "../core/alloc.h"
 #include "../core/limits.h"
 #include "dir_list.h"
 #include "ops.h"
@@ -59,6 +60,9 @@ class Lister {
     if (!listed.ok()) return listed;
     int dirfd = dir.fd();
     for (const DirEntry& e : entries) {
+      if (!room_for_one(names_)) {
+        return out_of_memory(names_.capacity() * 2 * sizeof(std::string), "readdir", here);
+      }
       names_.push_back(join(prefix, e.name));
       bytes_ += names_.back().size() + kNameOverhead;
       if (bytes_ > kMaxListingBytes) return too_many_names(here);

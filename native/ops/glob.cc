@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "../core/alloc.h"
 #include "../core/limits.h"
 #include "dir_list.h"
 #include "glob_match.h"
@@ -279,6 +280,12 @@ Status Walker::visit(Frame& f, std::string_view name, Kind kind, int dirfd) {
                      sizeof(State) * (next_.size() + next_excluded_.size()))) {
     return too_many_names(shown(relative(f)));
   }
+  // The frame's buffers grow with the directory: checked, as every buffer the disk sizes is.
+  if (!room_for_more(f.names, name.size()) || !room_for_one(f.entries) ||
+      !room_for_more(f.arena, next_.size() + next_excluded_.size())) {
+    return out_of_memory(f.names.size() + f.arena.size() * sizeof(State), "glob",
+                         shown(relative(f)));
+  }
   f.names.append(name);
   e.states_off = static_cast<std::uint32_t>(f.arena.size());
   e.states_len = static_cast<std::uint32_t>(next_.size());
@@ -520,6 +527,9 @@ Result<Value> Walker::run() {
     if (e.accepted) {
       out_bytes_ += path_.size() + kNameOverhead;
       if (out_bytes_ > kMaxListingBytes) return too_many_names(shown(relative(f)));
+      if (!room_for_one(out_)) {
+        return out_of_memory(out_.capacity() * 2 * sizeof(std::string), "glob", shown(path_));
+      }
       out_.push_back(path_);
     }
     if (!e.descend) continue;
