@@ -64,6 +64,10 @@ const refusalText = (e: PinnedFsError, place: Place): string | undefined => {
     case "toolarge":
       return `EFBIG: file too large, ${place.syscall} '${place.abs}' (pinnedfs: ${e.description})`
     case "badargument":
+      // The set of allowed directories this call started with was replaced (and closed) meanwhile.
+      if (e.code === "EBADF" && e.description === "root is closed") {
+        return `Access denied - allowed directory withdrawn: ${place.abs} (the client's roots changed while this call ran)`
+      }
       return `EINVAL: invalid argument, ${place.syscall} '${place.abs}' (pinnedfs: ${e.description})`
     case "writezero":
       return `EIO: i/o error, write '${place.abs}' (pinnedfs: ${e.description})`

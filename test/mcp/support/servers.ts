@@ -48,6 +48,8 @@ export interface Server {
 }
 
 export interface StartOptions {
+  /** The program to run `command` with (default: this node). */
+  readonly executable?: string | undefined
   /** Declare the roots capability and answer `roots/list` with these. */
   readonly roots?: ReadonlyArray<Root> | undefined
   readonly cwd?: string | undefined
@@ -57,7 +59,7 @@ export interface StartOptions {
 /** Starts a server (`command` + `args`) and connects a client to it. */
 export const start = async (command: ReadonlyArray<string>, options: StartOptions = {}): Promise<Server> => {
   const transport = new StdioClientTransport({
-    command: process.execPath,
+    command: options.executable ?? process.execPath,
     args: [...command],
     stderr: "pipe",
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
