@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import type { PinnedFsError } from "../internal/errors.ts"
 import { names, statMany } from "./access.ts"
 import type { Target } from "./paths.ts"
 
@@ -40,7 +41,22 @@ export const childOf = (t: Target, name: string): Target => ({
   abs: t.abs === "/" ? `/${name}` : `${t.abs}/${name}`
 })
 
-/** The entries of the directory `t` names. Failures of the listing itself are thrown. @since 0.1.0 */
+/**
+ * Whether an entry's lstat failed because the directory's own path changed between the listing and
+ * the lstat (a link or a non-directory on the way now, or the path gone out of the root): the
+ * entry itself, being the last component, is described and never followed, so only the way to it
+ * can fail like this.
+ */
+const wayChanged = (e: PinnedFsError): boolean =>
+  e.refusal === "symlink" || e.refusal === "escape" || e.refusal === "identity" || (e.refusal === "" && e.code === "ENOTDIR")
+
+/**
+ * The entries of the directory `t` names. Failures of the listing itself are thrown, and so is the
+ * directory changing under the two trips (its path turned into a link, or out of the root): the
+ * names would then be one directory's and the kinds another's.
+ *
+ * @since 0.1.0
+ */
 export const entries = async (t: Target): Promise<Array<Entry>> => {
   const listed = byBytes(await names(t))
   const described = await statMany(
@@ -48,6 +64,7 @@ export const entries = async (t: Target): Promise<Array<Entry>> => {
     t.verify,
     listed.map((name) => childOf(t, name).rel)
   )
+  for (const d of described) if (!d.ok && wayChanged(d.error)) throw d.error
   return listed.map((name, i): Entry => {
     const d = described[i]!
     if (!d.ok) return { name, kind: d.error.refusal === "hardlink" ? "hardlinked" : "gone", size: 0 }

@@ -58,7 +58,12 @@ const refusalText = (e: PinnedFsError, place: Place): string | undefined => {
     case "escape":
       return `Access denied - path outside allowed directories: ${place.abs} (pinnedfs: ${e.description || "it is not beneath the pinned directory"})`
     case "identity":
-      return `Access denied - allowed directory replaced: ${e.path} no longer names the directory pinned when it was allowed (pinnedfs refuses it rather than follow the path elsewhere: ${e.description})`
+      // The allowed directory's own spelling, checked at the start of the call; else a directory
+      // the call held between two steps that something else moved meanwhile.
+      if (e.description.startsWith("workspace_identity_changed")) {
+        return `Access denied - allowed directory replaced: ${e.path} no longer names the directory pinned when it was allowed (pinnedfs refuses it rather than follow the path elsewhere: ${e.description})`
+      }
+      return `Access denied - directory changed while in use: ${place.abs} (pinnedfs: ${e.description})`
     case "notregular":
       return `Access denied - not a regular file: ${place.abs} is a FIFO, socket or device (pinnedfs does not open one for reading or writing)`
     case "toolarge":
