@@ -36,6 +36,33 @@ export const exists = (t: Target): Promise<boolean> => settle(t.root.handle.call
 /** The names in a directory, in the file system's order. @since 0.1.0 */
 export const names = (t: Target): Promise<Array<string>> => settle(t.root.handle.call(ops.readDirectory, t.rel, false, undefined, t.verify))
 
+/**
+ * The subdirectories of the directory `t` names, as one glob reads it, with what the reading can
+ * vouch for: `read` that the glob root itself was found (the `.` branch; a missing root answers
+ * nothing, as a root that turned odd mid-lookup may), and for each directory that it was both
+ * typed a directory by the listing (`X`) and entered as one, no-follow (`X/..`). A directory with
+ * only one of the two was changed while the glob ran. A link is never a directory here.
+ *
+ * @since 0.1.0
+ */
+export const subdirectories = async (
+  t: Target
+): Promise<{ readonly read: boolean; readonly directories: Set<string>; readonly consistent: boolean }> => {
+  const matched = await settle<Array<string>>(
+    t.root.handle.execute({ op: ops.glob, path: "", to: t.rel, pattern: "{.,*/,*/..}", exclude: [], dot: true }, t.verify)
+  )
+  const typed = new Set<string>()
+  const entered = new Set<string>()
+  let read = false
+  for (const m of matched) {
+    if (m === ".") read = true
+    else if (m.endsWith("/..")) entered.add(m.slice(0, -3))
+    else typed.add(m)
+  }
+  const consistent = typed.size === entered.size && [...typed].every((d) => entered.has(d))
+  return { read, directories: typed, consistent }
+}
+
 /** One member of {@link statMany}: what it is, or why not. @since 0.1.0 @category models */
 export type Described = { readonly ok: true; readonly info: FileInfo } | { readonly ok: false; readonly error: PinnedFsError }
 

@@ -1,13 +1,14 @@
 /**
  * A directory's entries with what each is, in the order the reference lists them: names from one
- * listing beneath the pinned root, each described by an lstat of the same root in one more trip.
+ * listing beneath the pinned root, and what each is from a second trip (the subdirectories, or an
+ * lstat of every entry where sizes are wanted).
  * Node's `readdir` sorts names by their bytes (libuv's scandir), so the same tree lists the same
  * way here whatever order the file system keeps.
  *
  * @since 0.1.0
  */
 import type { PinnedFsError } from "../internal/errors.ts"
-import { names, statMany } from "./access.ts"
+import { names, statMany, subdirectories } from "./access.ts"
 import type { Target } from "./paths.ts"
 
 /**
@@ -51,22 +52,44 @@ const wayChanged = (e: PinnedFsError): boolean =>
   e.refusal === "symlink" || e.refusal === "escape" || e.refusal === "identity" || (e.refusal === "" && e.code === "ENOTDIR")
 
 /**
- * The entries of the directory `t` names. Failures of the listing itself are thrown, and so is the
- * directory changing under the two trips (its path turned into a link, or out of the root): the
- * names would then be one directory's and the kinds another's.
+ * The entries of the directory `t` names, each a directory or not, in two trips at once: the
+ * listing, and one glob reading of the same directory that tells its subdirectories. When the two
+ * do not vouch for each other (the glob did not find the directory, or saw a subdirectory change
+ * while it ran, or names one the listing does not have), every entry is described by an lstat
+ * instead, which refuses a path that changed, as {@link described} does.
  *
  * @since 0.1.0
  */
-export const entries = async (t: Target): Promise<Array<Entry>> => {
+export const kinds = async (t: Target): Promise<Array<Entry>> => {
+  // Both in flight at once; the listing's own failure is the one reported, whichever came first.
+  const [listed, typed] = await Promise.allSettled([names(t), subdirectories(t)])
+  if (listed.status === "rejected") throw listed.reason
+  const here = new Set(listed.value)
+  const vouched =
+    typed.status === "fulfilled" && typed.value.read && typed.value.consistent && [...typed.value.directories].every((d) => here.has(d))
+  if (!vouched) return (await described(t)).map((e) => (e.kind === "directory" ? e : { ...e, kind: "file" }))
+  const { directories } = typed.value
+  return byBytes(listed.value).map((name) => ({ name, kind: directories.has(name) ? "directory" : "file", size: 0 }))
+}
+
+/**
+ * The entries of the directory `t` names, each described by an lstat: its kind (a link told
+ * apart), its size. Failures of the listing itself are thrown, and so is the directory changing
+ * between the listing and the lstats (its path turned into a link, or out of the root): the names
+ * would then be one directory's and the kinds another's.
+ *
+ * @since 0.1.0
+ */
+export const described = async (t: Target): Promise<Array<Entry>> => {
   const listed = byBytes(await names(t))
-  const described = await statMany(
+  const stats = await statMany(
     t.root,
     t.verify,
     listed.map((name) => childOf(t, name).rel)
   )
-  for (const d of described) if (!d.ok && wayChanged(d.error)) throw d.error
+  for (const d of stats) if (!d.ok && wayChanged(d.error)) throw d.error
   return listed.map((name, i): Entry => {
-    const d = described[i]!
+    const d = stats[i]!
     if (!d.ok) return { name, kind: d.error.refusal === "hardlink" ? "hardlinked" : "gone", size: 0 }
     const kind: Kind = d.info.type === "Directory" ? "directory" : d.info.type === "SymbolicLink" ? "link" : "file"
     return { name, kind, size: Number(d.info.size) }

@@ -7,13 +7,19 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { minimatch } from "minimatch"
 import { type Context, target } from "./context.ts"
-import { childOf, type Entry, entries } from "./entries.ts"
+import { childOf, described, type Entry, kinds } from "./entries.ts"
 import { at, ToolFailure } from "./failures.ts"
 import { formatSize, textResult } from "./format.ts"
 import type { Target } from "./paths.ts"
 
-/** A directory's entries, failing as the reference's `readdir` reports (`scandir`). @since 0.1.0 */
-export const listed = (t: Target): Promise<Array<Entry>> => at({ syscall: "scandir", abs: t.abs }, () => entries(t))
+/**
+ * A directory's entries, failing as the reference's `readdir` reports (`scandir`): with their
+ * sizes (one lstat each), or only whether each is a directory.
+ *
+ * @since 0.1.0
+ */
+export const listed = (t: Target, sizes = false): Promise<Array<Entry>> =>
+  at({ syscall: "scandir", abs: t.abs }, () => (sizes ? described(t) : kinds(t)))
 
 const tag = (e: Entry): string => (e.kind === "directory" ? "[DIR]" : "[FILE]")
 
@@ -36,7 +42,7 @@ export const listDirectoryWithSizes = async (
   args: { readonly path: string; readonly sortBy?: "name" | "size" | undefined }
 ): Promise<CallToolResult> => {
   const t = await target(ctx, args.path)
-  const list = await listed(t)
+  const list = await listed(t, true)
   const sorted = [...list].sort((a, b) => (args.sortBy === "size" ? b.size - a.size : a.name.localeCompare(b.name)))
   const isDir = (e: Entry) => e.kind === "directory"
   const lines = sorted.map((e) => `${tag(e)} ${e.name.padEnd(30)} ${isDir(e) ? "" : formatSize(e.size).padStart(10)}`)

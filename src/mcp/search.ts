@@ -2,9 +2,10 @@
  * `search_files`: every entry below a directory whose path relative to it matches a glob
  * (minimatch, `dot: true`, as the reference), excluded paths neither listed nor entered.
  *
- * A link is never listed or entered: the reference lists the links it can follow inside the
- * allowed directories and skips the others, and pinnedfs follows none, so every link is one no
- * tool here could use. A subdirectory that fails to list is skipped, as the reference skips it.
+ * A link is listed like any other entry and never entered: the reference lists the links it can
+ * follow inside the allowed directories and skips the others (it checks each entry's target),
+ * while pinnedfs reads no link's target. A subdirectory that fails to list is skipped, as the
+ * reference skips it.
  *
  * @since 0.1.0
  */
@@ -29,7 +30,6 @@ export const searchFiles = async (
     budget.spend(list.length)
     const found = await Promise.all(
       list.map(async (e): Promise<Array<string>> => {
-        if (e.kind === "link" || e.kind === "gone") return []
         const rel = prefix === "" ? e.name : `${prefix}/${e.name}`
         if (excludes.some((p) => minimatch(rel, p, { dot: true }))) return []
         const here = minimatch(rel, args.pattern, { dot: true }) ? [childOf(t, e.name).abs] : []

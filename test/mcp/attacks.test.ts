@@ -130,10 +130,10 @@ describe.each(strategies)("planted attacks (%s)", (strategy) => {
     const listed = await both("list_directory", (root) => ({ path: `${root}/alias` }))
     expect(listed.reference).toBe("[FILE] inside.txt")
     expect(listed.ours).toMatch(/^Access denied - symbolic link not followed: /)
-    // search_files: the reference lists the inside link, pinnedfs lists no link.
-    const found = await both("search_files", (root) => ({ path: root, pattern: "alias" }))
+    // search_files lists a link by its own name; the reference lists only the links it can follow inside.
+    const found = await both("search_files", (root) => ({ path: root, pattern: "{alias,outlink,outdir,dangling}" }))
     expect(found.reference).toBe(`${t.reference}/alias`)
-    expect(found.ours).toBe("No matches found")
+    expect(found.ours).toBe(["alias", "dangling", "outdir", "outlink"].map((n) => `${t.ours}/${n}`).join("\n"))
     const info = await both("get_file_info", (root) => ({ path: `${root}/alias` }))
     expect(info.reference).toMatch(/isDirectory: true/)
     expect(info.ours).toMatch(/^Access denied - symbolic link not followed: /)

@@ -66,7 +66,7 @@ describe.each(["symlink", "dirswap", "hardlink"] as const)("races under the %s a
     "%s",
     async (name, cell) => {
       const run = (server: string, limits: ReturnType<typeof controlBounds> | ReturnType<typeof bounds>, untilRefused: boolean) =>
-        phase({ arena, attack, attacker, server: servers[server]!, cell, ...limits, untilRefused })
+        phase({ arena, attacker, server: servers[server]!, cell, ...limits, untilRefused })
       const control = await run("reference", controlBounds(cell.mutates), false)
       record(name, "reference", control)
       expect(control.swaps, "the attack ran against the reference").toBeGreaterThan(0)

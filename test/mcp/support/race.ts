@@ -118,7 +118,7 @@ export interface Phase {
   outcomes: Record<string, number>
 }
 
-const note = (p: Phase, list: Array<string>, what: string) => {
+const note = (list: Array<string>, what: string) => {
   if (list.length < 3) list.push(what.slice(0, 300))
 }
 
@@ -131,7 +131,6 @@ const note = (p: Phase, list: Array<string>, what: string) => {
  */
 export const phase = async (options: {
   readonly arena: Arena
-  readonly attack: Attack
   readonly attacker: { park: () => Promise<{ swaps: number }>; resume: () => void }
   readonly server: Server
   readonly cell: Cell
@@ -174,26 +173,26 @@ export const phase = async (options: {
     if (leaked(arena, r)) {
       p.escapes++
       outcome = "leaked"
-      note(p, p.examples, `leaked: ${text || JSON.stringify(r.content)}`)
+      note(p.examples, `leaked: ${text || JSON.stringify(r.content)}`)
     } else if (failed) {
       outcome = explained.test(text) ? text.replace(/:.*$/s, "") : "error"
       if (explained.test(text)) p.refused++
       else {
         p.unexpected++
-        note(p, p.examples, `unexplained: ${text}`)
+        note(p.examples, `unexplained: ${text}`)
       }
     } else {
       outcome = "ok"
       const wrong = right !== undefined && !(typeof right === "string" ? text === right : right.test(text))
       if (wrong) {
         p.unexpected++
-        note(p, p.examples, `wrong answer: ${text}`)
+        note(p.examples, `wrong answer: ${text}`)
       }
     }
     if (cell.mutates && arena.canaryChanged()) {
       p.escapes++
       outcome = "canary changed"
-      note(p, p.examples, `changed the canary (answer: ${text})`)
+      note(p.examples, `changed the canary (answer: ${text})`)
       await attacker.park()
       arena.resetCanary()
       attacker.resume()
@@ -204,7 +203,7 @@ export const phase = async (options: {
   p.swaps = after.swaps - before.swaps
   if (arena.canaryChanged()) {
     p.escapes++
-    note(p, p.examples, "the canary tree changed by the end of the phase")
+    note(p.examples, "the canary tree changed by the end of the phase")
     arena.resetCanary()
   }
   return p
