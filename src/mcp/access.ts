@@ -37,30 +37,44 @@ export const exists = (t: Target): Promise<boolean> => settle(t.root.handle.call
 export const names = (t: Target): Promise<Array<string>> => settle(t.root.handle.call(ops.readDirectory, t.rel, false, undefined, t.verify))
 
 /**
- * The subdirectories of the directory `t` names, as one glob reads it, with what the reading can
- * vouch for: `read` that the glob root itself was found (the `.` branch; a missing root answers
- * nothing, as a root that turned odd mid-lookup may), and for each directory that it was both
- * typed a directory by the listing (`X`) and entered as one, no-follow (`X/..`). A directory with
- * only one of the two was changed while the glob ran. A link is never a directory here.
+ * Two readings of the directory `t` names, one after the other in one trip: its names (a listing),
+ * and its subdirectories (a glob) with what that reading can vouch for: `found`, that the glob
+ * root itself was found (the `.` branch; a missing root answers nothing, as a root that turned odd
+ * mid-lookup may), and `consistent`, that each directory was both typed a directory by the
+ * glob's listing (`X`) and entered as one, no-follow (`X/..`); a directory with only one of the two
+ * changed while the glob ran. A link is never a directory here. The listing's failure is thrown.
  *
  * @since 0.1.0
  */
-export const subdirectories = async (
+export const listing = async (
   t: Target
-): Promise<{ readonly read: boolean; readonly directories: Set<string>; readonly consistent: boolean }> => {
-  const matched = await settle<Array<string>>(
-    t.root.handle.execute({ op: ops.glob, path: "", to: t.rel, pattern: "{.,*/,*/..}", exclude: [], dot: true }, t.verify)
+): Promise<{
+  readonly names: Array<string>
+  readonly found: boolean
+  readonly directories: Set<string>
+  readonly consistent: boolean
+}> => {
+  const [list, glob] = await settle<Array<{ ok: boolean; value?: unknown; error?: unknown }>>(
+    t.root.handle.batch(
+      [
+        { op: ops.readDirectory, path: t.rel },
+        { op: ops.glob, path: "", to: t.rel, pattern: "{.,*/,*/..}", exclude: [], dot: true }
+      ],
+      { size: 2, response: 0 },
+      t.verify
+    )
   )
+  if (!list!.ok) throw fromNative(list!.error)
   const typed = new Set<string>()
   const entered = new Set<string>()
-  let read = false
-  for (const m of matched) {
-    if (m === ".") read = true
+  let found = false
+  for (const m of glob!.ok ? (glob!.value as Array<string>) : []) {
+    if (m === ".") found = true
     else if (m.endsWith("/..")) entered.add(m.slice(0, -3))
     else typed.add(m)
   }
   const consistent = typed.size === entered.size && [...typed].every((d) => entered.has(d))
-  return { read, directories: typed, consistent }
+  return { names: list!.value as Array<string>, found, directories: typed, consistent }
 }
 
 /** One member of {@link statMany}: what it is, or why not. @since 0.1.0 @category models */

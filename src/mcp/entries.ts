@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import type { PinnedFsError } from "../internal/errors.ts"
-import { names, statMany, subdirectories } from "./access.ts"
+import { listing, names, statMany } from "./access.ts"
 import type { Target } from "./paths.ts"
 
 /**
@@ -29,11 +29,17 @@ export interface Entry {
   readonly size: number
 }
 
-const byBytes = (names: ReadonlyArray<string>): Array<string> =>
-  names
+// Below U+D800, UTF-16 code units sort as UTF-8 bytes do; a name with a surrogate pair or a
+// character above it is compared by its bytes.
+const high = /[\ud800-\uffff]/
+
+const byBytes = (names: ReadonlyArray<string>): Array<string> => {
+  if (!names.some((n) => high.test(n))) return [...names].sort()
+  return names
     .map((name) => ({ name, bytes: Buffer.from(name) }))
     .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
     .map((e) => e.name)
+}
 
 /** `t`'s path joined with a name: the entry as a target of its own. @since 0.1.0 */
 export const childOf = (t: Target, name: string): Target => ({
@@ -52,24 +58,20 @@ const wayChanged = (e: PinnedFsError): boolean =>
   e.refusal === "symlink" || e.refusal === "escape" || e.refusal === "identity" || (e.refusal === "" && e.code === "ENOTDIR")
 
 /**
- * The entries of the directory `t` names, each a directory or not, in two trips at once: the
- * listing, and one glob reading of the same directory that tells its subdirectories. When the two
- * do not vouch for each other (the glob did not find the directory, or saw a subdirectory change
- * while it ran, or names one the listing does not have), every entry is described by an lstat
- * instead, which refuses a path that changed, as {@link described} does.
+ * The entries of the directory `t` names, each a directory or not, from two readings in one trip
+ * (the listing, and a glob that tells the subdirectories). When the two do not vouch for each other
+ * (the glob did not find the directory, saw a subdirectory change while it ran, or names one the
+ * listing does not have), every entry is described by an lstat instead, which refuses a path that
+ * changed, as {@link described} does.
  *
  * @since 0.1.0
  */
 export const kinds = async (t: Target): Promise<Array<Entry>> => {
-  // Both in flight at once; the listing's own failure is the one reported, whichever came first.
-  const [listed, typed] = await Promise.allSettled([names(t), subdirectories(t)])
-  if (listed.status === "rejected") throw listed.reason
-  const here = new Set(listed.value)
-  const vouched =
-    typed.status === "fulfilled" && typed.value.read && typed.value.consistent && [...typed.value.directories].every((d) => here.has(d))
+  const read = await listing(t)
+  const here = new Set(read.names)
+  const vouched = read.found && read.consistent && [...read.directories].every((d) => here.has(d))
   if (!vouched) return (await described(t)).map((e) => (e.kind === "directory" ? e : { ...e, kind: "file" }))
-  const { directories } = typed.value
-  return byBytes(listed.value).map((name) => ({ name, kind: directories.has(name) ? "directory" : "file", size: 0 }))
+  return byBytes(read.names).map((name) => ({ name, kind: read.directories.has(name) ? "directory" : "file", size: 0 }))
 }
 
 /**
