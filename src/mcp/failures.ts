@@ -38,9 +38,11 @@ export interface Place {
 const messages = new Map<string, string>()
 for (const [name, text] of getSystemErrorMap().values()) messages.set(name, text)
 
-/** Node's error text: `CODE: description, syscall 'path'` (and ` -> 'dest'` for a rename). */
-export const nodeText = (code: string, place: Place): string =>
-  `${code}: ${messages.get(code) ?? code}, ${place.syscall} '${place.abs}'${place.dest === undefined ? "" : ` -> '${place.dest}'`}`
+/** `syscall 'path'`, and ` -> 'dest'` for a rename, as Node ends its error texts. */
+const where = (place: Place): string => `${place.syscall} '${place.abs}'${place.dest === undefined ? "" : ` -> '${place.dest}'`}`
+
+/** Node's error text: `CODE: description, syscall 'path'`. */
+export const nodeText = (code: string, place: Place): string => `${code}: ${messages.get(code) ?? code}, ${where(place)}`
 
 /** The text of reading a directory as a file, which Node gives without a path. */
 export const readOfDirectory = "EISDIR: illegal operation on a directory, read"
@@ -67,13 +69,13 @@ const refusalText = (e: PinnedFsError, place: Place): string | undefined => {
     case "notregular":
       return `Access denied - not a regular file: ${place.abs} is a FIFO, socket or device (pinnedfs does not open one for reading or writing)`
     case "toolarge":
-      return `EFBIG: file too large, ${place.syscall} '${place.abs}' (pinnedfs: ${e.description})`
+      return `EFBIG: file too large, ${where(place)} (pinnedfs: ${e.description})`
     case "badargument":
       // The set of allowed directories this call started with was replaced (and closed) meanwhile.
       if (e.code === "EBADF" && e.description === "root is closed") {
         return `Access denied - allowed directory withdrawn: ${place.abs} (the client's roots changed while this call ran)`
       }
-      return `EINVAL: invalid argument, ${place.syscall} '${place.abs}' (pinnedfs: ${e.description})`
+      return `EINVAL: invalid argument, ${where(place)} (pinnedfs: ${e.description})`
     case "writezero":
       return `EIO: i/o error, write '${place.abs}' (pinnedfs: ${e.description})`
     case "":

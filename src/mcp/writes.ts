@@ -6,8 +6,9 @@
  * @since 0.1.0
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import type { FileInfo } from "../PinnedRoot.ts"
+import type { FileInfo, PinnedRoot } from "../PinnedRoot.ts"
 import { makeDirectories, readBetweenStats, renameNoReplace, stat, writeText } from "./access.ts"
+import type { Spelling } from "./allowed.ts"
 import { type Context, target } from "./context.ts"
 import { applyEdits, type Edit, fencedDiff } from "./edits.ts"
 import { at, failureOf, ToolFailure } from "./failures.ts"
@@ -80,27 +81,32 @@ export const createDirectory = async (ctx: Context, args: { readonly path: strin
   return textResult(`Successfully created directory ${args.path}`)
 }
 
-/** `inner`'s path relative to `outer`'s root when `outer`'s pinned directory holds it. */
-const relativeTo = (outer: Target, inner: Target): string | undefined => {
-  const base = outer.root.path
-  if (inner.abs === base) return ""
+/** `abs` relative to the directory pinned at `base`, when it lies there. */
+const relativeTo = (base: string, abs: string): string | undefined => {
+  if (abs === base) return ""
   const prefix = base === "/" ? "/" : `${base}/`
-  return inner.abs.startsWith(prefix) ? inner.abs.slice(prefix.length) : undefined
+  return abs.startsWith(prefix) ? abs.slice(prefix.length) : undefined
 }
 
 /**
- * Both ends resolved beneath one pinned root: the root they share, or the one of the two whose
- * directory holds the other's. Two unrelated allowed directories have no handle in common that a
- * rename could go through.
+ * Both ends resolved beneath one pinned root: the one they share, else the innermost allowed
+ * directory that holds both (nested allowed directories). Two unrelated allowed directories have no
+ * handle in common that a rename could go through.
  */
-const commonRoot = (s: Target, d: Target): { readonly root: Target; readonly from: string; readonly to: string } | undefined => {
-  if (s.root === d.root) return { root: s, from: s.rel, to: d.rel }
-  for (const outer of [s, d]) {
-    const from = relativeTo(outer, s)
-    const to = relativeTo(outer, d)
-    if (from !== undefined && to !== undefined) return { root: outer, from, to }
+const commonRoot = (
+  allowed: ReadonlyArray<Spelling>,
+  s: Target,
+  d: Target
+): { readonly root: PinnedRoot; readonly verify: true | string; readonly from: string; readonly to: string } | undefined => {
+  if (s.root === d.root) return { root: s.root, verify: s.verify, from: s.rel, to: d.rel }
+  let best: { root: PinnedRoot; verify: true | string; from: string; to: string } | undefined
+  for (const spelling of allowed) {
+    const from = relativeTo(spelling.root.path, s.abs)
+    const to = relativeTo(spelling.root.path, d.abs)
+    if (from === undefined || to === undefined) continue
+    if (best === undefined || spelling.root.path.length > best.root.path.length) best = { root: spelling.root, verify: true, from, to }
   }
-  return undefined
+  return best
 }
 
 /**
@@ -114,16 +120,19 @@ export const moveFile = async (ctx: Context, args: { readonly source: string; re
   const s = await target(ctx, args.source)
   const d = await target(ctx, args.destination)
   const place = { syscall: "rename", abs: s.abs, dest: d.abs, onTheWay: "realpath" }
-  const common = commonRoot(s, d)
+  const common = commonRoot(ctx.allowed().spellings, s, d)
   if (common === undefined) {
     throw new ToolFailure(
       `EXDEV: cross-device link not permitted, rename '${s.abs}' -> '${d.abs}' (pinnedfs moves within one allowed directory: these two are pinned separately and no handle holds both)`
     )
   }
-  // The destination's spelling is checked too when it came through another one (a link to the root).
-  if (d.verify !== common.root.verify && d.verify !== true) await at(place, () => stat({ ...d, rel: "" }))
+  // Each end's own allowed directory is checked too when the rename goes through another handle
+  // (nested directories) or another spelling (a link to the root): replaced, it is refused.
+  for (const end of [s, d]) {
+    if (end.root !== common.root || end.verify !== common.verify) await at(place, () => stat({ ...end, rel: "" }))
+  }
   try {
-    await renameNoReplace(common.root.root, common.root.verify, common.from, common.to)
+    await renameNoReplace(common.root, common.verify, common.from, common.to)
   } catch (u) {
     const e = failureOf(u, place)
     if ((u as { code?: unknown; refusal?: unknown }).code === "EEXIST" && (u as { refusal?: unknown }).refusal === "") {
