@@ -12,6 +12,12 @@
 // Scenarios: read_text_file of a 4 KiB file; write_file of 4 KiB over an existing file (both
 // servers publish by rename; neither fsyncs, pinnedfs's default, as the reference); plus
 // get_file_info and list_directory of a 64-entry directory for context.
+//
+// Then the same reads and writes in this process without the protocol, each server's own code for
+// the file work of one call: the reference's exported validatePath + readFileContent /
+// writeFileContent (its lib.js), pinnedfs mcp's locate + one trip to the addon. What the two
+// servers share per call (JSON-RPC over a pipe, the SDK's schema checks) is the difference between
+// these figures and the ones above.
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -71,6 +77,50 @@ const round = async (server, request, n) => {
     if (r.isError) throw new Error(`${server.name}: ${request.name} failed: ${r.content[0]?.text}`)
   }
   return { ms: performance.now() - t0, cpuMs: cpuMsOf(server.pid) - c0 }
+}
+
+/** `fn` awaited `n` times after a warm-up; answers µs of wall and of this process's CPU per call. */
+const inProcess = async (fn, n, warmup) => {
+  for (let i = 0; i < warmup; i++) await fn(i)
+  const c0 = process.cpuUsage()
+  const t0 = performance.now()
+  for (let i = 0; i < n; i++) await fn(i)
+  const c = process.cpuUsage(c0)
+  return { wallUs: ((performance.now() - t0) * 1000) / n, cpuUs: (c.user + c.system) / n }
+}
+
+/** The file work of one read and one write call, each server's own code, in this process. */
+const fileWork = async (base, quick) => {
+  const lib = await import(path.join(repo, "node_modules/@modelcontextprotocol/server-filesystem/dist/lib.js"))
+  const { fromArguments } = await import(path.join(repo, "dist/mcp/allowed.js"))
+  const { locate } = await import(path.join(repo, "dist/mcp/paths.js"))
+  const { readBytes, writeText } = await import(path.join(repo, "dist/mcp/access.js"))
+  const rows = []
+  const n = quick ? 500 : 2000
+  for (const [who, root] of [
+    ["reference", path.join(base, "inproc-ref")],
+    ["pinnedfs", path.join(base, "inproc-ours")]
+  ]) {
+    fs.mkdirSync(root)
+    layout(root)
+    let read
+    let write
+    let close = () => {}
+    if (who === "reference") {
+      lib.setAllowedDirectories([root])
+      read = async () => lib.readFileContent(await lib.validatePath(`${root}/read.txt`))
+      write = async () => lib.writeFileContent(await lib.validatePath(`${root}/write.txt`), content)
+    } else {
+      const allowed = await fromArguments([root], { strategy: "auto", warn: () => {} })
+      read = async () => (await readBytes(locate(`${root}/read.txt`, allowed))).toString("utf8")
+      write = async () => writeText(locate(`${root}/write.txt`, allowed), content, false)
+      close = () => allowed.close()
+    }
+    rows.push({ what: "read 4 KiB", who, ...(await inProcess(read, n, n / 5)) })
+    rows.push({ what: "write 4 KiB over a file", who, ...(await inProcess(write, n / 4, n / 20)) })
+    close()
+  }
+  return rows
 }
 
 /**
@@ -133,6 +183,7 @@ export const mcpBench = async ({ quick = false, log = () => {} } = {}) => {
       }
       log(`mcp ${s.id}: ${perSecond.map((x) => x.toFixed(0)).join(" / ")} calls/s`)
     }
+    for (const r of await fileWork(base, quick)) rows.push({ scenario: `in-process ${r.what}`, ...r })
   } catch (e) {
     failures.push(`mcp: ${e instanceof Error ? e.message : String(e)}`)
   } finally {
@@ -140,15 +191,23 @@ export const mcpBench = async ({ quick = false, log = () => {} } = {}) => {
     fs.rmSync(base, { recursive: true, force: true })
   }
   const fmt = (x, d = 2) => x.toFixed(d)
+  const stdio = rows.filter((r) => r.server !== undefined)
+  const local = rows.filter((r) => r.server === undefined)
   const lines = [
     `MCP servers over stdio (the SDK's Client, one awaited call at a time; ${rounds} rounds of ${calls} calls per server, taken in turn; calls/s: median round; vs reference: median of the rounds' ratios; server CPU: all rounds, from /proc):`,
     "",
     "| scenario | server | calls/s | vs reference | server CPU µs/call | reference CPU / this CPU |",
     "|---|---|---:|---:|---:|---:|",
-    ...rows.map(
+    ...stdio.map(
       (r) =>
         `| ${r.title} | ${r.server} | ${fmt(r.callsPerSec, 0)} | ${fmt(r.ratio)}× | ${fmt(r.serverCpuUsPerCall, 0)} | ${fmt(r.cpuRatio)}× |`
-    )
+    ),
+    "",
+    "The file work of one call, without the protocol, in one process (each server's own code; µs per call):",
+    "",
+    "| call | server | wall µs | CPU µs |",
+    "|---|---|---:|---:|",
+    ...local.map((r) => `| ${r.what} | ${r.who} | ${fmt(r.wallUs, 0)} | ${fmt(r.cpuUs, 0)} |`)
   ]
   return { lines, rows, failures }
 }

@@ -15,8 +15,7 @@ import { exists, names } from "./access.ts"
 import { ToolFailure } from "./failures.ts"
 import type { Target } from "./paths.ts"
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII is exactly U+0000..U+007F
-const ascii = /^[\u0000-\u007f]*$/
+const beyondAscii = /[\u0080-\uffff]/
 
 const child = (t: Target, rel: string): Target => {
   const real = t.root.path
@@ -31,7 +30,7 @@ const child = (t: Target, rel: string): Target => {
  * @since 0.1.0
  */
 export const storedSpelling = async (t: Target): Promise<Target> => {
-  if (t.rel === "" || ascii.test(t.rel)) return t
+  if (t.rel === "" || !beyondAscii.test(t.rel)) return t
   if (await exists(t).catch(() => true)) return t
   const parts = t.rel.split("/")
   const done: Array<string> = []
