@@ -103,6 +103,14 @@ export interface WriteOptions {
    * default `"w"` flag.
    */
   readonly atomic?: boolean | undefined
+  /**
+   * With `atomic` (default `true`): fsync the temporary file before the rename and the directory
+   * after it, so the new content survives a power loss. `false` keeps the atomic publish (readers
+   * and a killed process see the old content or the new, whole) and skips both fsyncs, as editors
+   * and most tools that write by rename do: a crash of the machine soon after may bring back the
+   * old content.
+   */
+  readonly sync?: boolean | undefined
 }
 
 /** A directory the `mkdirs` program should ensure. @since 0.1.0 @category models */
@@ -432,9 +440,18 @@ export class PinnedRoot {
     )
   }
 
-  /** Moves `from` to `to`, both relative to this root; what `to` named before is replaced, as rename(2). */
-  async rename(from: string, to: string): Promise<void> {
-    return this.run({ op: ops.rename, path: relativePath(from, "from"), to: relativePath(to, "to") }, from)
+  /**
+   * Moves `from` to `to`, both relative to this root; what `to` named before is replaced, as
+   * rename(2). With `noReplace`, an existing `to` is refused (`EEXIST`, `AlreadyExists`) by the
+   * rename itself (`RENAME_NOREPLACE`; `RENAME_EXCL` on macOS), so no name created an instant
+   * before is ever replaced; a Linux file system that cannot rename that way answers `EINVAL`.
+   */
+  async rename(from: string, to: string, options?: { readonly noReplace?: boolean | undefined }): Promise<void> {
+    const noReplace = options?.noReplace === true
+    return this.run(
+      { op: ops.rename, path: relativePath(from, "from"), to: relativePath(to, "to"), ...(noReplace ? { noReplace } : {}) },
+      from
+    )
   }
 
   /** Sets the permission bits (`0` to `0o7777`) of what `path` names; a link is refused, never followed. */
@@ -488,7 +505,20 @@ export class PinnedRoot {
     const mode = checkMode(options?.mode)
     const atomic = options?.atomic === true
     if (atomic && flagName !== "w") throw badArgument("atomic writes replace the whole file: use the 'w' flag")
-    return this.run({ op: ops.writeFile, path: relativePath(path), data, flag, atomic, ...(mode === undefined ? {} : { mode }) }, path)
+    const noSync = options?.sync === false
+    if (noSync && !atomic) throw badArgument("sync: false is for atomic writes (a plain write never fsyncs)")
+    return this.run(
+      {
+        op: ops.writeFile,
+        path: relativePath(path),
+        data,
+        flag,
+        atomic,
+        ...(noSync ? { noSync } : {}),
+        ...(mode === undefined ? {} : { mode })
+      },
+      path
+    )
   }
 
   /** Runs a planned directory creation in one trip; see {@link MkdirsResult}. */

@@ -82,8 +82,10 @@ struct Request {
   std::vector<std::string> exclude;  // glob: exclude patterns relative to `to`
   bool recursive = false;
   bool force = false;
-  bool atomic = false;  // writeFile: temp + fsync + renameat + dir fsync
-  bool dot = false;     // glob: wildcards match leading '.'
+  bool atomic = false;      // writeFile: temp + fsync + renameat + dir fsync
+  bool no_sync = false;     // writeFile atomic: the same publish without the two fsyncs
+  bool no_replace = false;  // rename: an existing destination is refused by the rename itself
+  bool dot = false;         // glob: wildcards match leading '.'
   bool has_mode = false;
   std::uint32_t mode = 0;
   std::int64_t uid = -1;

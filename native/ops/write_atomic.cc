@@ -292,11 +292,16 @@ Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const R
   auto wrote = write_all(fd, request.data, shown);
   if (!wrote.ok()) return wrote.take_error();
   if (needs_mode && ::fchmod(fd, keep) != 0) return sys_error(errno, "fchmod", shown);
-  auto synced = sync_file(fd, shown);
-  if (!synced.ok()) return synced.take_error();
+  // no_sync: readers and a killed process still see the old content or the new, whole; only a
+  // power loss or kernel crash soon after may bring back the old (or, where the file system has no
+  // replace-by-rename heuristic, an empty file), as with any editor that renames without fsync.
+  if (!request.no_sync) {
+    auto synced = sync_file(fd, shown);
+    if (!synced.ok()) return synced.take_error();
+  }
   auto published = publish(root, tmp, dir, leaf, exists, shown);
   if (!published.ok()) return published.take_error();
-  if (parent.value().can_sync) {
+  if (parent.value().can_sync && !request.no_sync) {
     // The new name is in place; this makes it survive a crash. A file system that cannot fsync a
     // directory (EINVAL) has nothing more to give.
     int rc = retry_eintr([&] { return ::fsync(dirfd); });

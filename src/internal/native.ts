@@ -75,6 +75,10 @@ export interface NativeRequest {
   readonly recursive?: boolean
   readonly force?: boolean
   readonly atomic?: boolean
+  /** writeFile with `atomic`: publish without the fsyncs of the file and its directory. */
+  readonly noSync?: boolean
+  /** rename: refuse an existing destination in the rename itself (RENAME_NOREPLACE). */
+  readonly noReplace?: boolean
   readonly mode?: number
   readonly uid?: number
   readonly gid?: number
