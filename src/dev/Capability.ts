@@ -19,6 +19,7 @@ export type Progress =
   | { readonly type: "running"; readonly name: string; readonly elapsedMs: number }
   | { readonly type: "output"; readonly name: string; readonly stream: "stdout" | "stderr"; readonly text: string }
   | { readonly type: "reread"; readonly name: string }
+  | { readonly type: "restore"; readonly name: string }
 
 /**
  * What an invocation is given besides its façade.

@@ -47,6 +47,14 @@ export const ensureDirectories = async (
   }
   const plan = dirs.filter((d) => !refusals.has(d)).map((path) => ({ path, mode: directoryMode }))
   if (plan.length === 0) return []
+  if (refusals.size > 0) {
+    // The stat trip gave the caller's state time to change (a façade whose invocation returned
+    // meanwhile refuses from then on): asked again just before anything is created.
+    for (const d of plan) {
+      const refused = check(d.path)
+      if (refused) throw refused
+    }
+  }
   const result = await root.mkdirs(plan)
   const unchecked = result.created.filter((c) => refusals.has(c.path))
   if (unchecked.length > 0) {

@@ -201,7 +201,7 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
       expect(result.steps[0]!.diagnostics).toEqual([])
     })
 
-    it("a fixer that fails on a write the sandbox refuses fails its step, and the re-read still reconciles its edits", async () => {
+    it("a fixer that fails on a write the sandbox refuses fails its step; its edits are re-read, then put back", async () => {
       const { s, ws, run, confinement } = await start()
       const script = `set -e\nfor f in "$@"; do printf "// fixed\\n" >> "$f"; done\nprintf escaped > '${s.outside}/escaped'`
       const result = await run([
@@ -214,7 +214,8 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
       expect(error.message).toMatch(/Read-only file system|Permission denied/)
       expect(fs.existsSync(escaped(s))).toBe(false)
       expect(step.capabilities[0]!.reread!.changed).toEqual(["src/a.ts", "src/b.ts"])
-      expect(ws.get("src/b.ts")).toBe(`${bSource}// fixed\n`)
+      expect(step.restore).toEqual({ restored: ["src/a.ts", "src/b.ts"], kept: [] })
+      expect(ws.get("src/b.ts")).toBe(bSource)
       expectDiskEqualsWorkspace(s, ws)
     })
 

@@ -34,8 +34,8 @@ describe.each(strategies)("engines (%s)", (strategy) => {
     const { s, root } = await setup(strategy, { "eslint.config.js": eslintConfig(), "src/a.ts": aSource, "src/b.ts": bSource, ...files })
     const ws = await acquire(root, { scope: acquired })
     const events: Array<Progress> = []
-    const run = (steps: ReadonlyArray<Step.Step>) =>
-      Plan.run(steps, { root, workspace: ws, policy: openPolicy, gate: approveAll, onProgress: (e) => events.push(e) })
+    const run = (steps: ReadonlyArray<Step.Step>, restore?: boolean) =>
+      Plan.run(steps, { root, workspace: ws, policy: openPolicy, gate: approveAll, onProgress: (e) => events.push(e), restore })
     return { s, root, ws, run, events }
   }
 
@@ -52,13 +52,23 @@ describe.each(strategies)("engines (%s)", (strategy) => {
 
     it("ESLint --fix with the workspace's flat config; an unfixable problem is an ERROR", async () => {
       const { s, ws, run } = await start({ "src/c.ts": "debugger\nvar c = 1\nexport { c }\n" })
-      const result = await run([Step.fix("lint", eslintFixer({ scope }))])
+      // Kept: without restore a failed step's fixes stay (the default puts them back, as below).
+      const result = await run([Step.fix("lint", eslintFixer({ scope }))], false)
       expect(ws.get("src/a.ts")).toBe(aLinted)
       expect(ws.get("src/b.ts")).toBe(bLinted)
       expect(ws.get("src/c.ts")).toBe("debugger\nconst c = 1\nexport { c }\n") // fixed what it could
       expect(result.ok).toBe(false)
       expect(result.steps[0]!.diagnostics.map((d) => [d.severity, d.code, d.path])).toEqual([["ERROR", "engine", "src/c.ts"]])
       expect(result.steps[0]!.diagnostics[0]!.message).toMatch(/no-debugger/)
+      expectDiskEqualsWorkspace(s, ws)
+    })
+
+    it("ESLint --fix whose unfixable problem fails the step: by default every fix it made is put back", async () => {
+      const { s, ws, run } = await start({ "src/c.ts": "debugger\nvar c = 1\nexport { c }\n" })
+      const result = await run([Step.fix("lint", eslintFixer({ scope }))])
+      expect(result.ok).toBe(false)
+      expect(result.steps[0]!.restore).toEqual({ restored: ["src/a.ts", "src/b.ts", "src/c.ts"], kept: [] })
+      expect([disk(s, "src/a.ts"), disk(s, "src/c.ts")]).toEqual([aSource, "debugger\nvar c = 1\nexport { c }\n"])
       expectDiskEqualsWorkspace(s, ws)
     })
 
@@ -152,9 +162,10 @@ describe.each(strategies)("engines (%s)", (strategy) => {
     it("a tool that fails fails the step, and what it changed first is still reconciled", async () => {
       const { s, ws, run } = await start()
       const script = "require('fs').writeFileSync('src/a.ts', 'half done\\n'); console.error('boom'); process.exit(3)"
-      const result = await run([
-        Step.fix("f", externalFixer({ command: process.execPath, args: ["-e", script], scope, appendFiles: false }))
-      ])
+      const result = await run(
+        [Step.fix("f", externalFixer({ command: process.execPath, args: ["-e", script], scope, appendFiles: false }))],
+        false
+      )
       expect(result.ok).toBe(false)
       expect(result.steps[0]!.diagnostics.map((d) => [d.severity, d.code])).toEqual([["ERROR", "failed"]])
       expect(result.steps[0]!.diagnostics[0]!.message).toMatch(/exited with code 3:\s+boom/)
