@@ -34,7 +34,7 @@
 import { TextDecoder } from "node:util"
 import type { PinnedRoot } from "../PinnedRoot.ts"
 import { badArgument, permissionDenied, PinnedFsError } from "../internal/errors.ts"
-import { ensureDirectories, withParents } from "./directories.ts"
+import { type CreatedDirectory, ensureDirectories, withParents } from "./directories.ts"
 import { globList, type GlobList } from "./globs.ts"
 import { ancestors, workspacePath } from "./paths.ts"
 import { fixedMandatorySet, type MandatorySet } from "./mandatory.ts"
@@ -125,6 +125,8 @@ export class DevFileAccess {
   /** The invocation's report is made: what is refused now is told to `onLateCall`. */
   #closed = false
   readonly #inflight = new Set<Promise<unknown>>()
+  /** Files `createEmpty` made, with the directories made for each (parent first). */
+  readonly #placeholders = new Map<string, ReadonlyArray<CreatedDirectory>>()
   readonly #journal = {
     written: new Set<string>(),
     deleted: new Set<string>(),
@@ -220,7 +222,7 @@ export class DevFileAccess {
           })
         }
       )
-      for (const d of created) this.#journal.directories.add(d)
+      for (const d of created) this.#journal.directories.add(d.path)
       if (creating) this.#created.add(p)
       this.#journal.written.add(p)
     })
@@ -242,7 +244,7 @@ export class DevFileAccess {
     return this.#guard("mkdir", path, async (p) => {
       this.#mutable("mkdir", p)
       const created = await ensureDirectories(this.#root, [...ancestors(p), p], (d) => this.#directoryRefusal(d))
-      for (const d of created) this.#journal.directories.add(d)
+      for (const d of created) this.#journal.directories.add(d.path)
     })
   }
 
@@ -266,9 +268,68 @@ export class DevFileAccess {
         (d) => this.#directoryRefusal(d),
         () => this.#root.rename(f, t)
       )
-      for (const d of created) this.#journal.directories.add(d)
+      for (const d of created) this.#journal.directories.add(d.path)
       if (creating) this.#created.add(t)
       this.#journal.renamed.push({ from: f, to: t })
+    })
+  }
+
+  /**
+   * @internal For a confined child process: creates `path` as an empty file (mode 0644), where a
+   * `mayCreate` name allows it and nothing is there yet, so that the sandbox can bind that one file
+   * writable rather than its whole directory. Missing parents are made as for `write`. Answers
+   * whether it made the file (`false`: something is there, or it is in the allowlist already).
+   */
+  createEmpty(path: string): Promise<boolean> {
+    return this.#guard("write", path, async (p) => {
+      this.#mutable("write", p)
+      if (this.#isMember(p)) return false
+      this.#creatable(p)
+      enforce(this.#policy, ["write"], p, this.#mandatory)
+      let made: ReadonlyArray<CreatedDirectory>
+      try {
+        made = (
+          await withParents(
+            this.#root,
+            p,
+            (d) => this.#directoryRefusal(d),
+            () => this.#root.writeFile(p, new Uint8Array(0), { flag: "wx", mode: 0o644 })
+          )
+        ).created
+      } catch (e) {
+        if (e instanceof PinnedFsError && e.code === "EEXIST") return false
+        throw e
+      }
+      for (const d of made) this.#journal.directories.add(d.path)
+      this.#created.add(p)
+      this.#placeholders.set(p, made)
+      return true
+    })
+  }
+
+  /**
+   * @internal Undoes {@link DevFileAccess.createEmpty} where the child left the file empty (or
+   * removed it): the file goes, and so do the directories made for it that are still empty and
+   * still the directories made. Answers whether the file was removed.
+   */
+  removeIfEmpty(path: string): Promise<boolean> {
+    return this.#guard("delete", path, async (p) => {
+      const dirs = this.#placeholders.get(p)
+      if (dirs === undefined) return false
+      const info = await this.#root.stat(p).catch((e: unknown) => {
+        if (e instanceof PinnedFsError && e.reason === "NotFound") return undefined
+        throw e
+      })
+      if (info !== undefined && (info.type !== "File" || info.size !== 0n)) return false
+      if (info !== undefined) await this.#root.remove(p)
+      this.#placeholders.delete(p)
+      this.#created.delete(p)
+      this.#journal.written.delete(p)
+      if (dirs.length > 0) {
+        await this.#root.rmdirs([...dirs].reverse().map((d) => ({ path: d.path, identity: d.identity, optional: true })))
+        for (const d of dirs) this.#journal.directories.delete(d.path)
+      }
+      return info !== undefined
     })
   }
 

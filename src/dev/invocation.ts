@@ -35,6 +35,8 @@ export interface CapabilityReport {
   /** `undefined` when the re-read itself failed (the step then failed). */
   readonly reread: RereadReport | undefined
   readonly error: string | undefined
+  /** What the capability threw, when it threw (an external fixer's `ExternalFailure` says how its command ended). */
+  readonly failure?: unknown
 }
 
 /** What an invocation needs from the plan running it. */
@@ -142,7 +144,8 @@ export const invoke = async (
       withheld: allowlist.withheld,
       journal,
       reread: report,
-      error: ran.error
+      error: ran.error,
+      failure: ran.failure
     },
     diagnostics
   }
@@ -156,7 +159,7 @@ const runThroughFacade = async (
   envelope: Envelope,
   allowlist: Allowlist,
   dirty: ReadonlySet<string>
-): Promise<{ journal: Journal; diagnostics: Array<Diagnostic>; returned: unknown; error: string | undefined }> => {
+): Promise<{ journal: Journal; diagnostics: Array<Diagnostic>; returned: unknown; error: string | undefined; failure: unknown }> => {
   const source = capability.name
   const diagnostics: Array<Diagnostic> = []
   const access = DevFileAccess.make({
@@ -211,7 +214,7 @@ const runThroughFacade = async (
   if (threw && !journal.refusals.some((f) => f.error === error)) {
     diagnostics.push({ severity: "ERROR", code: "failed", source, message: `${source} failed: ${message(error)}` })
   }
-  return { journal, diagnostics, returned, error: threw ? message(error) : undefined }
+  return { journal, diagnostics, returned, error: threw ? message(error) : undefined, failure: threw ? error : undefined }
 }
 
 /** The delta against the re-read, and what the re-read found that the capability may not do. */

@@ -4,7 +4,8 @@
  * whole plan `edit(a.ts) → eslint --fix → write → prettier --write → check`, and the external
  * runner's pluggable spawn, failures and limits. Under both resolve strategies.
  */
-import { describe, expect, it } from "vitest"
+import * as fs from "node:fs"
+import { describe, expect, it, vi } from "vitest"
 import {
   acquire,
   approveAll,
@@ -28,6 +29,15 @@ const bSource = "let z: string = 'a'\nexport { z }\n"
 const bLinted = "const z: string = 'a'\nexport { z }\n"
 
 const scope = ["src/**/*.ts"]
+
+/** Whether a process is gone: no /proc entry, or a zombie (this machine's init may never reap it). */
+const gone = (pid: number): boolean => {
+  try {
+    return /\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
+  } catch {
+    return true
+  }
+}
 
 describe.each(strategies)("engines (%s)", (strategy) => {
   const start = async (files: Record<string, string> = {}, acquired: ReadonlyArray<string> = scope) => {
@@ -194,6 +204,38 @@ describe.each(strategies)("engines (%s)", (strategy) => {
         )
       ])
       expect(result.steps[0]!.diagnostics[0]!.message).toMatch(/was killed after 300 ms/)
+    })
+
+    it("a tool past its time limit is stopped with its whole process group, within the stated grace", async () => {
+      const { s, run } = await start()
+      const pidFile = `${s.outside}/grandchild.pid`
+      // It ignores SIGTERM; its grandchild holds the pipes for a minute.
+      const shell = `trap '' TERM; sleep 60 & echo $! > '${pidFile}'; wait`
+      const started = Date.now()
+      const result = await run([
+        Step.fix(
+          "f",
+          externalFixer({ command: "/bin/sh", args: ["-c", shell], scope, appendFiles: false, timeoutMs: 200, killGraceMs: 300 })
+        )
+      ])
+      const took = Date.now() - started
+      expect(result.steps[0]!.diagnostics[0]!.message).toMatch(/was killed after 200 ms/)
+      // 200 ms, then 300 ms of SIGTERM grace, then at most 500 ms for the pipes; the rest is load.
+      expect(took).toBeLessThan(200 + 300 + 500 + 5000)
+      const pid = Number(fs.readFileSync(pidFile, "utf8"))
+      await vi.waitFor(() => expect(gone(pid)).toBe(true), { timeout: 5000, interval: 20 })
+    })
+
+    it("what a tool leaves running in its process group is stopped when it exits (it would write after the re-read)", async () => {
+      const { s, ws, run } = await start()
+      const pidFile = `${s.outside}/left.pid`
+      const shell = `(sleep 30; echo late >> src/a.ts) > /dev/null 2>&1 & echo $! > '${pidFile}'`
+      const result = await run([Step.fix("f", externalFixer({ command: "/bin/sh", args: ["-c", shell], scope, appendFiles: false }))])
+      expect(result.ok).toBe(true)
+      // SIGKILL was sent before the step returned; its delivery is the kernel's, so allow it a moment.
+      const pid = Number(fs.readFileSync(pidFile, "utf8"))
+      await vi.waitFor(() => expect(gone(pid)).toBe(true), { timeout: 5000, interval: 20 })
+      expect(ws.get("src/a.ts")).toBe(aSource)
     })
 
     it("reports progress while the child runs", async () => {
