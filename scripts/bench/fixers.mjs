@@ -108,6 +108,7 @@ export const fixersBench = async ({ quick = false, log = () => {}, files = quick
           const { ms, stdout } = contenders[name]()
           allFixed(dir, files)
           times[name].push(ms)
+          log(`  fixers: ${name}: ${(ms / 1000).toFixed(2)} s`)
           if (name === "pinnedfs fix") {
             const report = JSON.parse(stdout)
             if (report.changed.length !== files)

@@ -226,7 +226,8 @@ const text = async (root: PinnedRoot, path: string): Promise<string | undefined>
 /**
  * The workspace's mandatory set: the fixed entries and every directory inside the workspace that a
  * `.git` file or link, or a repository's `core.hooksPath` or `include.path`, points git at. Read
- * through the pinned root (one native glob for `**\/.git`, which enters no link, then small reads).
+ * through the pinned root (one native glob for `**\/.git`, which enters no link and no `.git`
+ * directory, then small reads).
  *
  * @since 0.1.0
  * @category constructors
@@ -245,7 +246,8 @@ export const mandatorySetOf = async (root: PinnedRoot): Promise<MandatorySet> =>
       add(key === "core.hooksPath" ? worktree : gitDir, value, `${key} in ${gitDir}/config`)
     }
   }
-  const found = await root.glob("**/.git", { dot: true })
+  // What is inside a .git directory is denied as a whole already: its objects are not walked.
+  const found = await root.glob("**/.git", { dot: true, exclude: ["**/.git/*"] })
   const infos =
     found.length === 0
       ? []
