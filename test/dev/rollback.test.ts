@@ -92,14 +92,14 @@ describe.each(strategies)("rollback of a failed step (%s)", (strategy) => {
 
   it("a fixer killed by its timeout is undone", async () => {
     const { s, ws, run } = await start()
-    const script = path.join(s.outside, "hang.cjs")
-    fs.writeFileSync(script, "const fs = require('fs')\nfs.writeFileSync(process.argv[2], 'half\\n')\nsetInterval(() => {}, 1000)\n")
+    // A shell (quick to start, even on a loaded machine) that rewrites one file, then hangs.
+    const hang = 'printf "half\\n" > "$1"; exec sleep 60'
     const result = await run([
-      Step.fix("fix", externalFixer({ command: process.execPath, args: [script], scope: ["src/**"], timeoutMs: 300 }))
+      Step.fix("fix", externalFixer({ command: "/bin/sh", args: ["-c", hang, "sh"], scope: ["src/**"], timeoutMs: 1000 }))
     ])
     const step = result.steps[0]!
     expect(step.status).toBe("failed")
-    expect(step.diagnostics.find((d) => d.severity === "ERROR")!.message).toMatch(/killed after 300 ms/)
+    expect(step.diagnostics.find((d) => d.severity === "ERROR")!.message).toMatch(/killed after 1000 ms/)
     expect(step.capabilities[0]!.reread!.changed).toEqual(["src/f0.ts"])
     expect(step.restore!.restored).toEqual(["src/f0.ts"])
     pristine(s)
