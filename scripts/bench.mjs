@@ -3,7 +3,8 @@
 //
 // --only keeps the named scenarios (and the event-loop flood when "flood" is named, syscall counts
 // when "strace" is, the scale rows when "scale" is, the confinement figures when "confine" is, the
-// MCP servers' when "mcp" is (scripts/bench/mcp.mjs: pinnedfs mcp against the reference server);
+// MCP servers' when "mcp" is (scripts/bench/mcp.mjs: pinnedfs mcp against the reference server),
+// the fixers' 50,000-file row against lint-staged when "fixers" is;
 // memory figures only in a run without --only); --contenders keeps the contenders whose name
 // starts with one of the given names. Both are for repeating a few rows; the README table comes
 // from a full run.
@@ -29,6 +30,7 @@ import { DEEP, makeTrees } from "./bench/trees.mjs"
 import { confineBench } from "./bench/confine.mjs"
 import { mcpBench } from "./bench/mcp.mjs"
 import { scaleBench } from "./bench/scale.mjs"
+import { fixersBench } from "./bench/fixers.mjs"
 
 const argv = process.argv.slice(2)
 const quick = argv.includes("--quick")
@@ -247,7 +249,20 @@ const main = async () => {
     failures.push(...scale.failures)
     scale.lines.push("", `Scale rows took ${scale.seconds.toFixed(0)} s, trees made and removed included.`)
   }
-  report({ loop, memory, confine, mcp, scale, targets: targets(loop) })
+  // The fixers' 50,000-file row against lint-staged: a full run, or `--only fixers`.
+  let fixers = { lines: [] }
+  if (only === undefined ? !quick : only.includes("fixers")) {
+    fixers = await fixersBench({ quick, log })
+    failures.push(...fixers.failures)
+  }
+  report({
+    loop,
+    memory,
+    confine,
+    mcp,
+    scale: { ...scale, lines: [...scale.lines, ...(fixers.lines.length ? ["", ...fixers.lines] : [])] },
+    targets: targets(loop)
+  })
 }
 
 // The ratios issue 11 sets targets for, each from rows of this run.
