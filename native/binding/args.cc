@@ -201,6 +201,8 @@ void read_scalars(Reader& in, Request* r) {
   r->recursive = in.boolean("recursive");
   r->force = in.boolean("force");
   r->atomic = in.boolean("atomic");
+  r->in_place = in.boolean("inPlace");
+  r->durable = in.boolean("durable");
   int64_t mode = in.integer("mode", 0, 07777, &present);
   r->has_mode = present;
   r->mode = static_cast<uint32_t>(mode);

@@ -22,7 +22,7 @@ import type { Root } from "../protocol/root.ts"
 import { join, locate, rootOf } from "./roots.ts"
 
 /**
- * The limits a request is checked against.
+ * The limits a request is checked against, and how its writes are made.
  *
  * @since 0.1.0
  * @category models
@@ -30,6 +30,8 @@ import { join, locate, rootOf } from "./roots.ts"
 export interface Limits {
   readonly batchSize: number
   readonly contentLimit: number
+  /** Every write is fsynced (see `Options.durable`). */
+  readonly durable: boolean
 }
 
 /**
@@ -467,6 +469,9 @@ const decodeOne = (roots: Root, operation: string, request: Fields, limits: Limi
             data,
             base64,
             flag,
+            // A whole-file flag replaces the file through a temporary (the core's default): every
+            // kernel write is crash-safe.
+            durable: limits.durable,
             ...(mode === undefined ? {} : { mode })
           },
           nothing

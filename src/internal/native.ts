@@ -74,7 +74,12 @@ export interface NativeRequest {
   readonly dot?: boolean
   readonly recursive?: boolean
   readonly force?: boolean
+  /** writeFile: always the replacement, never in place (see `WriteOptions.atomic`). */
   readonly atomic?: boolean
+  /** writeFile: in place, as Node's `fs.writeFile`. */
+  readonly inPlace?: boolean
+  /** writeFile: fsync the data before publishing it, and the directory after. */
+  readonly durable?: boolean
   readonly mode?: number
   readonly uid?: number
   readonly gid?: number
