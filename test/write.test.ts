@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -433,6 +433,57 @@ describe.each(strategies)("writeFile: replacement by default, in place where a r
     expect([fs.readFileSync(s.abs("open/mine.txt"), "utf8"), ino("open/mine.txt") === inodes.mine]).toEqual(["replaced", false])
     expect(listing(s.abs("shut"))).toEqual(["f.txt"])
     expect(listing(s.abs("open"))).toEqual(["mine.txt", "readonly.txt", "roots.txt"])
+  })
+})
+
+describe.each(strategies)("a durable write in a directory that may be searched but not read (%s)", (strategy) => {
+  const strace = spawnSync("strace", ["-V"]).status === 0
+
+  it("syncs what holds the directory's new entry after the rename, as nobody (strace)", async (ctx) => {
+    skipUnless(ctx, strace, "strace is not installed (apt-get install strace): nothing to watch the system calls with")
+    skipUnless(ctx, asRoot, "a mode-0311 directory stops only an unprivileged caller, and dropping to nobody needs root")
+    const s = scratch()
+    s.make({ "wx/old.txt": "old" })
+    for (let d = s.root; d !== path.dirname(path.dirname(s.root)); d = path.dirname(d)) fs.chmodSync(d, 0o755)
+    fs.chownSync(s.abs("wx"), NOBODY, NOBODY)
+    fs.chownSync(s.abs("wx/old.txt"), NOBODY, NOBODY)
+    fs.chmodSync(s.abs("wx"), 0o311) // nobody may create and search there, not list
+    const traces = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-strace-"))
+    fs.chmodSync(traces, 0o777)
+    try {
+      const trace = path.join(traces, "trace")
+      const out = requestsAsNobody(
+        s.root,
+        strategy,
+        [
+          { op: "writeFile", path: "wx/old.txt", data: "replaced", flag: "w", durable: true },
+          { op: "writeFile", path: "wx/new.txt", data: "created", flag: "w", durable: true }
+        ],
+        ["strace", "-f", "-qq", "-o", trace, "-e", "trace=linkat,renameat,renameat2,fsync,fdatasync,syncfs,sync"]
+      )
+      expect(out.map((a) => a.ok)).toEqual([true, true])
+      const lines = fs.readFileSync(trace, "utf8").split("\n")
+      // Each publication (the rename over old.txt, the link of new.txt) is followed by a sync that
+      // reaches the directory: fsync of a descriptor of it, or syncfs of the file system it is on.
+      for (const name of ["old.txt", "new.txt"]) {
+        const at = lines.findIndex((l) => /(renameat2?|linkat)\(/.test(l) && l.includes(`"${name}"`) && / = 0$/.test(l))
+        expect({ name, published: at >= 0 }).toEqual({ name, published: true })
+        const next = lines.slice(at + 1).find((l) => /(fsync|syncfs)\(/.test(l) || /(renameat2?|linkat)\(/.test(l))
+        expect({
+          name,
+          next: next
+            ?.replace(/^\d+\s+/, "")
+            .replace(/\(\d+\)/, "(N)")
+            .replace(/\s+/g, " ")
+        }).toEqual({ name, next: "syncfs(N) = 0" })
+      }
+    } finally {
+      fs.rmSync(traces, { recursive: true, force: true })
+      fs.chmodSync(s.abs("wx"), 0o755)
+    }
+    expect(fs.readFileSync(s.abs("wx/old.txt"), "utf8")).toBe("replaced")
+    expect(fs.readFileSync(s.abs("wx/new.txt"), "utf8")).toBe("created")
+    expect(listing(s.abs("wx"))).toEqual(["new.txt", "old.txt"])
   })
 })
 
