@@ -235,7 +235,13 @@ const opening: unique symbol = Symbol("PinnedRoot.open")
 export class PinnedRoot {
   /** The path the root was opened with, made absolute against the working directory of that call. */
   readonly path: string
-  /** `"dev:ino"` of the pinned directory, decimal from 64-bit values. */
+  /**
+   * The pinned directory's identity: `"dev:ino"` (decimal, from 64-bit values), then what tells it
+   * from a directory that gets the same inode number after it is deleted: `":b<sec>.<nsec>"`, its
+   * birth time, where the file system records one (ext4, xfs, btrfs, tmpfs; APFS), else
+   * `":g<generation>"` (FS_IOC_GETVERSION), else nothing. The extension's `identifyRoot` answers the
+   * same text for the same directory.
+   */
   readonly identity: string
   /** The strategy in force (`"auto"` resolved to what this kernel offers). */
   readonly strategy: "openat2" | "walk" | "nofollow_any"

@@ -18,7 +18,7 @@ import type { MkdirsResult, RmdirsResult } from "../protocol/extensions.ts"
 import { fromNative as toFileInfo } from "../protocol/fileInfo.ts"
 import { checkExclude, finishGlob, planGlob } from "./glob.ts"
 import { type ExecutorRead, executorOperations, executorReads, isOneOf } from "../protocol/operations.ts"
-import type { Root } from "../protocol/root.ts"
+import { type Root, rootIdentityPattern } from "../protocol/root.ts"
 import { join, locate, rootOf } from "./roots.ts"
 
 /**
@@ -98,6 +98,7 @@ const isObject = (u: unknown): u is Fields => typeof u === "object" && u !== nul
 
 const kind = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ? "array" : typeof u)
 
+/** A directory's `dev:ino`, as `mkdirs` records and `rmdirs` checks ownership by. */
 const identityPattern = /^[0-9]+:[0-9]+$/
 
 /** An absolute path operand: a string, no NUL byte, starting with `/`. */
@@ -122,8 +123,8 @@ export const decodeRoots = (method: string, request: Fields): Check<Root> => {
   const logicalRoot = absolute(method, "logicalRoot", request.logicalRoot)
   if (Result.isFailure(logicalRoot)) return relay(logicalRoot)
   const rootIdentity = request.rootIdentity
-  if (typeof rootIdentity !== "string" || !identityPattern.test(rootIdentity)) {
-    return fail(badArgument(method, 'rootIdentity must be a "dev:ino" string of decimal digits'))
+  if (typeof rootIdentity !== "string" || !rootIdentityPattern.test(rootIdentity)) {
+    return fail(badArgument(method, 'rootIdentity must be a root identity ("dev:ino", then ":b<birth>" or ":g<generation>")'))
   }
   return ok({ boundaryRoot: boundaryRoot.success, logicalRoot: logicalRoot.success, rootIdentity })
 }

@@ -9,7 +9,8 @@ import { Effect, type PlatformError } from "effect"
 import * as fsp from "node:fs/promises"
 import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../protocol/wire.ts"
 import { batch, type BatchLimits } from "./batch.ts"
-import { type CheckThenUseWindow, identityOf, rootOf, verifyRoot } from "./confine.ts"
+import { rootIdentityOf } from "../protocol/root.ts"
+import { type CheckThenUseWindow, rootOf, verifyRoot } from "./confine.ts"
 import { badArgument, sysError, toFailure, toPlatformError } from "./failure.ts"
 import { glob } from "./glob.ts"
 import { operations, type Writes } from "./operations.ts"
@@ -55,7 +56,7 @@ const identify = async (path: unknown): Promise<string> => {
   // Followed on purpose: a workspace given through a link is identified by the directory it names.
   const st = await fsp.stat(path, { bigint: true })
   if (!st.isDirectory()) throw sysError("ENOTDIR", "stat", path)
-  return identityOf(st)
+  return rootIdentityOf(st)
 }
 
 /** @internal */

@@ -20,6 +20,7 @@ export interface NativeErrorInfo {
 }
 
 export interface NativeRootHandle {
+  /** The root identity (see `PinnedRoot.identity`). */
   readonly identity: string
   readonly strategy: "openat2" | "walk" | "nofollow_any"
   readonly path: string
@@ -98,7 +99,13 @@ export interface NativeRequest {
 
 export interface NativeBinding {
   pin(path: string, strategy: "auto" | "openat2" | "walk"): Promise<NativeRootHandle>
+  /** `"dev:ino"` of the directory a trusted path names (what the confinement anchors record). */
   identify(path: string): Promise<string>
+  /**
+   * The root identity of the directory a trusted path names: what `pin(path).identity` is,
+   * `"dev:ino"` and its birth time or generation (see `PinnedRoot.identity`).
+   */
+  identifyRoot(path: string): Promise<string>
   /**
    * Trips off the JavaScript thread made by this environment so far (for tests that count them).
    * A test hook: absent from the published prebuilds, as `testAfterPlan` is ignored there.

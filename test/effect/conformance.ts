@@ -25,7 +25,20 @@ import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
 import { NOBODY } from "../support/ids.ts"
 import { skipUnless } from "../support/skip.ts"
 import { mkfifo } from "../support/tree.ts"
-import { base64, host, type Host, identityOf, ok, refused, run, tagOf, valueOf, type Workspace, workspace } from "./support.ts"
+import {
+  base64,
+  host,
+  type Host,
+  identityOf,
+  ok,
+  refused,
+  rootIdentityOf,
+  run,
+  tagOf,
+  valueOf,
+  type Workspace,
+  workspace
+} from "./support.ts"
 
 /**
  * Limits a test may ask the extension for.
@@ -108,13 +121,17 @@ export const runConformance = (
 
   describe(name, () => {
     describe("identifyRoot", () => {
-      it("answers the exact dev:ino of the directory, through a link to it", async () => {
+      it("answers the exact dev:ino and birth time of the directory, through a link to it", async () => {
         const { w, h } = setup()
         expect(h.identifyRoot).toBeDefined()
         const exit = await run(h.identifyRoot!(w.boundaryRoot))
         expect(exit).toMatchObject({ _tag: "Success", value: w.rootIdentity })
         expect(await run(h.identifyRoot!(w.logicalRoot))).toMatchObject({ _tag: "Success", value: w.rootIdentity })
-        expect(w.rootIdentity).toMatch(/^[0-9]+:[0-9]+$/)
+        // The test trees' file system records birth times, so the identity carries one.
+        const st = fs.statSync(w.boundaryRoot, { bigint: true })
+        expect(w.rootIdentity).toBe(
+          `${st.dev}:${st.ino}:b${st.birthtimeNs / 10n ** 9n}.${String(st.birthtimeNs % 10n ** 9n).padStart(9, "0")}`
+        )
       })
 
       it("fails typed for a missing path", async () => {
@@ -1026,7 +1043,7 @@ export const runConformance = (
         fs.renameSync(w.boundaryRoot, moved)
         fs.mkdirSync(w.boundaryRoot)
         fs.writeFileSync(path.join(w.boundaryRoot, "top.txt"), "impostor")
-        expect(identityOf(w.boundaryRoot)).not.toBe(w.rootIdentity)
+        expect(rootIdentityOf(w.boundaryRoot)).not.toBe(w.rootIdentity)
         for (const request of [
           w.req("readFileString", { path: w.l("top.txt") }),
           w.req("readFileString", { path: w.b("top.txt") }),
@@ -1045,7 +1062,7 @@ export const runConformance = (
         const e = await refused(fresh, w.req("exists", { path: w.b("top.txt") }), "Busy")
         expect(e.reason.description).toMatch(/workspace_identity_changed/)
         // The new identity is served.
-        const current = { ...w.roots, rootIdentity: identityOf(w.boundaryRoot) }
+        const current = { ...w.roots, rootIdentity: rootIdentityOf(w.boundaryRoot) }
         expect(await ok(fresh, { ...current, operation: "readFileString", path: w.b("top.txt") })).toBe("impostor")
       })
 
@@ -1076,7 +1093,7 @@ export const runConformance = (
 
       it("refuses a request whose identity is not the root's", async () => {
         const { w, h } = setup()
-        const other = identityOf(w.s.outside)
+        const other = rootIdentityOf(w.s.outside)
         await refused(h, { ...w.req("exists", { path: w.b("top.txt") }), rootIdentity: other }, "Busy")
       })
     })

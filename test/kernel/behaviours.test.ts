@@ -6,6 +6,7 @@ import * as NPath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, FileSystem, Layer, PlatformError } from "effect"
 import { FileSystemBatch, FileSystemFault, GrantStore, KernelFileSystem } from "../../src/kernel/index.ts"
+import { rootIdentityOf } from "../../src/protocol/root.ts"
 import { scratch } from "../support/tree.ts"
 import { hosts } from "./support/hosts.ts"
 import { allowAll, kernelCause, kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
@@ -358,10 +359,8 @@ describe("requests reaching the executor (test double)", () => {
         yield* fs.writeFileString("b.txt", "b")
         yield* fs.glob("*.txt")
       }).pipe(Effect.provide(kernelLayer(made.layer, s.root, allowAll(s.root))))
-      const identity = (() => {
-        const st = NFS.statSync(s.root, { bigint: true })
-        return `${st.dev}:${st.ino}`
-      })()
+      // The double is the path-based executor: its identity is Node's stat of the root.
+      const identity = rootIdentityOf(NFS.statSync(s.root, { bigint: true }))
       expect(made.trips!.log.length).toBeGreaterThan(0)
       for (const request of made.trips!.log) {
         expect([request.boundaryRoot, request.logicalRoot, request.rootIdentity]).toEqual([NFS.realpathSync(s.root), s.root, identity])
