@@ -26,7 +26,11 @@
  *
  * Nothing here is timed by sleeping; the act happens inside the very call it names.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
+/* Fortified headers define some of these functions inline; these are the real definitions. */
+#undef _FORTIFY_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>

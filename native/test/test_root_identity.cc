@@ -43,7 +43,8 @@ TEST(root_identity_is_the_same_for_the_same_directory_and_carries_what_reuse_doe
       reused = now.st_ino == was.st_ino && now.st_dev == was.st_dev;
     }
     if (!reused) {
-      std::fprintf(stderr, "  (no inode number was reused here: the reuse half is not exercised)\n");
+      std::fprintf(stderr,
+                   "  (no inode number was reused here: the reuse half is not exercised)\n");
       continue;
     }
     CHECK(::symlink(elsewhere.c_str(), ws.c_str()) == 0);
