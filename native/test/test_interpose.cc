@@ -45,8 +45,8 @@ struct Armed {
     if (no_tmpfile) ::setenv("PINNEDFS_NO_TMPFILE", "1", 1);
   }
   ~Armed() {
-    for (const char* name : {"PINNEDFS_AT", "PINNEDFS_DO", "PINNEDFS_FROM", "PINNEDFS_TO",
-                             "PINNEDFS_NO_TMPFILE"})
+    for (const char* name :
+         {"PINNEDFS_AT", "PINNEDFS_DO", "PINNEDFS_FROM", "PINNEDFS_TO", "PINNEDFS_NO_TMPFILE"})
       ::unsetenv(name);
   }
   bool fired() const { return pfs_fired != 0; }
