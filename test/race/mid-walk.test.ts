@@ -117,7 +117,7 @@ describe.each(strategies)("a write whose directory leaves the root at an exact s
   // The replacement of an existing file: the temporary is named in `a` (linkat of the anonymous
   // file; the named path's own create), then renamed over the target. A move between the two must
   // be caught by the proof before the rename, or the rename replaces the target outside.
-  const replacements = [
+  const replacements: ReadonlyArray<{ name: string; at: string; env: Record<string, string> }> = [
     { name: "O_TMPFILE, then linkat", at: "after:linkat:.pinnedfs-*", env: {} },
     { name: "the named temporary (macOS's path)", at: "after:openat:.pinnedfs-*", env: { PINNEDFS_NO_TMPFILE: "1" } }
   ]
@@ -139,7 +139,7 @@ describe.each(strategies)("a write whose directory leaves the root at an exact s
       const { s, a, departed } = setup()
       // wx publishes where nothing has the name: by linkat straight to it (anonymous), or by a
       // create-only rename of the named temporary; the move lands before either.
-      const trigger = env.PINNEDFS_NO_TMPFILE ? at : "after:openat:."
+      const trigger = env["PINNEDFS_NO_TMPFILE"] ? at : "after:openat:."
       const o = writeWithMove(s.root, strategy, { path: "a/new.txt", data: "PWNED", flag: "wx" }, trigger, a, departed, env)
       movedOut(o)
       expect(fs.existsSync(path.join(departed, "new.txt"))).toBe(false)
