@@ -18,6 +18,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Cause, Effect, FileSystem, Option, type PlatformError, Result } from "effect"
 import fc from "fast-check"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
@@ -1137,7 +1138,7 @@ export const runConformance = (
         expect(fs.statSync(w.s.abs("deep/er")).mode & 0o777).toBe(0o750)
       })
 
-      it("stops at a conflict, answering exactly what it created, and refuses links", async (ctx) => {
+      it("stops at a conflict the plan meets, before making anything, and refuses links", async (ctx) => {
         programs(ctx)
         const { w, h } = setup()
         const out = await ok(
@@ -1148,14 +1149,47 @@ export const runConformance = (
         )
         expect(out.error?.reason._tag).toBe("AlreadyExists")
         expect(out.error?.reason.pathOrDescriptor).toBe(w.l("top.txt"))
-        // Whatever ran before the conflict is reported, with the identity it has on disk.
-        for (const c of out.created) expect(c.identity).toBe(identityOf(c.path))
-        expect(out.created.map((c: { path: string }) => c.path)).not.toContain(w.l("after"))
-        expect(fs.existsSync(w.s.abs("after"))).toBe(false)
+        // The file is found when the plan is probed, before the first creation: nothing was made.
+        expect(out.created).toEqual([])
+        for (const name of ["made", "after"]) expect(fs.existsSync(w.s.abs(name))).toBe(false)
         const link = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("linkdir/evil") }] }))
         expect(link.created).toEqual([])
         expect(link.error?.reason._tag).toBe("PermissionDenied")
         expect(fs.existsSync(path.join(w.s.outside, "evil"))).toBe(false)
+      })
+
+      it("stops at a conflict met while creating, answering exactly the directories it made before it", async (ctx) => {
+        programs(ctx)
+        const { w, h } = setup()
+        // An immutable directory: even root cannot create in it (EPERM), and no probe can tell
+        // before mkdirat is tried. Needs ext4-like chattr support and CAP_LINUX_IMMUTABLE.
+        fs.mkdirSync(w.s.abs("frozen"))
+        const frozen = spawnSync("chattr", ["+i", w.s.abs("frozen")], { encoding: "utf8" })
+        skipUnless(
+          ctx,
+          frozen.status === 0,
+          `chattr +i is refused here (${(frozen.stderr ?? String(frozen.error)).trim()}): no directory refuses a creation after planning`
+        )
+        try {
+          const out = await ok(
+            h,
+            w.req("mkdirs", {
+              plan: [{ path: w.l("a-made") }, { path: w.l("a-made/inner") }, { path: w.l("frozen/x") }, { path: w.l("z-after") }]
+            })
+          )
+          expect(out.error?.reason._tag).toBe("PermissionDenied")
+          expect(out.error?.reason.pathOrDescriptor).toBe(w.l("frozen/x"))
+          // Exactly what ran before the conflict (the program goes parent before child, in name order),
+          // each with its identity on disk.
+          expect(out.created).toEqual([
+            { path: w.l("a-made"), identity: identityOf(w.s.abs("a-made")) },
+            { path: w.l("a-made/inner"), identity: identityOf(w.s.abs("a-made/inner")) }
+          ])
+          expect(fs.existsSync(w.s.abs("z-after"))).toBe(false)
+          expect(fs.readdirSync(w.s.abs("frozen"))).toEqual([])
+        } finally {
+          spawnSync("chattr", ["-i", w.s.abs("frozen")])
+        }
       })
 
       it("keeps a non-empty directory and refuses a changed one", async (ctx) => {
