@@ -168,6 +168,7 @@ describe("NodeAtomicFileSystem.layer", () => {
     expect(() => NodeAtomicFileSystem.make({ batchLimits: { size: 0 } })).toThrow(RangeError)
     expect(() => NodeAtomicFileSystem.make({ contentLimit: 1.5 })).toThrow(RangeError)
     expect(() => NodeAtomicFileSystem.make({ rootCacheSize: -1 })).toThrow(RangeError)
+    expect(() => NodeAtomicFileSystem.make({ durable: "yes" as never })).toThrow(/durable must be a boolean/)
     const e = NodeAtomicFileSystem.make()
     expect(e.batchLimits).toEqual({ size: 256, response: 64 * 1024 * 1024 })
     expect(e.contentLimit).toBe(64 * 1024 * 1024)
