@@ -171,8 +171,10 @@ Status check_target(int dirfd, const std::string& leaf, const std::string& shown
   }
   // Node opens the file for writing, so a file the caller may not write (0444, another user's) is
   // EACCES even where the directory would let a rename replace it. Asked of the name we just
-  // looked at; the answer only decides whether to go on, the rename acts on the entry.
-  if (::faccessat(dirfd, leaf.c_str(), W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0) {
+  // looked at; the answer only decides whether to go on, the rename acts on the entry. No flags:
+  // with AT_EACCESS or AT_SYMLINK_NOFOLLOW glibc calls faccessat2, which a container's older
+  // seccomp profile answers EPERM (a Node process's real and effective ids are the same).
+  if (::faccessat(dirfd, leaf.c_str(), W_OK, 0) != 0) {
     return sys_error(errno, "open", shown);
   }
   return ok_status();
@@ -212,8 +214,10 @@ Status create_temp(const Root& root, Temp& tmp, Held& dir, mode_t mode, bool all
 int rename_exclusive(int dirfd, const std::string& from, const std::string& leaf, bool* linked) {
   *linked = false;
 #if defined(__linux__) && defined(RENAME_NOREPLACE)
+  // EINVAL: a file system without it; ENOSYS: a kernel before 3.15; EPERM: an older seccomp profile
+  // that does not know renameat2 (a real EPERM is answered by the link below as well).
   if (::renameat2(dirfd, from.c_str(), dirfd, leaf.c_str(), RENAME_NOREPLACE) == 0) return 0;
-  if (errno != EINVAL && errno != ENOSYS) return errno;
+  if (errno != EINVAL && errno != ENOSYS && errno != EPERM) return errno;
 #elif defined(__APPLE__) && defined(RENAME_EXCL)
   if (::renameatx_np(dirfd, from.c_str(), dirfd, leaf.c_str(), RENAME_EXCL) == 0) return 0;
   if (errno != ENOTSUP) return errno;
