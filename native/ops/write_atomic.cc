@@ -148,8 +148,8 @@ struct Target {
   struct stat st;
 };
 
-Status check_target(int dirfd, const std::string& leaf, const std::string& shown, bool exclusive,
-                    Target* t) {
+Status check_target(const Root& root, int dirfd, const std::string& leaf, const std::string& shown,
+                    bool exclusive, Target* t) {
   if (::fstatat(dirfd, leaf.c_str(), &t->st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return ok_status();
     return sys_error(errno, "fstatat", shown);
@@ -169,6 +169,21 @@ Status check_target(int dirfd, const std::string& leaf, const std::string& shown
     return refusal(Refusal::NotRegular, "open", shown,
                    "not a regular file (FIFO, socket or device): refused, never replaced", EINVAL);
   }
+  // A file bind-mounted over the name is another mount's object, which a write in place refuses
+  // (and a rename could not replace: EBUSY). Linux: the name's own O_PATH handle tells its mount
+  // id. macOS has no mount ids and no bind mounts, and the mount is the device already looked at
+  // (an O_RDONLY open there would need read permission a write does not).
+#if defined(O_PATH)
+  int raw = retry_eintr([&] { return ::openat(dirfd, leaf.c_str(), kObjectHandleFlags); });
+  if (raw < 0) return explain_open_failure(dirfd, leaf, errno, "openat", shown);
+  Fd object(raw);
+  auto same = same_mount(root, object.get(), shown);
+  if (!same.ok()) return same;
+#else
+  if (static_cast<std::uint64_t>(t->st.st_dev) != root.mount().dev) {
+    return mount_point("open", shown, shown);
+  }
+#endif
   // Node opens the file for writing, so a file the caller may not write (0444, another user's) is
   // EACCES even where the directory would let a rename replace it. Asked of the name we just
   // looked at; the answer only decides whether to go on, the rename acts on the entry. No flags:
@@ -321,7 +336,7 @@ Result<Replaced> write_atomic_with(const Root& root, const LexedPath& path, cons
   const std::string& leaf = path.leaf();
 
   Target target;
-  auto checked = check_target(dirfd, leaf, shown, exclusive, &target);
+  auto checked = check_target(root, dirfd, leaf, shown, exclusive, &target);
   if (!checked.ok()) return checked.take_error();
 
   // A new file gets Node's mode (umask applies); a replacement keeps the old file's bits exactly,
