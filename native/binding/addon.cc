@@ -657,7 +657,7 @@ Napi::Value pin(const Napi::CallbackInfo& info) {
                          return {true, nullptr};
                        }
                        static_cast<RootHandle*>(unwrapped)->adopt(r.value());
-                       out.set(obj, "identity", out.string(r.value()->identity().str()));
+                       out.set(obj, "identity", out.string(r.value()->root_identity().str()));
                        out.set(obj, "strategy", out.string(strategy_name(r.value()->strategy())));
                        out.set(obj, "path", out.string(r.value()->path()));
                        return {true, obj};
@@ -676,6 +676,23 @@ Napi::Value identify(const Napi::CallbackInfo& info) {
   return js(env, PromiseJob<Result<Identity>>::start(
                      env, [path]() { return identify_path(path); },
                      [](Out& out, EnvState&, Result<Identity>& r) -> Settled {
+                       if (r.ok()) return {true, out.string(r.value().str())};
+                       return {false, error_to_js(out, r.error())};
+                     }));
+}
+
+// identifyRoot(path) -> Promise<RootIdentity text>: what pin(path).identity would be.
+Napi::Value identify_root_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) return js(env, rejected(env, bad_argument("path must be a string")));
+  Budget budget;
+  std::string path;
+  if (!utf8_within(info[0], &budget.text, &path)) {
+    return js(env, rejected(env, bad_argument(over_budget("path"))));
+  }
+  return js(env, PromiseJob<Result<RootIdentity>>::start(
+                     env, [path]() { return identify_root(path); },
+                     [](Out& out, EnvState&, Result<RootIdentity>& r) -> Settled {
                        if (r.ok()) return {true, out.string(r.value().str())};
                        return {false, error_to_js(out, r.error())};
                      }));
@@ -713,6 +730,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   if (napi_add_env_cleanup_hook(env, stopping, held) != napi_ok) delete held;
   exports.Set("pin", Napi::Function::New(env, pin, "pin"));
   exports.Set("identify", Napi::Function::New(env, identify, "identify"));
+  exports.Set("identifyRoot", Napi::Function::New(env, identify_root_js, "identifyRoot"));
 #ifdef PINNEDFS_TEST_HOOKS
   exports.Set("trips", Napi::Function::New(
                            env,

@@ -209,7 +209,8 @@ void read_scalars(Reader& in, Request* r) {
   r->recursive = in.boolean("recursive");
   r->force = in.boolean("force");
   r->atomic = in.boolean("atomic");
-  r->no_sync = in.boolean("noSync");
+  r->in_place = in.boolean("inPlace");
+  r->durable = in.boolean("durable");
   r->no_replace = in.boolean("noReplace");
   int64_t mode = in.integer("mode", 0, 07777, &present);
   r->has_mode = present;

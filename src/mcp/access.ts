@@ -156,7 +156,7 @@ export const readBetweenStats = async (
 export const writeText = (t: Target, text: string, sync: boolean): Promise<void> =>
   settle(
     t.root.handle.execute(
-      { op: ops.writeFile, path: t.rel, data: text, flag: native.flags.w, atomic: true, ...(sync ? {} : { noSync: true }) },
+      { op: ops.writeFile, path: t.rel, data: text, flag: native.flags.w, atomic: true, ...(sync ? { durable: true } : {}) },
       t.verify
     )
   )
