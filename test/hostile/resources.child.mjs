@@ -53,8 +53,9 @@ const settle = async (f) => {
 }
 
 const boundaryRoot = fs.realpathSync(workspace)
-const st = fs.statSync(boundaryRoot, { bigint: true })
-const roots = { boundaryRoot, logicalRoot: boundaryRoot, rootIdentity: `${st.dev}:${st.ino}` }
+// The identity as the executor spells it (with the birth time or generation), as a kernel gets it.
+const rootIdentity = await Effect.runPromise(NodeAtomicFileSystem.make({ strategy }).identifyRoot(boundaryRoot))
+const roots = { boundaryRoot, logicalRoot: boundaryRoot, rootIdentity }
 const extension = () => NodeAtomicFileSystem.make({ strategy, contentLimit: 2 ** 31 - 1, batchLimits: { response: 2 ** 31 } })
 const run = async (ext, request) => {
   const exit = await Effect.runPromiseExit(ext.execute({ ...roots, ...request }))
