@@ -1,0 +1,91 @@
+/**
+ * A `pinnedfs run` killed with SIGKILL cannot clean up after itself: the empty `.git` it made and
+ * its private temporary root stay. Each launch keeps a crash-safe record of what it made, in a
+ * runtime directory only its user can enter; the next launch's cleanup, or `pinnedfs run
+ * --cleanup`, removes what a dead launch left, identity-checked, and never what a live launch
+ * relies on.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { beforeAll, describe, expect, it } from "vitest"
+import { Confinement } from "../../src/confine/index.ts"
+import { outputClosed, startWaiting, startWaitingCli } from "./support/launches.ts"
+import { stagePackage } from "./support/stage.ts"
+import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
+
+let cli = ""
+beforeAll(() => {
+  cli = path.join(stagePackage(), "fixtures", "cli.mjs")
+})
+
+const gitless = (): SandboxTree => {
+  const t = sandboxTree()
+  fs.rmSync(t.at("ws/.git"), { recursive: true })
+  return t
+}
+const envOf = (t: SandboxTree) => ({ ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") })
+const privateRoots = (t: SandboxTree) => fs.readdirSync(t.tmp).filter((n) => n.startsWith("pinnedfs-confine-"))
+
+/** A `pinnedfs run` killed while its command runs: what it made is still on disk. */
+const killedLaunch = async (t: SandboxTree) => {
+  const a = await startWaitingCli(process.execPath, cli, [], "true", { cwd: t.ws, env: envOf(t) })
+  a.child.kill("SIGKILL")
+  await outputClosed(a.child)
+  expect(fs.readdirSync(t.at("ws/.git"))).toEqual([])
+  expect(privateRoots(t).length).toBe(1)
+  expect(fs.readdirSync(t.at("run")).length).toBe(1)
+}
+
+describe("what a killed launch left", () => {
+  it("pinnedfs run --cleanup removes the .git and the temporary root a SIGKILLed launch made", async () => {
+    const t = gitless()
+    await killedLaunch(t)
+    const r = await exec(process.execPath, [cli, "run", "--cleanup"], { cwd: t.ws, env: envOf(t) })
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain(`removed ${t.at("ws/.git")}`)
+    expect(fs.existsSync(t.at("ws/.git"))).toBe(false)
+    expect(privateRoots(t)).toEqual([])
+    expect(fs.readdirSync(t.at("run"))).toEqual([])
+  })
+
+  it("the next launch removes them when it is done", async () => {
+    const t = gitless()
+    await killedLaunch(t)
+    const r = await exec(process.execPath, [cli, "run", "--", "/bin/true"], { cwd: t.ws, env: envOf(t) })
+    expect(r.code).toBe(0)
+    expect(fs.existsSync(t.at("ws/.git"))).toBe(false)
+    expect(privateRoots(t)).toEqual([])
+    expect(fs.readdirSync(t.at("run"))).toEqual([])
+  })
+
+  it("--cleanup keeps what a live launch relies on, and says so", async () => {
+    const t = gitless()
+    await killedLaunch(t)
+    const live = await new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") } }).prepare()
+    const waiting = await startWaiting(live, "true")
+    const r = await exec(process.execPath, [cli, "run", "--cleanup"], { cwd: t.ws, env: envOf(t) })
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain(`kept ${t.at("ws/.git")}`)
+    expect(fs.statSync(t.at("ws/.git")).isDirectory()).toBe(true)
+    expect(privateRoots(t)).toEqual([]) // the dead launch's own scratch is nobody else's
+    await waiting.go()
+    await live.cleanup()
+    expect(fs.existsSync(t.at("ws/.git"))).toBe(false)
+    expect(fs.readdirSync(t.at("run"))).toEqual([])
+  })
+
+  it("a record the runtime directory holds for another user, or a runtime directory others can enter, is refused", async () => {
+    const t = gitless()
+    fs.mkdirSync(t.at("run"), { mode: 0o755 })
+    fs.chmodSync(t.at("run"), 0o755)
+    const r = await exec(process.execPath, [cli, "run", "--", "/bin/true"], { cwd: t.ws, env: envOf(t) })
+    expect(r.code).toBe(125)
+    expect(r.stderr).toMatch(/runtime directory .* mode 0755/)
+    fs.rmSync(t.at("run"), { recursive: true })
+    fs.symlinkSync(t.outside, t.at("run"))
+    const linked = await exec(process.execPath, [cli, "run", "--", "/bin/true"], { cwd: t.ws, env: envOf(t) })
+    expect(linked.code).toBe(125)
+    expect(linked.stderr).toMatch(/runtime directory .* symbolic link/)
+    expect(fs.readdirSync(t.outside)).toEqual(["keep.txt"])
+  })
+})
