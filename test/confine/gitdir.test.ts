@@ -111,4 +111,3 @@ describe.each(strategies)("git pointer files (%s)", (strategy) => {
     expect(fs.readdirSync(t.ws).sort()).toEqual([".git", "link", "real", "src.txt"])
   })
 })
-

@@ -61,7 +61,9 @@ describe("what a killed launch left", () => {
   it("--cleanup keeps what a live launch relies on, and says so", async () => {
     const t = gitless()
     await killedLaunch(t)
-    const live = await new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") } }).prepare()
+    const live = await new Confinement({
+      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }
+    }).prepare()
     const waiting = await startWaiting(live, "true")
     const r = await exec(process.execPath, [cli, "run", "--cleanup"], { cwd: t.ws, env: envOf(t) })
     expect(r.code).toBe(0)

@@ -35,17 +35,21 @@ const mess = [
 ].join(" && ")
 
 describe("the private temporary root", () => {
-  it.runIf(bwrapWorks)("is removed whole after each launch, as an unprivileged user, whatever the child left in it", async () => {
-    const t = sandboxTree()
-    if (asRoot) fs.chownSync(t.ws, NOBODY, NOBODY)
-    const env = { ...process.env, HOME: t.home, TMPDIR: t.tmp }
-    for (let launch = 0; launch < 3; launch++) {
-      const r = await exec(nodeForNobody(), [cli, "run", "--", "/bin/sh", "-c", mess], { ...ids, cwd: t.ws, env })
-      expect(r.stderr).toBe("")
-      expect(r.code).toBe(0)
-      // The mess was made (the attack was live), in a private root the launch then removed.
-      expect(r.stdout.split("\n")).toEqual(expect.arrayContaining(["locked", "sealed", "d", "level-name-x"]))
-      expect(fs.readdirSync(t.tmp).filter((n) => n.startsWith("pinnedfs-confine-"))).toEqual([])
+  it.runIf(bwrapWorks)(
+    "is removed whole after each launch, as an unprivileged user, whatever the child left in it",
+    { timeout: 120_000 },
+    async () => {
+      const t = sandboxTree()
+      if (asRoot) fs.chownSync(t.ws, NOBODY, NOBODY)
+      const env = { ...process.env, HOME: t.home, TMPDIR: t.tmp }
+      for (let launch = 0; launch < 3; launch++) {
+        const r = await exec(nodeForNobody(), [cli, "run", "--", "/bin/sh", "-c", mess], { ...ids, cwd: t.ws, env })
+        expect(r.stderr).toBe("")
+        expect(r.code).toBe(0)
+        // The mess was made (the attack was live), in a private root the launch then removed.
+        expect(r.stdout.split("\n")).toEqual(expect.arrayContaining(["locked", "sealed", "d", "level-name-x"]))
+        expect(fs.readdirSync(t.tmp).filter((n) => n.startsWith("pinnedfs-confine-"))).toEqual([])
+      }
     }
-  })
+  )
 })
