@@ -135,7 +135,8 @@ std::vector<std::string_view> fields(std::string_view line) {
 std::uint64_t now_ns() {
   struct timespec ts;
   ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 Status write_all(int fd, const std::string& text, const char* what) {
@@ -184,11 +185,13 @@ bool parse(const std::string& text, Parsed* out) {
     if (!header) {
       if (f.size() != 4 || f[0] != "pinnedfs-record" || f[1] != "1") return false;
       header = true;
-    } else if (f[0] == "A" && f.size() == 4 && number(f[1], &a) && unhex(f[2], &s) && a < kMaxAnchors) {
+    } else if (f[0] == "A" && f.size() == 4 && number(f[1], &a) && unhex(f[2], &s) &&
+               a < kMaxAnchors) {
       Identity id;
       if (!identity_text(f[3], &id)) return false;
       out->anchors[static_cast<std::uint32_t>(a)] = {s, id};
-    } else if (f[0] == "I" && f.size() == 4 && number(f[1], &a) && unhex(f[2], &s) && number(f[3], &b)) {
+    } else if (f[0] == "I" && f.size() == 4 && number(f[1], &a) && unhex(f[2], &s) &&
+               number(f[3], &b)) {
       Made m;
       m.anchor = static_cast<std::uint32_t>(a);
       m.rel = s;
@@ -203,7 +206,8 @@ bool parse(const std::string& text, Parsed* out) {
       m.purge = f[4] == "purge";
       recorded.insert({m.anchor, m.rel});
       out->made.push_back(std::move(m));
-    } else if (f[0] == "S" && f.size() == 3 && number(f[1], &a) && number(f[2], &b) && a > 0 && a < (1u << 30)) {
+    } else if (f[0] == "S" && f.size() == 3 && number(f[1], &a) && number(f[2], &b) && a > 0 &&
+               a < (1u << 30)) {
       out->sandboxes.push_back({static_cast<int>(a), b});
     } else if (f[0] == "D" && f.size() == 3) {
       std::string rel;
@@ -229,7 +233,8 @@ bool stop_sandbox(int pid, std::uint64_t start) {
     Fd owned(pidfd);
     // Checked after the pidfd is open: the pidfd names this process whatever the pid becomes.
     if (process_start(pid) != start) return true;
-    if (::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0) != 0 && errno != ESRCH) return false;
+    if (::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0) != 0 && errno != ESRCH)
+      return false;
     struct pollfd p = {pidfd, POLLIN, 0};
     return retry_eintr([&] { return ::poll(&p, 1, kKillWaitMs); }) == 1;
   }
@@ -275,7 +280,9 @@ bool born(const Root& root, const std::string& rel, std::uint64_t* ns, Identity*
   return true;
 #else
   struct stat st;
-  if (::fstatat(parent.value().dir.fd(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
+  if (::fstatat(parent.value().dir.fd(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) !=
+      0)
+    return false;
   *id = identity_of(st);
   *dir = S_ISDIR(st.st_mode);
   return true;
@@ -283,11 +290,12 @@ bool born(const Root& root, const std::string& rel, std::uint64_t* ns, Identity*
 }
 
 bool under(const std::string& path, const std::string& dir) {
-  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         path[dir.size()] == '/';
 }
 
-Fate remove_made(const Root& root, const std::string& anchor, const Made& m, const std::vector<std::string>& staying,
-                 std::vector<Swept>& items) {
+Fate remove_made(const Root& root, const std::string& anchor, const Made& m,
+                 const std::vector<std::string>& staying, std::vector<Swept>& items) {
   std::string shown = joined(anchor, m.rel);
   Identity identity = m.identity;
   if (!m.known) {
@@ -296,14 +304,16 @@ Fate remove_made(const Root& root, const std::string& anchor, const Made& m, con
     if (!born(root, m.rel, &ns, &identity, &dir) || !dir) return Fate::Done;
     if (ns == 0) {
       items.push_back({shown, SweptStatus::Kept,
-                       "a killed launch may have made it, but this file system keeps no birth time to tell: left in place"});
+                       "a killed launch may have made it, but this file system keeps no birth time "
+                       "to tell: left in place"});
       return Fate::Done;
     }
     if (ns < m.intent) return Fate::Done;  // it was there before the launch meant to make it
   }
   if (m.purge) {
     if (!temp_root_name(m.rel)) {
-      items.push_back({shown, SweptStatus::Refused, "not a private temporary root's name: never purged"});
+      items.push_back(
+          {shown, SweptStatus::Refused, "not a private temporary root's name: never purged"});
       return Fate::Done;
     }
     Status purged = purge(root, m.rel, identity);
@@ -312,9 +322,9 @@ Fate remove_made(const Root& root, const std::string& anchor, const Made& m, con
       return Fate::Done;
     }
     if (purged.error().err == ENOENT) return Fate::Done;
-    items.push_back({shown, SweptStatus::Refused, purged.error().description.empty()
-                                                      ? errno_name(purged.error().err)
-                                                      : purged.error().description});
+    items.push_back({shown, SweptStatus::Refused,
+                     purged.error().description.empty() ? errno_name(purged.error().err)
+                                                        : purged.error().description});
     return purged.error().refusal == Refusal::IdentityChanged ? Fate::Done : Fate::Stays;
   }
   Request r;
@@ -336,7 +346,8 @@ Fate remove_made(const Root& root, const std::string& anchor, const Made& m, con
       return Fate::Done;
     case RmdirStatus::Kept:
       if (member.error.err == EBUSY) {
-        items.push_back({shown, SweptStatus::Kept, "in use by a live launch: removed when it is done"});
+        items.push_back(
+            {shown, SweptStatus::Kept, "in use by a live launch: removed when it is done"});
         return Fate::Stays;
       }
       for (const std::string& s : staying) {
@@ -347,9 +358,9 @@ Fate remove_made(const Root& root, const std::string& anchor, const Made& m, con
     case RmdirStatus::Refused:
       break;
   }
-  items.push_back({shown, SweptStatus::Refused, member.error.description.empty()
-                                                    ? errno_name(member.error.err)
-                                                    : member.error.description});
+  items.push_back(
+      {shown, SweptStatus::Refused,
+       member.error.description.empty() ? errno_name(member.error.err) : member.error.description});
   return Fate::Done;
 }
 
@@ -357,13 +368,15 @@ Fate remove_made(const Root& root, const std::string& anchor, const Made& m, con
 bool sweep_record(int fd, const std::string& text, Strategy strategy, std::vector<Swept>& items) {
   Parsed p;
   if (!parse(text, &p)) {
-    items.push_back({"", SweptStatus::Refused, "a launch record that does not parse: left for a person to look at"});
+    items.push_back({"", SweptStatus::Refused,
+                     "a launch record that does not parse: left for a person to look at"});
     return false;
   }
   for (const auto& [pid, start] : p.sandboxes) {
     if (!stop_sandbox(pid, start)) {
       items.push_back({"", SweptStatus::Kept,
-                       "the sandbox of a killed launch (pid " + std::to_string(pid) + ") does not stop: what it relies on stays"});
+                       "the sandbox of a killed launch (pid " + std::to_string(pid) +
+                           ") does not stop: what it relies on stays"});
       return false;
     }
   }
@@ -386,8 +399,10 @@ bool sweep_record(int fd, const std::string& text, Strategy strategy, std::vecto
     }
     Fate fate = Fate::Done;
     if (root->second == nullptr) {
-      items.push_back({joined(path, m.rel), SweptStatus::Refused,
-                       "its directory '" + path + "' is gone or replaced: nothing there is the killed launch's to remove"});
+      items.push_back(
+          {joined(path, m.rel), SweptStatus::Refused,
+           "its directory '" + path +
+               "' is gone or replaced: nothing there is the killed launch's to remove"});
     } else {
       fate = remove_made(*root->second, path, m, staying[m.anchor], items);
     }
@@ -408,7 +423,8 @@ bool sweep_record(int fd, const std::string& text, Strategy strategy, std::vecto
 // ---- the runtime directory and a launch's own record --------------------------------------------
 
 Result<Fd> open_runtime(const RuntimePlace& place) {
-  if (place.parent.empty() || place.parent[0] != '/' || place.parent.find('\0') != std::string::npos) {
+  if (place.parent.empty() || place.parent[0] != '/' ||
+      place.parent.find('\0') != std::string::npos) {
     return bad_argument("the runtime directory's parent must be an absolute path");
   }
   if (place.name.empty() || place.name == "." || place.name == ".." ||
@@ -419,7 +435,8 @@ Result<Fd> open_runtime(const RuntimePlace& place) {
   int parent = retry_eintr([&] { return ::open(place.parent.c_str(), kParentFlags); });
   if (parent < 0) return sys_error(errno, "open", place.parent);
   Fd up(parent);
-  if (retry_eintr([&] { return ::mkdirat(parent, place.name.c_str(), 0700); }) != 0 && errno != EEXIST) {
+  if (retry_eintr([&] { return ::mkdirat(parent, place.name.c_str(), 0700); }) != 0 &&
+      errno != EEXIST) {
     return sys_error(errno, "mkdir", shown);
   }
   int fd = retry_eintr([&] {
@@ -428,9 +445,12 @@ Result<Fd> open_runtime(const RuntimePlace& place) {
   if (fd < 0) {
     int err = errno;
     struct stat st;
-    if (::fstatat(parent, place.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
-      return refusal(Refusal::Symlink, "open", shown,
-                     "the runtime directory '" + shown + "' is a symbolic link: refused, never followed", ELOOP);
+    if (::fstatat(parent, place.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(st.st_mode)) {
+      return refusal(
+          Refusal::Symlink, "open", shown,
+          "the runtime directory '" + shown + "' is a symbolic link: refused, never followed",
+          ELOOP);
     }
     return sys_error(err, "open", shown);
   }
@@ -439,8 +459,9 @@ Result<Fd> open_runtime(const RuntimePlace& place) {
   if (::fstat(fd, &st) != 0) return sys_error(errno, "fstat", shown);
   if (st.st_uid != ::geteuid()) {
     Error e = sys_error(EACCES, "open", shown);
-    e.description = "the runtime directory '" + shown + "' belongs to uid " + std::to_string(st.st_uid) +
-                    ", not to this user (" + std::to_string(::geteuid()) + "): refused";
+    e.description = "the runtime directory '" + shown + "' belongs to uid " +
+                    std::to_string(st.st_uid) + ", not to this user (" +
+                    std::to_string(::geteuid()) + "): refused";
     return e;
   }
   if ((st.st_mode & 077) != 0) {
@@ -461,7 +482,8 @@ Result<Fd> create_record(const RuntimePlace& place, const std::string& name) {
   int dir = runtime.value().get();
   std::string fresh = kNewPrefix + name;
   int fd = retry_eintr([&] {
-    return ::openat(dir, fresh.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    return ::openat(dir, fresh.c_str(),
+                    O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   });
   if (fd < 0) return sys_error(errno, "open", joined(place.parent, place.name) + "/" + fresh);
   Fd record(fd);
@@ -469,9 +491,13 @@ Result<Fd> create_record(const RuntimePlace& place, const std::string& name) {
     ::unlinkat(dir, fresh.c_str(), 0);
     return e;
   };
-  if (retry_eintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }) != 0) return undo(sys_error(errno, "flock", fresh));
+  if (retry_eintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }) != 0)
+    return undo(sys_error(errno, "flock", fresh));
   int pid = static_cast<int>(::getpid());
-  Status header = write_all(fd, "pinnedfs-record 1 " + std::to_string(pid) + " " + std::to_string(process_start(pid)) + "\n", "write");
+  Status header = write_all(
+      fd,
+      "pinnedfs-record 1 " + std::to_string(pid) + " " + std::to_string(process_start(pid)) + "\n",
+      "write");
   if (!header.ok()) return undo(header.take_error());
   std::string final_name = name + kRecordSuffix;
   if (retry_eintr([&] { return ::renameat(dir, fresh.c_str(), dir, final_name.c_str()); }) != 0) {
@@ -497,8 +523,10 @@ std::string record_intent(std::size_t index, const std::string& relative) {
   return "I " + std::to_string(index) + " " + hex(relative) + " " + std::to_string(now_ns()) + "\n";
 }
 
-std::string record_made(std::size_t index, const std::string& relative, const Identity& identity, bool purge) {
-  return "M " + std::to_string(index) + " " + hex(relative) + " " + identity.str() + (purge ? " purge\n" : " rmdir\n");
+std::string record_made(std::size_t index, const std::string& relative, const Identity& identity,
+                        bool purge) {
+  return "M " + std::to_string(index) + " " + hex(relative) + " " + identity.str() +
+         (purge ? " purge\n" : " rmdir\n");
 }
 
 std::string record_done(const std::string& anchor, const std::string& relative) {
@@ -519,7 +547,8 @@ std::uint64_t process_start(int pid) {
   ssize_t n = retry_eintr([&] { return ::read(fd, buf, sizeof buf - 1); });
   if (n <= 0) return 0;
   buf[n] = '\0';
-  // The command name (field 2) is in parentheses and may hold anything: fields count from the last ')'.
+  // The command name (field 2) is in parentheses and may hold anything: fields count from the last
+  // ')'.
   const char* close = std::strrchr(buf, ')');
   if (close == nullptr) return 0;
   std::vector<std::string_view> f = fields(std::string_view(close + 2));
@@ -529,7 +558,8 @@ std::uint64_t process_start(int pid) {
   return number(f[19], &start) ? start : 0;
 }
 
-// ---- the sweep ------------------------------------------------------------------------------------
+// ---- the sweep
+// ------------------------------------------------------------------------------------
 
 Result<SweepResult> sweep(const RuntimePlace& place, const std::string& own, Strategy strategy) {
   auto runtime = open_runtime(place);
@@ -542,26 +572,30 @@ Result<SweepResult> sweep(const RuntimePlace& place, const std::string& own, Str
     std::string_view name;
     unsigned char type = 0;
     while (names.size() < kMaxRecords && reader.next(&name, &type)) names.emplace_back(name);
-    if (reader.error() != 0) return sys_error(reader.error(), "getdents64", joined(place.parent, place.name));
+    if (reader.error() != 0)
+      return sys_error(reader.error(), "getdents64", joined(place.parent, place.name));
   }
   SweepResult out;
   std::string mine = own + kRecordSuffix;
   for (const std::string& name : names) {
     bool fresh = name.compare(0, std::strlen(kNewPrefix), kNewPrefix) == 0;
     if (name == mine || (!fresh && !is_record_name(name))) continue;
-    int fd = retry_eintr([&] { return ::openat(dir, name.c_str(), O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC); });
+    int fd = retry_eintr([&] {
+      return ::openat(dir, name.c_str(), O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    });
     if (fd < 0) continue;
     Fd record(fd);
     struct stat st;
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || st.st_nlink != 1 ||
-        static_cast<std::uint64_t>(st.st_size) > kMaxRecordBytes) {
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+        st.st_nlink != 1 || static_cast<std::uint64_t>(st.st_size) > kMaxRecordBytes) {
       out.items.push_back({joined(place.parent, place.name) + "/" + name, SweptStatus::Refused,
                            "not a launch record of this user: left alone"});
       continue;
     }
     // A record is locked an instant after it is made under its temporary name: one that young
     // may not be locked yet, and is left to its maker.
-    if (fresh && static_cast<std::uint64_t>(st.st_ctime) + kFreshSeconds > now_ns() / 1000000000u) continue;
+    if (fresh && static_cast<std::uint64_t>(st.st_ctime) + kFreshSeconds > now_ns() / 1000000000u)
+      continue;
     if (retry_eintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }) != 0) {
       if (errno == EWOULDBLOCK) out.live += 1;
       continue;
@@ -576,8 +610,8 @@ Result<SweepResult> sweep(const RuntimePlace& place, const std::string& own, Str
     }
     if (!gone) continue;
     struct stat named;
-    if (::fstatat(dir, name.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 && identity_of(named) == identity_of(st) &&
-        ::unlinkat(dir, name.c_str(), 0) == 0) {
+    if (::fstatat(dir, name.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+        identity_of(named) == identity_of(st) && ::unlinkat(dir, name.c_str(), 0) == 0) {
       out.records += fresh ? 0 : 1;
     }
   }

@@ -41,7 +41,8 @@ Error stop(int err, const char* syscall, const std::string& shown, const std::st
 
 // Opens directory `name` of `dir` for listing; one closed to its owner (EACCES) is first given its
 // owner's rwx, through an O_PATH handle checked to be a directory on `dev`.
-Result<Fd> open_listing(int dir, const std::string& name, std::uint64_t dev, const std::string& shown) {
+Result<Fd> open_listing(int dir, const std::string& name, std::uint64_t dev,
+                        const std::string& shown) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     int fd = retry_eintr([&] { return ::openat(dir, name.c_str(), kListFlags); });
     if (fd >= 0) return Fd(fd);
@@ -52,7 +53,8 @@ Result<Fd> open_listing(int dir, const std::string& name, std::uint64_t dev, con
     struct stat st;
     if (::fstat(handle, &st) != 0) return sys_error(errno, "fstat", shown);
     if (!S_ISDIR(st.st_mode) || static_cast<std::uint64_t>(st.st_dev) != dev) {
-      return stop(EXDEV, "openat", shown, "'" + shown + "' is not a directory of the temporary root's file system");
+      return stop(EXDEV, "openat", shown,
+                  "'" + shown + "' is not a directory of the temporary root's file system");
     }
     auto moded = attr::change_mode(handle, (st.st_mode & 07777) | 0700, shown);
     if (!moded.ok()) return moded.take_error();
@@ -64,16 +66,20 @@ Result<Fd> open_listing(int dir, const std::string& name, std::uint64_t dev, con
 Status open_up(int fd, const std::string& shown) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return sys_error(errno, "fstat", shown);
-  if ((st.st_mode & 0700) == 0700) return sys_error(EACCES, "unlinkat", shown);  // not a mode problem
-  if (retry_eintr([&] { return ::fchmod(fd, (st.st_mode & 07777) | 0700); }) != 0) return sys_error(errno, "fchmod", shown);
+  if ((st.st_mode & 0700) == 0700)
+    return sys_error(EACCES, "unlinkat", shown);  // not a mode problem
+  if (retry_eintr([&] { return ::fchmod(fd, (st.st_mode & 07777) | 0700); }) != 0)
+    return sys_error(errno, "fchmod", shown);
   return ok_status();
 }
 
 // Removes entry `name` of `dir` (not a directory), repairing `dir`'s mode once if it is in the way.
 Status unlink_entry(int dir, const std::string& name, const std::string& shown) {
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (retry_eintr([&] { return ::unlinkat(dir, name.c_str(), 0); }) == 0 || errno == ENOENT) return ok_status();
-    if ((errno != EACCES && errno != EPERM) || attempt > 0) return sys_error(errno, "unlinkat", shown);
+    if (retry_eintr([&] { return ::unlinkat(dir, name.c_str(), 0); }) == 0 || errno == ENOENT)
+      return ok_status();
+    if ((errno != EACCES && errno != EPERM) || attempt > 0)
+      return sys_error(errno, "unlinkat", shown);
     auto opened = open_up(dir, shown);
     if (!opened.ok()) return opened;
   }
@@ -81,14 +87,18 @@ Status unlink_entry(int dir, const std::string& name, const std::string& shown) 
 }
 
 // Removes directory `name` of `parent` if it is still `identity` (and empty).
-Status rmdir_entry(int parent, const std::string& name, const Identity& identity, const std::string& shown) {
+Status rmdir_entry(int parent, const std::string& name, const Identity& identity,
+                   const std::string& shown) {
   struct stat st;
-  if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return sys_error(errno, "fstatat", shown);
+  if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return sys_error(errno, "fstatat", shown);
   if (identity_of(st) != identity) {
-    return refusal(Refusal::IdentityChanged, "rmdir", shown, "'" + shown + "' was replaced while it was being purged", EBUSY);
+    return refusal(Refusal::IdentityChanged, "rmdir", shown,
+                   "'" + shown + "' was replaced while it was being purged", EBUSY);
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (retry_eintr([&] { return ::unlinkat(parent, name.c_str(), AT_REMOVEDIR); }) == 0) return ok_status();
+    if (retry_eintr([&] { return ::unlinkat(parent, name.c_str(), AT_REMOVEDIR); }) == 0)
+      return ok_status();
     if ((errno != EACCES && errno != EPERM) || attempt > 0) return sys_error(errno, "rmdir", shown);
     auto opened = open_up(parent, shown);
     if (!opened.ok()) return opened;
@@ -98,7 +108,8 @@ Status rmdir_entry(int parent, const std::string& name, const Identity& identity
 
 // One pass over the directory open at `cur`: every entry that is not a directory unlinked; the
 // name of the first directory met answered in `below` (empty when there is none).
-Status empty_files(int cur, std::uint64_t dev, const std::string& shown, std::vector<char>& buffer, std::string* below) {
+Status empty_files(int cur, std::uint64_t dev, const std::string& shown, std::vector<char>& buffer,
+                   std::string* below) {
   below->clear();
   if (::lseek(cur, 0, SEEK_SET) < 0) return sys_error(errno, "lseek", shown);
   DirectoryReader reader(cur, buffer);
@@ -115,7 +126,8 @@ Status empty_files(int cur, std::uint64_t dev, const std::string& shown, std::ve
       }
       if (S_ISDIR(st.st_mode)) {
         if (static_cast<std::uint64_t>(st.st_dev) != dev) {
-          return stop(EXDEV, "purge", shown + "/" + name, "'" + shown + "/" + name + "' is a mount point: not purged");
+          return stop(EXDEV, "purge", shown + "/" + name,
+                      "'" + shown + "/" + name + "' is a mount point: not purged");
         }
         if (below->empty()) *below = name;
         continue;
@@ -138,11 +150,12 @@ Status purge(const Root& anchor, const std::string& name, const Identity& identi
     return bad_argument("a purge names one directory of its anchor", name);
   }
   struct stat st;
-  if (::fstatat(anchor.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return sys_error(errno, "fstatat", name);
+  if (::fstatat(anchor.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return sys_error(errno, "fstatat", name);
   if (!S_ISDIR(st.st_mode) || identity_of(st) != identity) {
     return refusal(Refusal::IdentityChanged, "purge", name,
-                   "'" + name + "' is no longer the directory this launch made (" + identity.str() + " is now " +
-                       identity_of(st).str() + ")",
+                   "'" + name + "' is no longer the directory this launch made (" + identity.str() +
+                       " is now " + identity_of(st).str() + ")",
                    EBUSY);
   }
   const std::uint64_t dev = static_cast<std::uint64_t>(st.st_dev);
@@ -163,7 +176,9 @@ Status purge(const Root& anchor, const std::string& name, const Identity& identi
     if (::fstat(cur.get(), &here) != 0) return sys_error(errno, "fstat", shown);
     if (!below.empty()) {
       if (stack.size() >= kMaxPurgeDepth) {
-        return stop(ELOOP, "purge", shown, "the temporary root is deeper than " + std::to_string(kMaxPurgeDepth) + " levels");
+        return stop(
+            ELOOP, "purge", shown,
+            "the temporary root is deeper than " + std::to_string(kMaxPurgeDepth) + " levels");
       }
       auto child = open_listing(cur.get(), below, dev, shown + "/" + below);
       if (!child.ok()) return child.take_error();
@@ -193,7 +208,8 @@ Status purge(const Root& anchor, const std::string& name, const Identity& identi
     if (::fstat(up, &ps) != 0) return sys_error(errno, "fstat", shown);
     const Level& level = stack.back();
     if (identity_of(ps) != level.parent) {
-      return refusal(Refusal::Escape, "purge", shown, "'" + shown + "' was moved while it was being purged: stopped", EXDEV);
+      return refusal(Refusal::Escape, "purge", shown,
+                     "'" + shown + "' was moved while it was being purged: stopped", EXDEV);
     }
     auto removed = rmdir_entry(up, level.name, identity_of(here), shown);
     cur = std::move(parent);

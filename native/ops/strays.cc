@@ -34,9 +34,12 @@ std::string join(const std::string& a, const std::string& b) {
 // Born since `since`, and a directory: its identity. Zero identity when not.
 bool born_since(int dir, const std::string& name, std::uint64_t since, Identity* id) {
   struct statx sx;
-  if (::statx(dir, name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_BTIME, &sx) != 0) return false;
+  if (::statx(dir, name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_BTIME, &sx) !=
+      0)
+    return false;
   if (!S_ISDIR(sx.stx_mode) || !(sx.stx_mask & STATX_BTIME)) return false;
-  std::uint64_t ns = static_cast<std::uint64_t>(sx.stx_btime.tv_sec) * 1000000000u + sx.stx_btime.tv_nsec;
+  std::uint64_t ns =
+      static_cast<std::uint64_t>(sx.stx_btime.tv_sec) * 1000000000u + sx.stx_btime.tv_nsec;
   if (ns < since) return false;
   struct stat st;
   if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
@@ -53,7 +56,8 @@ bool born_since(int, const std::string&, std::uint64_t, Identity*) {
 // reverses), or false when anything else is in it.
 bool empty_tree(int dir, const std::string& name, const std::string& rel, const Identity& id,
                 std::vector<OwnedDir>* out) {
-  int fd = retry_eintr([&] { return ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); });
+  int fd = retry_eintr(
+      [&] { return ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); });
   if (fd < 0) return false;
   Fd owned(fd);
   struct stat st;
@@ -71,7 +75,8 @@ bool empty_tree(int dir, const std::string& name, const std::string& rel, const 
   }
   for (const std::string& n : names) {
     struct stat child;
-    if (::fstatat(fd, n.c_str(), &child, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(child.st_mode)) return false;
+    if (::fstatat(fd, n.c_str(), &child, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(child.st_mode))
+      return false;
     if (!empty_tree(fd, n, join(rel, n), identity_of(child), out)) return false;
   }
   return true;
@@ -83,7 +88,8 @@ bool empty_tree(int dir, const std::string& name, const std::string& rel, const 
 constexpr std::size_t kStrayAnchorBase = 1000;
 
 Result<StraysResult> remove_strays(const StraysRequest& request) {
-  if (request.anchors.size() > kMaxAnchors) return bad_argument("strays names more than " + std::to_string(kMaxAnchors) + " anchors");
+  if (request.anchors.size() > kMaxAnchors)
+    return bad_argument("strays names more than " + std::to_string(kMaxAnchors) + " anchors");
   StraysResult out;
   for (std::size_t ai = 0; ai < request.anchors.size(); ++ai) {
     const StrayAnchor& a = request.anchors[ai];

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "../core/eintr.h"
@@ -94,7 +95,33 @@ int blocked_reading(int pid, int fd) {
 std::uint64_t now_ms() {
   struct timespec ts;
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000 +
+         static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
+}
+
+// Whether the sandbox's first process, or one of its children, is blocked in read(fd): bubblewrap
+// itself blocks on --block-fd; a launcher it executed (a child of the sandbox's pid 1) blocks on
+// its status descriptor. 1 yes, 0 not (yet), -1 cannot tell.
+int sandbox_blocked(int pid, int fd) {
+  int self = blocked_reading(pid, fd);
+  if (self != 0) return self;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/task/%d/children", pid, pid);
+  int f = retry_eintr([&] { return ::open(path, O_RDONLY | O_CLOEXEC); });
+  if (f < 0) return 0;
+  Fd owned(f);
+  char buf[512];
+  ssize_t n = retry_eintr([&] { return ::read(f, buf, sizeof buf - 1); });
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  for (char* p = buf; *p != '\0';) {
+    char* end = nullptr;
+    long child = std::strtol(p, &end, 10);
+    if (end == p) break;
+    if (child > 0 && blocked_reading(static_cast<int>(child), fd) == 1) return 1;
+    p = end;
+  }
+  return 0;
 }
 
 // Waits until the sandbox's first process blocks on `fd`; an empty answer means it did.
@@ -105,13 +132,16 @@ std::string wait_blocked(int pid, int fd, std::uint64_t start, std::uint32_t wai
   Fd mounts(m);
   std::uint64_t deadline = now_ms() + wait_ms;
   for (;;) {
-    int blocked = blocked_reading(pid, fd);
+    int blocked = sandbox_blocked(pid, fd);
     if (blocked == 1) return "";
     if (process_start(pid) != start) return "the sandbox exited while it was being set up";
-    if (blocked < 0) return "the sandbox's state cannot be read (/proc/" + std::to_string(pid) + "/syscall)";
-    if (now_ms() >= deadline) return "the sandbox did not finish its setup in " + std::to_string(wait_ms) + " ms";
+    if (blocked < 0)
+      return "the sandbox's state cannot be read (/proc/" + std::to_string(pid) + "/syscall)";
+    if (now_ms() >= deadline)
+      return "the sandbox did not finish its setup in " + std::to_string(wait_ms) + " ms";
     struct pollfd p = {m, POLLPRI, 0};
-    if (m >= 0) (void)::poll(&p, 1, 5);
+    if (m >= 0)
+      (void)::poll(&p, 1, 5);
     else {
       struct timespec ms = {0, 2000000};
       ::nanosleep(&ms, nullptr);
@@ -151,18 +181,25 @@ std::string mismatch(const ExpectedLayer& layer, const Seen& seen, const std::st
   if (!seen.mount_root) return at + "is not the mount the plan put there";
   switch (layer.kind) {
     case LayerKind::WritableBind:
-      if (!is(layer.identity)) return at + "is " + identity_of(seen.st).str() + ", not the writable root held (" + layer.identity.str() + ")";
+      if (!is(layer.identity))
+        return at + "is " + identity_of(seen.st).str() + ", not the writable root held (" +
+               layer.identity.str() + ")";
       return "";
     case LayerKind::ReadOnlyBind:
-      if (!is(layer.identity)) return at + "is " + identity_of(seen.st).str() + ", not the protected path held (" + layer.identity.str() + ")";
+      if (!is(layer.identity))
+        return at + "is " + identity_of(seen.st).str() + ", not the protected path held (" +
+               layer.identity.str() + ")";
       if (!seen.read_only) return at + "is not read-only";
       return "";
     case LayerKind::MaskDirectory:
-      if (!S_ISDIR(seen.st.st_mode) || seen.fs_type != kTmpfsMagic) return at + "is not the empty tmpfs that masks it";
-      if (!seen.read_only || (seen.st.st_mode & 07777) != layer.perms) return at + "is not the read-only mask of mode " + std::to_string(layer.perms);
+      if (!S_ISDIR(seen.st.st_mode) || seen.fs_type != kTmpfsMagic)
+        return at + "is not the empty tmpfs that masks it";
+      if (!seen.read_only || (seen.st.st_mode & 07777) != layer.perms)
+        return at + "is not the read-only mask of mode " + std::to_string(layer.perms);
       return "";
     case LayerKind::MaskFile:
-      if (!S_ISREG(seen.st.st_mode) || seen.st.st_size != 0 || (seen.st.st_mode & 07777) != 0 || !seen.read_only) {
+      if (!S_ISREG(seen.st.st_mode) || seen.st.st_size != 0 || (seen.st.st_mode & 07777) != 0 ||
+          !seen.read_only) {
         return at + "is not the empty read-only file that masks it";
       }
       return "";
@@ -172,7 +209,8 @@ std::string mismatch(const ExpectedLayer& layer, const Seen& seen, const std::st
 
 // `host`: the host's view instead of the sandbox's (after a sandbox that died setting itself up:
 // was it because a destination had moved?): the same walk, comparing identities only.
-VerifyResult check_layer(const VerifyRequest& r, const std::vector<Fd>& anchors, const ExpectedLayer& layer, bool host) {
+VerifyResult check_layer(const VerifyRequest& r, const std::vector<Fd>& anchors,
+                         const ExpectedLayer& layer, bool host) {
   const std::string& base = r.anchors[layer.anchor].first;
   std::vector<std::string> parts = components(layer.path);
   int from = anchors[layer.anchor].get();
@@ -181,18 +219,22 @@ VerifyResult check_layer(const VerifyRequest& r, const std::vector<Fd>& anchors,
   std::string shown = base;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
     shown = joined(shown, parts[i]);
-    int fd = retry_eintr([&] { return ::openat(from, parts[i].c_str(), kStepFlags | O_DIRECTORY); });
+    int fd =
+        retry_eintr([&] { return ::openat(from, parts[i].c_str(), kStepFlags | O_DIRECTORY); });
     if (fd < 0) return fail(true, "'" + shown + "' is missing in the sandbox, or not a directory");
     parent = std::move(cur);
     cur = Fd(fd);
     Seen seen;
-    if (!look(fd, from, &seen)) return fail(false, "'" + shown + "' cannot be examined in the sandbox");
+    if (!look(fd, from, &seen))
+      return fail(false, "'" + shown + "' cannot be examined in the sandbox");
     const ExpectedStep& step = layer.steps[i];
     if (step.expect == Expect::Identity && identity_of(seen.st) != step.identity) {
-      return fail(true, "'" + shown + "' in the sandbox is " + identity_of(seen.st).str() + ", not the directory validated (" +
-                            step.identity.str() + "): it moved");
+      return fail(true, "'" + shown + "' in the sandbox is " + identity_of(seen.st).str() +
+                            ", not the directory validated (" + step.identity.str() +
+                            "): it moved");
     }
-    if (!host && step.expect == Expect::Tmpfs && (seen.fs_type != kTmpfsMagic || !seen.mount_root)) {
+    if (!host && step.expect == Expect::Tmpfs &&
+        (seen.fs_type != kTmpfsMagic || !seen.mount_root)) {
       return fail(true, "'" + shown + "' in the sandbox is not the mask the plan put there");
     }
     from = fd;
@@ -212,12 +254,14 @@ VerifyResult check_layer(const VerifyRequest& r, const std::vector<Fd>& anchors,
     above = up;
   }
   Seen seen;
-  if (!look(at, above, &seen)) return fail(false, "'" + shown + "' cannot be examined in the sandbox");
+  if (!look(at, above, &seen))
+    return fail(false, "'" + shown + "' cannot be examined in the sandbox");
   std::string why;
   if (!host) {
     why = mismatch(layer, seen, shown);
   } else if (layer.identity != Identity{} && identity_of(seen.st) != layer.identity) {
-    why = "'" + shown + "' is " + identity_of(seen.st).str() + " now, not what was validated (" + layer.identity.str() + ")";
+    why = "'" + shown + "' is " + identity_of(seen.st).str() + " now, not what was validated (" +
+          layer.identity.str() + ")";
   }
   if (!why.empty()) return fail(true, why);
   VerifyResult ok;
@@ -282,10 +326,13 @@ Result<VerifyResult> verify_sandbox(const VerifyRequest& r) {
     }
   }
   for (const ExpectedLayer& l : r.layers) {
-    if (l.anchor >= r.anchors.size()) return bad_argument("a layer names an anchor verify was not given", l.path);
+    if (l.anchor >= r.anchors.size())
+      return bad_argument("a layer names an anchor verify was not given", l.path);
     std::size_t n = components(l.path).size();
-    if (l.steps.size() != (n == 0 ? 0 : n - 1)) return bad_argument("a layer's steps do not match its path", l.path);
-    if (l.path.find('\0') != std::string::npos) return bad_argument("a layer's path contains a NUL byte");
+    if (l.steps.size() != (n == 0 ? 0 : n - 1))
+      return bad_argument("a layer's steps do not match its path", l.path);
+    if (l.path.find('\0') != std::string::npos)
+      return bad_argument("a layer's path contains a NUL byte");
   }
   std::uint64_t start = process_start(r.pid);
   if (start == 0) return died(r, "the sandbox is gone");
@@ -298,11 +345,13 @@ Result<VerifyResult> verify_sandbox(const VerifyRequest& r) {
   char path[48];
   std::snprintf(path, sizeof path, "/proc/%d/root", r.pid);
   int root = retry_eintr([&] { return ::open(path, O_PATH | O_DIRECTORY | O_CLOEXEC); });
-  if (root < 0) return fail(false, std::string("the sandbox's root cannot be opened: ") + std::strerror(errno));
+  if (root < 0)
+    return fail(false, std::string("the sandbox's root cannot be opened: ") + std::strerror(errno));
   Fd sandbox(root);
   VerifyResult checked = check_all(r, root, false);
   // The sandbox must still be the one recorded: a pid reused meanwhile would be checked in vain.
-  if (process_start(r.pid) != start) return died(r, "the sandbox exited while it was being checked");
+  if (process_start(r.pid) != start)
+    return died(r, "the sandbox exited while it was being checked");
   if (!checked.ok) checked.why += " (in the sandbox)";
   return checked;
 }

@@ -104,6 +104,11 @@ export interface HostHold {
   readonly record: RecordHandle | null
   /** Leases on the empty protected directories it mounts: another launch's cleanup keeps them meanwhile. */
   readonly leases: ReadonlyArray<Release>
+  /**
+   * Directories a refused sandbox's bubblewrap made that another launch relies on: counted as this
+   * launch's own, so its cleanup (or a later sweep) removes them once nobody does.
+   */
+  readonly strays?: Array<Owned> | undefined
 }
 
 /**
@@ -127,7 +132,7 @@ export const cleanupAll = async (
   const removed: Array<string> = []
   const kept: Array<string> = []
   const refused: Array<{ path: string; error: PinnedFsError }> = []
-  const groups = [...byAnchor(owned.filter((o) => !o.permanent))]
+  const groups = [...byAnchor([...owned, ...(host.strays ?? [])].filter((o) => !o.permanent))]
   const letGo = [...release, ...host.leases]
   if (groups.length === 0 && letGo.length === 0 && host.record === null) return { removed, kept, refused, swept: [] }
   const answer = await cleanupDirectories(

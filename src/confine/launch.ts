@@ -19,7 +19,6 @@ import type { LaunchInputs, LaunchPlan } from "./plan.ts"
 import { type RawPath, shown, textOf } from "./raw.ts"
 import { type SandboxGate, spawnSandboxed } from "./runner.ts"
 import { releaseInSlices } from "./turns.ts"
-import { afterRefusedSandbox, type SandboxExpectations, SandboxDied, verifySandbox } from "./verify.ts"
 import type { Release } from "./wire.ts"
 
 /** @since 0.1.0 @category models */
@@ -52,9 +51,20 @@ export interface PreparedFields {
   readonly onLaunch: ((applied: ReadonlyArray<Grant>) => void) | undefined
   /** What the launch holds until its cleanup besides the bound descriptors: its record and leases. */
   readonly host: HostHold
-  /** What the sandbox is checked against before its command starts (verify.ts). */
-  readonly expectations: SandboxExpectations
-  /** A fresh preparation from the same inputs, for a sandbox refused because a destination moved. */
+  /** The check of the finished sandbox before its command starts, and what follows a refusal. */
+  readonly check?: SandboxCheck | undefined
+}
+
+/**
+ * The check of a started sandbox (Linux), filled by the preparation (verify.ts): `verify` between
+ * the sandbox being set up and its command starting (`at`: the descriptor it waits on, in its own
+ * table); `refused` after a refused sandbox has exited; `retry` whether a fresh preparation may
+ * succeed; `again` that fresh preparation.
+ */
+export interface SandboxCheck {
+  readonly verify: (pid: number, at: number) => Promise<void>
+  readonly refused: (since: number) => Promise<void>
+  readonly retry: (error: unknown, phase: "setup" | "check") => boolean
   readonly again: () => Promise<PreparedFields>
 }
 
@@ -120,26 +130,27 @@ export class PreparedLaunch {
     for (let attempt = 1; ; attempt++) {
       const since = Date.now()
       const { child, childPid, gate } = await this.startOnce(command, args, options)
+      const check = this.f.check
       const pid = gate === null ? null : await childPid
-      if (gate === null || pid === null) {
+      if (gate === null || pid === null || check === undefined) {
+        gate?.release()
         this.f.onLaunch?.(this.f.applied)
         return child
       }
       try {
-        await verifySandbox(this.f.expectations, this.f.host.record, pid, gate.at)
+        await check.verify(pid, gate.at)
         gate.release()
         this.f.onLaunch?.(this.f.applied)
         return child
       } catch (e) {
-        const report = await this.refuse(child, pid, gate, since)
+        const report = await this.refuse(child, pid, gate, since, check)
         const closed = (error: unknown): never => {
           this.state = "closed"
           this.cleaned = Promise.resolve(report)
           throw error
         }
-        const again = e instanceof SandboxDied || (e instanceof ConfinementError && e.reason === "moved")
-        if (!again || attempt >= maxSandboxAttempts) closed(e)
-        this.f = await this.f.again().catch(closed)
+        if (!check.retry(e, "check") || attempt >= maxSandboxAttempts) closed(e)
+        this.f = await check.again().catch(closed)
       }
     }
   }
@@ -181,7 +192,7 @@ export class PreparedLaunch {
    * A sandbox that failed its check: killed before its command starts, what bubblewrap made for
    * moved destinations removed, and this preparation cleaned up.
    */
-  private async refuse(child: ChildProcess, pid: number, gate: SandboxGate, since: number): Promise<CleanupReport> {
+  private async refuse(child: ChildProcess, pid: number, gate: SandboxGate, since: number, check: SandboxCheck): Promise<CleanupReport> {
     try {
       process.kill(pid, "SIGKILL")
     } catch {
@@ -191,9 +202,9 @@ export class PreparedLaunch {
     gate.close()
     await this.exited
     this.exited = undefined
-    const kept = await afterRefusedSandbox(this.f.expectations, since, this.f.strategy, this.f.host.record)
+    await check.refused(since)
     try {
-      return await cleanupAll([...this.f.owned, ...kept], this.f.anchors, this.f.strategy, this.takeHeld(), this.f.host)
+      return await cleanupAll(this.f.owned, this.f.anchors, this.f.strategy, this.takeHeld(), this.f.host)
     } finally {
       await this.f.anchors.close()
     }

@@ -39,7 +39,7 @@ import type { Strategy } from "../PinnedRoot.ts"
 import { Anchors, canonicalOnce, nearestExisting } from "./anchors.ts"
 import { findBwrap } from "./available.ts"
 import { bwrapArguments, describeArguments, emptyFilesNeeded } from "./bwrap.ts"
-import { byAnchor, cleanupAll, type CreationRequest, type Owned, ownedFrom } from "./creation.ts"
+import { byAnchor, cleanupAll, type CreationRequest, type HostHold, type Owned, ownedFrom } from "./creation.ts"
 import { type Discovery, type DiscoveryLimits, discoverProtected } from "./discovery.ts"
 import { ConfinementError } from "./errors.ts"
 import type { Grant } from "./grants.ts"
@@ -54,7 +54,7 @@ import { runtimeDirectory, runtimePlace } from "./runtime.ts"
 import { renderSandboxProfile } from "./sandboxExec.ts"
 import { type LaunchScope, type ResolvedScope, resolveScope } from "./scope.ts"
 import { nextTurn } from "./turns.ts"
-import { expectationsOf, type HeldInfo } from "./verify.ts"
+import { expectationsOf, type HeldInfo, sandboxCheck } from "./verify.ts"
 import { closeHeld, type HeldMember, type HoldPath, prepareDirectories, type RecordHandle, type RuntimePlace } from "./wire.ts"
 
 export type { LaunchInputs, LaunchPlan } from "./plan.ts"
@@ -415,6 +415,7 @@ const prepareOnce = async (source: () => LaunchInputs, options: PrepareOptions):
     await nextTurn()
     const args = bwrapArguments({ mode: policy.mode, layers: layers.layers, remountReadOnly: layers.remountReadOnly, cwd: c.cwd })
     const plan = planOf(inputs, c, discovery, built, got, layers, platform, bwrap, describeArguments(args, shown))
+    const host: HostHold & { readonly strays: Array<Owned> } = { record: got.record, leases: got.leases, strays: [] }
     return {
       plan,
       platform,
@@ -435,14 +436,21 @@ const prepareOnce = async (source: () => LaunchInputs, options: PrepareOptions):
       applied: built.out.applied,
       signal,
       onLaunch: options.onLaunch,
-      host: { record: got.record, leases: got.leases },
-      expectations: expectationsOf(
-        layers.layers,
-        got.held,
-        (a) => identities.get(a) ?? "",
-        built.out.writable.map((w) => w.path)
-      ),
-      again: () => prepareFields(source, options)
+      host,
+      check:
+        platform === "linux"
+          ? sandboxCheck(
+              expectationsOf(
+                layers.layers,
+                got.held,
+                (a) => identities.get(a) ?? "",
+                built.out.writable.map((w) => w.path)
+              ),
+              host,
+              strategy,
+              () => prepareFields(source, options)
+            )
+          : undefined
     }
   } catch (e) {
     await cleanupAll(

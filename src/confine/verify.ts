@@ -15,6 +15,7 @@
  */
 import type { Strategy } from "../PinnedRoot.ts"
 import type { Owned } from "./creation.ts"
+import type { PreparedFields, SandboxCheck } from "./launch.ts"
 import { ConfinementError } from "./errors.ts"
 import type { Layer } from "./layers.ts"
 import { joinRaw, type RawPath, relativeTo, within } from "./raw.ts"
@@ -108,6 +109,25 @@ export const verifySandbox = async (
   if (answer.moved) throw new ConfinementError("moved", message)
   throw answer.died ? new SandboxDied(message) : new ConfinementError("sandbox-unavailable", message)
 }
+
+/**
+ * The check a prepared launch runs on its sandbox (launch.ts `SandboxCheck`): verify it, and after
+ * a refusal remove what bubblewrap left (what another launch relies on is counted in `host.strays`
+ * for this launch's cleanup), and say whether a fresh preparation may succeed.
+ */
+export const sandboxCheck = (
+  expected: SandboxExpectations,
+  host: { readonly record: RecordHandle | null; readonly strays?: Array<Owned> | undefined },
+  strategy: Strategy,
+  again: () => Promise<PreparedFields>
+): SandboxCheck => ({
+  verify: (pid, at) => verifySandbox(expected, host.record, pid, at),
+  refused: async (since) => {
+    host.strays?.push(...(await afterRefusedSandbox(expected, since, strategy, host.record)))
+  },
+  retry: (e) => e instanceof SandboxDied || (e instanceof ConfinementError && e.reason === "moved"),
+  again
+})
 
 /**
  * A sandbox that exited while it set itself up, with nothing on the host moved by the time it was
