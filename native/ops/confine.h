@@ -161,7 +161,7 @@ struct Held {
   Fd fd;     // Held, and not a link: the O_PATH descriptor of exactly what was checked
   Fd lease;  // an empty directory asked to be leased: a read descriptor holding LOCK_SH on it
   // The directories between the anchor and the member (its path's proper prefixes, shortest
-  // first), as ".." from its parent up to the anchor found them.
+  // first): zero (not compared) but for the last, the parent it was opened from.
   std::vector<Identity> chain;
   Error error;  // Refused or Moved: why
 };
@@ -360,7 +360,8 @@ Result<VerifyResult> verify_sandbox(const VerifyRequest& request);
 
 // ---- what a refused sandbox left (strays.cc) ----------------------------------------------------
 
-// A directory on the way to a destination, as the final validation recorded it.
+// A directory on the way to a destination, as the final validation recorded it (zero: any
+// directory found at that path).
 struct StrayPlace {
   std::string path;  // anchor-relative ("" the anchor itself)
   Identity identity;

@@ -2,12 +2,14 @@
 // every path is resolved again from the anchor's handle with no link followed anywhere, and the
 // descriptor that resolution produced is what the caller binds.
 //
-// Each member is opened from a handle of its parent, so the parent it was found in is known; the
-// directories above that parent are then named by the kernel itself, ".." after "..", up to the
-// anchor. That chain (cached per parent within one hold) is what a sandbox check later compares
-// the sandbox's view with, component by component: the parent a member was found in is the one
-// its destination must lie in. A chain that does not arrive at the anchor in as many steps as the
-// path has components was changing while it was read: the member is answered Moved.
+// Each member is opened from a handle of its parent, so the parent it was found in is known, and
+// its identity (from that very handle) is answered with the member. That is what a sandbox check
+// later compares the sandbox's view with: a protected object cannot be renamed where it is
+// mounted (it is a mount point in every sandbox that protects it), so once the sandbox shows this
+// parent at the destination's place, reached component by component from handles, and the
+// destination there is the mount, the object is at its own place under its mount. The directories
+// above the parent need no identity for that: whatever name leads to this parent, the parent holds
+// the object. (They are answered as zero: not compared.)
 //
 // Leases: an empty directory asked to be leased is opened for reading and locked LOCK_SH, the
 // lock held as long as the caller keeps the descriptor (the launch's life; the kernel drops it if
@@ -21,8 +23,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include <unordered_map>
-
 #include "../core/eintr.h"
 #include "../core/resolve.h"
 #include "confine.h"
@@ -34,13 +34,6 @@ namespace {
 // A cleanup's LOCK_EX lasts one rmdir; waiting 1 ms at a time, this is far more than enough.
 constexpr int kLeaseAttempts = 200;
 
-struct IdentityHash {
-  std::size_t operator()(const Identity& i) const {
-    return std::hash<std::uint64_t>()(i.ino * 31 + i.dev);
-  }
-};
-using ChainCache = std::unordered_map<Identity, std::vector<Identity>, IdentityHash>;
-
 Held moved(Held out, const std::string& path, const std::string& why) {
   out.status = HoldStatus::Moved;
   out.fd.reset();
@@ -50,27 +43,12 @@ Held moved(Held out, const std::string& path, const std::string& why) {
   return out;
 }
 
-// The identities of the `count` directories from the anchor's child down to `parent` (whose
-// identity is `at`), by ".." from `parent`; false when the walk does not end at the anchor.
-bool chain_of(const Root& root, int parent, const Identity& at, std::size_t count,
-              std::vector<Identity>* out) {
-  std::vector<Identity> up;  // parent first
-  up.reserve(count);
-  up.push_back(at);
-  Fd cur;
-  int from = parent;
-  for (std::size_t i = 1; i <= count; ++i) {
-    int fd = retry_eintr([&] { return ::openat(from, "..", kDirHandleFlags); });
-    if (fd < 0) return false;
-    cur = Fd(fd);
-    from = fd;
-    struct stat st;
-    if (::fstat(fd, &st) != 0) return false;
-    if (i == count)
-      return identity_of(st) == root.identity() && (out->assign(up.rbegin(), up.rend()), true);
-    up.push_back(identity_of(st));
-  }
-  return false;
+// The chain answered for a member `above` components deep: nothing known of the directories above
+// its parent (zero), then the parent's identity, from the handle it was opened from.
+std::vector<Identity> chain_to(std::size_t above, const Identity& parent) {
+  std::vector<Identity> out(above);
+  out.back() = parent;
+  return out;
 }
 
 enum class Lease : unsigned char { Taken, Moved, Failed };
@@ -122,7 +100,7 @@ Lease take_lease(int member, int parent, const char* leaf, Fd* out, Error* error
   return Lease::Taken;
 }
 
-Held hold_one(const Root& root, const HoldPath& request, ChainCache& cache) {
+Held hold_one(const Root& root, const HoldPath& request) {
   const std::string& path = request.path;
   Held out;
   auto lexed = lex_path(path);
@@ -168,17 +146,11 @@ Held hold_one(const Root& root, const HoldPath& request, ChainCache& cache) {
     struct stat ps;
     if (::fstat(parent.value().fd(), &ps) != 0)
       return moved(std::move(out), path, "lost its parent");
-    Identity at = identity_of(ps);
-    auto cached = cache.find(at);
-    if (cached != cache.end()) {
-      out.chain = cached->second;
-    } else if (chain_of(root, parent.value().fd(), at, above, &out.chain)) {
-      cache.emplace(at, out.chain);
-    } else {
-      return moved(std::move(out), path, "is not where it was: a directory on the way was moved");
-    }
+    out.chain = chain_to(above, identity_of(ps));
   }
-  if (request.lease && out.type == Type::Directory) {
+  // A directory with more than two links has subdirectories (where the file system counts them):
+  // not empty, nothing to lease. Two or fewer (or a file system that always says one) is looked at.
+  if (request.lease && out.type == Type::Directory && out.nlink <= 2) {
     Error e;
     const char* leaf = p.parts.empty() ? nullptr : p.parts.back().c_str();
     switch (take_lease(out.fd.get(), parent.value().fd(), leaf, &out.lease, &e, path)) {
@@ -212,9 +184,8 @@ Result<HoldResult> hold(const Root& root, const std::vector<HoldPath>& paths) {
   HoldResult out;
   out.anchor = root.identity();
   out.members.reserve(paths.size());
-  ChainCache cache;
   for (const HoldPath& p : paths) {
-    out.members.push_back(hold_one(root, p, cache));
+    out.members.push_back(hold_one(root, p));
     // Out of descriptors: the plan cannot be held whole, so none of it is.
     const Held& last = out.members.back();
     if (last.status == HoldStatus::Refused && last.error.refusal == Refusal::None &&

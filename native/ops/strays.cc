@@ -102,7 +102,9 @@ Result<StraysResult> remove_strays(const StraysRequest& request) {
       auto dir = hold_beneath(root, lexed.value(), O_RDONLY | O_DIRECTORY);
       if (!dir.ok()) continue;
       struct stat st;
-      if (::fstat(dir.value().fd(), &st) != 0 || identity_of(st) != place.identity) continue;
+      if (::fstat(dir.value().fd(), &st) != 0 ||
+          (place.identity != Identity{} && identity_of(st) != place.identity))
+        continue;
       std::vector<char> buffer(16384);
       std::vector<std::string> names;
       {

@@ -74,7 +74,8 @@ export const expectationsOf = (
       const at = joinRaw(info.anchor, parts.slice(0, k + 1).join("/"))
       if (masks.includes(at)) return { expect: "tmpfs" as const, identity: null }
       if (masks.some((m) => within(at, m))) return { expect: "any" as const, identity: null }
-      return { expect: "identity" as const, identity: info.chain[k] ?? null }
+      const id = info.chain[k]
+      return id === undefined || id === "0:0" ? { expect: "any" as const, identity: null } : { expect: "identity" as const, identity: id }
     })
     const kind =
       l.op === "bind" ? (l.writable ? "writable-bind" : "read-only-bind") : l.op === "mask-directory" ? "mask-directory" : "mask-file"
@@ -164,7 +165,9 @@ export const afterRefusedSandbox = async (
     const parts = l.path === "" ? [] : l.path.split("/")
     for (const [k, step] of l.steps.entries()) {
       const rel = parts.slice(0, k + 1).join("/")
-      if (step.expect === "identity" && step.identity !== null && writable(joinRaw(anchor.path, rel))) dirs.set(rel, step.identity)
+      // Inside a mask is the sandbox's own; elsewhere any directory at the path is looked in.
+      if (step.expect !== "identity" && step.expect !== "any") continue
+      if (writable(joinRaw(anchor.path, rel))) dirs.set(rel, step.identity ?? "0:0")
     }
   }
   const anchors = [...byAnchor]
