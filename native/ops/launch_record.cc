@@ -56,7 +56,6 @@ constexpr int kParentFlags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
 #endif
 constexpr std::size_t kMaxRecordBytes = 4u << 20;
 constexpr std::size_t kMaxRecords = 4096;
-constexpr int kKillWaitMs = 5000;
 constexpr std::uint64_t kFreshSeconds = 60;
 const char* const kRecordSuffix = ".launch";
 const char* const kNewPrefix = ".new-";
@@ -228,6 +227,7 @@ bool parse(const std::string& text, Parsed* out) {
 bool stop_sandbox(int pid, std::uint64_t start) {
   if (process_start(pid) != start) return true;  // gone (or the pid is another process now)
 #if defined(__linux__) && defined(SYS_pidfd_open)
+  constexpr int kKillWaitMs = 5000;
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd >= 0) {
     Fd owned(pidfd);

@@ -3,6 +3,7 @@
  * enter a matched tree or the temporary root, decode a name), how it stops (bounds, cancellation),
  * and that its matcher agrees with picomatch on the rule syntax.
  */
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import picomatch from "picomatch"
@@ -116,19 +117,31 @@ describe.each(strategies)("discovery (%s)", (strategy) => {
     const before = new AbortController()
     before.abort()
     expect((await refusal(find(t.ws, [["**/.git", "read-only"]], { signal: before.signal }))).reason).toBe("cancelled")
-    // Aborted once the walk is queued: the flag the worker reads is set, the walk stops.
+    // Aborted once the walk is queued: the flag the worker reads is set, the walk stops. Every
+    // worker of the pool is first kept busy (an open of a FIFO waits for its writer), so the walk
+    // cannot have run to its end on another core before the abort, however loaded the machine.
     const root = await PinnedRoot.open(t.ws, { strategy })
+    const workers = Number(process.env["UV_THREADPOOL_SIZE"] ?? 4)
+    const fifos = Array.from({ length: workers }, (_, i) => path.join(t.base, `fifo-${i}`))
+    for (const f of fifos) execFileSync("mkfifo", [f])
+    const busy = fifos.map((f) => fs.promises.open(f, "r"))
     const during = new AbortController()
     const walk = discover(
       root,
       { maxEntries: 1e6, maxMatches: 1e5, maxDepth: 64, patterns: [{ glob: rawOf("**/.git"), access: "read-only" }], skip: [], probes: [] },
       during.signal
     )
-    during.abort()
-    const e = await walk.then(
+    const outcome = walk.then(
       () => undefined,
       (e: unknown) => e
     )
+    during.abort()
+    // The pool takes its jobs in order: the opens first, the walk once one of them is done. An
+    // open for reading and writing does not wait for a reader, and is the writer the opens wait for.
+    const writers = fifos.map((f) => fs.openSync(f, "r+"))
+    for (const h of await Promise.all(busy)) await h.close()
+    for (const w of writers) fs.closeSync(w)
+    const e = await outcome
     expect((e as { code?: string }).code).toBe("ECANCELED")
     root.close()
   })
