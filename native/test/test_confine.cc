@@ -456,3 +456,48 @@ TEST(the_runtime_directory_must_be_this_users_closed_and_not_a_link) {
   CHECK(made.ok() && ::fstat(made.value().get(), &st) == 0 && (st.st_mode & 07777) == 0700);
   CHECK(!create_record({base, "fresh"}, "not-hex").ok());
 }
+
+TEST(strays_removes_fresh_empty_trees_only_and_keeps_a_leased_one) {
+  for (Strategy s : kStrategies) {
+    std::string dir = test::scratch_dir();
+    // What bubblewrap makes for a moved destination, one with a file in it, a real directory, and
+    // one a concurrent launch has leased.
+    for (const char* d : {"/sub", "/sub/.git", "/full", "/real", "/held", "/held/.git"})
+      ::mkdir((dir + d).c_str(), 0755);
+    test::write_file(dir + "/full/f", "x");
+    test::write_file(dir + "/real/f", "x");
+    auto root = Root::pin(dir, s);
+    CHECK(root.ok());
+    auto leased = hold(*root.value(), {{"held/.git", true}});
+    CHECK(leased.ok() && leased.value().members[0].lease.valid());
+    StraysRequest r;
+    r.strategy = s;
+    r.anchors = {{dir, root.value()->identity(), {{"", root.value()->identity()}}}};
+    struct statx sx;
+    bool btime = ::statx(AT_FDCWD, (dir + "/sub").c_str(), 0, STATX_BTIME, &sx) == 0 &&
+                 (sx.stx_mask & STATX_BTIME);
+    struct stat st;
+    // Born before the sandbox started: not its bubblewrap's, whatever its shape.
+    struct timespec ts;
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    r.since_ns = (static_cast<std::uint64_t>(ts.tv_sec) + 3600) * 1000000000u;
+    auto none = remove_strays(r);
+    CHECK(none.ok() && none.value().removed.empty());
+    CHECK(::lstat((dir + "/sub/.git").c_str(), &st) == 0);
+    // Born since: the trees of empty directories go, anything with a file stays, a leased one is
+    // kept.
+    r.since_ns = 0;
+    auto out = remove_strays(r);
+    CHECK(out.ok());
+    CHECK(::lstat((dir + "/real/f").c_str(), &st) == 0 &&
+          ::lstat((dir + "/full/f").c_str(), &st) == 0);
+    if (btime) {
+      CHECK(::lstat((dir + "/sub").c_str(), &st) != 0 && errno == ENOENT);
+      CHECK(::lstat((dir + "/held/.git").c_str(), &st) == 0);
+      CHECK(out.value().kept.size() ==
+            2);  // held/.git (in use), and held, which it keeps from being empty
+    } else {
+      CHECK(::lstat((dir + "/sub").c_str(), &st) == 0);  // no birth time: nothing removed
+    }
+  }
+}
