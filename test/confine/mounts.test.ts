@@ -48,6 +48,21 @@ describe.each(strategies)("mounts inside the workspace (%s)", (strategy) => {
     expect(t.read("ws/vol/proj/.git/config")).toBe("[core]\n")
   })
 
+  it.runIf(asRoot)("a bind mount of a directory from elsewhere on the same file system (a volume) is confined like a tmpfs", async () => {
+    const t = sandboxTree()
+    t.write("volumes/data/notes.txt", "n\n")
+    t.write("volumes/data/repo/.git/config", "[core]\n")
+    fs.mkdirSync(t.at("ws/vol"))
+    mount("--bind", t.at("volumes/data"), t.at("ws/vol"))
+    const launch = await session(t).prepare()
+    expect(launch.plan.restrictions).toContainEqual(expect.objectContaining({ path: t.at("ws/vol/repo/.git"), access: "read-only" }))
+    const r = await runScript(launch, `echo more >> vol/notes.txt && echo vol-ok; echo x >> vol/repo/.git/config || echo git-denied`)
+    expect(r.stdout).toContain("vol-ok")
+    expect(r.stdout).toContain("git-denied")
+    expect(t.read("volumes/data/notes.txt")).toBe("n\nmore\n")
+    expect(t.read("volumes/data/repo/.git/config")).toBe("[core]\n")
+  })
+
   it.runIf(asRoot)("a bind mount showing the workspace's own .git under another name is refused, naming it", async () => {
     const t = sandboxTree()
     fs.mkdirSync(t.at("ws/alias"))
