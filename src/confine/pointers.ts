@@ -46,7 +46,8 @@ const readSmall = async (anchors: Anchors, anchor: RawPath, file: RawPath, what:
  * does not exist or is reached through a link somewhere a child could change it.
  */
 const resolveTarget = async (from: RawPath, target: string, writable: (p: RawPath) => boolean, what: string): Promise<RawPath> => {
-  const dir = textOf(path.dirname(from)) ?? ""
+  const dir = textOf(path.dirname(from))
+  if (dir === undefined) throw refuse(`${what} '${shown(from)}' is in a directory not named in UTF-8: its target cannot be resolved`)
   const lexical = path.resolve(dir, target)
   const canonical = await canonicalDirectory(lexical).catch((e: unknown) => {
     throw refuse(`${what} '${shown(from)}' points to '${lexical}', which is not a directory`, e)
@@ -62,11 +63,19 @@ const resolveTarget = async (from: RawPath, target: string, writable: (p: RawPat
   return canonical
 }
 
+/**
+ * The text git takes from a pointer or `commondir` file: all of it but every trailing CR and LF.
+ * Read otherwise, a pointer ending in a CR would name a decoy directory whose name ends in one,
+ * while git opens the real repository beside it. A newline inside the path is part of it, and
+ * git's C string ends at the first NUL.
+ */
+const trimmed = (text: string): string => text.replace(/[\r\n]+$/, "").split("\0")[0]!
+
 /** The path a `gitdir: ` pointer file holds. */
 const gitdirOf = (text: string, file: RawPath): string => {
-  const line = text.replace(/\r?\n$/, "")
-  if (!line.startsWith("gitdir: ") || line.includes("\n") || line.length === "gitdir: ".length) {
-    throw refuse(`the .git file '${shown(file)}' is not a git pointer (a single line 'gitdir: <path>')`)
+  const line = trimmed(text)
+  if (!line.startsWith("gitdir: ") || line.length === "gitdir: ".length) {
+    throw refuse(`the .git file '${shown(file)}' is not a git pointer ('gitdir: <path>')`)
   }
   return line.slice("gitdir: ".length)
 }
@@ -104,8 +113,8 @@ export const followPointers = async (input: PointerInput): Promise<Array<Candida
       const anchor = within(gitdir, c.anchor) ? c.anchor : gitdir
       const common = await readSmall(input.anchors, anchor, commonFile, "the worktree's commondir file")
       if (common === null) return
-      const line = common.replace(/\r?\n$/, "")
-      if (line === "" || line.includes("\n")) throw refuse(`the worktree's commondir file '${shown(commonFile)}' is not one path`)
+      const line = trimmed(common)
+      if (line === "") throw refuse(`the worktree's commondir file '${shown(commonFile)}' names no path`)
       add(c, await resolveTarget(commonFile, line, input.writable, "the worktree's commondir file"))
     })
   )

@@ -88,6 +88,42 @@ describe.each(strategies)("git pointer files (%s)", (strategy) => {
     expect(t.read("ws/main/.git/modules/lib/config")).toBe(config)
   })
 
+  it("a pointer is read as git reads it: every trailing CR and LF dropped, a newline inside the path kept", async () => {
+    const t = fresh()
+    git(t.ws, "init", "-q", "--bare", ".bare")
+    // git drops the trailing CR and opens .bare; a decoy named '.bare\r' must not take the protection.
+    fs.mkdirSync(t.at("ws/.bare\r"))
+    fs.writeFileSync(t.at("ws/.git"), "gitdir: ./.bare\r")
+    expect(git(t.ws, "rev-parse", "--absolute-git-dir").trim()).toBe(t.at("ws/.bare"))
+    const config = t.read("ws/.bare/config")
+    const launch = await session(t).prepare()
+    expect(launch.plan.restrictions).toContainEqual(expect.objectContaining({ path: t.at("ws/.bare"), origin: "pointer" }))
+    const r = await runScript(
+      launch,
+      `${env(t)} git config core.hooksPath /tmp/evil && echo config-written; echo edit >> src.txt && echo edit-ok`
+    )
+    expect(r.stdout).toContain("edit-ok")
+    expect(r.stdout).not.toContain("config-written")
+    expect(t.read("ws/.bare/config")).toBe(config)
+    // A repository whose name holds a newline, named by a pointer ending in CR LF CR LF, in a
+    // directory whose name holds control characters: git follows it, and so must the launch.
+    fs.rmSync(t.at("ws/.git"))
+    git(t.ws, "init", "-q", "--bare", "n\nm.git")
+    fs.mkdirSync(t.at("ws/w\r\u2028\x1b[31m"))
+    fs.writeFileSync(t.at("ws/w\r\u2028\x1b[31m/.git"), "gitdir: ../n\nm.git\r\n\r\n")
+    expect(git(t.at("ws/w\r\u2028\x1b[31m"), "rev-parse", "--absolute-git-dir").trim()).toBe(t.at("ws/n\nm.git"))
+    const nested = t.read("ws/n\nm.git/config")
+    const other = await session(t).prepare()
+    expect(other.plan.restrictions).toContainEqual(expect.objectContaining({ path: t.at("ws/n\nm.git"), origin: "pointer" }))
+    const again = await runScript(
+      other,
+      `${env(t)} cd "$(printf 'w\\r\\342\\200\\250\\033[31m')" && git config core.hooksPath /tmp/evil && echo config-written; echo done`
+    )
+    expect(again.stdout).toContain("done")
+    expect(again.stdout).not.toContain("config-written")
+    expect(t.read("ws/n\nm.git/config")).toBe(nested)
+  })
+
   it("a pointer that cannot be followed refuses the launch, saying which and why", async () => {
     const t = fresh()
     fs.writeFileSync(t.at("ws/.git"), "gitdir: ./missing\n")
