@@ -65,6 +65,47 @@ describe.each(strategies)("discovery (%s)", (strategy) => {
     expect(d.candidates.map((c) => c.path).sort()).toEqual([`${rawOf(t.ws)}/bad\xff.pem`, `${rawOf(t.ws)}/new\nline.pem`])
   })
 
+  it("directories named with control characters hide nothing: their repositories and secrets are protected in the sandbox", async () => {
+    // A newline, a CR, the Unicode line and paragraph separators, an escape sequence, a tab, DEL,
+    // a C0 control and a name that is only a newline: each may break a matcher built on regular
+    // expressions or on lines, and each is in the workspace path itself too.
+    const names = ["a\nb", "c\rd", "p\u2028q", "h\u2029", "e\x1b[31m", "t\tab", "\x7f", "z\x01", "\n", "end\n"]
+    const t = sandboxTree()
+    const ws = t.at("w\ns\u2028\x1b]0;x\x07")
+    fs.mkdirSync(ws, { mode: 0o777 })
+    const put = (rel: string, text: string) => {
+      fs.mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true })
+      fs.writeFileSync(path.join(ws, rel), text)
+    }
+    put(".git/config", "[core]\n")
+    for (const n of names) put(`${n}/.git/config`, "[core]\n")
+    put("x\ny/deep\r/.git/config", "[core]\n")
+    put("k\ne/id.pem", "SECRET\n")
+    put("s\nt/secret", "SECRET\n")
+    const s = new Confinement({
+      target: { workspace: ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") },
+      policy: { protected: [["**/*.pem"], ["*/secret"]] },
+      strategy
+    })
+    const launch = await s.prepare()
+    const protectedPaths = launch.plan.restrictions.map((r) => r.path)
+    const repositories = [...names.map((n) => `${n}/.git`), "x\ny/deep\r/.git"]
+    expect(protectedPaths).toEqual(
+      expect.arrayContaining([".git", ...repositories, "k\ne/id.pem", "s\nt/secret"].map((p) => path.join(ws, p)))
+    )
+    // The child lists every directory itself (find -print0) and tries to write each repository's
+    // config and read each secret, so no name has to survive a shell word or a line.
+    const r = await runScript(
+      launch,
+      `find . -name .git -print0 | xargs -0 -I{} sh -c 'echo pwned >> "{}/config" && echo wrote' ; find . \\( -name '*.pem' -o -name secret \\) -print0 | xargs -0 cat 2>/dev/null; find . -name .git -print0 | tr -cd '\\0' | wc -c; echo edit >> "$(printf 'k\\ne')/new" && echo edit-ok`
+    )
+    expect(r.stdout).toContain("edit-ok")
+    expect(r.stdout).toContain(`${repositories.length + 1}\n`) // the child met every repository
+    expect(r.stdout).not.toContain("wrote")
+    expect(r.stdout).not.toContain("SECRET")
+    for (const p of [".git", ...repositories]) expect(fs.readFileSync(path.join(ws, p, "config"), "utf8")).toBe("[core]\n")
+  })
+
   it("a name that is not UTF-8 is masked in the sandbox by its exact bytes", async () => {
     const t = sandboxTree()
     const bad = Buffer.concat([Buffer.from(`${t.ws}/key`), Buffer.from([0xff]), Buffer.from(".pem")])
