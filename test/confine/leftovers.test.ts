@@ -8,7 +8,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
-import { Confinement } from "../../src/confine/index.ts"
+import { cleanupLeftovers, Confinement } from "../../src/confine/index.ts"
+import { strategies } from "../support/strategies.ts"
 import { outputClosed, startWaiting, startWaitingCli } from "./support/launches.ts"
 import { stagePackage } from "./support/stage.ts"
 import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
@@ -89,5 +90,41 @@ describe("what a killed launch left", () => {
     expect(linked.code).toBe(125)
     expect(linked.stderr).toMatch(/runtime directory .* symbolic link/)
     expect(fs.readdirSync(t.outside)).toEqual(["keep.txt"])
+  })
+})
+
+describe.each(strategies)("what a killed launch left, swept through the API (%s)", (strategy) => {
+  const target = (t: SandboxTree) => ({ workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") })
+
+  it("cleanupLeftovers removes the .git and the temporary root a SIGKILLed launch made", async () => {
+    const t = gitless()
+    await killedLaunch(t)
+    const report = await cleanupLeftovers({ runtimeDirectory: t.at("run"), strategy })
+    expect(report.items).toContainEqual(expect.objectContaining({ status: "removed", path: t.at("ws/.git") }))
+    expect(fs.existsSync(t.at("ws/.git"))).toBe(false)
+    expect(privateRoots(t)).toEqual([])
+    expect(fs.readdirSync(t.at("run"))).toEqual([])
+  })
+
+  it("the next launch's cleanup sweeps them, and reports what it swept", async () => {
+    const t = gitless()
+    await killedLaunch(t)
+    const run = await new Confinement({ target: target(t), strategy }).run("/bin/true", [], { stdio: "ignore" })
+    expect(run.code).toBe(0)
+    expect(run.cleanup.swept).toContainEqual(expect.objectContaining({ status: "removed", path: t.at("ws/.git") }))
+    expect(fs.existsSync(t.at("ws/.git"))).toBe(false)
+    expect(privateRoots(t)).toEqual([])
+    expect(fs.readdirSync(t.at("run"))).toEqual([])
+  })
+
+  it("a .git the dead launch made, replaced since by a directory with content, is kept", async () => {
+    const t = gitless()
+    await killedLaunch(t)
+    fs.rmdirSync(t.at("ws/.git"))
+    t.write("ws/.git/config", "[core]\n") // the user ran git init meanwhile: not the launch's any more
+    const report = await cleanupLeftovers({ runtimeDirectory: t.at("run"), strategy })
+    expect(report.items.filter((i) => i.status === "removed").map((i) => i.path)).not.toContain(t.at("ws/.git"))
+    expect(t.read("ws/.git/config")).toBe("[core]\n")
+    expect(privateRoots(t)).toEqual([])
   })
 })

@@ -10,6 +10,7 @@ import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { asRoot, NOBODY } from "../support/ids.ts"
 import { nodeForNobody } from "../support/nobody.ts"
+import { strategies } from "../support/strategies.ts"
 import { stagePackage } from "./support/stage.ts"
 import { exec, sandboxTree } from "./support/tree.ts"
 
@@ -19,8 +20,10 @@ const bwrapWorks = probe.status === 0
 const why = `bubblewrap cannot build a sandbox as uid ${asRoot ? NOBODY : process.getuid?.()} here: ${probe.error?.message ?? probe.stderr.trim()}`
 
 let cli = ""
+let launcher = ""
 beforeAll(() => {
   cli = path.join(stagePackage(), "fixtures", "cli.mjs")
+  launcher = path.join(stagePackage(), "fixtures", "launch.mjs")
   if (!bwrapWorks) console.warn(`the purge as an unprivileged user not tested: ${why}`)
 })
 
@@ -34,7 +37,13 @@ const mess = [
   "ls -A"
 ].join(" && ")
 
-describe("the private temporary root", () => {
+// `pinnedfs run` (the default strategy), then the API under each strategy.
+const ways: Array<[string, () => Array<string>]> = [
+  ["pinnedfs run", () => [cli, "run", "--"]],
+  ...strategies.map((st): [string, () => Array<string>] => [`the API, ${st}`, () => [launcher, st]])
+]
+
+describe.each(ways)("the private temporary root (%s)", (_how, argv) => {
   it.runIf(bwrapWorks)(
     "is removed whole after each launch, as an unprivileged user, whatever the child left in it",
     { timeout: 120_000 },
@@ -43,7 +52,7 @@ describe("the private temporary root", () => {
       if (asRoot) fs.chownSync(t.ws, NOBODY, NOBODY)
       const env = { ...process.env, HOME: t.home, TMPDIR: t.tmp }
       for (let launch = 0; launch < 3; launch++) {
-        const r = await exec(nodeForNobody(), [cli, "run", "--", "/bin/sh", "-c", mess], { ...ids, cwd: t.ws, env })
+        const r = await exec(nodeForNobody(), [...argv(), "/bin/sh", "-c", mess], { ...ids, cwd: t.ws, env })
         expect(r.stderr).toBe("")
         expect(r.code).toBe(0)
         // The mess was made (the attack was live), in a private root the launch then removed.
