@@ -17,6 +17,7 @@ import {
   type LaunchPlan,
   type ProtectedRule
 } from "../confine/index.ts"
+import { printable } from "../confine/raw.ts"
 
 /** The exit status of a launch that could not be confined (as `env` and `timeout` use it). @since 0.1.0 */
 export const CANNOT_CONFINE = 125
@@ -156,10 +157,10 @@ const signalNumber = (signal: NodeJS.Signals | null): number => (signal === null
 const sweepLeftovers = async (stderr: (line: string) => void): Promise<void> => {
   try {
     const report = await cleanupLeftovers()
-    for (const i of report.items) process.stdout.write(`${i.status} ${i.path}${i.why === "" ? "" : `: ${i.why}`}\n`)
+    for (const i of report.items) process.stdout.write(`${i.status} ${printable(i.path)}${i.why === "" ? "" : `: ${printable(i.why)}`}\n`)
     if (report.live > 0) process.stdout.write(`${report.live} live launch(es) left alone\n`)
   } catch (e) {
-    stderr(`pinnedfs run: cannot clean up: ${(e as Error).message}`)
+    stderr(`pinnedfs run: cannot clean up: ${printable((e as Error).message)}`)
     process.exitCode = CANNOT_CONFINE
   }
 }

@@ -128,3 +128,24 @@ describe.each(strategies)("what a killed launch left, swept through the API (%s)
     expect(privateRoots(t)).toEqual([])
   })
 })
+
+describe("what --cleanup prints", () => {
+  it("a workspace named with an escape sequence and a newline is printed escaped, one line per item", async () => {
+    const t = sandboxTree()
+    const ws = t.at("w\x1b]0;pwned\x07\nremoved \u202e/x")
+    fs.mkdirSync(ws, { recursive: true, mode: 0o777 })
+    const a = await startWaitingCli(process.execPath, cli, [], "true", { cwd: ws, env: envOf(t) })
+    a.child.kill("SIGKILL")
+    await outputClosed(a.child)
+    expect(fs.readdirSync(path.join(ws, ".git"))).toEqual([]) // the dead launch left its .git there
+    const r = await exec(process.execPath, [cli, "run", "--cleanup"], { cwd: t.ws, env: envOf(t) })
+    expect(r.code).toBe(0)
+    expect(r.stdout).not.toMatch(/[\x1b\x07\u202e]/)
+    const lines = r.stdout.split("\n").filter((l) => l !== "")
+    expect(lines).toContain(`removed ${t.at("w\\x1b]0;pwned\\x07\\x0aremoved \\u{202e}/x/.git")}`)
+    // No line was forged by the name: each one is an item of the report.
+    expect(lines.filter((l) => !/^(removed|kept|refused) \//.test(l) && !/live launch/.test(l))).toEqual([])
+    expect(lines.filter((l) => l.startsWith("removed ") && l.includes("pwned")).length).toBe(1)
+    expect(fs.existsSync(path.join(ws, ".git"))).toBe(false)
+  })
+})
