@@ -72,6 +72,9 @@ struct OwnedDir {
   std::string path;
   Identity identity;
   bool optional = false;
+  // Removed only under flock(LOCK_EX|LOCK_NB): a directory another confined launch holds a lease
+  // on (LOCK_SH) is kept (ops/confine.h).
+  bool leased = false;
 };
 
 struct Request {

@@ -19,7 +19,11 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <time.h>
+
+#include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "../core/eintr.h"
 #include "../core/resolve.h"
@@ -42,6 +46,7 @@ using States = std::vector<std::vector<State>>;  // per pattern
 struct Pending {
   std::string name;
   States states;
+  std::size_t relevant = 0;  // its entry in the parent's listing record
 };
 
 struct Frame {
@@ -49,6 +54,7 @@ struct Frame {
   std::string relative;  // "" for the anchor itself
   std::vector<Pending> children;
   std::size_t next = 0;
+  std::size_t listed = 0;  // its record among the directories listed
 };
 
 Type type_of_dtype(unsigned char t) {
@@ -64,6 +70,13 @@ Type type_of_dtype(unsigned char t) {
     default:
       return Type::Other;
   }
+}
+
+std::uint64_t realtime_ns() {
+  struct timespec ts;
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 bool permission(int err) {
@@ -103,8 +116,30 @@ class Walker {
   }
 
   Status run(DiscoverResult& out);
+  // Whether every directory listed is still as it was listed, as far as the patterns can tell; the
+  // first that is not, in `out`.
+  void recheck(DiscoverResult& out);
 
  private:
+  // What one listing saw: the directory, the states its entries were matched with, and every entry
+  // that mattered (matched, or entered) with its identity (zero: it vanished before it was
+  // entered).
+  struct Listed {
+    std::string relative;
+    struct stat st;
+    States states;
+    std::vector<std::pair<std::string, Identity>> relevant;
+  };
+  enum class Verdict : unsigned char { Ignore, Match, Descend, Vanished };
+  // What the patterns make of entry `name` of the directory open at `dir`, reached with `states`.
+  Result<Verdict> classify(int dir, const States& states, std::string_view name,
+                           unsigned char dtype, const std::string& shown, Type* type,
+                           std::size_t* matched);
+  // Whether directory `l` still holds what mattered in it, and nothing new but what was born
+  // during the walk.
+  bool still_as_listed(const Listed& l);
+  std::vector<Listed> listed_;
+  std::uint64_t started_ns_ = 0;
   bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
   Access strictest_alive(const States& states) const;
   // Reads the directory open at `fd` and queues its children in `frame`. Returns false when a
@@ -138,6 +173,14 @@ Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& ou
     if (listable.error().moved) return true;
     return listable.take_error();
   }
+  {
+    Listed l;
+    l.relative = frame.relative;
+    l.states = states;
+    if (::fstat(frame.dir.fd(), &l.st) != 0) return sys_error(errno, "fstat", frame.relative);
+    frame.listed = listed_.size();
+    listed_.push_back(std::move(l));
+  }
   DirectoryReader reader(frame.dir.fd(), buffer_);
   std::string_view name;
   unsigned char dtype = DT_UNKNOWN;
@@ -157,62 +200,39 @@ Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& ou
       return false;
     }
     if ((out.entries & 1023u) == 0 && cancelled()) break;
-    bool alive = false;
-    for (std::size_t p = 0; p < compiled_.size(); ++p) {
-      const auto& s = states[p];
-      steppers_[p].step(s.data(), s.size(), name, next_[p]);
-      alive = alive || !next_[p].empty();
-    }
-    if (!alive) continue;
-    Type type = type_of_dtype(dtype);
-    bool descend = false;
-    bool typed = false;
-    for (std::size_t p = 0; p < compiled_.size() && !typed; ++p) {
-      const auto& n = next_[p];
-      typed = !n.empty() && (glob::can_descend(compiled_[p], n.data(), n.size()) ||
-                             glob::needs_directory(compiled_[p], n.data(), n.size()));
-    }
-    if (typed && type == Type::Unknown) {
-      struct stat st;
-      std::string n(name);
-      if (::fstatat(frame.dir.fd(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        type = type_of_mode(st.st_mode);
-      } else if (errno == ENOENT) {
-        continue;  // vanished since the listing
-      } else {
-        return sys_error(errno, "fstatat", join(frame.relative, name));
-      }
-    }
-    bool is_dir = type == Type::Directory;
-    std::size_t matched = compiled_.size();
-    for (std::size_t p = 0; p < compiled_.size(); ++p) {
-      const auto& n = next_[p];
-      if (!n.empty() && glob::accepts(compiled_[p], n.data(), n.size(), is_dir)) {
-        matched = p;
-        break;
-      }
-    }
-    if (matched < compiled_.size()) {
+    Type type = Type::Unknown;
+    std::size_t matched = 0;
+    auto verdict =
+        classify(frame.dir.fd(), states, name, dtype, join(frame.relative, name), &type, &matched);
+    if (!verdict.ok()) return verdict.take_error();
+    if (verdict.value() == Verdict::Ignore || verdict.value() == Verdict::Vanished) continue;
+    if (verdict.value() == Verdict::Match) {
       if (out.matches.size() >= request_.max_matches) {
         out.truncated = Truncation::Matches;
         return false;
       }
-      out.matches.push_back(
-          Match{join(frame.relative, name), type, static_cast<std::uint32_t>(matched)});
+      Match found{join(frame.relative, name), type, static_cast<std::uint32_t>(matched), {}};
+      struct stat mst;
+      std::string n(name);
+      if (::fstatat(frame.dir.fd(), n.c_str(), &mst, AT_SYMLINK_NOFOLLOW) == 0) {
+        found.identity = identity_of(mst);
+      } else if (errno == ENOENT) {
+        continue;  // vanished since the listing: the recheck of this directory tells
+      } else {
+        return sys_error(errno, "fstatat", found.path);
+      }
+      listed_[frame.listed].relevant.emplace_back(std::string(name), found.identity);
+      out.matches.push_back(std::move(found));
       continue;  // pruned: the mount over it covers its whole tree
     }
-    if (!is_dir) continue;
-    for (std::size_t p = 0; p < compiled_.size() && !descend; ++p) {
-      const auto& n = next_[p];
-      descend = !n.empty() && glob::can_descend(compiled_[p], n.data(), n.size());
-    }
-    if (!descend) continue;
     std::string relative = join(frame.relative, name);
     if (skip_.count(relative)) {
       out.skipped.push_back(std::move(relative));
       continue;
     }
-    frame.children.push_back(Pending{std::string(name), next_});
+    listed_[frame.listed].relevant.emplace_back(std::string(name), Identity{});
+    frame.children.push_back(
+        Pending{std::string(name), next_, listed_[frame.listed].relevant.size() - 1});
   }
   if (reader.error() != 0) {
     if (permission(reader.error())) {
@@ -227,6 +247,8 @@ Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& ou
 }
 
 Status Walker::run(DiscoverResult& out) {
+  // Birth times come from a coarse clock that may lag this one by a tick.
+  started_ns_ = realtime_ns() - 20000000;
   States initial;
   initial.reserve(compiled_.size());
   bool any = false;
@@ -235,6 +257,18 @@ Status Walker::run(DiscoverResult& out) {
     any = any || !c.matches_nothing();
   }
   if (!any) return ok_status();
+  // An anchor that is a mount inside the patterns' directory: the patterns start where they stand
+  // at the mount point.
+  for (const std::string& component : request_.prefix) {
+    any = false;
+    for (std::size_t p = 0; p < compiled_.size(); ++p) {
+      const auto& s = initial[p];
+      steppers_[p].step(s.data(), s.size(), component, next_[p]);
+      any = any || !next_[p].empty();
+    }
+    initial.swap(next_);
+    if (!any) return ok_status();
+  }
 
   std::vector<Frame> stack;
   {
@@ -275,6 +309,17 @@ Status Walker::run(DiscoverResult& out) {
     auto opened = descend(root_, f.dir, child.name, kListFlags, relative);
     if (!opened.ok()) {
       const Error& e = opened.error();
+      // Not entered, but seen: what the recheck compares (a vanished one stays unknown).
+      struct stat seen;
+      if ((e.mount || permission(e.err)) &&
+          ::fstatat(f.dir.fd(), child.name.c_str(), &seen, AT_SYMLINK_NOFOLLOW) == 0) {
+        listed_[f.listed].relevant[child.relevant].second = identity_of(seen);
+      }
+      // A mount is not entered: the caller walks it as an anchor of its own.
+      if (e.mount) {
+        out.mounts.push_back(std::move(relative));
+        continue;
+      }
       if (e.refusal == Refusal::None && permission(e.err)) {
         out.unreadable.push_back(
             Unreadable{std::move(relative), e.err, strictest_alive(child.states)});
@@ -285,6 +330,11 @@ Status Walker::run(DiscoverResult& out) {
     }
     Frame next;
     next.dir = opened.take();
+    {
+      struct stat cst;
+      if (::fstat(next.dir.fd(), &cst) == 0)
+        listed_[f.listed].relevant[child.relevant].second = identity_of(cst);
+    }
     next.relative = std::move(relative);
     ++out.directories;
     auto listed = list(next, child.states, out);
@@ -300,7 +350,153 @@ Status Walker::run(DiscoverResult& out) {
   return ok_status();
 }
 
-Probe probe(const Root& root, const std::string& path) {
+// The shortest prefix of `p` that is a mount: where a lookup that met one crossed.
+std::string mount_prefix(const Root& root, const LexedPath& p) {
+  for (std::size_t k = 1; k < p.parts.size(); ++k) {
+    auto dir = open_dirs(root, p, k);
+    if (!dir.ok() && dir.error().mount) return p.joined(k);
+    if (!dir.ok()) break;
+  }
+  return {};
+}
+
+bool same_time(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+bool unchanged(const struct stat& a, const struct stat& b) {
+  return identity_of(a) == identity_of(b) && a.st_nlink == b.st_nlink &&
+#if defined(__APPLE__)
+         same_time(a.st_mtimespec, b.st_mtimespec) && same_time(a.st_ctimespec, b.st_ctimespec);
+#else
+         same_time(a.st_mtim, b.st_mtim) && same_time(a.st_ctim, b.st_ctim);
+#endif
+}
+
+// Whether entry `name` of `dir` was born at or after `since` (a directory made, or a file
+// written, during the walk, rather than renamed in): false where the file system cannot tell.
+bool born_after(int dir, const std::string& name, std::uint64_t since) {
+#if defined(__linux__) && defined(STATX_BTIME)
+  struct statx sx;
+  if (::statx(dir, name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) != 0 ||
+      !(sx.stx_mask & STATX_BTIME))
+    return false;
+  return static_cast<std::uint64_t>(sx.stx_btime.tv_sec) * 1000000000u + sx.stx_btime.tv_nsec >=
+         since;
+#else
+  (void)dir;
+  (void)name;
+  (void)since;
+  return false;
+#endif
+}
+
+}  // namespace
+
+Result<Walker::Verdict> Walker::classify(int dir, const States& states, std::string_view name,
+                                         unsigned char dtype, const std::string& shown, Type* type,
+                                         std::size_t* matched) {
+  bool alive = false;
+  for (std::size_t p = 0; p < compiled_.size(); ++p) {
+    const auto& s = states[p];
+    steppers_[p].step(s.data(), s.size(), name, next_[p]);
+    alive = alive || !next_[p].empty();
+  }
+  if (!alive) return Verdict::Ignore;
+  *type = type_of_dtype(dtype);
+  bool typed = false;
+  for (std::size_t p = 0; p < compiled_.size() && !typed; ++p) {
+    const auto& n = next_[p];
+    typed = !n.empty() && (glob::can_descend(compiled_[p], n.data(), n.size()) ||
+                           glob::needs_directory(compiled_[p], n.data(), n.size()));
+  }
+  if (typed && *type == Type::Unknown) {
+    struct stat st;
+    std::string n(name);
+    if (::fstatat(dir, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      *type = type_of_mode(st.st_mode);
+    } else if (errno == ENOENT) {
+      return Verdict::Vanished;
+    } else {
+      return sys_error(errno, "fstatat", shown);
+    }
+  }
+  bool is_dir = *type == Type::Directory;
+  for (std::size_t p = 0; p < compiled_.size(); ++p) {
+    const auto& n = next_[p];
+    if (!n.empty() && glob::accepts(compiled_[p], n.data(), n.size(), is_dir)) {
+      *matched = p;
+      return Verdict::Match;
+    }
+  }
+  if (!is_dir) return Verdict::Ignore;
+  for (std::size_t p = 0; p < compiled_.size(); ++p) {
+    const auto& n = next_[p];
+    if (!n.empty() && glob::can_descend(compiled_[p], n.data(), n.size())) return Verdict::Descend;
+  }
+  return Verdict::Ignore;
+}
+
+bool Walker::still_as_listed(const Listed& l) {
+  const char* name = l.relative.empty() ? "." : l.relative.c_str();
+  struct stat now;
+  if (::fstatat(root_.fd(), name, &now, AT_SYMLINK_NOFOLLOW) != 0 ||
+      identity_of(now) != identity_of(l.st))
+    return false;
+  if (unchanged(now, l.st)) return true;
+  // Changed while the walk went on: only what the patterns care about must be the same.
+  int fd = retry_eintr(
+      [&] { return ::openat(root_.fd(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); });
+  if (fd < 0) return false;
+  Fd dir(fd);
+  struct stat opened;
+  if (::fstat(fd, &opened) != 0 || identity_of(opened) != identity_of(l.st)) return false;
+  std::unordered_map<std::string, Identity> seen;
+  {
+    DirectoryReader reader(fd, buffer_);
+    std::string_view entry;
+    unsigned char dtype = DT_UNKNOWN;
+    while (reader.next(&entry, &dtype)) {
+      std::string full = join(l.relative, entry);
+      if (skip_.count(full)) continue;
+      Type type = Type::Unknown;
+      std::size_t matched = 0;
+      auto verdict = classify(fd, l.states, entry, dtype, full, &type, &matched);
+      if (!verdict.ok()) return false;
+      if (verdict.value() != Verdict::Match && verdict.value() != Verdict::Descend) continue;
+      struct stat st;
+      std::string n(entry);
+      if (::fstatat(fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
+      seen.emplace(std::move(n), identity_of(st));
+    }
+    if (reader.error() != 0) return false;
+  }
+  std::unordered_map<std::string, Identity> had(l.relevant.begin(), l.relevant.end());
+  for (const auto& [n, id] : had) {
+    auto now_at = seen.find(n);
+    // Gone, replaced, or never entered: it may be elsewhere now.
+    if (now_at == seen.end() || now_at->second != id || id == Identity{}) return false;
+  }
+  for (const auto& [m, now_id] : seen) {
+    if (!had.count(m) && !born_after(fd, m, started_ns_))
+      return false;  // moved in, not made: from where?
+  }
+  return true;
+}
+
+void Walker::recheck(DiscoverResult& out) {
+  for (const Listed& l : listed_) {
+    if (!still_as_listed(l)) {
+      out.unstable = true;
+      out.unstable_path = l.relative;
+      return;
+    }
+  }
+}
+
+namespace {
+
+Probe probe(const Root& root, const std::string& path, std::vector<std::string>& mounts) {
   Probe out;
   auto lexed = lex_path(path);
   if (!lexed.ok()) {
@@ -323,6 +519,14 @@ Probe probe(const Root& root, const std::string& path) {
   }
   if (!parent.ok()) {
     Error e = parent.take_error();
+    if (e.mount) {
+      std::string at = mount_prefix(root, p);
+      if (!at.empty()) {
+        if (std::find(mounts.begin(), mounts.end(), at) == mounts.end()) mounts.push_back(at);
+        out.status = ProbeStatus::Beneath;
+        return out;
+      }
+    }
     if (e.refusal == Refusal::None && (e.err == ENOENT || e.err == ENOTDIR)) {
       out.err = e.err;
       return out;  // Missing
@@ -347,6 +551,7 @@ Probe probe(const Root& root, const std::string& path) {
   }
   out.status = ProbeStatus::Present;
   out.type = type_of_mode(st.st_mode);
+  out.identity = identity_of(st);
   return out;
 }
 
@@ -367,13 +572,20 @@ Result<DiscoverResult> discover(const Root& root, const DiscoverRequest& request
     }
   }
   if (request.max_depth == 0) return bad_argument("max_depth must be at least 1");
+  for (const std::string& c : request.prefix) {
+    if (c.empty() || c == "." || c == ".." || c.find('/') != std::string::npos ||
+        c.find('\0') != std::string::npos) {
+      return bad_argument("a discovery prefix is a list of path components");
+    }
+  }
   DiscoverResult out;
   out.anchor = root.identity();
   Walker walker(root, request, cancel);
   auto walked = walker.run(out);
   if (!walked.ok()) return walked.take_error();
   out.probes.reserve(request.probes.size());
-  for (const std::string& p : request.probes) out.probes.push_back(probe(root, p));
+  for (const std::string& p : request.probes) out.probes.push_back(probe(root, p, out.mounts));
+  walker.recheck(out);
   // The anchor must still be the directory its path names: a walk of a directory renamed away
   // would describe somewhere else.
   auto same = root.verify_path_identity();

@@ -1,8 +1,15 @@
 // prepare and cleanup: a launch's directories and its final validation, one trip each (see
 // confine.h). They pin their own anchors inside the trip, so a launch that makes state roots
 // costs one trip to prepare and one to clean up whatever the number of anchors it touches.
+//
+// With a record (launch_record.cc), prepare writes down each anchor that makes something, then
+// every directory it is about to make (each prefix of each path, since mkdirs makes missing
+// parents too), then every directory it made: whatever moment a SIGKILL picks, what exists is
+// on record. Cleanup writes down what it removed and removes the record when nothing stays.
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <set>
 
 #include "confine.h"
 #include "mkdirs.h"
@@ -17,6 +24,53 @@ Error anchor_changed(const std::string& path, const Identity& was, const Identit
                  "'" + path + "' is no longer the directory prepared (" + was.str() + " is now " +
                      now.str() + ")",
                  EBUSY);
+}
+
+// The directories a creation program may make, as prefixes of its entries, minus the permanent.
+std::vector<std::string> intents(const PrepareAnchor& a) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (std::size_t k = 0; k < a.create.size(); ++k) {
+    if (a.create_flags.size() > k && (a.create_flags[k] & kCreatePermanent)) continue;
+    const std::string& p = a.create[k].path;
+    for (std::size_t cut = p.find('/');; cut = p.find('/', cut + 1)) {
+      std::string prefix = p.substr(0, cut);
+      if (!prefix.empty() && seen.insert(prefix).second) out.push_back(prefix);
+      if (cut == std::string::npos) break;
+    }
+  }
+  return out;
+}
+
+bool within(const std::string& path, const std::string& dir) {
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         path[dir.size()] == '/');
+}
+
+Status announce(const RecordRef& record, std::size_t i, const PrepareAnchor& a,
+                const Identity& identity) {
+  if (record.fd < 0) return ok_status();
+  std::string lines = record_anchor(i, a.path, identity);
+  for (const std::string& p : intents(a)) lines += record_intent(i, p);
+  return record_line(record, lines);
+}
+
+// Every directory made, but those a permanent entry needed (they stay after the launch).
+Status record_created(const RecordRef& record, std::size_t i, const PrepareAnchor& a,
+                      const MkdirsOutcome& made) {
+  if (record.fd < 0 || made.created.empty()) return ok_status();
+  std::string lines;
+  for (const CreatedDir& c : made.created) {
+    bool permanent = false;
+    bool purge = false;
+    for (std::size_t k = 0; k < a.create.size(); ++k) {
+      std::uint8_t flags = a.create_flags.size() > k ? a.create_flags[k] : 0;
+      if ((flags & kCreatePermanent) && within(a.create[k].path, c.path)) permanent = true;
+      if ((flags & kCreatePurge) && a.create[k].path == c.path) purge = true;
+    }
+    if (!permanent) lines += record_made(i, c.path, c.identity, purge);
+  }
+  return lines.empty() ? ok_status() : record_line(record, lines);
 }
 
 }  // namespace
@@ -51,14 +105,22 @@ Result<std::vector<PreparedAnchor>> prepare(const PrepareRequest& request) {
   }
   ops::ProgramOptions options;
   for (std::size_t i = 0; i < request.anchors.size(); ++i) {
-    if (request.anchors[i].create.empty()) continue;
-    auto made = ops::run_mkdirs_program(*roots[i], request.anchors[i].create, options);
+    const PrepareAnchor& a = request.anchors[i];
+    if (a.create.empty()) continue;
+    auto announced = announce(request.record, i, a, out[i].identity);
+    if (!announced.ok()) {
+      out[i].error = announced.take_error();
+      return out;
+    }
+    auto made = ops::run_mkdirs_program(*roots[i], a.create, options);
     if (!made.ok()) {
       out[i].error = made.take_error();
       return out;
     }
     out[i].made = made.take();
-    if (out[i].made.failed) return out;
+    auto kept = record_created(request.record, i, a, out[i].made);
+    if (!kept.ok()) out[i].error = kept.take_error();
+    if (out[i].made.failed || !kept.ok()) return out;
   }
   // The final validation comes after every creation: nothing it sees is older than the last
   // directory made.
@@ -74,6 +136,57 @@ Result<std::vector<PreparedAnchor>> prepare(const PrepareRequest& request) {
   }
   return out;
 }
+
+namespace {
+
+// Marks what this launch removed done in its record; removes the record when nothing stays, and
+// closes it (the lock goes with it).
+void settle_record(const CleanupRequest& request, const CleanupResult& result) {
+  const RecordRef& record = request.record;
+  if (record.fd < 0) return;
+  struct stat st;
+  if (::fstat(record.fd, &st) != 0 || identity_of(st) != record.identity)
+    return;  // not ours to close
+  Fd owned(record.fd);
+  std::string lines;
+  bool stays = false;
+  for (std::size_t i = 0; i < request.anchors.size() && i < result.anchors.size(); ++i) {
+    const CleanedAnchor& a = result.anchors[i];
+    if (a.error.err != 0 || a.error.refusal != Refusal::None) {
+      stays = true;
+      continue;
+    }
+    // Kept because another launch relies on it (or on something inside it): the last of them, or
+    // a sweep, removes it.
+    std::vector<std::string> staying;
+    for (const RmdirMember& m : a.removed.members) {
+      if (m.status == RmdirStatus::Refused ||
+          (m.status == RmdirStatus::Kept && m.error.err == EBUSY))
+        staying.push_back(m.path);
+    }
+    for (const RmdirMember& m : a.removed.members) {
+      bool held = false;
+      for (const std::string& p : staying) held = held || p == m.path || within(p, m.path);
+      if (held) {
+        stays = true;
+        continue;
+      }
+      lines += record_done(request.anchors[i].path, m.path);
+    }
+  }
+  if (!lines.empty()) (void)record_line(record, lines);
+  if (stays) return;
+  auto dir = open_runtime(request.runtime);
+  if (!dir.ok()) return;
+  std::string name = request.record_name + ".launch";
+  struct stat named;
+  if (::fstatat(dir.value().get(), name.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+      identity_of(named) == record.identity) {
+    ::unlinkat(dir.value().get(), name.c_str(), 0);
+  }
+}
+
+}  // namespace
 
 Result<CleanupResult> cleanup(const CleanupRequest& request) {
   if (request.anchors.size() > kMaxAnchors) {
@@ -108,13 +221,44 @@ Result<CleanupResult> cleanup(const CleanupRequest& request) {
     }
     Request r;
     r.op = Op::Rmdirs;
-    r.owned = a.owned;
-    auto removed = ops::rmdirs(*pinned.value(), r);
-    if (!removed.ok()) {
-      out[i].error = removed.take_error();
-      continue;
+    std::vector<std::size_t> purged;
+    for (std::size_t k = 0; k < a.owned.size(); ++k) {
+      if (a.purge.size() > k && a.purge[k])
+        purged.push_back(k);
+      else
+        r.owned.push_back(a.owned[k]);
     }
-    out[i].removed = std::get<RmdirsOutcome>(removed.take());
+    // The private temporary root is the child's: purged whole, whatever the child left in it.
+    for (std::size_t k : purged) {
+      RmdirMember m;
+      m.path = a.owned[k].path;
+      auto gone = purge(*pinned.value(), a.owned[k].path, a.owned[k].identity);
+      m.status = gone.ok()                    ? RmdirStatus::Removed
+                 : gone.error().err == ENOENT ? RmdirStatus::Missing
+                                              : RmdirStatus::Refused;
+      if (!gone.ok() && m.status == RmdirStatus::Refused) m.error = gone.take_error();
+      out[i].removed.members.push_back(std::move(m));
+    }
+    if (!r.owned.empty()) {
+      auto removed = ops::rmdirs(*pinned.value(), r);
+      if (!removed.ok()) {
+        out[i].error = removed.take_error();
+        continue;
+      }
+      for (RmdirMember& m : std::get<RmdirsOutcome>(removed.value()).members)
+        out[i].removed.members.push_back(std::move(m));
+    }
+  }
+  settle_record(request, result);
+  if (request.sweep && !request.runtime.parent.empty()) {
+    auto swept = sweep(request.runtime, request.record_name, request.strategy);
+    if (swept.ok())
+      result.swept = swept.take();
+    else
+      result.swept.items.push_back(
+          {request.runtime.parent + "/" + request.runtime.name, SweptStatus::Refused,
+           swept.error().description.empty() ? errno_name(swept.error().err)
+                                             : swept.error().description});
   }
   return result;
 }

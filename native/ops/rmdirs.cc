@@ -9,7 +9,14 @@
 // fstatat and unlinkat a writer in the same parent can swap the name for another empty directory,
 // which is then what goes; nothing outside the root, and nothing that is not empty, can be reached
 // that way.
+//
+// A member marked `leased` (a directory a confined launch made, which other launches may rely on)
+// is opened for reading and removed only while flock(LOCK_EX|LOCK_NB) holds on it: a launch that
+// mounts it holds LOCK_SH for its whole life, and removing a mount point detaches the mount in
+// every namespace. Held, it is kept ("in use by another launch"). One this user cannot open for
+// reading nobody without that permission can lease either: it is removed as any other.
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -112,6 +119,31 @@ RmdirMember remove_one(const Root& root, DirCursor& cursor, const std::vector<Tr
                           "'" + shown + "' is no longer the directory recorded (" +
                               m.owned->identity.str() + " is now " + identity_of(st).str() + ")",
                           EBUSY));
+  }
+  Fd lock;
+  if (m.owned->leased) {
+    int fd = retry_eintr([&] {
+      return ::openat(parent.fd(), leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    });
+    if (fd >= 0) {
+      lock = Fd(fd);
+      struct stat mine;
+      if (::fstat(fd, &mine) != 0 || identity_of(mine) != m.owned->identity) {
+        return answer(m, RmdirStatus::Refused,
+                      refusal(Refusal::IdentityChanged, "rmdir", shown,
+                              "'" + shown + "' changed while it was being removed", EBUSY));
+      }
+      if (retry_eintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }) != 0) {
+        if (errno != EWOULDBLOCK)
+          return answer(m, RmdirStatus::Refused, sys_error(errno, "flock", shown));
+        Error e = sys_error(EBUSY, "flock", shown);
+        e.description = "'" + shown + "' is in use by another launch: kept";
+        return answer(m, RmdirStatus::Kept, std::move(e));
+      }
+    } else if (errno != EACCES) {
+      if (errno == ENOENT) return answer(m, RmdirStatus::Missing);
+      return answer(m, RmdirStatus::Refused, sys_error(errno, "openat", shown));
+    }
   }
   auto still = parent.beneath(root, "rmdir", shown);
   if (!still.ok()) return answer(m, RmdirStatus::Refused, still.take_error());

@@ -1,6 +1,7 @@
 // The confinement programs (discover, hold, prepare, cleanup) and their byte form, straight on the
 // core, both strategies.
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 
 #include "harness.h"
 #include "ops/confine.h"
+#include "ops/ops.h"
 
 using namespace pinnedfs;
 using namespace pinnedfs::confine;
@@ -16,6 +18,12 @@ using namespace pinnedfs::confine;
 namespace {
 
 const std::vector<Strategy>& kStrategies = test::strategies();
+
+std::vector<HoldPath> paths(std::initializer_list<const char*> list) {
+  std::vector<HoldPath> out;
+  for (const char* p : list) out.push_back(HoldPath{p, false});
+  return out;
+}
 
 bool has_match(const DiscoverResult& r, const std::string& path) {
   return std::any_of(r.matches.begin(), r.matches.end(),
@@ -143,7 +151,7 @@ TEST(hold_opens_afresh_without_following_and_hands_out_descriptors) {
     std::string dir = make_tree(outside);
     auto root = Root::pin(dir, s);
     CHECK(root.ok());
-    auto held = hold(*root.value(), {"", ".git", "out", "out/.git", "nope", "a/.env.local"});
+    auto held = hold(*root.value(), paths({"", ".git", "out", "out/.git", "nope", "a/.env.local"}));
     CHECK(held.ok());
     auto& m = held.value().members;
     CHECK(m.size() == 6);
@@ -167,7 +175,7 @@ TEST(hold_refuses_an_anchor_whose_path_changed) {
   CHECK(root.ok());
   CHECK(::rename(dir.c_str(), (base + "/moved").c_str()) == 0);
   CHECK(::mkdir(dir.c_str(), 0755) == 0);
-  auto held = hold(*root.value(), {""});
+  auto held = hold(*root.value(), paths({""}));
   CHECK(!held.ok() && held.error().refusal == Refusal::IdentityChanged);
 }
 
@@ -188,7 +196,8 @@ TEST(confine_wire_refuses_malformed_requests) {
     CHECK(!r.ok() && r.error().refusal == Refusal::BadArgument);
   }
   // A well-formed hold of the root answers one held member and one descriptor.
-  auto ok = run(*root.value(), std::string("\x02\x01\x00\x00\x00\x00\x00\x00\x00", 9), nullptr);
+  auto ok =
+      run(*root.value(), std::string("\x02\x01\x00\x00\x00\x00\x00\x00\x00\x00", 10), nullptr);
   CHECK(ok.ok() && ok.value().fds.size() == 1);
 }
 
@@ -202,10 +211,10 @@ TEST(prepare_makes_and_holds_in_one_program_and_cleanup_removes_and_releases) {
     PrepareAnchor state;
     state.path = base + "/state";
     state.create = {{"launch", 0700}, {"launch/tmp", 0700}, {"launch/cache", 0750}};
-    state.hold = {"launch", "launch/tmp"};
+    state.hold = paths({"launch", "launch/tmp"});
     PrepareAnchor ws;
     ws.path = base + "/ws";
-    ws.hold = {""};
+    ws.hold = paths({""});
     r.anchors = {state, ws};
     auto prepared = prepare(r);
     CHECK(prepared.ok());
@@ -228,7 +237,7 @@ TEST(prepare_makes_and_holds_in_one_program_and_cleanup_removes_and_releases) {
     anchor.path = base + "/state";
     anchor.identity = a[0].identity;
     for (const CreatedDir& d : a[0].made.created)
-      anchor.owned.push_back({d.path, d.identity, true});
+      anchor.owned.push_back({d.path, d.identity, true, false});
     c.anchors = {anchor};
     auto cleaned = cleanup(c);
     CHECK(cleaned.ok() && cleaned.value().unreleased == 1);
@@ -256,7 +265,7 @@ TEST(prepare_refuses_an_anchor_that_changed_before_making_anything) {
   a.has_expected = true;
   a.expected = was.value();
   a.create = {{".git", 0755}};
-  a.hold = {""};
+  a.hold = paths({""});
   r.anchors = {a};
   auto prepared = prepare(r);
   CHECK(prepared.ok() && prepared.value()[0].error.refusal == Refusal::IdentityChanged);
@@ -268,7 +277,7 @@ TEST(prepare_refuses_an_anchor_that_changed_before_making_anything) {
   auto made = identify_path(dir + "/made");
   CHECK(made.ok());
   CleanupRequest c;
-  c.anchors = {{dir, was.value(), {{"made", made.value(), true}}}};
+  c.anchors = {{dir, was.value(), {{"made", made.value(), true, false}}, {false}}};
   auto cleaned = cleanup(c);
   CHECK(cleaned.ok() && cleaned.value().anchors[0].error.refusal == Refusal::IdentityChanged);
   CHECK(::lstat((dir + "/made").c_str(), &st) == 0);
@@ -279,8 +288,11 @@ TEST(prepare_and_cleanup_run_only_on_a_handle_of_slash) {
   auto root = Root::pin(dir, Strategy::Walk);
   CHECK(root.ok());
   // Well-formed and empty: strategy auto, no anchors (cleanup: nothing released either).
-  const std::string prepare_none("\x03\x00\x00\x00\x00\x00", 6);
-  const std::string cleanup_none("\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00", 10);
+  const std::string prepare_none("\x03\x00\x00\x00\x00\x00\x00", 7);
+  // No release, no anchor, record -1 with no identity, empty runtime place and name, no sweep.
+  const std::string cleanup_none = std::string("\x04\x00", 2) + std::string(8, '\0') +
+                                   std::string("\xff\xff\xff\xff", 4) +
+                                   std::string(16 + 12 + 1, '\0');
   for (const std::string& b : {prepare_none, cleanup_none}) {
     auto refused = run(*root.value(), b, nullptr);
     CHECK(!refused.ok() && refused.error().refusal == Refusal::BadArgument);
@@ -289,4 +301,203 @@ TEST(prepare_and_cleanup_run_only_on_a_handle_of_slash) {
   CHECK(slash.ok());
   for (const std::string& b : {prepare_none, cleanup_none})
     CHECK(run(*slash.value(), b, nullptr).ok());
+}
+
+namespace {
+
+Identity id_of(const std::string& path) {
+  struct stat st;
+  ::lstat(path.c_str(), &st);
+  return identity_of(st);
+}
+
+// Whether another open file description could take LOCK_EX on `path` right now.
+bool lockable(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  return fd.valid() && ::flock(fd.get(), LOCK_EX | LOCK_NB) == 0;
+}
+
+}  // namespace
+
+TEST(hold_answers_the_chain_of_parents_and_leases_an_empty_directory) {
+  for (Strategy s : kStrategies) {
+    std::string dir = test::scratch_dir();
+    for (const char* d : {"/a", "/a/b", "/a/b/empty", "/a/b/full"})
+      ::mkdir((dir + d).c_str(), 0755);
+    test::write_file(dir + "/a/b/full/f", "x");
+    auto root = Root::pin(dir, s);
+    CHECK(root.ok());
+    auto held = hold(*root.value(),
+                     {{"a/b/empty", true}, {"a/b/full", true}, {"a", true}, {"a/b/empty", false}});
+    CHECK(held.ok());
+    auto& m = held.value().members;
+    CHECK(m[0].status == HoldStatus::Held && m[0].chain.size() == 2);
+    // The parent it was opened from; what lies above that is not needed (see hold.cc).
+    CHECK(m[0].chain[0] == Identity{} && m[0].chain[1] == id_of(dir + "/a/b"));
+    CHECK(m[2].chain.empty());
+    // Only the empty directory asked for is leased, and the lease stops an exclusive lock.
+    CHECK(m[0].lease.valid() && !m[1].lease.valid() && !m[2].lease.valid() && !m[3].lease.valid());
+    CHECK(!lockable(dir + "/a/b/empty"));
+    m[0].lease.reset();
+    CHECK(lockable(dir + "/a/b/empty"));
+  }
+}
+
+TEST(rmdirs_keeps_a_leased_directory_and_removes_it_once_the_lease_is_gone) {
+  for (Strategy s : kStrategies) {
+    std::string dir = test::scratch_dir();
+    ::mkdir((dir + "/.git").c_str(), 0755);
+    auto root = Root::pin(dir, s);
+    CHECK(root.ok());
+    auto held = hold(*root.value(), {{".git", true}});
+    CHECK(held.ok() && held.value().members[0].lease.valid());
+    Request r;
+    r.op = Op::Rmdirs;
+    r.owned = {OwnedDir{".git", id_of(dir + "/.git"), true, true}};
+    auto kept = ops::rmdirs(*root.value(), r);
+    CHECK(kept.ok());
+    const RmdirMember& k = std::get<RmdirsOutcome>(kept.value()).members[0];
+    CHECK(k.status == RmdirStatus::Kept && k.error.err == EBUSY);
+    struct stat st;
+    CHECK(::lstat((dir + "/.git").c_str(), &st) == 0);
+    held.value().members[0].lease.reset();
+    auto removed = ops::rmdirs(*root.value(), r);
+    CHECK(removed.ok() &&
+          std::get<RmdirsOutcome>(removed.value()).members[0].status == RmdirStatus::Removed);
+    CHECK(::lstat((dir + "/.git").c_str(), &st) != 0 && errno == ENOENT);
+  }
+}
+
+TEST(purge_removes_a_tree_deeper_than_path_max_with_closed_directories) {
+  for (Strategy s : kStrategies) {
+    std::string dir = test::scratch_dir();
+    std::string top = dir + "/pinnedfs-confine-0123456789abcdef";
+    CHECK(::mkdir(top.c_str(), 0700) == 0);
+    Fd at(::open(top.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    // 600 levels of 12-byte names: 7,800 bytes of path, with closed modes on the way.
+    for (int i = 0; i < 600; ++i) {
+      CHECK(::mkdirat(at.get(), "level-name-x", 0755) == 0);
+      int fd = ::openat(at.get(), "level-name-x", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      CHECK(fd >= 0);
+      int f = ::openat(fd, "file", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+      ::close(f);
+      if (i % 100 == 50) ::fchmod(fd, 0500);
+      at = Fd(fd);
+    }
+    CHECK(::symlinkat("/", at.get(), "root-link") == 0);
+    at.reset();
+    auto root = Root::pin(dir, s);
+    CHECK(root.ok());
+    CHECK(
+        purge(*root.value(), "pinnedfs-confine-0123456789abcdef", Identity{1, 1}).error().refusal ==
+        Refusal::IdentityChanged);
+    auto purged = purge(*root.value(), "pinnedfs-confine-0123456789abcdef", id_of(top));
+    CHECK(purged.ok());
+    struct stat st;
+    CHECK(::lstat(top.c_str(), &st) != 0 && errno == ENOENT);
+    CHECK(::lstat("/", &st) == 0);
+  }
+}
+
+TEST(a_dead_launch_record_is_swept_and_a_live_one_left_alone) {
+  for (Strategy s : kStrategies) {
+    std::string base = test::scratch_dir();
+    ::mkdir((base + "/ws").c_str(), 0755);
+    RuntimePlace place{base, "run"};
+    // A dead launch: made .git and its temporary root, recorded, then gone (its descriptor closed).
+    auto record = create_record(place, std::string(32, 'a'));
+    CHECK(record.ok());
+    PrepareRequest r;
+    r.strategy = s;
+    r.record =
+        RecordRef{record.value().get(), id_of(base + "/run/" + std::string(32, 'a') + ".launch")};
+    PrepareAnchor ws;
+    ws.path = base + "/ws";
+    ws.create = {{".git", 0755}, {"pinnedfs-confine-00000000000000ff", 0700}, {"keep", 0700}};
+    ws.create_flags = {0, kCreatePurge, kCreatePermanent};
+    r.anchors = {ws};
+    auto prepared = prepare(r);
+    CHECK(prepared.ok() && prepared.value()[0].made.created.size() == 3);
+    test::write_file(base + "/ws/pinnedfs-confine-00000000000000ff/junk", "x");
+    record.value().reset();
+    // A live launch holding a lease on the .git.
+    auto live = create_record(place, std::string(32, 'b'));
+    CHECK(live.ok());
+    auto root = Root::pin(base + "/ws", s);
+    CHECK(root.ok());
+    auto leased = hold(*root.value(), {{".git", true}});
+    CHECK(leased.ok() && leased.value().members[0].lease.valid());
+    auto first = sweep(place, std::string(32, 'c'), s);
+    CHECK(first.ok() && first.value().live == 1 && first.value().records == 0);
+    struct stat st;
+    CHECK(::lstat((base + "/ws/.git").c_str(), &st) == 0);  // leased: kept
+    CHECK(::lstat((base + "/ws/pinnedfs-confine-00000000000000ff").c_str(), &st) != 0);  // purged
+    CHECK(::lstat((base + "/ws/keep").c_str(), &st) == 0);  // permanent: never recorded
+    leased.value().members[0].lease.reset();
+    auto second = sweep(place, std::string(32, 'c'), s);
+    CHECK(second.ok() && second.value().records == 1);
+    CHECK(::lstat((base + "/ws/.git").c_str(), &st) != 0 && errno == ENOENT);
+    CHECK(::lstat((base + "/run/" + std::string(32, 'a') + ".launch").c_str(), &st) != 0);
+    CHECK(::lstat((base + "/run/" + std::string(32, 'b') + ".launch").c_str(), &st) == 0);
+  }
+}
+
+TEST(the_runtime_directory_must_be_this_users_closed_and_not_a_link) {
+  std::string base = test::scratch_dir();
+  ::mkdir((base + "/open").c_str(), 0755);
+  auto open = open_runtime({base, "open"});
+  CHECK(!open.ok() && open.error().description.find("mode 0755") != std::string::npos);
+  ::symlink(base.c_str(), (base + "/link").c_str());
+  auto link = open_runtime({base, "link"});
+  CHECK(!link.ok() && link.error().refusal == Refusal::Symlink);
+  CHECK(!open_runtime({"relative", "x"}).ok() && !open_runtime({base, "a/b"}).ok());
+  auto made = open_runtime({base, "fresh"});
+  struct stat st;
+  CHECK(made.ok() && ::fstat(made.value().get(), &st) == 0 && (st.st_mode & 07777) == 0700);
+  CHECK(!create_record({base, "fresh"}, "not-hex").ok());
+}
+
+TEST(strays_removes_fresh_empty_trees_only_and_keeps_a_leased_one) {
+  for (Strategy s : kStrategies) {
+    std::string dir = test::scratch_dir();
+    // What bubblewrap makes for a moved destination, one with a file in it, a real directory, and
+    // one a concurrent launch has leased.
+    for (const char* d : {"/sub", "/sub/.git", "/full", "/real", "/held", "/held/.git"})
+      ::mkdir((dir + d).c_str(), 0755);
+    test::write_file(dir + "/full/f", "x");
+    test::write_file(dir + "/real/f", "x");
+    auto root = Root::pin(dir, s);
+    CHECK(root.ok());
+    auto leased = hold(*root.value(), {{"held/.git", true}});
+    CHECK(leased.ok() && leased.value().members[0].lease.valid());
+    StraysRequest r;
+    r.strategy = s;
+    r.anchors = {{dir, root.value()->identity(), {{"", root.value()->identity()}}}};
+    struct statx sx;
+    bool btime = ::statx(AT_FDCWD, (dir + "/sub").c_str(), 0, STATX_BTIME, &sx) == 0 &&
+                 (sx.stx_mask & STATX_BTIME);
+    struct stat st;
+    // Born before the sandbox started: not its bubblewrap's, whatever its shape.
+    struct timespec ts;
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    r.since_ns = (static_cast<std::uint64_t>(ts.tv_sec) + 3600) * 1000000000u;
+    auto none = remove_strays(r);
+    CHECK(none.ok() && none.value().removed.empty());
+    CHECK(::lstat((dir + "/sub/.git").c_str(), &st) == 0);
+    // Born since: the trees of empty directories go, anything with a file stays, a leased one is
+    // kept.
+    r.since_ns = 0;
+    auto out = remove_strays(r);
+    CHECK(out.ok());
+    CHECK(::lstat((dir + "/real/f").c_str(), &st) == 0 &&
+          ::lstat((dir + "/full/f").c_str(), &st) == 0);
+    if (btime) {
+      CHECK(::lstat((dir + "/sub").c_str(), &st) != 0 && errno == ENOENT);
+      CHECK(::lstat((dir + "/held/.git").c_str(), &st) == 0);
+      CHECK(out.value().kept.size() ==
+            2);  // held/.git (in use), and held, which it keeps from being empty
+    } else {
+      CHECK(::lstat((dir + "/sub").c_str(), &st) == 0);  // no birth time: nothing removed
+    }
+  }
 }

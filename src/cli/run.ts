@@ -8,7 +8,16 @@
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Command } from "commander"
-import { Confinement, ConfinementError, type GrantInput, GrantStore, type LaunchPlan, type ProtectedRule } from "../confine/index.ts"
+import {
+  Confinement,
+  ConfinementError,
+  cleanupLeftovers,
+  type GrantInput,
+  GrantStore,
+  type LaunchPlan,
+  type ProtectedRule
+} from "../confine/index.ts"
+import { printable } from "../confine/raw.ts"
 
 /** The exit status of a launch that could not be confined (as `env` and `timeout` use it). @since 0.1.0 */
 export const CANNOT_CONFINE = 125
@@ -19,6 +28,7 @@ interface RunOptions {
   readonly grant: Array<string>
   readonly fullAccess?: boolean
   readonly verbose?: boolean
+  readonly cleanup?: boolean
 }
 
 const collect = (value: string, previous: Array<string>) => [...previous, value]
@@ -87,11 +97,14 @@ export const registerRun = (program: Command): Command =>
     )
     .option("--full-access", "drop the default protections (the --protect rules still apply)")
     .option("--verbose", "print what is protected before running")
-    .argument("<command>", "the command to run")
+    .option("--cleanup", "remove what killed launches left behind (empty protected directories, temporary roots), then exit")
+    .argument("[command]", "the command to run")
     .argument("[args...]", "its arguments")
     .passThroughOptions()
-    .action(async (command: string, args: Array<string>, options: RunOptions) => {
+    .action(async (command: string | undefined, args: Array<string>, options: RunOptions, self: Command) => {
       const stderr = (line: string) => process.stderr.write(`${line}\n`)
+      if (options.cleanup === true) return void (await sweepLeftovers(stderr))
+      if (command === undefined) return void self.error("error: missing required argument 'command'")
       let launch: Awaited<ReturnType<Confinement["prepare"]>> | undefined
       try {
         const workspace = path.resolve(options.workspace ?? process.cwd())
@@ -139,3 +152,15 @@ export const registerRun = (program: Command): Command =>
     })
 
 const signalNumber = (signal: NodeJS.Signals | null): number => (signal === null ? 0 : (os.constants.signals[signal] ?? 0))
+
+/** `run --cleanup`: one line per thing a dead launch left, on stdout; a refusal exits 125. */
+const sweepLeftovers = async (stderr: (line: string) => void): Promise<void> => {
+  try {
+    const report = await cleanupLeftovers()
+    for (const i of report.items) process.stdout.write(`${i.status} ${printable(i.path)}${i.why === "" ? "" : `: ${printable(i.why)}`}\n`)
+    if (report.live > 0) process.stdout.write(`${report.live} live launch(es) left alone\n`)
+  } catch (e) {
+    stderr(`pinnedfs run: cannot clean up: ${printable((e as Error).message)}`)
+    process.exitCode = CANNOT_CONFINE
+  }
+}

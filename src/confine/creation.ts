@@ -15,16 +15,23 @@
  * anchor, each member removed through its pinned parent only while it is still the directory
  * recorded and only if empty; members are optional, so one refusal does not stop the rest, and a
  * refusal is reported, never hidden. Permanent state roots, and the ancestors made for them, stay.
- * The private temporary root is emptied with the pinned recursive remove, which follows no link.
+ * The private temporary root is the child's own: purged whole by its own program (modes repaired
+ * as it goes, any depth, no link followed).
+ *
+ * Several launches can rely on one directory: a launch started while another's empty `.git`
+ * exists mounts it as an ordinary `.git`. Every launch leases the empty protected directories it
+ * mounts (flock LOCK_SH, held by the kernel for the process's life), and removal takes LOCK_EX
+ * without waiting, so no launch's cleanup removes what another live one mounts (removing a mount
+ * point detaches the mount in every namespace). What is kept is removed by a later sweep of the
+ * launch records (runtime.ts) once nobody relies on it.
  *
  * @since 0.1.0
  */
 import type { Strategy } from "../PinnedRoot.ts"
-import { PinnedFsError } from "../internal/errors.ts"
+import type { PinnedFsError } from "../internal/errors.ts"
 import type { Anchors } from "./anchors.ts"
-import { ConfinementError } from "./errors.ts"
-import { joinRaw, type RawPath, relativeTo, shown, textOf, within } from "./raw.ts"
-import { cleanupDirectories, type PreparedAnchor, type Release } from "./wire.ts"
+import { joinRaw, type RawPath, relativeTo, shown, within } from "./raw.ts"
+import { cleanupDirectories, type PreparedAnchor, type RecordHandle, type Release, type SweptItem } from "./wire.ts"
 
 /** @since 0.1.0 @category models */
 export type Purpose = "protected" | "state" | "temp" | "scope"
@@ -52,16 +59,12 @@ export interface Owned {
 /** @since 0.1.0 @category models */
 export interface CleanupReport {
   readonly removed: ReadonlyArray<string>
-  /** Not empty any more: left where it is. */
+  /** Not empty any more, or relied on by another live launch (which removes it when it is done): left where it is. */
   readonly kept: ReadonlyArray<string>
   /** Not removed because it, or its parent, is no longer what was recorded. */
   readonly refused: ReadonlyArray<{ readonly path: string; readonly error: PinnedFsError }>
-}
-
-const relativeText = (path: RawPath, anchor: RawPath): string => {
-  const text = textOf(relativeTo(path, anchor))
-  if (text === undefined) throw new ConfinementError("unnameable", `'${shown(path)}' is not named in UTF-8`)
-  return text
+  /** What dead launches had left, swept after this launch's own cleanup (see `cleanupLeftovers`). @since 0.2.0 */
+  readonly swept: ReadonlyArray<SweptItem>
 }
 
 /** Items grouped by anchor, in the order each anchor first appears. */
@@ -74,10 +77,6 @@ export const byAnchor = <A extends { readonly anchor: RawPath }>(items: Readonly
   }
   return out
 }
-
-/** An anchor's requests as its creation program: paths relative to the anchor, as bytes. */
-export const creationProgram = (anchor: RawPath, list: ReadonlyArray<CreationRequest>) =>
-  list.map((r) => ({ path: relativeTo(r.path, anchor), mode: r.mode }))
 
 /**
  * What one anchor's creation program made, as owned directories. A directory made on the way to a
@@ -99,59 +98,55 @@ export const ownedFrom = (anchor: RawPath, list: ReadonlyArray<CreationRequest>,
     }
   })
 
+/** What a launch holds besides its bound descriptors, released only by its cleanup. @since 0.2.0 */
+export interface HostHold {
+  /** Its record in the runtime directory (closed, and removed when nothing stays, by the cleanup). */
+  readonly record: RecordHandle | null
+  /** Leases on the empty protected directories it mounts: another launch's cleanup keeps them meanwhile. */
+  readonly leases: ReadonlyArray<Release>
+  /**
+   * Directories a refused sandbox's bubblewrap made that another launch relies on: counted as this
+   * launch's own, so its cleanup (or a later sweep) removes them once nobody does.
+   */
+  readonly strays?: Array<Owned> | undefined
+}
+
 /**
  * Removes what a preparation made (the permanent part aside), every anchor in one trip that also
- * closes `release` (descriptors the preparation handed out), so neither costs the JavaScript
- * thread. A private temporary root is emptied first with the pinned recursive remove.
+ * closes `release` (descriptors the preparation handed out) and the launch's leases first, so
+ * neither costs the JavaScript thread. A directory made for the launch is removed only when empty
+ * and when no other live launch holds a lease on it (then it is kept, and the last launch relying
+ * on it, or a later sweep, removes it); the private temporary root is purged with everything in it.
+ * The launch's record is then marked, and removed when nothing stays; then the records of dead
+ * launches are swept (`swept`).
  *
  * @since 0.1.0
  */
 export const cleanupAll = async (
   owned: ReadonlyArray<Owned>,
-  anchors: Anchors,
+  _anchors: Anchors,
   strategy: Strategy,
-  release: ReadonlyArray<Release> = []
+  release: ReadonlyArray<Release> = [],
+  host: HostHold = { record: null, leases: [] }
 ): Promise<CleanupReport> => {
   const removed: Array<string> = []
   const kept: Array<string> = []
   const refused: Array<{ path: string; error: PinnedFsError }> = []
-  const purge = owned.filter((o) => o.purpose === "temp" && !o.permanent)
-  const rest = owned.filter((o) => o.purpose !== "temp" && !o.permanent)
-  await Promise.all(
-    [...byAnchor(purge)].map(async ([anchor, list]) => {
-      const root = await anchors.pin(anchor)
-      for (const o of list) {
-        const rel = relativeText(o.path, anchor)
-        // Only our own directory, still the one made: a replaced one is not ours to empty.
-        const info = await root.stat(rel).catch(() => null)
-        if (info === null) continue
-        if (`${info.dev}:${info.ino}` !== o.identity) {
-          const description = `'${rel}' is no longer the directory this launch made (${o.identity} is now ${info.dev}:${info.ino})`
-          refused.push({
-            path: shown(o.path),
-            error: new PinnedFsError({ code: "EBUSY", syscall: "rmdir", path: rel, refusal: "identity", description })
-          })
-          continue
-        }
-        await root.remove(rel, { recursive: true }).then(
-          () => removed.push(shown(o.path)),
-          (error: PinnedFsError) => refused.push({ path: shown(o.path), error })
-        )
-      }
-    })
-  )
-  const groups = [...byAnchor(rest)]
-  if (groups.length === 0 && release.length === 0) return { removed, kept, refused }
-  const answers = await cleanupDirectories(
+  const groups = [...byAnchor([...owned, ...(host.strays ?? [])].filter((o) => !o.permanent))]
+  const letGo = [...release, ...host.leases]
+  if (groups.length === 0 && letGo.length === 0 && host.record === null) return { removed, kept, refused, swept: [] }
+  const answer = await cleanupDirectories(
     strategy,
-    release,
+    letGo,
     groups.map(([anchor, list]) => ({
       anchor,
       identity: list[0]!.anchorIdentity,
-      owned: list.map((o) => ({ path: relativeTo(o.path, anchor), identity: o.identity, optional: true }))
-    }))
+      owned: list.map((o) => ({ path: relativeTo(o.path, anchor), identity: o.identity, optional: true, purge: o.purpose === "temp" }))
+    })),
+    host.record,
+    true
   )
-  for (const [i, a] of answers.entries()) {
+  for (const [i, a] of answer.anchors.entries()) {
     const [anchor, list] = groups[i]!
     if (a.error !== null) {
       for (const o of list) refused.push({ path: shown(o.path), error: a.error })
@@ -164,5 +159,5 @@ export const cleanupAll = async (
       else refused.push({ path, error: m.error! })
     }
   }
-  return { removed, kept, refused }
+  return { removed, kept, refused, swept: answer.swept.items }
 }

@@ -23,6 +23,12 @@ export type ConfinementReason =
   | "changed"
   | "launched"
   | "sandbox-unavailable"
+  /** A protected path moved while the launch was prepared or set up, and kept moving through every fresh try. @since 0.2.0 */
+  | "moved"
+  /** A git pointer (`.git` file, `commondir`) cannot be read or followed. @since 0.2.0 */
+  | "pointer"
+  /** A mount inside the walked trees shows a protected path or a writable root under another name. @since 0.2.0 */
+  | "mount"
 
 /**
  * @since 0.1.0

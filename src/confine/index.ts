@@ -36,3 +36,5 @@ export { type ConfinedRun, Confinement, type ConfinementOptions, type LaunchOpti
 export { type ConfinedChild, confinedSpawner } from "./spawner.ts"
 export { renderSandboxProfile } from "./sandboxExec.ts"
 export { type RawPath, shown } from "./raw.ts"
+export { cleanupLeftovers, type LeftoversReport } from "./runtime.ts"
+export type { SweptItem } from "./wire.ts"

@@ -12,12 +12,12 @@ import { native } from "../internal/native.ts"
 import type { Strategy } from "../PinnedRoot.ts"
 import type { Anchors } from "./anchors.ts"
 import type { BwrapArgument } from "./bwrap.ts"
-import { type CleanupReport, cleanupAll, type Owned } from "./creation.ts"
+import { type CleanupReport, cleanupAll, type HostHold, type Owned } from "./creation.ts"
 import { ConfinementError } from "./errors.ts"
 import type { Grant } from "./grants.ts"
 import type { LaunchInputs, LaunchPlan } from "./plan.ts"
 import { type RawPath, shown, textOf } from "./raw.ts"
-import { spawnSandboxed } from "./runner.ts"
+import { type SandboxGate, spawnSandboxed } from "./runner.ts"
 import { releaseInSlices } from "./turns.ts"
 import type { Release } from "./wire.ts"
 
@@ -49,16 +49,34 @@ export interface PreparedFields {
   readonly applied: ReadonlyArray<Grant>
   readonly signal: AbortSignal | undefined
   readonly onLaunch: ((applied: ReadonlyArray<Grant>) => void) | undefined
+  /** What the launch holds until its cleanup besides the bound descriptors: its record and leases. */
+  readonly host: HostHold
+  /** The check of the finished sandbox before its command starts, and what follows a refusal. */
+  readonly check?: SandboxCheck | undefined
 }
+
+/**
+ * The check of a started sandbox (Linux), filled by the preparation (verify.ts): `verify` between
+ * the sandbox being set up and its command starting (`at`: the descriptor it waits on, in its own
+ * table); `refused` after a refused sandbox has exited; `retry` whether a fresh preparation may
+ * succeed; `again` that fresh preparation.
+ */
+export interface SandboxCheck {
+  readonly verify: (pid: number, at: number) => Promise<void>
+  readonly refused: (since: number) => Promise<void>
+  readonly retry: (error: unknown, phase: "setup" | "check") => boolean
+  readonly again: () => Promise<PreparedFields>
+}
+
+/** Most sandboxes one launch starts when its destinations keep moving under it. */
+const maxSandboxAttempts = 3
 
 /**
  * @since 0.1.0
  * @category models
  */
 export class PreparedLaunch {
-  /** What this launch will do, paths as text. */
-  readonly plan: LaunchPlan
-  private readonly f: PreparedFields
+  private f: PreparedFields
   private state: "ready" | "starting" | "launched" | "closed" = "ready"
   private exited: Promise<void> | undefined
   private cleaned: Promise<CleanupReport> | undefined
@@ -67,7 +85,11 @@ export class PreparedLaunch {
   /** @internal */
   constructor(fields: PreparedFields) {
     this.f = fields
-    this.plan = fields.plan
+  }
+
+  /** What this launch will do, paths as text (a fresh preparation's, once a sandbox was refused). */
+  get plan(): LaunchPlan {
+    return this.f.plan
   }
 
   /** Whether the sandbox set itself up and started the command (false until a command is spawned). */
@@ -105,10 +127,40 @@ export class PreparedLaunch {
       this.state = "ready"
       throw e
     }
+    for (let attempt = 1; ; attempt++) {
+      const since = Date.now()
+      const { child, childPid, gate } = await this.startOnce(command, args, options)
+      const check = this.f.check
+      const pid = gate === null ? null : await childPid
+      if (gate === null || pid === null || check === undefined) {
+        gate?.release()
+        this.f.onLaunch?.(this.f.applied)
+        return child
+      }
+      try {
+        await check.verify(pid, gate.at)
+        gate.release()
+        this.f.onLaunch?.(this.f.applied)
+        return child
+      } catch (e) {
+        const report = await this.refuse(child, pid, gate, since, check)
+        const closed = (error: unknown): never => {
+          this.state = "closed"
+          this.cleaned = Promise.resolve(report)
+          throw error
+        }
+        if (!check.retry(e, "check") || attempt >= maxSandboxAttempts) closed(e)
+        this.f = await check.again().catch(closed)
+      }
+    }
+  }
+
+  /** One sandbox started, waiting at its gate (Linux) for the check. */
+  private async startOnce(command: string, args: ReadonlyArray<string>, options: SpawnOptions) {
     const empties = await Promise.all(Array.from({ length: this.f.emptyFiles }, () => fs.promises.open("/dev/null", "r")))
     this.state = "launched"
     try {
-      const { child, started } = spawnSandboxed({
+      const { child, started, childPid, gate } = spawnSandboxed({
         platform: this.f.platform,
         executable: this.f.bwrap,
         args: this.f.args,
@@ -119,7 +171,8 @@ export class PreparedLaunch {
         tmpdir: textOf(this.f.tempRoot) ?? "/tmp",
         command,
         commandArgs: args,
-        options
+        options,
+        gate: this.f.platform === "linux"
       })
       this.startedFlag = started
       this.exited = new Promise((resolve) => {
@@ -127,8 +180,7 @@ export class PreparedLaunch {
         child.once("exit", () => resolve())
         child.once("error", () => resolve())
       })
-      this.f.onLaunch?.(this.f.applied)
-      return child
+      return { child, childPid, gate }
     } finally {
       // The child has its own copies now (or never will): ours close at once, a slice per turn of
       // the loop so hundreds of them never hold it up.
@@ -136,10 +188,34 @@ export class PreparedLaunch {
     }
   }
 
+  /**
+   * A sandbox that failed its check: killed before its command starts, what bubblewrap made for
+   * moved destinations removed, and this preparation cleaned up.
+   */
+  private async refuse(child: ChildProcess, pid: number, gate: SandboxGate, since: number, check: SandboxCheck): Promise<CleanupReport> {
+    try {
+      process.kill(pid, "SIGKILL")
+    } catch {
+      // already gone
+    }
+    child.kill("SIGKILL")
+    gate.close()
+    await this.exited
+    this.exited = undefined
+    await check.refused(since)
+    try {
+      return await cleanupAll(this.f.owned, this.f.anchors, this.f.strategy, this.takeHeld(), this.f.host)
+    } finally {
+      await this.f.anchors.close()
+    }
+  }
+
   /** Spawns `command` (stdio inherited unless given) and waits for it. */
   async run(command: string, args: ReadonlyArray<string> = [], options: SpawnOptions = {}): Promise<RunResult> {
     const child = await this.spawn(command, args, { stdio: "inherit", ...options })
     const result = await new Promise<RunResult>((resolve, reject) => {
+      // A bubblewrap that failed at once may have exited while its status was being read.
+      if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode })
       child.once("error", reject)
       child.once("exit", (code, signal) => resolve({ code, signal }))
     }).catch((cause: unknown) => {
@@ -164,7 +240,7 @@ export class PreparedLaunch {
       this.state = "closed"
       try {
         // The descriptors still held are closed by the cleanup program, off this thread.
-        return await cleanupAll(this.f.owned, this.f.anchors, this.f.strategy, this.takeHeld())
+        return await cleanupAll(this.f.owned, this.f.anchors, this.f.strategy, this.takeHeld(), this.f.host)
       } finally {
         await this.f.anchors.close()
       }

@@ -30,7 +30,8 @@ export interface LaunchPlan {
     readonly path: string
     readonly access: Access
     readonly type: EntryType
-    readonly origin: "match" | "probe" | "unreadable" | "created"
+    /** pointer: a repository a `.git` file names; runtime: the launch records' directory. */
+    readonly origin: "match" | "probe" | "unreadable" | "created" | "pointer" | "runtime"
     /** The deciding rule's glob; null for an unreadable tree protected whole. */
     readonly rule: string | null
   }>

@@ -88,3 +88,21 @@ export const joinRaw = (anchor: RawPath, relative: RawPath): RawPath =>
 
 /** Number of components (`/` is 0). @internal */
 export const depthOf = (path: RawPath): number => (path === "/" ? 0 : path.split("/").length - 1)
+
+/** Characters a terminal acts on, or that break or reorder a line: C0, DEL, C1, U+2028/9, bidi. */
+const unprintable = /[\p{Cc}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu
+
+/**
+ * Text made safe to print on a terminal, one line: every control character, line or paragraph
+ * separator and bidirectional override written `\xNN` (below U+0080) or `\u{NNNN}`. A path named
+ * with an escape sequence would otherwise retitle or repaint the user's terminal, and one with a
+ * newline would print a line of its own (a forged "removed …" line). Meant for text `shown`
+ * produced, where a literal backslash is already doubled, so the escapes stay unambiguous.
+ *
+ * @since 0.2.0
+ */
+export const printable = (text: string): string =>
+  text.replace(unprintable, (c) => {
+    const n = c.codePointAt(0)!
+    return n < 0x80 ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u{${n.toString(16)}}`
+  })

@@ -36,6 +36,12 @@ export interface ExecutionTargetInput {
   /** The child's working directory (default the workspace). */
   readonly cwd?: string | undefined
   readonly state?: ReadonlyArray<StateRoot> | undefined
+  /**
+   * Where launches record what they made, so what a killed launch left is removed by the next
+   * (default: `PINNEDFS_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/pinnedfs`, else `pinnedfs-<uid>` in
+   * the host's temporary directory; see runtime.ts). @since 0.2.0
+   */
+  readonly runtimeDirectory?: string | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -46,6 +52,8 @@ export interface ExecutionTarget {
   readonly home: string
   readonly cwd: string
   readonly state: ReadonlyArray<{ readonly path: string; readonly permanent: boolean; readonly mode: number }>
+  /** Null: the default (see {@link ExecutionTargetInput.runtimeDirectory}), resolved at each launch. */
+  readonly runtimeDirectory: string | null
   readonly fingerprint: string
 }
 
@@ -81,6 +89,7 @@ export const executionTarget = (input: ExecutionTargetInput): ExecutionTarget =>
   for (const p of [workspace, ...writable, ...(tempRoot ? [tempRoot] : []), ...state.map((s) => s.path)]) {
     if (p === "/") throw new ConfinementError("invalid-target", "'/' cannot be a writable root: use full access")
   }
-  const fields = { workspace, writable: Object.freeze(writable), tempRoot, home, cwd, state: Object.freeze(state) }
+  const runtimeDirectory = input.runtimeDirectory === undefined ? null : absolute(input.runtimeDirectory, "runtimeDirectory")
+  const fields = { workspace, writable: Object.freeze(writable), tempRoot, home, cwd, state: Object.freeze(state), runtimeDirectory }
   return Object.freeze({ ...fields, fingerprint: JSON.stringify(fields) })
 }

@@ -10,7 +10,7 @@ import * as os from "node:os"
 import { fromNative, PinnedFsError } from "../internal/errors.ts"
 import type { NativeErrorInfo } from "../internal/native.ts"
 import { PinnedRoot, type Strategy } from "../PinnedRoot.ts"
-import { type RawPath, rawOfBytes } from "./raw.ts"
+import { type RawPath, rawOf, rawOfBytes } from "./raw.ts"
 
 /** Access levels as the native side numbers them. */
 export const accessCode = { "read-only": 1, inaccessible: 2 } as const
@@ -138,6 +138,8 @@ export interface DiscoverRequest {
   readonly patterns: ReadonlyArray<WirePattern>
   readonly skip: ReadonlyArray<RawPath>
   readonly probes: ReadonlyArray<RawPath>
+  /** The anchor is a mount at this path (components) inside the directory the patterns are relative to. */
+  readonly prefix?: ReadonlyArray<RawPath> | undefined
 }
 
 export interface DiscoverAnswer {
@@ -145,7 +147,7 @@ export interface DiscoverAnswer {
   readonly truncated: "entries" | "matches" | "depth" | null
   readonly directories: number
   readonly entries: number
-  readonly matches: ReadonlyArray<{ readonly path: RawPath; readonly type: EntryType; readonly pattern: number }>
+  readonly matches: ReadonlyArray<{ readonly path: RawPath; readonly type: EntryType; readonly pattern: number; readonly identity: string }>
   readonly unreadable: ReadonlyArray<{
     readonly path: RawPath
     readonly errno: number
@@ -153,20 +155,37 @@ export interface DiscoverAnswer {
   }>
   readonly probes: ReadonlyArray<
     | { readonly status: "missing"; readonly errno: number }
-    | { readonly status: "present"; readonly type: EntryType }
+    | { readonly status: "present"; readonly type: EntryType; readonly identity: string }
     | { readonly status: "refused"; readonly error: PinnedFsError }
+    /** The path lies beneath one of `mounts`: probed from there. */
+    | { readonly status: "beneath" }
   >
   readonly skipped: ReadonlyArray<RawPath>
+  /** Directories the walk would have entered that are mounts (anchor-relative). */
+  readonly mounts: ReadonlyArray<RawPath>
+  /** A directory listed that was no longer as listed when the walk ended: its listing may have missed what moved. */
+  readonly unstable: RawPath | null
 }
 
 export interface HeldMember {
-  readonly status: "held" | "missing" | "refused"
+  /** moved: it, or a directory on the way to it, is not where it was a moment ago. */
+  readonly status: "held" | "missing" | "refused" | "moved"
   readonly type: EntryType
   readonly identity: string
   readonly nlink: bigint
   /** An O_PATH descriptor now owned by the caller, or -1. */
   readonly fd: number
   readonly error: PinnedFsError | null
+  /** The directories between the anchor and it ("dev:ino", shortest path first). */
+  readonly chain: ReadonlyArray<string>
+  /** A lease (flock LOCK_SH) on an empty directory asked to be leased, owned by the caller, or -1. */
+  readonly lease: number
+}
+
+/** A path for the final validation, and whether an empty directory there is leased. */
+export interface HoldPath {
+  readonly path: RawPath
+  readonly lease: boolean
 }
 
 export interface HoldAnswer {
@@ -216,19 +235,22 @@ export const discover = async (root: PinnedRoot, request: DiscoverRequest, signa
     .list(request.patterns, (w, p) => w.str(p.glob).u8(accessCode[p.access]))
     .list(request.skip, (w, s) => w.str(s))
     .list(request.probes, (w, s) => w.str(s))
+    .list(request.prefix ?? [], (w, s) => w.str(s))
   const r = new Reader(await call(root, w.bytes(), signal))
   const anchor = r.text()
   const truncated = truncationName[r.u8()] ?? null
   const directories = r.u32()
   const entries = r.u32()
-  const matches = r.list((r) => ({ path: r.str(), type: typeName[r.u8()] ?? "unknown", pattern: r.u32() }))
+  const matches = r.list((r) => ({ path: r.str(), type: typeName[r.u8()] ?? "unknown", pattern: r.u32(), identity: r.text() }))
   const unreadable = r.list((r) => ({ path: r.str(), errno: r.i32(), access: accessName[r.u8()] ?? "inaccessible" }))
   const probes = r.list((r): DiscoverAnswer["probes"][number] => {
     const status = r.u8()
     const type = typeName[r.u8()] ?? "unknown"
     const errno = r.i32()
     const error = r.error()
-    if (status === 1) return { status: "present", type }
+    const identity = r.text()
+    if (status === 1) return { status: "present", type, identity }
+    if (status === 3) return { status: "beneath" }
     if (status === 2)
       return {
         status: "refused",
@@ -237,7 +259,11 @@ export const discover = async (root: PinnedRoot, request: DiscoverRequest, signa
     return { status: "missing", errno }
   })
   const skipped = r.list((r) => r.str())
-  return { anchor, truncated, directories, entries, matches, unreadable, probes, skipped }
+  const mounts = r.list((r) => r.str())
+  const changed = r.u8() === 1
+  const where = r.str()
+  const unstable = changed ? where : null
+  return { anchor, truncated, directories, entries, matches, unreadable, probes, skipped, mounts, unstable }
 }
 
 /**
@@ -245,7 +271,7 @@ export const discover = async (root: PinnedRoot, request: DiscoverRequest, signa
  * (closed by the caller), with the root's path rechecked before and after.
  */
 export const hold = async (root: PinnedRoot, paths: ReadonlyArray<RawPath>): Promise<HoldAnswer> => {
-  const w = new Writer().u8(2).list(paths, (w, p) => w.str(p))
+  const w = new Writer().u8(2).list(paths, (w, p) => w.str(p).u8(0))
   const r = new Reader(await call(root, w.bytes()))
   const anchor = r.text()
   const members = r.list(readMember)
@@ -279,8 +305,23 @@ export interface PrepareAnchorRequest {
   readonly anchor: RawPath
   /** The identity discovery saw there: another directory refuses the launch. */
   readonly expected: string | null
-  readonly create: ReadonlyArray<{ readonly path: RawPath; readonly mode: number }>
-  readonly hold: ReadonlyArray<RawPath>
+  /** `purge`: the private temporary root; `permanent`: kept after the launch, never recorded. */
+  readonly create: ReadonlyArray<{ readonly path: RawPath; readonly mode: number; readonly purge?: boolean; readonly permanent?: boolean }>
+  readonly hold: ReadonlyArray<HoldPath>
+}
+
+/** Where launch records live: `parent`/`name` (see runtime.ts). */
+export interface RuntimePlace {
+  readonly parent: RawPath
+  readonly name: RawPath
+}
+
+/** A launch's record: the descriptor (locked for the launch's life) and what it was created as. */
+export interface RecordHandle {
+  readonly fd: number
+  readonly identity: string
+  readonly name: string
+  readonly place: RuntimePlace
 }
 
 export interface PreparedAnchor {
@@ -297,13 +338,15 @@ export interface PreparedAnchor {
 }
 
 const readMember = (r: Reader): HeldMember => {
-  const status = (["held", "missing", "refused"] as const)[r.u8()] ?? "refused"
+  const status = (["held", "missing", "refused", "moved"] as const)[r.u8()] ?? "refused"
   const type = typeName[r.u8()] ?? "unknown"
   const identity = r.text()
   const nlink = r.u64()
   const fd = r.i32()
   const error = r.error()
-  return { status, type, identity, nlink, fd, error }
+  const chain = r.list((r) => `${r.u64()}:${r.u64()}`)
+  const lease = r.i32()
+  return { status, type, identity, nlink, fd, error, chain, lease }
 }
 
 /**
@@ -313,22 +356,33 @@ const readMember = (r: Reader): HeldMember => {
  */
 export const prepareDirectories = async (
   strategy: Strategy,
-  anchors: ReadonlyArray<PrepareAnchorRequest>
-): Promise<Array<PreparedAnchor>> => {
+  anchors: ReadonlyArray<PrepareAnchorRequest>,
+  record: { readonly place: RuntimePlace; readonly name: string } | null = null
+): Promise<{ readonly record: RecordHandle | null; readonly anchors: Array<PreparedAnchor> }> => {
   const w = new Writer()
     .u8(3)
     .u8(strategyCode[strategy])
-    .list(anchors, (w, a) => {
-      const [dev, ino] = identityParts(a.expected)
-      w.str(a.anchor)
-        .u8(a.expected === null ? 0 : 1)
-        .u64(dev)
-        .u64(ino)
-        .list(a.create, (w, c) => w.str(c.path).u32(c.mode))
-        .list(a.hold, (w, p) => w.str(p))
-    })
+    .u8(record === null ? 0 : 1)
+  if (record !== null) w.str(record.place.parent).str(record.place.name).str(rawOf(record.name))
+  w.list(anchors, (w, a) => {
+    const [dev, ino] = identityParts(a.expected)
+    w.str(a.anchor)
+      .u8(a.expected === null ? 0 : 1)
+      .u64(dev)
+      .u64(ino)
+      .list(a.create, (w, c) =>
+        w
+          .str(c.path)
+          .u32(c.mode)
+          .u8((c.purge ? 1 : 0) | (c.permanent ? 2 : 0))
+      )
+      .list(a.hold, (w, p) => w.str(p.path).u8(p.lease ? 1 : 0))
+  })
   const r = new Reader(await call(await entryRoot(), w.bytes()))
-  return r.list((r): PreparedAnchor => {
+  const recordFd = r.i32()
+  const recordIdentity = r.text()
+  const handle = record === null || recordFd < 0 ? null : { fd: recordFd, identity: recordIdentity, name: record.name, place: record.place }
+  const answered = r.list((r): PreparedAnchor => {
     const identity = r.text()
     const error = r.error()
     const created = r.list((r) => ({ path: r.str(), identity: r.text() }))
@@ -338,13 +392,38 @@ export const prepareDirectories = async (
     const members = r.list(readMember)
     return { identity, error, created, stopped, held: { anchor, members }, holdError: r.error() }
   })
+  return { record: handle, anchors: answered }
 }
 
 export interface CleanupAnchorRequest {
   readonly anchor: RawPath
   /** As pinned when prepared: another directory there is refused whole. */
   readonly identity: string
-  readonly owned: ReadonlyArray<{ readonly path: RawPath; readonly identity: string; readonly optional: boolean }>
+  /** `purge`: the private temporary root, removed with everything in it; the others only when empty and not leased. */
+  readonly owned: ReadonlyArray<{ readonly path: RawPath; readonly identity: string; readonly optional: boolean; readonly purge: boolean }>
+}
+
+/** What a sweep did with one thing a dead launch left. */
+export interface SweptItem {
+  readonly path: string
+  readonly status: "removed" | "kept" | "refused"
+  readonly why: string
+}
+
+export interface SweepAnswer {
+  readonly items: ReadonlyArray<SweptItem>
+  /** Records of dead launches removed whole. */
+  readonly records: number
+  /** Records of live launches, left alone. */
+  readonly live: number
+}
+
+const sweptStatus = ["removed", "kept", "refused"] as const
+const readSwept = (r: Reader): SweepAnswer => {
+  const records = r.u32()
+  const live = r.u32()
+  const items = r.list((r) => ({ path: r.text(), status: sweptStatus[r.u8()] ?? "refused", why: r.text() }))
+  return { items, records, live }
 }
 
 /** A descriptor a preparation handed out, and the identity of what it was opened on. */
@@ -372,8 +451,10 @@ const rmdirStatus = ["removed", "kept", "missing", "refused"] as const
 export const cleanupDirectories = async (
   strategy: Strategy,
   release: ReadonlyArray<Release>,
-  anchors: ReadonlyArray<CleanupAnchorRequest>
-): Promise<Array<CleanedAnchor>> => {
+  anchors: ReadonlyArray<CleanupAnchorRequest>,
+  record: RecordHandle | null = null,
+  sweep = false
+): Promise<{ readonly anchors: Array<CleanedAnchor>; readonly swept: SweepAnswer }> => {
   const w = new Writer()
     .u8(4)
     .u8(strategyCode[strategy])
@@ -391,16 +472,126 @@ export const cleanupDirectories = async (
           w.str(o.path)
             .u64(d)
             .u64(i)
-            .u8(o.optional ? 1 : 0)
+            .u8((o.optional ? 1 : 0) | (o.purge ? 2 : 0) | 4)
         })
     })
+  const [dev, ino] = identityParts(record?.identity ?? null)
+  w.u32(record === null ? 0xffffffff : record.fd)
+    .u64(dev)
+    .u64(ino)
+    .str(record?.place.parent ?? "")
+    .str(record?.place.name ?? "")
+    .str(rawOf(record?.name ?? ""))
+    .u8(sweep && record !== null ? 1 : 0)
   const r = new Reader(await call(await entryRoot(), w.bytes()))
   r.u32() // descriptors that named something else by then: not ours any more, left alone
-  return r.list((r): CleanedAnchor => {
+  const cleaned = r.list((r): CleanedAnchor => {
     const error = r.error()
     const members = r.list((r) => ({ path: r.str(), status: rmdirStatus[r.u8()] ?? "refused", error: r.error() }))
     return { error, members }
   })
+  return { anchors: cleaned, swept: readSwept(r) }
+}
+
+/** Sweeps the records of dead launches in `place` (all but `own`): one trip. */
+export const sweepRecords = async (strategy: Strategy, place: RuntimePlace, own = ""): Promise<SweepAnswer> => {
+  const w = new Writer().u8(5).u8(strategyCode[strategy]).str(place.parent).str(place.name).str(rawOf(own))
+  return readSwept(new Reader(await call(await entryRoot(), w.bytes())))
+}
+
+/** Removes what bubblewrap made on the host for a refused sandbox's moved destinations: one trip. */
+export const removeStrays = async (
+  strategy: Strategy,
+  sinceNs: bigint,
+  record: RecordHandle | null,
+  anchors: ReadonlyArray<{
+    readonly path: RawPath
+    readonly identity: string
+    readonly dirs: ReadonlyArray<{ readonly path: RawPath; readonly identity: string }>
+  }>
+): Promise<{
+  readonly removed: ReadonlyArray<RawPath>
+  readonly kept: ReadonlyArray<{ readonly anchor: number; readonly path: RawPath; readonly identity: string }>
+}> => {
+  const [rdev, rino] = identityParts(record?.identity ?? null)
+  const w = new Writer()
+    .u8(7)
+    .u8(strategyCode[strategy])
+    .u64(sinceNs)
+    .u32(record === null ? 0xffffffff : record.fd)
+    .u64(rdev)
+    .u64(rino)
+    .list(anchors, (w, a) => {
+      const [dev, ino] = identityParts(a.identity)
+      w.str(a.path)
+        .u64(dev)
+        .u64(ino)
+        .list(a.dirs, (w, d) => {
+          const [dd, di] = identityParts(d.identity)
+          w.str(d.path).u64(dd).u64(di)
+        })
+    })
+  const r = new Reader(await call(await entryRoot(), w.bytes()))
+  const removed = r.list((r) => r.str())
+  const kept = r.list((r) => ({ anchor: r.u32(), path: r.str(), identity: `${r.u64()}:${r.u64()}` }))
+  return { removed, kept }
+}
+
+/** What one destination of the sandbox must be (see native/ops/verify_sandbox.cc). */
+export interface ExpectedLayer {
+  readonly anchor: number
+  readonly path: RawPath
+  readonly kind: "writable-bind" | "read-only-bind" | "mask-directory" | "mask-file"
+  readonly identity: string | null
+  readonly perms: number
+  readonly steps: ReadonlyArray<{ readonly expect: "identity" | "tmpfs" | "any"; readonly identity: string | null }>
+}
+
+export interface VerifyRequest {
+  readonly pid: number
+  /** >= 0: wait until the sandbox blocks reading this descriptor (bubblewrap's --block-fd). */
+  readonly blockFd: number
+  readonly waitMs: number
+  readonly record: RecordHandle | null
+  readonly anchors: ReadonlyArray<{ readonly path: RawPath; readonly identity: string }>
+  readonly layers: ReadonlyArray<ExpectedLayer>
+}
+
+const layerKind = { "writable-bind": 1, "read-only-bind": 2, "mask-directory": 3, "mask-file": 4 } as const
+const stepKind = { identity: 0, tmpfs: 1, any: 2 } as const
+
+/** Checks a started sandbox from outside (Linux): one trip on the thread pool. */
+export const verifyRemote = async (
+  request: VerifyRequest
+): Promise<{ readonly ok: boolean; readonly moved: boolean; readonly died: boolean; readonly why: string }> => {
+  const [dev, ino] = identityParts(request.record?.identity ?? null)
+  const w = new Writer()
+    .u8(6)
+    .u32(request.pid)
+    .u32(request.blockFd < 0 ? 0xffffffff : request.blockFd)
+    .u32(request.waitMs)
+    .u32(request.record === null ? 0xffffffff : request.record.fd)
+    .u64(dev)
+    .u64(ino)
+    .list(request.anchors, (w, a) => {
+      const [d, i] = identityParts(a.identity)
+      w.str(a.path).u64(d).u64(i)
+    })
+    .list(request.layers, (w, l) => {
+      const [d, i] = identityParts(l.identity)
+      w.u32(l.anchor)
+        .str(l.path)
+        .u8(layerKind[l.kind])
+        .u64(d)
+        .u64(i)
+        .u32(l.perms)
+        .list(l.steps, (w, s) => {
+          const [sd, si] = identityParts(s.identity)
+          w.u8(stepKind[s.expect]).u64(sd).u64(si)
+        })
+    })
+  const r = new Reader(await call(await entryRoot(), w.bytes()))
+  return { ok: r.u8() === 1, moved: r.u8() === 1, died: r.u8() === 1, why: r.text() }
 }
 
 /**

@@ -3,6 +3,7 @@
  * enter a matched tree or the temporary root, decode a name), how it stops (bounds, cancellation),
  * and that its matcher agrees with picomatch on the rule syntax.
  */
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import picomatch from "picomatch"
@@ -64,6 +65,47 @@ describe.each(strategies)("discovery (%s)", (strategy) => {
     expect(d.candidates.map((c) => c.path).sort()).toEqual([`${rawOf(t.ws)}/bad\xff.pem`, `${rawOf(t.ws)}/new\nline.pem`])
   })
 
+  it("directories named with control characters hide nothing: their repositories and secrets are protected in the sandbox", async () => {
+    // A newline, a CR, the Unicode line and paragraph separators, an escape sequence, a tab, DEL,
+    // a C0 control and a name that is only a newline: each may break a matcher built on regular
+    // expressions or on lines, and each is in the workspace path itself too.
+    const names = ["a\nb", "c\rd", "p\u2028q", "h\u2029", "e\x1b[31m", "t\tab", "\x7f", "z\x01", "\n", "end\n"]
+    const t = sandboxTree()
+    const ws = t.at("w\ns\u2028\x1b]0;x\x07")
+    fs.mkdirSync(ws, { mode: 0o777 })
+    const put = (rel: string, text: string) => {
+      fs.mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true })
+      fs.writeFileSync(path.join(ws, rel), text)
+    }
+    put(".git/config", "[core]\n")
+    for (const n of names) put(`${n}/.git/config`, "[core]\n")
+    put("x\ny/deep\r/.git/config", "[core]\n")
+    put("k\ne/id.pem", "SECRET\n")
+    put("s\nt/secret", "SECRET\n")
+    const s = new Confinement({
+      target: { workspace: ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") },
+      policy: { protected: [["**/*.pem"], ["*/secret"]] },
+      strategy
+    })
+    const launch = await s.prepare()
+    const protectedPaths = launch.plan.restrictions.map((r) => r.path)
+    const repositories = [...names.map((n) => `${n}/.git`), "x\ny/deep\r/.git"]
+    expect(protectedPaths).toEqual(
+      expect.arrayContaining([".git", ...repositories, "k\ne/id.pem", "s\nt/secret"].map((p) => path.join(ws, p)))
+    )
+    // The child lists every directory itself (find -print0) and tries to write each repository's
+    // config and read each secret, so no name has to survive a shell word or a line.
+    const r = await runScript(
+      launch,
+      `find . -name .git -print0 | xargs -0 -I{} sh -c 'echo pwned >> "{}/config" && echo wrote' ; find . \\( -name '*.pem' -o -name secret \\) -print0 | xargs -0 cat 2>/dev/null; find . -name .git -print0 | tr -cd '\\0' | wc -c; echo edit >> "$(printf 'k\\ne')/new" && echo edit-ok`
+    )
+    expect(r.stdout).toContain("edit-ok")
+    expect(r.stdout).toContain(`${repositories.length + 1}\n`) // the child met every repository
+    expect(r.stdout).not.toContain("wrote")
+    expect(r.stdout).not.toContain("SECRET")
+    for (const p of [".git", ...repositories]) expect(fs.readFileSync(path.join(ws, p, "config"), "utf8")).toBe("[core]\n")
+  })
+
   it("a name that is not UTF-8 is masked in the sandbox by its exact bytes", async () => {
     const t = sandboxTree()
     const bad = Buffer.concat([Buffer.from(`${t.ws}/key`), Buffer.from([0xff]), Buffer.from(".pem")])
@@ -116,19 +158,31 @@ describe.each(strategies)("discovery (%s)", (strategy) => {
     const before = new AbortController()
     before.abort()
     expect((await refusal(find(t.ws, [["**/.git", "read-only"]], { signal: before.signal }))).reason).toBe("cancelled")
-    // Aborted once the walk is queued: the flag the worker reads is set, the walk stops.
+    // Aborted once the walk is queued: the flag the worker reads is set, the walk stops. Every
+    // worker of the pool is first kept busy (an open of a FIFO waits for its writer), so the walk
+    // cannot have run to its end on another core before the abort, however loaded the machine.
     const root = await PinnedRoot.open(t.ws, { strategy })
+    const workers = Number(process.env["UV_THREADPOOL_SIZE"] ?? 4)
+    const fifos = Array.from({ length: workers }, (_, i) => path.join(t.base, `fifo-${i}`))
+    for (const f of fifos) execFileSync("mkfifo", [f])
+    const busy = fifos.map((f) => fs.promises.open(f, "r"))
     const during = new AbortController()
     const walk = discover(
       root,
       { maxEntries: 1e6, maxMatches: 1e5, maxDepth: 64, patterns: [{ glob: rawOf("**/.git"), access: "read-only" }], skip: [], probes: [] },
       during.signal
     )
-    during.abort()
-    const e = await walk.then(
+    const outcome = walk.then(
       () => undefined,
       (e: unknown) => e
     )
+    during.abort()
+    // The pool takes its jobs in order: the opens first, the walk once one of them is done. An
+    // open for reading and writing does not wait for a reader, and is the writer the opens wait for.
+    const writers = fifos.map((f) => fs.openSync(f, "r+"))
+    for (const h of await Promise.all(busy)) await h.close()
+    for (const w of writers) fs.closeSync(w)
+    const e = await outcome
     expect((e as { code?: string }).code).toBe("ECANCELED")
     root.close()
   })

@@ -3,7 +3,9 @@
  * hooks changing the tree at the exact moment between two steps; then for real, with a worker
  * swapping a directory for a link to an outside tree while launches are prepared, bounded in swaps
  * and time. Whatever happens, nothing outside is created, removed or protected-by-mistake, and
- * every preparation either succeeds with a plan inside the tree or refuses.
+ * every preparation either succeeds with a plan inside the tree or refuses; and each live test
+ * checks that the exchanges reached the preparations (a plan that met the exchanged layout, or a
+ * refusal), not only that the kernel made them.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -36,14 +38,42 @@ describe.each(strategies)("races on confinement (%s)", (strategy) => {
     expect(snapshot(t.home)).toEqual(home)
   })
 
-  it("a protected path that vanished after discovery is skipped (nothing to mount), the rest applied", async () => {
+  it("a protected path missing at the final validation is never skipped: discovery runs again and finds where it went", async () => {
     const t = sandboxTree()
     t.write("ws/sub/.git/config", "x")
-    const launch = await prepare(session(t), { afterDiscovery: () => fs.rmSync(t.at("ws/sub/.git"), { recursive: true }) })
-    const protectedPaths = launch.plan.restrictions.map((r) => r.path)
-    expect(protectedPaths).toContain(t.at("ws/.git"))
-    expect(protectedPaths).not.toContain(t.at("ws/sub/.git"))
-    await launch.cleanup()
+    // Removed: the fresh discovery no longer lists it, and the rest is applied.
+    let discoveries = 0
+    const removed = await prepare(session(t), {
+      afterDiscovery: () => {
+        if (discoveries++ === 0) fs.rmSync(t.at("ws/sub/.git"), { recursive: true })
+      }
+    })
+    expect(discoveries).toBe(2)
+    const left = removed.plan.restrictions.map((r) => r.path)
+    expect(left).toContain(t.at("ws/.git"))
+    expect(left).not.toContain(t.at("ws/sub/.git"))
+    await removed.cleanup()
+    // Moved with its parent: the fresh discovery protects it where it is now.
+    t.write("ws/sub/.git/config", "x")
+    discoveries = 0
+    const moved = await prepare(session(t), {
+      afterDiscovery: () => {
+        if (discoveries++ === 0) fs.renameSync(t.at("ws/sub"), t.at("ws/sub.d"))
+      }
+    })
+    expect(discoveries).toBe(2)
+    expect(moved.plan.restrictions.map((r) => r.path)).toContain(t.at("ws/sub.d/.git"))
+    await moved.cleanup()
+    // Moving on every try: refused, saying so.
+    let round = 0
+    const e = await refusal(
+      prepare(session(t), {
+        afterDiscovery: () => fs.renameSync(t.at(round % 2 === 0 ? "ws/sub.d" : "ws/sub"), t.at(round++ % 2 === 0 ? "ws/sub" : "ws/sub.d"))
+      })
+    )
+    expect(e.reason).toBe("moved")
+    expect(round).toBe(3)
+    expect(e.message).toMatch(/in each of 3 preparations/)
   })
 
   it("a parent swapped for a link to outside before creation: the program refuses, nothing is made outside", async () => {
@@ -138,13 +168,17 @@ describe.each(strategies)("races on confinement (%s)", (strategy) => {
     })
     expect(race.swaps).toBeGreaterThan(0)
     expect(race.rounds).toBeGreaterThan(0)
+    // The attack reached the preparations: some met the exchanged layout (the real directory under
+    // the link's name, or a link where discovery had found a directory).
+    const hit = race.answers.filter((r) => r.refused !== undefined || r.named.some((p) => p.startsWith(t.at("ws/sublink/"))))
+    expect(hit.length).toBeGreaterThan(0)
     for (const r of race.answers) {
       // The exchange may leave the real directory under the name `sublink` (its .git is inside and
       // may be named there); what only a followed link could name is outside's repo/ or .env.
       expect(r.named.filter((p) => p.startsWith(t.outside) || /\/ws\/sub(link)?\/(repo|\.env)/.test(p))).toEqual([])
       if (r.refused !== undefined) {
         expect(r.refused).toBeInstanceOf(ConfinementError)
-        expect(["link", "validation-failed", "discovery-failed"]).toContain((r.refused as ConfinementError).reason)
+        expect(["link", "validation-failed", "discovery-failed", "moved"]).toContain((r.refused as ConfinementError).reason)
       }
     }
     expect(snapshot(t.outside)).toEqual(outside)
@@ -175,6 +209,8 @@ describe.each(strategies)("races on confinement (%s)", (strategy) => {
     })
     expect(race.swaps).toBeGreaterThan(0)
     expect(race.rounds).toBeGreaterThan(0)
+    // The attack reached the creation programs: some met the link where the parent had been.
+    expect(race.answers.filter((refused) => refused !== undefined).length).toBeGreaterThan(0)
     for (const refused of race.answers) if (refused !== undefined) expect(refused).toBeInstanceOf(ConfinementError)
     expect(snapshot(t.outside)).toEqual(outside)
     expect(fs.existsSync(t.at("outside/.git"))).toBe(false)

@@ -81,7 +81,7 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     await launch.run("/bin/true", [], { stdio: "ignore" })
     fs.writeFileSync(path.join(t.ws, ".git", "HEAD"), "ref: main\n") // written on the host meanwhile
     const report = await launch.cleanup()
-    expect(report).toEqual({ removed: [], kept: [path.join(t.ws, ".git")], refused: [] })
+    expect(report).toEqual(expect.objectContaining({ removed: [], kept: [path.join(t.ws, ".git")], refused: [] }))
     expect(t.read("ws/.git/HEAD")).toBe("ref: main\n")
   })
 

@@ -1,0 +1,76 @@
+/**
+ * A mount inside the workspace (a tmpfs, a volume): confined like the rest of the workspace. It is
+ * writable in the sandbox, discovery walks it as its own tree, and what the policy protects in it
+ * is protected. A bind mount that shows part of a file system the launch protects or writes under
+ * another name (the workspace's own `.git` mounted elsewhere in it, say) would reach a protected
+ * path through a name no rule matches: such a launch is refused, naming the mount and what to do.
+ * Mounting needs root: as another user these tests print why they do not run.
+ */
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import { afterEach, describe, expect, it } from "vitest"
+import { Confinement } from "../../src/confine/index.ts"
+import { strategies } from "../support/strategies.ts"
+import { refusal, runScript, sandboxTree, type SandboxTree } from "./support/tree.ts"
+
+const asRoot = process.getuid?.() === 0
+if (!asRoot) console.log("skipped the mount tests: mounting a tmpfs under the workspace needs root")
+
+const mounted: Array<string> = []
+afterEach(() => {
+  for (const m of mounted.splice(0).reverse()) execFileSync("umount", [m])
+})
+const mount = (...args: Array<string>) => {
+  execFileSync("mount", args)
+  mounted.push(args[args.length - 1]!)
+}
+
+describe.each(strategies)("mounts inside the workspace (%s)", (strategy) => {
+  const session = (t: SandboxTree) =>
+    new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy })
+
+  it.runIf(asRoot)("a tmpfs under the workspace is writable and walked: a repository in it stays read-only", async () => {
+    const t = sandboxTree()
+    fs.mkdirSync(t.at("ws/vol"))
+    mount("-t", "tmpfs", "-o", "size=4m,mode=0777", "pinnedfs-test", t.at("ws/vol"))
+    t.write("ws/vol/data.txt", "data\n")
+    t.write("ws/vol/proj/.git/config", "[core]\n")
+    const launch = await session(t).prepare()
+    expect(launch.plan.restrictions).toContainEqual(expect.objectContaining({ path: t.at("ws/vol/proj/.git"), access: "read-only" }))
+    const r = await runScript(
+      launch,
+      `echo more >> vol/data.txt && echo data-ok; echo x >> vol/proj/.git/config || echo git-denied; mkdir vol/new && echo mkdir-ok`
+    )
+    expect(r.stdout).toContain("data-ok")
+    expect(r.stdout).toContain("git-denied")
+    expect(r.stdout).toContain("mkdir-ok")
+    expect(t.read("ws/vol/data.txt")).toBe("data\nmore\n")
+    expect(t.read("ws/vol/proj/.git/config")).toBe("[core]\n")
+  })
+
+  it.runIf(asRoot)("a bind mount of a directory from elsewhere on the same file system (a volume) is confined like a tmpfs", async () => {
+    const t = sandboxTree()
+    t.write("volumes/data/notes.txt", "n\n")
+    t.write("volumes/data/repo/.git/config", "[core]\n")
+    fs.mkdirSync(t.at("ws/vol"))
+    mount("--bind", t.at("volumes/data"), t.at("ws/vol"))
+    const launch = await session(t).prepare()
+    expect(launch.plan.restrictions).toContainEqual(expect.objectContaining({ path: t.at("ws/vol/repo/.git"), access: "read-only" }))
+    const r = await runScript(launch, `echo more >> vol/notes.txt && echo vol-ok; echo x >> vol/repo/.git/config || echo git-denied`)
+    expect(r.stdout).toContain("vol-ok")
+    expect(r.stdout).toContain("git-denied")
+    expect(t.read("volumes/data/notes.txt")).toBe("n\nmore\n")
+    expect(t.read("volumes/data/repo/.git/config")).toBe("[core]\n")
+  })
+
+  it.runIf(asRoot)("a bind mount showing the workspace's own .git under another name is refused, naming it", async () => {
+    const t = sandboxTree()
+    fs.mkdirSync(t.at("ws/alias"))
+    mount("--bind", t.at("ws/.git"), t.at("ws/alias"))
+    const e = await refusal(session(t).prepare())
+    expect(e.reason).toBe("mount")
+    expect(e.message).toContain(t.at("ws/alias"))
+    expect(e.message).toContain(t.at("ws/.git"))
+    expect(e.message).toMatch(/outside the workspace/)
+  })
+})
