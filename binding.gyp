@@ -60,6 +60,39 @@
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++20"],
       "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-fno-exceptions", "-fvisibility=hidden"]
+    },
+    {
+      # The launcher (native/launcher): what runs in the sandbox between bubblewrap and the command,
+      # closing every inherited descriptor. A plain executable beside the addon, no N-API in it, no
+      # C++ runtime (it uses none): --as-needed keeps libstdc++ out of its dependencies.
+      "target_name": "pinnedfs-launch",
+      "type": "executable",
+      "sources": ["<!@(node -p \"require('./native/sources.json').launcher.join(' ')\")"],
+      "include_dirs": ["native"],
+      "conditions": [
+        ["OS=='linux'", {
+          "ldflags": ["-Wl,--as-needed"]
+        }],
+        ["OS=='mac'", {
+          "xcode_settings": {
+            "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
+            "MACOSX_DEPLOYMENT_TARGET": "11.0",
+            "GCC_ENABLE_CPP_EXCEPTIONS": "NO",
+            "OTHER_CPLUSPLUSFLAGS": ["-Wall", "-Wextra"]
+          }
+        }],
+        ["pinnedfs_werror=='true'", {
+          "cflags_cc": ["-Werror"],
+          "xcode_settings": { "OTHER_CPLUSPLUSFLAGS": ["-Werror"] }
+        }],
+        ["OS=='linux' and pinnedfs_portable=='true'", {
+          "cflags_cc": ["-ffile-prefix-map=<(module_root_dir)/="],
+          "ldflags": ["-static-libstdc++", "-static-libgcc"]
+        }]
+      ],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++20"],
+      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-fno-exceptions", "-fno-rtti"]
     }
   ]
 }
