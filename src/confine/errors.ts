@@ -23,6 +23,7 @@ export type ConfinementReason =
   | "changed"
   | "launched"
   | "sandbox-unavailable"
+  | "too-many-paths"
 
 /**
  * @since 0.1.0

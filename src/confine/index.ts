@@ -18,11 +18,15 @@ export {
   compilePolicy,
   defaultRules,
   type Mode,
+  type Network,
   type PolicyConfig,
+  type PolicyEnvironment,
+  type SandboxPlan,
   type ProtectedRule,
   type Rule,
   type RuleInput
 } from "./policy.ts"
+export { type AgentName, type AgentPlan, agentNames, type CredentialStore, credentialStores } from "./credentials.ts"
 export { type ExecutionTarget, executionTarget, type ExecutionTargetInput, type StateRoot } from "./target.ts"
 export { type Grant, type GrantInput, GrantStore } from "./grants.ts"
 export type { Candidate, Discovery, DiscoveryLimits, DiscoveryReport } from "./discovery.ts"

@@ -17,7 +17,8 @@ import { ConfinementError } from "./errors.ts"
 import type { Grant } from "./grants.ts"
 import type { LaunchInputs, LaunchPlan } from "./plan.ts"
 import { type RawPath, shown, textOf } from "./raw.ts"
-import { spawnSandboxed } from "./runner.ts"
+import { launcherPath, openLauncher } from "./launcher.ts"
+import { type SandboxSpawn, type SandboxStart, spawnSandboxed } from "./runner.ts"
 import { releaseInSlices } from "./turns.ts"
 import type { Release } from "./wire.ts"
 
@@ -49,6 +50,22 @@ export interface PreparedFields {
   readonly applied: ReadonlyArray<Grant>
   readonly signal: AbortSignal | undefined
   readonly onLaunch: ((applied: ReadonlyArray<Grant>) => void) | undefined
+  /** The launcher executable (default: beside the addon). */
+  readonly launcher?: string | undefined
+  /** A check of the finished sandbox from outside, before the command starts (see `runner.ts`). */
+  readonly beforeCommand?: SandboxSpawn["beforeCommand"]
+}
+
+/**
+ * The command's environment: the caller's, less the variables of the agents the policy masks (a
+ * masked socket's address is no use to the command, and would tell it where to look), with
+ * `TMPDIR` the launch's temporary root.
+ */
+const environment = (base: NodeJS.ProcessEnv, drop: ReadonlyArray<string>, tmpdir: string): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...base }
+  for (const name of drop) delete env[name]
+  env["TMPDIR"] = tmpdir
+  return env
 }
 
 /**
@@ -60,9 +77,10 @@ export class PreparedLaunch {
   readonly plan: LaunchPlan
   private readonly f: PreparedFields
   private state: "ready" | "starting" | "launched" | "closed" = "ready"
-  private exited: Promise<void> | undefined
+  private exited: Promise<RunResult> | undefined
+  private released: Promise<unknown> = Promise.resolve()
   private cleaned: Promise<CleanupReport> | undefined
-  private startedFlag: Promise<boolean> = Promise.resolve(false)
+  private startValue: Promise<SandboxStart> = Promise.resolve({ started: false, why: "no command was spawned" })
 
   /** @internal */
   constructor(fields: PreparedFields) {
@@ -70,23 +88,44 @@ export class PreparedLaunch {
     this.plan = fields.plan
   }
 
-  /** Whether the sandbox set itself up and started the command (false until a command is spawned). */
+  /**
+   * Whether the sandbox set itself up and reached the command (false until a command is spawned,
+   * and for a sandbox that failed to set up: then the command did not run). A command that could
+   * not be executed (status 127 or 126) did reach this point.
+   */
   get started(): Promise<boolean> {
-    return this.startedFlag
+    return this.startValue.then((s) => s.started)
+  }
+
+  /** How the start went, with the reason when the command did not run. @internal */
+  get start(): Promise<SandboxStart> {
+    return this.startValue
+  }
+
+  /**
+   * The command's exit, from the moment it was spawned (rejects when it could not be started at
+   * all). Listening here misses nothing, however soon the command exits.
+   */
+  get exit(): Promise<RunResult> {
+    return this.exited ?? Promise.reject(new ConfinementError("launched", "no command has been spawned in this launch"))
   }
 
   /**
    * Starts `command` in the sandbox, with `child_process.spawn`'s arguments. Before it starts,
    * the inputs (policy, mode, grants, execution target) must be unchanged since preparation and
    * every anchor must still be the directory its path names; otherwise the launch is refused.
-   * One command per launch.
+   * One command per launch. Nothing is awaited between starting the process and handing it back,
+   * so a listener attached at once sees every event.
    */
   async spawn(command: string, args: ReadonlyArray<string> = [], options: SpawnOptions = {}): Promise<ChildProcess> {
     this.assertReady()
     this.state = "starting"
+    let opened: { launcher: fs.promises.FileHandle; empties: Array<fs.promises.FileHandle> }
+    let inputs: LaunchInputs
     try {
       this.assertNotCancelled()
-      if (this.f.fingerprintOf(this.f.source()) !== this.f.fingerprint) {
+      inputs = this.f.source()
+      if (this.f.fingerprintOf(inputs) !== this.f.fingerprint) {
         throw new ConfinementError("changed", "the policy, mode, grants or execution target changed during preparation: launch refused")
       }
       await Promise.all(
@@ -100,55 +139,53 @@ export class PreparedLaunch {
           }
         })
       )
+      opened = await this.openForLaunch()
+      if (this.f.signal?.aborted) await this.closeOpened(opened)
       this.assertNotCancelled()
     } catch (e) {
       this.state = "ready"
       throw e
     }
-    const empties = await Promise.all(Array.from({ length: this.f.emptyFiles }, () => fs.promises.open("/dev/null", "r")))
     this.state = "launched"
-    try {
-      const { child, started } = spawnSandboxed({
-        platform: this.f.platform,
-        executable: this.f.bwrap,
-        args: this.f.args,
-        profile: this.plan.sandbox.kind === "sandbox-exec" ? this.plan.sandbox.profile : "",
-        fds: this.f.fds,
-        empties: empties.map((e) => e.fd),
-        cwd: textOf(this.f.cwd) ?? "/",
-        tmpdir: textOf(this.f.tempRoot) ?? "/tmp",
-        command,
-        commandArgs: args,
-        options
-      })
-      this.startedFlag = started
-      this.exited = new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve()
-        child.once("exit", () => resolve())
-        child.once("error", () => resolve())
-      })
-      this.f.onLaunch?.(this.f.applied)
-      return child
-    } finally {
-      // The child has its own copies now (or never will): ours close at once, a slice per turn of
-      // the loop so hundreds of them never hold it up.
-      await Promise.all([releaseInSlices(this.takeHeld()), ...empties.map((e) => e.close().catch(() => undefined))])
-    }
+    const { child, start } = spawnSandboxed({
+      platform: this.f.platform,
+      executable: this.f.bwrap,
+      args: this.f.args,
+      profile: this.plan.sandbox.kind === "sandbox-exec" ? this.plan.sandbox.profile : "",
+      fds: this.f.fds,
+      empties: opened.empties.map((e) => e.fd),
+      launcher: { fd: opened.launcher.fd, path: launcherPath(this.f.launcher) },
+      cwd: textOf(this.f.cwd) ?? "/",
+      env: environment(options.env ?? process.env, inputs.policy.dropVariables, textOf(this.f.tempRoot) ?? "/tmp"),
+      command,
+      commandArgs: args,
+      options,
+      beforeCommand: this.f.beforeCommand
+    })
+    this.startValue = start
+    this.exited = new Promise<RunResult>((resolve, reject) => {
+      child.once("exit", (code, signal) => resolve({ code, signal }))
+      child.once("error", reject)
+    })
+    this.exited.catch(() => undefined)
+    this.f.onLaunch?.(this.f.applied)
+    // The child has its own copies now (or never will): ours close in the background, a slice per
+    // turn of the loop so hundreds of them never hold it up; cleanup waits for them.
+    this.released = Promise.all([releaseInSlices(this.takeHeld()), this.closeOpened(opened)]).catch(() => undefined)
+    return child
   }
 
   /** Spawns `command` (stdio inherited unless given) and waits for it. */
   async run(command: string, args: ReadonlyArray<string> = [], options: SpawnOptions = {}): Promise<RunResult> {
-    const child = await this.spawn(command, args, { stdio: "inherit", ...options })
-    const result = await new Promise<RunResult>((resolve, reject) => {
-      child.once("error", reject)
-      child.once("exit", (code, signal) => resolve({ code, signal }))
-    }).catch((cause: unknown) => {
+    await this.spawn(command, args, { stdio: "inherit", ...options })
+    const result = await this.exit.catch((cause: unknown) => {
       throw new ConfinementError("sandbox-unavailable", `the sandbox could not be started: ${(cause as Error).message}`, { cause })
     })
-    if (!(await this.started)) {
+    const start = await this.start
+    if (!start.started) {
       throw new ConfinementError(
         "sandbox-unavailable",
-        `bubblewrap could not set up the sandbox (it exited with ${result.code ?? result.signal}): the command was not run`
+        `${start.why} (bubblewrap exited with ${result.code ?? result.signal}): the command was not run`
       )
     }
     return result
@@ -160,7 +197,8 @@ export class PreparedLaunch {
    */
   cleanup(): Promise<CleanupReport> {
     this.cleaned ??= (async () => {
-      if (this.exited) await this.exited
+      if (this.exited) await this.exited.catch(() => undefined)
+      await this.released
       this.state = "closed"
       try {
         // The descriptors still held are closed by the cleanup program, off this thread.
@@ -186,6 +224,24 @@ export class PreparedLaunch {
       }
     }
     return out
+  }
+
+  /** The launcher and the empty files file masks are bound from, for one launch. */
+  private async openForLaunch(): Promise<{ launcher: fs.promises.FileHandle; empties: Array<fs.promises.FileHandle> }> {
+    const launcher = openLauncher(this.f.launcher)
+    const empties = Array.from({ length: this.f.emptyFiles }, () => fs.promises.open("/dev/null", "r"))
+    const all = await Promise.allSettled([launcher, ...empties])
+    const failed = all.find((r) => r.status === "rejected")
+    if (failed !== undefined) {
+      await Promise.all(all.map((r) => (r.status === "fulfilled" ? r.value.close() : undefined)))
+      throw failed.reason
+    }
+    const handles = all.map((r) => (r as PromiseFulfilledResult<fs.promises.FileHandle>).value)
+    return { launcher: handles[0]!, empties: handles.slice(1) }
+  }
+
+  private async closeOpened(opened: { launcher: fs.promises.FileHandle; empties: Array<fs.promises.FileHandle> }): Promise<void> {
+    await Promise.all([opened.launcher, ...opened.empties].map((h) => h.close().catch(() => undefined)))
   }
 
   private assertReady(): void {

@@ -29,14 +29,14 @@ import * as os from "node:os"
 import * as path from "node:path"
 import type { Strategy } from "../PinnedRoot.ts"
 import { Anchors, canonicalOnce, nearestExisting } from "./anchors.ts"
-import { bwrapArguments, describeArguments, emptyFilesNeeded } from "./bwrap.ts"
+import { assertWithinBwrapLimit, bwrapArguments, describeArguments, emptyFilesNeeded } from "./bwrap.ts"
 import { byAnchor, cleanupAll, creationProgram, type CreationRequest, type Owned, ownedFrom } from "./creation.ts"
 import { type DiscoveryLimits, discoverProtected } from "./discovery.ts"
 import { ConfinementError } from "./errors.ts"
 import type { Grant } from "./grants.ts"
-import { type LayerInput, planLayers } from "./layers.ts"
+import { grantPaths, type LayerInput, neededRestrictions, planLayers } from "./layers.ts"
 import { PreparedLaunch } from "./launch.ts"
-import type { Access } from "./policy.ts"
+import { type Access, sandboxPlanOf } from "./policy.ts"
 import { beneath, joinRaw, type RawPath, rawOf, relativeTo, shown, within } from "./raw.ts"
 import { findBwrap } from "./available.ts"
 import { renderSandboxProfile } from "./sandboxExec.ts"
@@ -58,6 +58,8 @@ export interface PrepareOptions {
   readonly platform?: "linux" | "darwin" | undefined
   /** The bubblewrap executable (default `bwrap` found on `PATH`). */
   readonly bwrap?: string | undefined
+  /** The sandbox launcher executable (default: beside the addon; see `launcher.ts`). */
+  readonly launcher?: string | undefined
   /** Narrows what this launch may write in the workspace (see {@link LaunchScope}); ignored in full access. */
   readonly scope?: LaunchScope | undefined
   /**
@@ -325,7 +327,16 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
           planned.push({ path: shown(p), access, type: m.type, origin, rule: glob })
         }
       })
-    for (const c of discovery.candidates) restrict(c.path, c.anchor, c.access, c.rule, c.origin)
+    // Only the protected paths the plan can apply are held: one nested beneath an already
+    // read-only or masked path, with no grant between, narrows nothing (layers.ts).
+    const needed = neededRestrictions({
+      mode: policy.mode,
+      writable: [...writableRoots, ...scopeFiles],
+      restrictions: discovery.candidates,
+      grants: await grantPaths(inputs.grants, canonical),
+      check: assertWithinBwrapLimit
+    })
+    for (const [i, c] of discovery.candidates.entries()) if (needed.has(i)) restrict(c.path, c.anchor, c.access, c.rule, c.origin)
     for (const m of createdProtected) restrict(m.path, m.anchor, m.access, m.rule, "created")
 
     const grants: Array<LayerInput["grants"][number]> = []
@@ -431,8 +442,15 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
       }
     }
     await nextTurn()
-    const args = bwrapArguments({ mode: policy.mode, layers: layers.layers, remountReadOnly: layers.remountReadOnly, cwd })
+    const args = bwrapArguments({
+      mode: policy.mode,
+      network: policy.network,
+      layers: layers.layers,
+      remountReadOnly: layers.remountReadOnly,
+      cwd
+    })
     const plan: LaunchPlan = {
+      ...sandboxPlanOf(policy),
       mode: policy.mode,
       workspace: shown(workspace),
       cwd: shown(cwd),
@@ -481,7 +499,8 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
       cwd,
       applied,
       signal,
-      onLaunch: options.onLaunch
+      onLaunch: options.onLaunch,
+      launcher: options.launcher
     })
   } catch (e) {
     await cleanupAll(
