@@ -13,7 +13,6 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Command } from "commander"
-import { sandboxAvailable } from "../confine/available.ts"
 import {
   type AgentName,
   agentNames,
@@ -24,8 +23,7 @@ import {
   type LaunchPlan,
   type Network,
   type PreparedLaunch,
-  type ProtectedRule,
-  type RunResult
+  type ProtectedRule
 } from "../confine/index.ts"
 
 /** The exit status of a launch that could not be confined (as `env` and `timeout` use it). @since 0.1.0 */
@@ -144,26 +142,34 @@ const sessionOf = async (options: RunOptions) => {
   }
 }
 
-/** Why the sandbox did not start, with what would fix it when the machine says. */
-const notStarted = async (why: string, command: string): Promise<ConfinementError> => {
-  const probe = await sandboxAvailable()
-  const detail = probe.available ? why : probe.reason
-  return new ConfinementError("sandbox-unavailable", `${detail}: ${command} was not run`)
-}
-
-/** Runs the command in `launch`, forwarding signals, and answers how it ended. */
-const runIn = async (launch: PreparedLaunch, command: string, args: Array<string>): Promise<RunResult> => {
-  let child: Awaited<ReturnType<PreparedLaunch["spawn"]>> | undefined
-  const handlers = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((s) => [s, () => child?.kill(s)] as const)
+/**
+ * Signals for pinnedfs while it runs: forwarded to the command once it runs; before that they
+ * cancel the launch (nothing starts, and what was made is cleaned up) and pinnedfs exits as if the
+ * signal had ended it.
+ */
+const signals = (abort: AbortController) => {
+  let child: { kill(signal: NodeJS.Signals): boolean } | undefined
+  let received: NodeJS.Signals | undefined
+  const handlers = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map(
+    (s) =>
+      [
+        s,
+        () => {
+          if (child !== undefined) return void child.kill(s)
+          received ??= s
+          abort.abort(new Error(`${s} before the command started`))
+        }
+      ] as const
+  )
   for (const [s, h] of handlers) process.on(s, h)
-  try {
-    child = await launch.spawn(command, args, { stdio: "inherit" })
-    const result = await launch.exit
-    const start = await launch.start
-    if (!start.started) throw await notStarted(start.why, command)
-    return result
-  } finally {
-    for (const [s, h] of handlers) process.off(s, h)
+  return {
+    running: (c: { kill(signal: NodeJS.Signals): boolean }) => {
+      child = c
+    },
+    received: () => received,
+    stop: () => {
+      for (const [s, h] of handlers) process.off(s, h)
+    }
   }
 }
 
@@ -182,22 +188,31 @@ const signalNumber = (signal: NodeJS.Signals | null): number => (signal === null
 /** The whole of `run`: the status to exit with. */
 const run = async (command: string, args: Array<string>, options: RunOptions): Promise<number> => {
   const stderr = (line: string) => process.stderr.write(`${line}\n`)
+  const abort = new AbortController()
+  const signal = signals(abort)
   let statusFd: number | undefined
   let launch: PreparedLaunch | undefined
   try {
     statusFd = parseStatusFd(options.statusFd)
     const confinement = await sessionOf(options)
-    launch = await confinement.prepare({ git: options.gitWrite === true ? "write" : undefined })
+    launch = await confinement.prepare({ git: options.gitWrite === true ? "write" : undefined, signal: abort.signal })
     if (options.verbose === true) for (const l of describe(launch.plan)) stderr(l)
     for (const u of launch.plan.grants.unapplied) stderr(`pinnedfs run: grant ${u.grant.path} (${u.grant.access}) not applied: ${u.why}`)
-    const { code, signal } = await runIn(launch, command, args)
+    signal.running(await launch.spawn(command, args, { stdio: "inherit" }))
+    const { code, signal: killed } = await launch.exit
     const cleanup = await launch.cleanup()
     for (const r of cleanup.refused) stderr(`pinnedfs run: left ${r.path} in place: ${r.error.description || r.error.message}`)
-    const status = code ?? 128 + signalNumber(signal)
-    report(statusFd, { ran: true, status, code, signal })
+    const status = code ?? 128 + signalNumber(killed)
+    report(statusFd, { ran: true, status, code, signal: killed })
     return status
   } catch (e) {
     await launch?.cleanup().catch(() => undefined)
+    const interrupted = signal.received()
+    if (interrupted !== undefined) {
+      stderr(`pinnedfs run: ${interrupted} before ${command} started: it was not run`)
+      report(statusFd, { ran: false, status: 128 + signalNumber(interrupted), reason: "cancelled", message: `${interrupted}` })
+      return 128 + signalNumber(interrupted)
+    }
     if (e instanceof UsageError) {
       stderr(`pinnedfs run: ${e.message} (see pinnedfs run --help)`)
       report(statusFd, { ran: false, status: USAGE_ERROR, reason: "usage", message: e.message })
@@ -207,6 +222,8 @@ const run = async (command: string, args: Array<string>, options: RunOptions): P
     stderr(`pinnedfs run: cannot confine ${command}: ${(e as Error).message}`)
     report(statusFd, { ran: false, status: CANNOT_CONFINE, reason, message: (e as Error).message })
     return CANNOT_CONFINE
+  } finally {
+    signal.stop()
   }
 }
 

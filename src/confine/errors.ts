@@ -23,7 +23,14 @@ export type ConfinementReason =
   | "changed"
   | "launched"
   | "sandbox-unavailable"
+  /** A launch needs more mounts than bubblewrap takes (it stops at 9,000 arguments). */
   | "too-many-paths"
+  /** A protected path moved while the launch was prepared or set up, and kept moving through every fresh try. */
+  | "moved"
+  /** A git pointer (`.git` file, `commondir`) cannot be read or followed. */
+  | "pointer"
+  /** A mount inside the walked trees shows a protected path or a writable root under another name. */
+  | "mount"
 
 /**
  * @since 0.1.0

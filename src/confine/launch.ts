@@ -18,7 +18,8 @@ import type { Grant } from "./grants.ts"
 import type { LaunchInputs, LaunchPlan } from "./plan.ts"
 import { type RawPath, shown, textOf } from "./raw.ts"
 import { launcherPath, openLauncher } from "./launcher.ts"
-import { type SandboxSpawn, type SandboxStart, spawnSandboxed } from "./runner.ts"
+import { sandboxAvailable } from "./available.ts"
+import { type SandboxStart, spawnSandboxed } from "./runner.ts"
 import { releaseInSlices } from "./turns.ts"
 import type { Release } from "./wire.ts"
 
@@ -52,9 +53,29 @@ export interface PreparedFields {
   readonly onLaunch: ((applied: ReadonlyArray<Grant>) => void) | undefined
   /** The launcher executable (default: beside the addon). */
   readonly launcher?: string | undefined
-  /** A check of the finished sandbox from outside, before the command starts (see `runner.ts`). */
-  readonly beforeCommand?: SandboxSpawn["beforeCommand"]
+  /** A check of the finished sandbox from outside, before its command starts (see {@link SandboxCheck}). */
+  readonly check?: SandboxCheck | undefined
 }
+
+/**
+ * What checks a finished sandbox from outside before its command starts, and what a refusal
+ * leads to. `verify` gets the sandbox's first process as the host sees it (its `/proc/<pid>/root`
+ * is the sandbox's root) and the status socket's descriptor number in it; a rejection refuses that
+ * sandbox (its command never runs). `retry` says whether a refusal (in the check, or a sandbox that
+ * did not set itself up) may be tried again with `again`, a fresh preparation, up to three
+ * sandboxes in all; `refused` runs once a refused sandbox is gone.
+ *
+ * @internal
+ */
+export interface SandboxCheck {
+  readonly verify: (pid: number, at: number) => Promise<void>
+  readonly refused: (since: number) => Promise<void>
+  readonly retry: (error: unknown, phase: "setup" | "check") => boolean
+  readonly again: () => Promise<PreparedFields>
+}
+
+/** Most sandboxes one launch starts when its refusals may be retried. */
+const maxSandboxAttempts = 3
 
 /**
  * The command's environment: the caller's, less the variables of the agents the policy masks (a
@@ -73,9 +94,7 @@ const environment = (base: NodeJS.ProcessEnv, drop: ReadonlyArray<string>, tmpdi
  * @category models
  */
 export class PreparedLaunch {
-  /** What this launch will do, paths as text. */
-  readonly plan: LaunchPlan
-  private readonly f: PreparedFields
+  private f: PreparedFields
   private state: "ready" | "starting" | "launched" | "closed" = "ready"
   private exited: Promise<RunResult> | undefined
   private released: Promise<unknown> = Promise.resolve()
@@ -85,7 +104,11 @@ export class PreparedLaunch {
   /** @internal */
   constructor(fields: PreparedFields) {
     this.f = fields
-    this.plan = fields.plan
+  }
+
+  /** What this launch will do, paths as text (a fresh preparation's, once a sandbox was refused). */
+  get plan(): LaunchPlan {
+    return this.f.plan
   }
 
   /**
@@ -111,43 +134,85 @@ export class PreparedLaunch {
   }
 
   /**
-   * Starts `command` in the sandbox, with `child_process.spawn`'s arguments. Before it starts,
-   * the inputs (policy, mode, grants, execution target) must be unchanged since preparation and
-   * every anchor must still be the directory its path names; otherwise the launch is refused.
-   * One command per launch. Nothing is awaited between starting the process and handing it back,
-   * so a listener attached at once sees every event.
+   * Starts `command` in the sandbox, with `child_process.spawn`'s arguments, and hands the child
+   * back once the sandbox is set up and the command let start. Before it starts, the inputs
+   * (policy, mode, grants, execution target) must be unchanged since preparation and every anchor
+   * must still be the directory its path names; a sandbox that cannot set itself up, or fails the
+   * check of the finished sandbox, is refused (a `ConfinementError`) and its command never runs.
+   * One command per launch. Nothing is awaited between letting the command start and handing the
+   * child back, so a listener attached at once sees every event of the command.
    */
   async spawn(command: string, args: ReadonlyArray<string> = [], options: SpawnOptions = {}): Promise<ChildProcess> {
     this.assertReady()
     this.state = "starting"
-    let opened: { launcher: fs.promises.FileHandle; empties: Array<fs.promises.FileHandle> }
     let inputs: LaunchInputs
     try {
-      this.assertNotCancelled()
-      inputs = this.f.source()
-      if (this.f.fingerprintOf(inputs) !== this.f.fingerprint) {
-        throw new ConfinementError("changed", "the policy, mode, grants or execution target changed during preparation: launch refused")
-      }
-      await Promise.all(
-        [...this.f.identities].map(async ([anchor, identity]) => {
-          const now = await native.identify(textOf(anchor) ?? "").catch(() => "missing")
-          if (now !== identity) {
-            throw new ConfinementError(
-              "changed",
-              `'${shown(anchor)}' is no longer the directory prepared (${identity} is now ${now}): launch refused`
-            )
-          }
-        })
-      )
-      opened = await this.openForLaunch()
-      if (this.f.signal?.aborted) await this.closeOpened(opened)
-      this.assertNotCancelled()
+      inputs = await this.recheck()
     } catch (e) {
       this.state = "ready"
       throw e
     }
+    for (let attempt = 1; ; attempt++) {
+      const since = Date.now()
+      const sandbox = await this.startOnce(command, args, options, inputs)
+      const ready = await sandbox.ready
+      try {
+        if (!ready.ready) throw await this.notReady(ready.why)
+        this.assertNotCancelled()
+        if (this.f.check !== undefined && ready.pid !== null) await this.f.check.verify(ready.pid, ready.at)
+        this.assertNotCancelled()
+      } catch (e) {
+        sandbox.refuse((e as Error).message)
+        const report = await this.refused(since)
+        const retry = this.f.check?.retry(e, ready.ready ? "check" : "setup") === true && attempt < maxSandboxAttempts
+        const again = retry ? await this.f.check!.again().catch((cause: unknown) => cause as Error) : e
+        if (!retry || again instanceof Error) {
+          this.state = "closed"
+          this.cleaned = Promise.resolve(report)
+          throw again
+        }
+        this.f = again as PreparedFields
+        continue
+      }
+      sandbox.release()
+      this.f.onLaunch?.(this.f.applied)
+      return sandbox.child
+    }
+  }
+
+  /** The inputs, unchanged since preparation, and every anchor still the directory prepared. */
+  private async recheck(): Promise<LaunchInputs> {
+    this.assertNotCancelled()
+    const inputs = this.f.source()
+    if (this.f.fingerprintOf(inputs) !== this.f.fingerprint) {
+      throw new ConfinementError("changed", "the policy, mode, grants or execution target changed during preparation: launch refused")
+    }
+    await Promise.all(
+      [...this.f.identities].map(async ([anchor, identity]) => {
+        const now = await native.identify(textOf(anchor) ?? "").catch(() => "missing")
+        if (now !== identity) {
+          throw new ConfinementError(
+            "changed",
+            `'${shown(anchor)}' is no longer the directory prepared (${identity} is now ${now}): launch refused`
+          )
+        }
+      })
+    )
+    this.assertNotCancelled()
+    return inputs
+  }
+
+  /**
+   * One sandbox, started and waiting before its command. Its exit is listened for at once, and the
+   * descriptors it was given are released in the background (cleanup waits for them).
+   */
+  private async startOnce(command: string, args: ReadonlyArray<string>, options: SpawnOptions, inputs: LaunchInputs) {
+    const opened = await this.openForLaunch().catch((e: unknown) => {
+      this.state = "ready"
+      throw e
+    })
     this.state = "launched"
-    const { child, start } = spawnSandboxed({
+    const sandbox = spawnSandboxed({
       platform: this.f.platform,
       executable: this.f.bwrap,
       args: this.f.args,
@@ -159,36 +224,43 @@ export class PreparedLaunch {
       env: environment(options.env ?? process.env, inputs.policy.dropVariables, textOf(this.f.tempRoot) ?? "/tmp"),
       command,
       commandArgs: args,
-      options,
-      beforeCommand: this.f.beforeCommand
+      options
     })
-    this.startValue = start
+    const child = sandbox.child
+    this.startValue = sandbox.start
     this.exited = new Promise<RunResult>((resolve, reject) => {
       child.once("exit", (code, signal) => resolve({ code, signal }))
       child.once("error", reject)
     })
     this.exited.catch(() => undefined)
-    this.f.onLaunch?.(this.f.applied)
-    // The child has its own copies now (or never will): ours close in the background, a slice per
-    // turn of the loop so hundreds of them never hold it up; cleanup waits for them.
+    // The child has its own copies now (or never will): ours close a slice per turn of the loop,
+    // so hundreds of them never hold it up.
     this.released = Promise.all([releaseInSlices(this.takeHeld()), this.closeOpened(opened)]).catch(() => undefined)
-    return child
+    return sandbox
+  }
+
+  /** A sandbox that did not set itself up: why, with what the machine says would fix it. */
+  private async notReady(why: string): Promise<ConfinementError> {
+    const exit = await this.exit.catch(() => null)
+    const code = exit === null ? "" : ` (bubblewrap exited with ${exit.code ?? exit.signal})`
+    const probe = this.f.platform === "linux" ? await sandboxAvailable({ bwrap: this.f.bwrap }) : null
+    const detail = probe === null || probe.available ? `${why}${code}` : probe.reason
+    return new ConfinementError("sandbox-unavailable", `${detail}: the command was not run`)
+  }
+
+  /** A refused sandbox: gone before its command, and this preparation's own state cleaned up. */
+  private async refused(since: number): Promise<CleanupReport> {
+    await this.exited?.catch(() => undefined)
+    await this.f.check?.refused(since)
+    return await this.cleanupNow()
   }
 
   /** Spawns `command` (stdio inherited unless given) and waits for it. */
   async run(command: string, args: ReadonlyArray<string> = [], options: SpawnOptions = {}): Promise<RunResult> {
     await this.spawn(command, args, { stdio: "inherit", ...options })
-    const result = await this.exit.catch((cause: unknown) => {
+    return await this.exit.catch((cause: unknown) => {
       throw new ConfinementError("sandbox-unavailable", `the sandbox could not be started: ${(cause as Error).message}`, { cause })
     })
-    const start = await this.start
-    if (!start.started) {
-      throw new ConfinementError(
-        "sandbox-unavailable",
-        `${start.why} (bubblewrap exited with ${result.code ?? result.signal}): the command was not run`
-      )
-    }
-    return result
   }
 
   /**
@@ -198,16 +270,21 @@ export class PreparedLaunch {
   cleanup(): Promise<CleanupReport> {
     this.cleaned ??= (async () => {
       if (this.exited) await this.exited.catch(() => undefined)
-      await this.released
       this.state = "closed"
-      try {
-        // The descriptors still held are closed by the cleanup program, off this thread.
-        return await cleanupAll(this.f.owned, this.f.anchors, this.f.strategy, this.takeHeld())
-      } finally {
-        await this.f.anchors.close()
-      }
+      return await this.cleanupNow()
     })()
     return this.cleaned
+  }
+
+  /** Removes what this preparation made and releases what it holds (its sandbox, if any, is gone). */
+  private async cleanupNow(): Promise<CleanupReport> {
+    await this.released
+    try {
+      // The descriptors still held are closed by the cleanup program, off this thread.
+      return await cleanupAll(this.f.owned, this.f.anchors, this.f.strategy, this.takeHeld())
+    } finally {
+      await this.f.anchors.close()
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -6,8 +6,8 @@
  *
  * The launcher's status socket is the one account of how the start went. `R`: the sandbox is set
  * up and every inherited descriptor closed; the launcher then waits, and the supervisor may check
- * the finished sandbox from outside (`beforeCommand`, with bubblewrap's `child-pid` from its JSON
- * status) before it answers `G`. End of file after that: the command is running. `E` and an errno:
+ * the finished sandbox from outside (with bubblewrap's `child-pid` from its JSON status: its
+ * `/proc/<pid>/root` is the sandbox's root) before it answers `G`. End of file after that: the command is running. `E` and an errno:
  * the command could not be executed (the launcher exits 127 or 126, as a shell would). End of file
  * before `R`: the sandbox never set itself up (bubblewrap's own failures exit 1, like many
  * commands; only this tells them apart), and the command did not run. A check that fails, or a
@@ -38,12 +38,6 @@ export interface SandboxSpawn {
   readonly command: string
   readonly commandArgs: ReadonlyArray<string>
   readonly options: SpawnOptions
-  /**
-   * Runs once the sandbox is set up and before the command starts, with the pid of the sandbox's
-   * first process as the host sees it (`/proc/<pid>/root` is the sandbox's root); a rejection
-   * refuses the launch and the command never runs.
-   */
-  readonly beforeCommand?: ((sandbox: { readonly pid: number }) => Promise<void>) | undefined
 }
 
 /** How the start went. @internal */
@@ -51,6 +45,29 @@ export type SandboxStart =
   | { readonly started: true; readonly command: "running" }
   | { readonly started: true; readonly command: "not-executed"; readonly errno: number }
   | { readonly started: false; readonly why: string }
+
+/** The sandbox set up and waiting before its command, or why it is not. @internal */
+export type SandboxReady =
+  | {
+      readonly ready: true
+      /** The sandbox's first process as the host sees it (`/proc/<pid>/root` is its root); null on macOS. */
+      readonly pid: number | null
+      /** The status socket's descriptor number in the sandbox's processes. */
+      readonly at: number
+    }
+  | { readonly ready: false; readonly why: string }
+
+/** A started sandbox, held before its command. @internal */
+export interface Sandboxed {
+  readonly child: ChildProcess
+  readonly ready: Promise<SandboxReady>
+  /** Lets the command start; only once `ready` said so. */
+  release(): void
+  /** The command never starts: the launcher is told nothing more and the sandbox is killed. */
+  refuse(why: string): void
+  /** How the start went in the end: once the command runs, could not be executed, or never will. */
+  readonly start: Promise<SandboxStart>
+}
 
 const baseStdio = (stdio: StdioOptions | undefined): Array<unknown> => {
   if (stdio === undefined) return ["pipe", "pipe", "pipe"]
@@ -76,64 +93,64 @@ const childPid = (json: Readable | null): Promise<number | null> =>
   })
 
 /** Follows the launcher's status socket (see the module's comment). */
-const follow = (
-  child: ChildProcess,
-  status: Duplex | null,
-  pid: () => Promise<number | null>,
-  beforeCommand: SandboxSpawn["beforeCommand"]
-): Promise<SandboxStart> =>
-  new Promise((resolve) => {
-    if (!status) return resolve({ started: false, why: "the sandbox has no status channel" })
-    let phase: "setting-up" | "checking" | "released" | "refused" = "setting-up"
-    let report = Buffer.alloc(0)
-    let refusal = ""
-    const refuse = (why: string) => {
-      phase = "refused"
-      refusal = why
-      status.destroy()
-      child.kill("SIGKILL")
-    }
-    const release = async () => {
-      if (beforeCommand !== undefined) {
-        const at = await pid()
-        if (at === null) throw new Error("bubblewrap reported no sandbox process to check")
-        await beforeCommand({ pid: at })
-      }
-      if (phase !== "checking") return
-      phase = "released"
-      status.write("G")
-    }
+const follow = (child: ChildProcess, status: Duplex | null, at: number, pid: () => Promise<number | null>): Sandboxed => {
+  let phase: "setting-up" | "waiting" | "released" | "refused" = "setting-up"
+  let report = Buffer.alloc(0)
+  let refusal = "the sandbox did not set itself up (see bubblewrap's message above)"
+  let settleReady: (r: SandboxReady) => void = () => undefined
+  let settleStart: (s: SandboxStart) => void = () => undefined
+  const ready = new Promise<SandboxReady>((resolve) => (settleReady = resolve))
+  const start = new Promise<SandboxStart>((resolve) => (settleStart = resolve))
+  const refuse = (why: string) => {
+    if (phase === "released") return
+    phase = "refused"
+    refusal = why
+    status?.destroy()
+    child.kill("SIGKILL")
+    settleReady({ ready: false, why })
+  }
+  const release = () => {
+    if (phase !== "waiting") return
+    phase = "released"
+    status?.write("G")
+  }
+  if (!status) {
+    refuse("the sandbox has no status channel")
+  } else {
     status.on("data", (d: Buffer) => {
       if (phase === "setting-up") {
         if (d[0] !== 0x52 /* R */) return refuse(`the launcher answered ${JSON.stringify(d.toString("latin1"))}, not ready`)
-        phase = "checking"
+        phase = "waiting"
         report = Buffer.from(d.subarray(1))
-        release().catch((e: unknown) => refuse(`the sandbox failed its check before the command: ${(e as Error).message}`))
+        void pid().then((p) => settleReady({ ready: true, pid: p, at }))
       } else {
         report = Buffer.concat([report, d])
       }
     })
-    const done = () => {
-      if (phase === "released") {
-        if (report.length >= 5 && report[0] === 0x45 /* E */)
-          resolve({ started: true, command: "not-executed", errno: report.readInt32LE(1) })
-        else resolve({ started: true, command: "running" })
-      } else {
-        resolve({
-          started: false,
-          why: phase === "refused" ? refusal : "the sandbox did not set itself up (see bubblewrap's message above)"
-        })
-      }
-    }
     status.on("error", () => undefined)
-    status.on("close", done)
-    child.once("error", (e) => {
-      if (phase === "setting-up") refuse(`the sandbox could not be started: ${e.message}`)
+    status.on("close", () => {
+      if (phase === "released") {
+        const failed = report.length >= 5 && report[0] === 0x45 /* E */
+        settleStart(
+          failed ? { started: true, command: "not-executed", errno: report.readInt32LE(1) } : { started: true, command: "running" }
+        )
+        return
+      }
+      if (phase === "waiting") refusal = "the sandbox ended before its command was let start"
+      phase = "refused"
+      settleReady({ ready: false, why: refusal })
+      settleStart({ started: false, why: refusal })
     })
-  })
+  }
+  child.once("error", (e) => refuse(`the sandbox could not be started: ${e.message}`))
+  return { child, ready, release, refuse, start }
+}
 
-/** Starts the command in the sandbox; `start` says how that went (see {@link SandboxStart}). */
-export const spawnSandboxed = (s: SandboxSpawn): { child: ChildProcess; start: Promise<SandboxStart> } => {
+/**
+ * Starts the sandbox, which waits before its command (see the module's comment): `ready` says when
+ * it is set up, `release` lets the command start, `refuse` never does.
+ */
+export const spawnSandboxed = (s: SandboxSpawn): Sandboxed => {
   const user = baseStdio(s.options.stdio)
   // Below `keep`: stdin, stdout, stderr and what the caller passes on purpose.
   const keep = user.length
@@ -148,8 +165,7 @@ export const spawnSandboxed = (s: SandboxSpawn): { child: ChildProcess; start: P
         stdio: [...user, "pipe"] as StdioOptions
       }
     )
-    const pid = () => Promise.resolve(child.pid ?? null)
-    return { child, start: follow(child, child.stdio[keep] as Duplex | null, pid, s.beforeCommand) }
+    return follow(child, child.stdio[keep] as Duplex | null, keep, () => Promise.resolve(null))
   }
   const argsAt = keep
   const jsonAt = keep + 1
@@ -199,5 +215,5 @@ export const spawnSandboxed = (s: SandboxSpawn): { child: ChildProcess; start: P
   argsPipe?.on("error", () => undefined)
   argsPipe?.end(blob)
   const pid = childPid(child.stdio[jsonAt] as Readable | null)
-  return { child, start: follow(child, child.stdio[statusAt] as Duplex | null, () => pid, s.beforeCommand) }
+  return follow(child, child.stdio[statusAt] as Duplex | null, statusAt, () => pid)
 }

@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Confinement } from "../../src/confine/index.ts"
+import { Confinement, ConfinementError } from "../../src/confine/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { stagePackage } from "./support/stage.ts"
 import { exec, type SandboxTree } from "./support/tree.ts"
@@ -55,23 +55,45 @@ describe.each(strategies)("many protected paths (%s)", (strategy) => {
   const session = (workspace: string, extra: Partial<ConstructorParameters<typeof Confinement>[0]> = {}) =>
     new Confinement({ target: { workspace, home: t.home, tempRoot: t.tmp }, strategy, ...extra })
 
-  it("the child is handed back before any of its events: an exit at once is still seen, and cleanup runs", async () => {
+  it("a sandbox that exits at once, with 2,000 descriptors to release: refused at once, never a missed exit", async () => {
     // 2,000 held descriptors to release after the start, and a "bubblewrap" that exits at once.
     const fast = path.join(t.base, `exits-at-once-${strategy}`)
     fs.writeFileSync(fast, "#!/bin/sh\nexit 3\n", { mode: 0o755 })
     const launch = await session(dirs.small, { bwrap: fast }).prepare()
     expect(launch.plan.restrictions.filter((r) => r.path.startsWith(dirs.small)).length).toBeGreaterThan(2000)
-    const child = await launch.spawn("/bin/true", [], { stdio: "ignore" })
     let timer: NodeJS.Timeout | undefined
-    const seen = await Promise.race([
-      new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code))),
+    const outcome = await Promise.race([
+      launch.spawn("/bin/true", [], { stdio: "ignore" }).then(
+        (child) =>
+          new Promise<unknown>((resolve) => {
+            if (child.exitCode !== null) return resolve(child.exitCode)
+            child.once("exit", (code) => resolve(code))
+          }),
+        (e: unknown) => e
+      ),
       new Promise<string>((resolve) => {
         timer = setTimeout(() => resolve("the exit event was missed"), 20_000)
       })
     ])
     clearTimeout(timer)
-    expect(seen).toBe(3)
-    expect(await launch.started).toBe(false) // bubblewrap "exited" before setting anything up
+    expect(outcome).toBeInstanceOf(ConfinementError)
+    expect((outcome as ConfinementError).reason).toBe("sandbox-unavailable")
+    expect((outcome as ConfinementError).message).toMatch(/exited with 3/)
+    expect((await launch.cleanup()).refused).toEqual([])
+  }, 60_000)
+
+  it("a command that exits at once, with 2,000 descriptors to release: a listener attached after spawn() sees its exit", async () => {
+    const launch = await session(dirs.small).prepare()
+    const child = await launch.spawn("/bin/sh", ["-c", "exit 7"], { stdio: "ignore" })
+    let timer: NodeJS.Timeout | undefined
+    const code = await Promise.race([
+      new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c))),
+      new Promise<string>((resolve) => {
+        timer = setTimeout(() => resolve("the exit event was missed"), 20_000)
+      })
+    ])
+    clearTimeout(timer)
+    expect(code).toBe(7)
     await launch.cleanup()
   }, 60_000)
 
