@@ -63,8 +63,9 @@
     },
     {
       # The launcher (native/launcher): what runs in the sandbox between bubblewrap and the command,
-      # closing every inherited descriptor. A plain executable beside the addon, no N-API in it, no
-      # C++ runtime (it uses none): --as-needed keeps libstdc++ out of its dependencies.
+      # closing every inherited descriptor. A plain executable beside the addon (the library finds
+      # it there: build/Release/ or prebuilds/<platform>/), no N-API in it, no C++ runtime (it
+      # uses none): --as-needed keeps libstdc++ out of its dependencies.
       "target_name": "pinnedfs-launch",
       "type": "executable",
       "sources": ["<!@(node -p \"require('./native/sources.json').launcher.join(' ')\")"],
@@ -85,9 +86,13 @@
           "cflags_cc": ["-Werror"],
           "xcode_settings": { "OTHER_CPLUSPLUSFLAGS": ["-Werror"] }
         }],
+        # The published launcher is a static PIE: an executable linked against a glibc of 2.34 or
+        # later asks for __libc_start_main@GLIBC_2.34 from its startup code, whatever its own code
+        # uses, so no symbol wrapping can bring it to the 2.28 floor; linked statically it asks for
+        # nothing (and runs whatever libc the machine has).
         ["OS=='linux' and pinnedfs_portable=='true'", {
           "cflags_cc": ["-ffile-prefix-map=<(module_root_dir)/="],
-          "ldflags": ["-static-libstdc++", "-static-libgcc"]
+          "ldflags": ["-static-pie"]
         }]
       ],
       "cflags!": ["-fno-exceptions"],

@@ -81,14 +81,14 @@ int close_counted(int keep_below, int also_keep) {
 
 int close_inherited(int keep_below, int also_keep, Method method) {
   if (keep_below < 0) return EINVAL;
-  if (method == Method::best || method == Method::close_range) {
+  if (method == Method::best || method == Method::range) {
     int error = 0;
     const bool done = also_keep >= keep_below
                           ? close_range_between(keep_below, also_keep - 1, &error) &&
                                 close_range_between(also_keep + 1, UINT_MAX, &error)
                           : close_range_between(keep_below, UINT_MAX, &error);
     if (done) return 0;
-    if (method == Method::close_range) return error;
+    if (method == Method::range) return error;
   }
   if (method == Method::best || method == Method::listed) {
     const int listed = close_listed(keep_below, also_keep);

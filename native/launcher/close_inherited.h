@@ -6,10 +6,10 @@
 
 namespace pinnedfs::launcher {
 
-// How the descriptors are found: `best` tries each of the others in turn, the first that works
-// deciding; the others exist so the native tests can run each fallback on a kernel that has the
-// better one.
-enum class Method { best, close_range, listed, counted };
+// How the descriptors are found (`range`: close_range(2)): `best` tries each of the others in turn,
+// the first that works deciding; the others exist so the native tests can run each fallback on a
+// kernel that has the better one.
+enum class Method { best, range, listed, counted };
 
 // Closes every descriptor from `keep_below` up, except `also_keep` (-1: none). Answers 0, or the
 // errno of the step that failed. close_range(2) when the kernel has it (5.9+), else each

@@ -1,10 +1,12 @@
 // pinnedfs-launch: what runs inside the sandbox between bubblewrap and the command.
 //
-//   pinnedfs-launch STATUS KEEP -- COMMAND [ARG...]
+//   pinnedfs-launch STATUS KEEP [--no-unix-sockets] -- COMMAND [ARG...]
 //
 // 1. Closes every descriptor from KEEP up except STATUS (see close_inherited.h), and checks that
 //    none is left. The command then has 0, 1, 2 and the descriptors below KEEP its caller passed
-//    on purpose, and nothing the caller of pinnedfs or bubblewrap happened to leave open.
+//    on purpose, and nothing the caller of pinnedfs or bubblewrap happened to leave open. With
+//    --no-unix-sockets, it also makes new Unix sockets fail for the command and all it starts (see
+//    no_unix_sockets.h); a system where that cannot be done is a launch that cannot be confined.
 // 2. Writes 'R' on STATUS (a socket to the supervisor) and waits for one byte. The supervisor
 //    checks the finished sandbox from outside in that pause and answers 'G'; anything else, or the
 //    supervisor gone (end of file), exits 125 and the command never runs. STATUS is close-on-exec
@@ -20,6 +22,7 @@
 #include <cstring>
 
 #include "launcher/close_inherited.h"
+#include "launcher/no_unix_sockets.h"
 
 namespace {
 
@@ -78,9 +81,16 @@ char receive(int fd) {
 int main(int argc, char** argv) {
   int status = -1;
   int keep = -1;
-  if (argc < 5 || !parse_fd(argv[1], &status) || !parse_fd(argv[2], &keep) ||
-      std::strcmp(argv[3], "--") != 0 || status < keep || keep < 3) {
-    say("usage: pinnedfs-launch STATUS KEEP -- COMMAND [ARG...] (KEEP >= 3, STATUS >= KEEP)");
+  int at = 3;
+  bool no_unix_sockets = false;
+  if (argc > at && std::strcmp(argv[at], "--no-unix-sockets") == 0) {
+    no_unix_sockets = true;
+    ++at;
+  }
+  if (argc < at + 2 || !parse_fd(argv[1], &status) || !parse_fd(argv[2], &keep) ||
+      std::strcmp(argv[at], "--") != 0 || status < keep || keep < 3) {
+    say("usage: pinnedfs-launch STATUS KEEP [--no-unix-sockets] -- COMMAND [ARG...] "
+        "(KEEP >= 3, STATUS >= KEEP)");
     return kCannotConfine;
   }
   if (::fcntl(status, F_GETFD) < 0) {
@@ -92,11 +102,18 @@ int main(int argc, char** argv) {
     say("inherited descriptors could not all be closed: ", std::strerror(closed ? closed : EBADF));
     return kCannotConfine;
   }
+  if (no_unix_sockets) {
+    const int refused = pinnedfs::launcher::refuse_unix_sockets();
+    if (refused != 0) {
+      say("new Unix sockets cannot be refused here (seccomp): ", std::strerror(refused));
+      return kCannotConfine;
+    }
+  }
   if (::fcntl(status, F_SETFD, FD_CLOEXEC) != 0 || !send(status, "R", 1) ||
       receive(status) != 'G') {
     return kCannotConfine;
   }
-  char* const* command = argv + 4;
+  char* const* command = argv + at + 1;
   ::execvp(command[0], command);
   const int error = errno;
   char report[1 + sizeof error];

@@ -23,7 +23,8 @@ import {
   type LaunchPlan,
   type Network,
   type PreparedLaunch,
-  type ProtectedRule
+  type ProtectedRule,
+  type UnixSockets
 } from "../confine/index.ts"
 
 /** The exit status of a launch that could not be confined (as `env` and `timeout` use it). @since 0.1.0 */
@@ -39,6 +40,7 @@ interface RunOptions {
   readonly grant: Array<string>
   readonly allowAgent: Array<string>
   readonly network?: string
+  readonly unixSockets?: string
   readonly gitWrite?: boolean
   readonly fullAccess?: boolean
   readonly verbose?: boolean
@@ -80,6 +82,11 @@ const parseNetwork = (value: string | undefined): Network | undefined => {
   throw new UsageError(`--network '${value}': none or host`)
 }
 
+const parseUnixSockets = (value: string | undefined): UnixSockets | undefined => {
+  if (value === undefined || value === "none" || value === "host") return value
+  throw new UsageError(`--unix-sockets '${value}': none or host`)
+}
+
 const parseAgent = (value: string): AgentName => {
   if ((agentNames as ReadonlyArray<string>).includes(value)) return value as AgentName
   throw new UsageError(`--allow-agent: unknown agent '${value}' (one of ${agentNames.join(", ")})`)
@@ -95,6 +102,9 @@ const describe = (plan: LaunchPlan): Array<string> => {
   const why = new Map(plan.credentials.map((c) => [c.glob, c.why]))
   const lines = [`pinnedfs run: ${plan.mode}; working directory ${plan.cwd}; TMPDIR ${plan.tempRoot}`]
   lines.push(`  network       ${plan.network === "none" ? "none (loopback only)" : "host"}`)
+  lines.push(
+    `  unix sockets  ${plan.unixSockets === "none" ? "none (the command cannot make one)" : "host (as the file system shows them)"}`
+  )
   for (const w of plan.writableRoots) lines.push(`  writable      ${w}`)
   for (const r of plan.restrictions) {
     const rule = r.rule === null ? "unreadable tree" : why.has(r.rule) ? `${r.rule}: ${why.get(r.rule)}` : r.rule
@@ -128,7 +138,8 @@ const sessionOf = async (options: RunOptions) => {
         protected: options.protect.map(parseProtect),
         exclude: options.unprotect,
         agents: options.allowAgent.map(parseAgent),
-        network: parseNetwork(options.network)
+        network: parseNetwork(options.network),
+        unixSockets: parseUnixSockets(options.unixSockets)
       },
       mode: options.fullAccess === true ? "full-access" : "confined",
       grants: GrantStore.memory()
@@ -253,6 +264,11 @@ export const registerRun = (program: Command): Command =>
     )
     .option("--git-write", "let git write the workspace's repository for this run (commit, fetch); its hooks and config stay read-only")
     .option("--network <none|host>", "the command's network: none, a namespace with loopback only, or host (default: none)")
+    .option(
+      "--unix-sockets <none|host>",
+      "whether the command may make Unix sockets: none, or host (every socket the file system shows and the policy does not mask) " +
+        "(default: none; host when an agent is allowed)"
+    )
     .option(
       "--allow-agent <name>",
       `let the command reach this agent's socket: ${agentNames.join(", ")} (repeatable; default: none)`,

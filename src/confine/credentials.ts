@@ -16,7 +16,7 @@ import * as path from "node:path"
 import picomatch from "picomatch"
 
 /** An agent whose socket a child may be let reach. @since 0.1.0 @category models */
-export type AgentName = "ssh" | "gpg" | "keyring" | "dbus" | "docker" | "podman"
+export type AgentName = "ssh" | "gpg" | "keyring" | "dbus" | "systemd" | "docker" | "podman"
 
 /** One default credential store: a `~/` path, inaccessible, and why. @since 0.1.0 @category models */
 export interface CredentialStore {
@@ -137,6 +137,13 @@ const agents: ReadonlyArray<Agent> = [
     variables: ["DBUS_SESSION_BUS_ADDRESS"],
     named: (env) => value(env, "DBUS_SESSION_BUS_ADDRESS").flatMap(unixPath),
     places: (w) => [`${w.runtime}/bus`]
+  },
+  {
+    name: "systemd",
+    why: "the user's systemd manager starts any command as a service, outside the sandbox (systemctl --user, systemd-run --user)",
+    variables: [],
+    named: () => [],
+    places: (w) => [`${w.runtime}/systemd`]
   },
   {
     name: "docker",

@@ -22,6 +22,7 @@ export {
   type PolicyConfig,
   type PolicyEnvironment,
   type SandboxPlan,
+  type UnixSockets,
   type ProtectedRule,
   type Rule,
   type RuleInput

@@ -224,7 +224,8 @@ export class PreparedLaunch {
       env: environment(options.env ?? process.env, inputs.policy.dropVariables, textOf(this.f.tempRoot) ?? "/tmp"),
       command,
       commandArgs: args,
-      options
+      options,
+      unixSockets: inputs.policy.unixSockets
     })
     const child = sandbox.child
     this.startValue = sandbox.start

@@ -12,7 +12,9 @@
  * Besides those, the credential stores (`~/.aws`, `~/.npmrc`, …: see `credentials.ts`) are
  * inaccessible and the agents' sockets (ssh-agent, gpg-agent, …) masked, with their variables
  * dropped from the child's environment; a policy removes a store with `exclude` and opens an agent
- * with `agents`. The network is `"none"` by default: a network namespace with loopback only.
+ * with `agents`. The network is `"none"` by default: a network namespace with loopback only; and
+ * so are Unix sockets: the command cannot make one (the agents it is let reach need them, so
+ * allowing one leaves Unix sockets to the file system).
  *
  * Full access drops every rule except the ones marked `hard`: the user chose to lift the
  * protections, and only a deny they said must survive does. It also leaves the agents reachable
@@ -62,6 +64,16 @@ export type RuleInput = ProtectedRule | readonly [glob: string, access?: Access]
  */
 export type Network = "none" | "host"
 
+/**
+ * `"none"`: the command cannot make a Unix socket (socket(AF_UNIX) fails, by a seccomp filter), so
+ * it reaches no process through one, whatever the file system shows; `"host"`: it can, and reaches
+ * every socket it can name that the policy does not mask.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type UnixSockets = "none" | "host"
+
 /** @since 0.1.0 @category models */
 export interface PolicyConfig {
   /** User rules, in order; they come before the defaults, so a user rule decides first. */
@@ -74,6 +86,11 @@ export interface PolicyConfig {
   readonly agents?: ReadonlyArray<AgentName> | undefined
   /** Default `"none"` when confined, `"host"` in full access. */
   readonly network?: Network | undefined
+  /**
+   * Default `"none"` when confined and no agent is allowed (an allowed agent is reached through
+   * its socket, so then `"host"`), `"host"` in full access.
+   */
+  readonly unixSockets?: UnixSockets | undefined
 }
 
 /** What a policy's agent masks are computed from (default: this process's). @since 0.1.0 @category models */
@@ -108,6 +125,7 @@ export interface CompiledPolicy {
   readonly mode: Mode
   readonly rules: ReadonlyArray<Rule>
   readonly network: Network
+  readonly unixSockets: UnixSockets
   /** Every agent, masked or allowed. */
   readonly agents: ReadonlyArray<AgentPlan>
   /** Variables removed from the child's environment (the masked agents'). */
@@ -226,6 +244,16 @@ export const compilePolicy = (config: PolicyConfig = {}, mode: Mode = "confined"
   const user = inputs.map((r) => validate(r, "user"))
   const full = mode === "full-access"
   const allowed = agentList(config)
+  const unixSockets = config.unixSockets ?? (full || allowed.size > 0 ? "host" : "none")
+  if (unixSockets !== "none" && unixSockets !== "host") {
+    throw new ConfinementError("invalid-policy", `unixSockets must be "none" or "host", got '${String(unixSockets)}'`)
+  }
+  if (unixSockets === "none" && allowed.size > 0 && !full) {
+    throw new ConfinementError(
+      "invalid-policy",
+      `unixSockets "none" refuses every Unix socket, and the agents allowed (${[...allowed].join(", ")}) are reached through theirs`
+    )
+  }
   const defaults =
     config.defaults === false || full
       ? { rules: [], agents: agentPlans(new Set(agentNames), {}, 0) }
@@ -234,8 +262,8 @@ export const compilePolicy = (config: PolicyConfig = {}, mode: Mode = "confined"
   const rules = Object.freeze(full ? all.filter((r) => r.hard) : all)
   const agents = Object.freeze(defaults.agents)
   const dropVariables = Object.freeze(agents.filter((a) => !a.allowed).flatMap((a) => a.variables))
-  const fingerprint = JSON.stringify([mode, rules, network, dropVariables])
-  return Object.freeze({ mode, rules, network, agents, dropVariables, fingerprint })
+  const fingerprint = JSON.stringify([mode, rules, network, unixSockets, dropVariables])
+  return Object.freeze({ mode, rules, network, unixSockets, agents, dropVariables, fingerprint })
 }
 
 /**
@@ -249,13 +277,14 @@ export const withRules = (
   rules: ReadonlyArray<{ readonly rule: ProtectedRule; readonly source: Rule["source"]; readonly why: string }>
 ): CompiledPolicy => {
   const all = Object.freeze([...policy.rules, ...rules.map((r) => validate(r.rule, r.source, r.why))])
-  const fingerprint = JSON.stringify([policy.mode, all, policy.network, policy.dropVariables])
+  const fingerprint = JSON.stringify([policy.mode, all, policy.network, policy.unixSockets, policy.dropVariables])
   return Object.freeze({ ...policy, rules: all, fingerprint })
 }
 
 /** What the plan says about the sandbox beyond its mounts. @since 0.1.0 @category models */
 export interface SandboxPlan {
   readonly network: Network
+  readonly unixSockets: UnixSockets
   readonly agents: ReadonlyArray<AgentPlan>
   /** The credential stores in force (present or not), each with why. */
   readonly credentials: ReadonlyArray<{ readonly glob: string; readonly why: string }>
@@ -266,6 +295,7 @@ export interface SandboxPlan {
 /** The plan's view of a compiled policy. @since 0.1.0 */
 export const sandboxPlanOf = (policy: CompiledPolicy): SandboxPlan => ({
   network: policy.network,
+  unixSockets: policy.unixSockets,
   agents: policy.agents,
   credentials: policy.rules.filter((r) => r.source === "credential").map((r) => ({ glob: r.glob, why: r.why })),
   environment: { dropped: policy.dropVariables }

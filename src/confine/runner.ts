@@ -38,6 +38,8 @@ export interface SandboxSpawn {
   readonly command: string
   readonly commandArgs: ReadonlyArray<string>
   readonly options: SpawnOptions
+  /** `"none"`: the launcher makes new Unix sockets fail for the command (a seccomp filter; Linux). */
+  readonly unixSockets: "none" | "host"
 }
 
 /** How the start went. @internal */
@@ -200,6 +202,7 @@ export const spawnSandboxed = (s: SandboxSpawn): Sandboxed => {
       `/proc/self/fd/${launcherAt}`,
       String(statusAt),
       String(keep),
+      ...(s.unixSockets === "none" ? ["--no-unix-sockets"] : []),
       "--",
       s.command,
       ...s.commandArgs

@@ -1,7 +1,8 @@
 /**
  * Credentials a child could reach without reading a key file: an agent's socket (a real
  * ssh-agent holding a key, a gpg-agent socket, a container daemon's socket) and the credential
- * stores of the usual tools in a (fake) home. Each is tried from inside a real sandbox, and each
+ * stores of the usual tools in a (fake) home. The agent cases leave Unix sockets to the file system
+ * so that the masks are what they test. Each is tried from inside a real sandbox, and each
  * opening (an agent allowed by name, a store excluded by policy) is checked to work, so a child
  * that can reach nothing at all fails the test.
  */
@@ -60,8 +61,14 @@ const connect = (name: string, at: string) =>
   `'${process.execPath}' -e 'const s = require("net").connect(process.argv[1]); s.on("connect", () => { console.log("connected ${name}"); s.end("${name}") }); s.on("error", (e) => console.log("refused ${name} " + e.code))' '${at}'`
 
 describe.each(strategies)("agents and credential stores (%s)", (strategy) => {
+  // Unix sockets left to the file system ("host"), so that what stops the child here is the mask
+  // itself, not the refusal of every Unix socket that is the default (sockets.test.ts).
   const run = async (t: SandboxTree, script: string, env: NodeJS.ProcessEnv, policy: PolicyConfig = {}) => {
-    const session = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy, policy })
+    const session = new Confinement({
+      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp },
+      strategy,
+      policy: { unixSockets: "host", ...policy }
+    })
     const launch = await session.prepare({ env })
     const child = await launch.spawn("/bin/sh", ["-c", script], { env, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
@@ -206,6 +213,7 @@ describe("pinnedfs run", () => {
     expect(r.stderr).toMatch(/inaccessible +.*\.aws +\(~\/\.aws: AWS CLI/)
     expect(r.stderr).toMatch(/agent ssh +masked/)
     expect(r.stderr).toMatch(/network +none/)
+    expect(r.stderr).toMatch(/unix sockets +none/)
     const allowed = await exec(
       process.execPath,
       [cli, "run", "--allow-agent", "ssh", "--", "/bin/sh", "-c", "ssh-add -L && echo agent-listed"],
