@@ -94,7 +94,7 @@ const runs = (executable: string, args: ReadonlyArray<string>): Promise<string |
 
 /**
  * Finds the sandbox program and has it build one trivial sandbox with the isolation every launch
- * uses (Linux: a PID namespace, a network namespace, a new session, every capability dropped).
+ * uses (Linux: PID, IPC and network namespaces, a new session, every capability dropped).
  * When it cannot, the reason says how to allow user namespaces if they may be what is missing.
  *
  * @since 0.1.0
@@ -112,6 +112,7 @@ export const sandboxAvailable = async (options: { readonly bwrap?: string | unde
       "--die-with-parent",
       "--new-session",
       "--unshare-pid",
+      "--unshare-ipc",
       "--unshare-net",
       "--cap-drop",
       "ALL",

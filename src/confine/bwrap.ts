@@ -9,7 +9,8 @@
  * `/proc/PID/root` of the caller's other processes: a way around every mount), a minimal `/dev`,
  * a new session (no terminal injection into the caller's terminal), and dies with its parent.
  * Every capability is dropped: bubblewrap started by root otherwise leaves the command root with
- * CAP_SYS_ADMIN, which remounts any read-only bind writable. With the network `"none"` it also
+ * CAP_SYS_ADMIN, which remounts any read-only bind writable. An IPC namespace of its own keeps it
+ * from the user's System V and POSIX message queues, semaphores and shared memory. With the network `"none"` it also
  * gets a network namespace of its own with only a loopback interface, which also cuts it off from
  * the host's abstract Unix sockets (they belong to a network namespace, not to the file system).
  *
@@ -77,7 +78,7 @@ export const assertWithinBwrapLimit = (layers: ReadonlyArray<Layer>): void => {
  * @since 0.1.0
  */
 export const bwrapArguments = (input: BwrapInput): Array<BwrapArgument> => {
-  const out: Array<BwrapArgument> = ["--die-with-parent", "--new-session", "--unshare-pid"]
+  const out: Array<BwrapArgument> = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc"]
   if (input.network === "none") out.push("--unshare-net")
   out.push("--cap-drop", "ALL")
   out.push(input.mode === "full-access" ? "--bind" : "--ro-bind", "/", "/")

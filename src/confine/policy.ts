@@ -197,6 +197,38 @@ const agentList = (config: PolicyConfig): ReadonlySet<AgentName> => {
   return new Set(given)
 }
 
+/** A name a brace list can hold as it is: no glob character, no separator. */
+const plainName = /^[A-Za-z0-9._-]+$/
+
+/**
+ * The agents' masks as rules: the sockets of one absolute directory in one rule (`dir/{a,b}`), so a
+ * preparation pins and probes that directory once instead of once per socket; the rest, and every
+ * `~/` path (the home directory is one anchor already), a rule each.
+ */
+const agentRules = (agents: ReadonlyArray<AgentPlan>): Array<{ glob: string; why: string }> => {
+  const grouped = new Map<string, Array<{ name: string; agent: string }>>()
+  const single: Array<{ glob: string; why: string }> = []
+  for (const a of agents) {
+    for (const socket of a.sockets) {
+      const cut = socket.lastIndexOf("/")
+      const dir = socket.slice(0, cut)
+      const name = socket.slice(cut + 1)
+      if (socket.startsWith("/") && plainName.test(name) && isLiteral(dir)) {
+        const members = grouped.get(dir) ?? []
+        if (!members.some((m) => m.name === name)) members.push({ name, agent: a.name })
+        grouped.set(dir, members)
+      } else {
+        single.push({ glob: socket, why: `the ${a.name} agent: ${a.why}` })
+      }
+    }
+  }
+  const named = [...grouped].map(([dir, members]) => ({
+    glob: members.length === 1 ? `${dir}/${members[0]!.name}` : `${dir}/{${members.map((m) => m.name).join(",")}}`,
+    why: `the sockets of agents ${[...new Set(members.map((m) => m.agent))].join(", ")}`
+  }))
+  return [...named, ...single]
+}
+
 /** The built-in rules, minus `exclude`d ones (a name that matches none is refused: a typo must not pass). */
 const builtIn = (config: PolicyConfig, allowed: ReadonlySet<AgentName>, environment: PolicyEnvironment) => {
   const exclude = config.exclude ?? []
@@ -215,9 +247,7 @@ const builtIn = (config: PolicyConfig, allowed: ReadonlySet<AgentName>, environm
     ...credentialStores
       .filter((c) => kept(c.glob))
       .map((c) => validate({ glob: c.glob, access: "inaccessible", missing: "ignore" }, "credential", c.why)),
-    ...agents.flatMap((a) =>
-      a.sockets.map((glob) => validate({ glob, access: "inaccessible", missing: "ignore" }, "agent", `the ${a.name} agent: ${a.why}`))
-    )
+    ...agentRules(agents).map((r) => validate({ glob: r.glob, access: "inaccessible", missing: "ignore" }, "agent", r.why))
   ]
   return { rules, agents }
 }

@@ -147,6 +147,7 @@ describe("renderings", () => {
       "--die-with-parent",
       "--new-session",
       "--unshare-pid",
+      "--unshare-ipc",
       "--unshare-net",
       "--cap-drop",
       "ALL",

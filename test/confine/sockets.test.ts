@@ -114,3 +114,30 @@ it("pinnedfs run --unix-sockets host|none; a bad value is a usage error (2)", as
   expect(bad.code).toBe(2)
   expect(bad.stderr).toMatch(/--unix-sockets 'some': none or host/)
 })
+
+// System V IPC: a message queue the user made outside is not the child's to see or use.
+const haveIpc = ["ipcmk", "ipcs", "ipcrm"].every((t) => fs.existsSync(`/usr/bin/${t}`))
+if (!haveIpc) console.log("skipped the System V IPC case: no ipcmk/ipcs/ipcrm (util-linux)")
+it.runIf(haveIpc)("a System V message queue of the user's is out of the child's reach (an IPC namespace of its own)", async () => {
+  const t = sandboxTree()
+  const made = /(\d+)/.exec((await exec("ipcmk", ["-Q"])).stdout)
+  expect(made).not.toBeNull()
+  const id = made![1]!
+  try {
+    // ipcs exits 0 either way: what tells is whether the queue's id is listed.
+    const listed = (out: string) => out.split("\n").some((l) => l.trim().split(/\s+/)[1] === id)
+    expect(listed((await exec("ipcs", ["-q"])).stdout)).toBe(true) // the control: the host sees it
+    const launch = await new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp } }).prepare()
+    const child = await launch.spawn("/bin/sh", ["-c", "ipcs -q; echo done"], {
+      stdio: ["ignore", "pipe", "ignore"]
+    })
+    let stdout = ""
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+    await new Promise((resolve) => child.once("close", resolve))
+    await launch.cleanup()
+    expect(stdout).toContain("done")
+    expect(listed(stdout)).toBe(false)
+  } finally {
+    await exec("ipcrm", ["-q", id])
+  }
+})
