@@ -111,7 +111,7 @@ const agents: ReadonlyArray<Agent> = [
       ...w.temporary.map((t) => `${t}/ssh-*`),
       `${w.runtime}/ssh-agent.socket`,
       `${w.runtime}/openssh_agent`,
-      `${w.runtime}/gcr/ssh`,
+      `${w.runtime}/gcr`,
       "~/.ssh/agent",
       "~/.1password/agent.sock",
       "~/.bitwarden-ssh-agent.sock"
@@ -157,7 +157,7 @@ const agents: ReadonlyArray<Agent> = [
     why: "the Podman service starts containers with any host directory mounted writable",
     variables: ["CONTAINER_HOST"],
     named: (env) => value(env, "CONTAINER_HOST").flatMap(unixPath),
-    places: (w) => ["/run/podman/podman.sock", `${w.runtime}/podman/podman.sock`]
+    places: (w) => ["/run/podman", `${w.runtime}/podman`]
   }
 ]
 

@@ -26,9 +26,15 @@ describe("protected-path policy", () => {
     // Then the credential stores and the agents' sockets, each saying why.
     expect(p.rules.filter((r) => r.source === "credential").map((r) => r.glob)).toEqual(credentialStores.map((c) => c.glob))
     expect(p.rules.filter((r) => r.source !== "user").every((r) => r.why.length > 0)).toBe(true)
-    expect(p.rules.filter((r) => r.source === "agent").map((r) => r.glob)).toEqual(
+    expect(p.agents.flatMap((a) => a.sockets)).toEqual(
       expect.arrayContaining(["/tmp/ssh-*", "/run/user/1000/gnupg", "~/.gnupg/S.*", "/run/docker.sock", "/run/user/1000/bus"])
     )
+    // The sockets of one directory are one rule: the runtime directory is probed once.
+    const agentGlobs = p.rules.filter((r) => r.source === "agent").map((r) => r.glob)
+    expect(agentGlobs.filter((g) => g.startsWith("/run/user/1000/"))).toEqual([
+      "/run/user/1000/{ssh-agent.socket,openssh_agent,gcr,gnupg,keyring,bus,systemd,docker.sock,podman}"
+    ])
+    expect(agentGlobs).toEqual(expect.arrayContaining(["/tmp/ssh-*", "~/.gnupg/S.*"]))
     expect(p.network).toBe("none")
     expect(Object.isFrozen(p.rules)).toBe(true)
     expect(Object.isFrozen(defaultRules)).toBe(true)
@@ -53,7 +59,7 @@ describe("protected-path policy", () => {
     const open = compilePolicy({ agents: ["ssh"] }, "confined", { env, uid: 5 })
     expect(open.agents.find((a) => a.name === "ssh")).toEqual(expect.objectContaining({ allowed: true, sockets: [] }))
     expect(open.dropVariables).not.toContain("SSH_AUTH_SOCK")
-    expect(open.rules.map((r) => r.glob)).not.toContain("/tmp/ssh-abc/agent.1")
+    expect(open.rules.map((r) => r.glob).join(" ")).not.toContain("/tmp/ssh-abc")
     // A socket path a rule cannot name literally masks the nearest directory it can.
     const odd = compilePolicy({}, "confined", { env: { SSH_AUTH_SOCK: "/tmp/we*rd/agent.sock" }, uid: 5 })
     expect(odd.agents.find((a) => a.name === "ssh")!.sockets).toContain("/tmp")
