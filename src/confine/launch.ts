@@ -53,7 +53,7 @@ export interface PreparedFields {
   readonly onLaunch: ((applied: ReadonlyArray<Grant>) => void) | undefined
   /** The launcher executable (default: beside the addon). */
   readonly launcher?: string | undefined
-  /** A check of the finished sandbox from outside, before its command starts (see {@link SandboxCheck}). */
+  /** A check of the finished sandbox from outside, before its command starts (see {@link SandboxCheck}). @internal */
   readonly check?: SandboxCheck | undefined
 }
 
