@@ -69,8 +69,12 @@ Launched launch(const char* command, const char* go) {
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return out;
   const pid_t pid = ::fork();
   if (pid == 0) {
-    const int source = ::open("/dev/null", O_RDONLY);
-    if (::dup2(pair[1], 5) != 5 || ::dup2(source, 4) != 4 || ::dup2(source, 9) != 9) ::_exit(70);
+    // Out of the way first: dup2 onto the number a descriptor already has would keep it
+    // close-on-exec (the socket pair is made so), and the launcher would find no status socket.
+    const int status = ::fcntl(pair[1], F_DUPFD, 20);
+    const int source = ::fcntl(::open("/dev/null", O_RDONLY), F_DUPFD, 20);
+    if (status < 0 || source < 0) ::_exit(70);
+    if (::dup2(status, 5) != 5 || ::dup2(source, 4) != 4 || ::dup2(source, 9) != 9) ::_exit(70);
     const char* argv[] = {PINNEDFS_LAUNCHER, "5", "5", "--", "/bin/sh", "-c", command, nullptr};
     ::execv(PINNEDFS_LAUNCHER, const_cast<char* const*>(argv));
     ::_exit(71);
@@ -130,7 +134,8 @@ TEST(launcher_exits_127_for_a_missing_command_and_126_for_one_it_cannot_execute)
   auto run = [&](const char* command) {
     const pid_t pid = ::fork();
     if (pid == 0) {
-      if (::dup2(pair[1], 3) != 3) ::_exit(70);
+      const int status = ::fcntl(pair[1], F_DUPFD, 20);  // see launch(): never dup2 onto itself
+      if (status < 0 || ::dup2(status, 3) != 3) ::_exit(70);
       const char* argv[] = {PINNEDFS_LAUNCHER, "3", "3", "--", command, nullptr};
       ::execv(PINNEDFS_LAUNCHER, const_cast<char* const*>(argv));
       ::_exit(71);
