@@ -55,8 +55,9 @@ int close_listed(int keep_below, int also_keep) {
       const long fd = std::strtol(e->d_name, &end, 10);
       if (end == e->d_name || *end != '\0') continue;
       if (!closable(fd, keep_below, also_keep, lister)) continue;
-      ::close(static_cast<int>(fd));
-      ++closed;
+      // Only a close that happened counts: one the system refuses (a tool such as valgrind keeps
+      // descriptors of its own a program cannot close) would otherwise keep the passes going.
+      if (::close(static_cast<int>(fd)) == 0) ++closed;
     }
     ::closedir(dir);
     if (closed == 0) return 0;

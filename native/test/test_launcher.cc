@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -41,7 +42,13 @@ int close_and_report(Method method) {
   struct rlimit small {
     1024, 1024
   };
-  if (::setrlimit(RLIMIT_NOFILE, &small) != 0) return 64;
+  if (::setrlimit(RLIMIT_NOFILE, &small) != 0) {
+    // Valgrind refuses to change the limit; the one it gives (a little under the machine's)
+    // bounds the counted fallback as well, if the descriptors below fit under it.
+    struct rlimit now {};
+    if (::getrlimit(RLIMIT_NOFILE, &now) != 0 || now.rlim_cur <= 700 || now.rlim_max > (1UL << 20))
+      return 64;
+  }
   const int source = ::open("/dev/null", O_RDONLY);
   for (int fd : {10, 11, 40, 700}) {
     if (::dup2(source, fd) != fd) return 65;
@@ -100,6 +107,7 @@ TEST(launcher_closes_every_inherited_descriptor_by_each_method) {
   for (Method m : {Method::best, Method::range, Method::listed, Method::counted}) {
     const int wrong = in_child([m] { return close_and_report(m); });
     if (m == Method::range && wrong == 66) continue;  // a kernel before 5.9: not there
+    if (wrong != 0) std::fprintf(stderr, "  method %d: %d\n", static_cast<int>(m), wrong);
     CHECK(wrong == 0);
   }
 }
