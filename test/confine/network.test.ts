@@ -7,7 +7,7 @@
 import * as net from "node:net"
 import * as path from "node:path"
 import { afterEach, beforeAll, describe, expect, it } from "vitest"
-import { Confinement, type Network } from "../../src/confine/index.ts"
+import { Confinement, type Network, type UnixSockets } from "../../src/confine/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { stagePackage } from "./support/stage.ts"
 import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
@@ -42,11 +42,11 @@ const attempt = (label: string, target: string) =>
 const script = (l: { port: number; name: string }) => `${attempt("tcp", String(l.port))}; ${attempt("abstract", l.name.slice(1))}`
 
 describe.each(strategies)("the network (%s)", (strategy) => {
-  const run = async (t: SandboxTree, network: Network | undefined, command: string) => {
+  const run = async (t: SandboxTree, network: Network | undefined, command: string, unixSockets?: UnixSockets) => {
     const session = new Confinement({
       target: { workspace: t.ws, home: t.home, tempRoot: t.tmp },
       strategy,
-      policy: network === undefined ? {} : { network }
+      policy: { ...(network === undefined ? {} : { network }), ...(unixSockets === undefined ? {} : { unixSockets }) }
     })
     const launch = await session.prepare()
     const child = await launch.spawn("/bin/sh", ["-c", command], { stdio: ["ignore", "pipe", "inherit"] })
@@ -60,18 +60,20 @@ describe.each(strategies)("the network (%s)", (strategy) => {
   it("by default the child has only its own loopback: no host TCP service, no host abstract socket", async () => {
     const t = sandboxTree()
     const l = await listeners()
-    const r = await run(t, undefined, script(l))
+    // Unix sockets left to the file system, so that the network namespace is what stops the
+    // abstract socket here (by default the seccomp filter stops it too: sockets.test.ts).
+    const r = await run(t, undefined, script(l), "host")
     expect(r.plan.network).toBe("none")
     expect(r.plan.sandbox.kind === "bubblewrap" && r.plan.sandbox.arguments).toContain("--unshare-net")
     expect(r.stdout).toContain("tcp-failed")
-    expect(r.stdout).toContain("abstract-failed")
+    expect(r.stdout).toContain("abstract-failed ECONNREFUSED")
     expect(l.seen).toEqual({ tcp: 0, abstract: 0 })
   })
 
   it('"host" is the host\'s network: both are reachable (the control that the listeners are live)', async () => {
     const t = sandboxTree()
     const l = await listeners()
-    const r = await run(t, "host", script(l))
+    const r = await run(t, "host", script(l), "host")
     expect(r.plan.network).toBe("host")
     expect(r.stdout).toContain("tcp-connected")
     expect(r.stdout).toContain("abstract-connected")
