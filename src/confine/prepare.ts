@@ -328,7 +328,10 @@ export const prepareLaunch = async (source: () => LaunchInputs, options: Prepare
         }
       })
     // Only the protected paths the plan can apply are held: one nested beneath an already
-    // read-only or masked path, with no grant between, narrows nothing (layers.ts).
+    // read-only or masked path, with no grant between, narrows nothing (layers.ts). Planned in a
+    // turn of its own: over many candidates, reading discovery's answer and planning are each a
+    // long stretch of JavaScript.
+    await nextTurn()
     const needed = neededRestrictions({
       mode: policy.mode,
       writable: [...writableRoots, ...scopeFiles],
