@@ -63,6 +63,44 @@
       # refuses into a typed ENOMEM error instead of an abort. Nothing else throws or catches, and
       # nothing crosses N-API (NAPI_DISABLE_CPP_EXCEPTIONS).
       "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-fexceptions", "-fvisibility=hidden"]
+    },
+    {
+      # The launcher (native/launcher): what runs in the sandbox between bubblewrap and the command,
+      # closing every inherited descriptor. A plain executable beside the addon (the library finds
+      # it there: build/Release/ or prebuilds/<platform>/), no N-API in it, no C++ runtime (it
+      # uses none): --as-needed keeps libstdc++ out of its dependencies.
+      "target_name": "pinnedfs-launch",
+      "type": "executable",
+      "sources": ["<!@(node -p \"require('./native/sources.json').launcher.join(' ')\")"],
+      "include_dirs": ["native"],
+      "conditions": [
+        ["OS=='linux'", {
+          "ldflags": ["-Wl,--as-needed"]
+        }],
+        ["OS=='mac'", {
+          "xcode_settings": {
+            "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
+            "MACOSX_DEPLOYMENT_TARGET": "11.0",
+            "GCC_ENABLE_CPP_EXCEPTIONS": "NO",
+            "OTHER_CPLUSPLUSFLAGS": ["-Wall", "-Wextra"]
+          }
+        }],
+        ["pinnedfs_werror=='true'", {
+          "cflags_cc": ["-Werror"],
+          "xcode_settings": { "OTHER_CPLUSPLUSFLAGS": ["-Werror"] }
+        }],
+        # The published launcher is a static PIE: an executable linked against a glibc of 2.34 or
+        # later asks for __libc_start_main@GLIBC_2.34 from its startup code, whatever its own code
+        # uses, so no symbol wrapping can bring it to the 2.28 floor; linked statically it asks for
+        # nothing (and runs whatever libc the machine has).
+        ["OS=='linux' and pinnedfs_portable=='true'", {
+          "cflags_cc": ["-ffile-prefix-map=<(module_root_dir)/="],
+          "ldflags": ["-static-pie"]
+        }]
+      ],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++20"],
+      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-fno-exceptions", "-fno-rtti"]
     }
   ]
 }

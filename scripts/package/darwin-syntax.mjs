@@ -3,8 +3,8 @@
 //
 // There is no Mac in CI, and the macOS files would otherwise first meet a compiler on a user's
 // machine. This runs clang++ -fsyntax-only, with the strictest flags the build uses plus -Werror,
-// over exactly what binding.gyp compiles on macOS (native/sources.json: addon, core, darwin), as
-// the macOS compiler sees it: __APPLE__ and __MACH__ defined, __linux__ not, and
+// over exactly what binding.gyp compiles on macOS (native/sources.json: addon, core, darwin and the
+// sandbox launcher), as the macOS compiler sees it: __APPLE__ and __MACH__ defined, __linux__ not, and
 // native/ci/darwin-shim in front of the system headers for the few macOS-only declarations
 // (README.md there says what it can and cannot catch).
 import { spawn } from "node:child_process"
@@ -27,7 +27,8 @@ export const notChecked = new Map([
   ]
 ])
 
-export const darwinSources = () => [...sources.addon, ...sources.core, ...sources.darwin].filter((f) => !notChecked.has(f))
+export const darwinSources = () =>
+  [...sources.addon, ...sources.core, ...sources.darwin, ...sources.launcher].filter((f) => !notChecked.has(f))
 
 export const clangArgs = (file) => [
   "-fsyntax-only",

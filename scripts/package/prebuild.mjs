@@ -5,8 +5,9 @@
 // compiler, linux-arm64 with Debian's cross compiler (apt-get install g++-aarch64-linux-gnu). Each
 // is compiled in its own scratch copy of the native sources (so ./build, the developer's own
 // addon, is never touched), with pinnedfs_portable=true (binding.gyp: libstdc++ and libgcc linked
-// in, the glibc 2.33+ symbols redirected), stripped, written to prebuilds/linux-<arch>/, and then
-// checked: a binary that needs more than glibc 2.28, or any libstdc++, fails the build.
+// in, the glibc 2.33+ symbols redirected; the sandbox launcher a static PIE), stripped, written to
+// prebuilds/linux-<arch>/, and then checked: a binary that needs more than glibc 2.28, or any
+// libstdc++, fails the build.
 import { spawnSync } from "node:child_process"
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -65,7 +66,11 @@ const build = (target) => {
     const file = join(out, "pinnedfs.napi.glibc.node")
     copyFileSync(join(scratch, "build", "Release", "pinnedfs.node"), file)
     run(`${tool.prefix}strip`, ["--strip-unneeded", file])
-    return file
+    // The sandbox launcher, beside the addon: the library looks for it where the addon it loaded is.
+    const launcher = join(out, "pinnedfs-launch")
+    copyFileSync(join(scratch, "build", "Release", "pinnedfs-launch"), launcher)
+    run(`${tool.prefix}strip`, [launcher])
+    return [file, launcher]
   } finally {
     rmSync(scratch, { recursive: true, force: true })
   }
@@ -83,12 +88,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       console.error(`unknown target '${target}': one of ${Object.keys(toolchains).join(", ")}`)
       process.exit(2)
     }
-    const file = build(target)
-    const { report, problems } = checkPrebuild(file, toolchains[target].arch)
-    console.log(`== ${target}: ${file}\n${report}`)
-    if (problems.length > 0) {
-      failed = true
-      console.error(`${target} would not load on glibc 2.28:\n  ${problems.join("\n  ")}`)
+    for (const file of build(target)) {
+      const { report, problems } = checkPrebuild(file, toolchains[target].arch)
+      console.log(`== ${target}: ${file}\n${report}`)
+      if (problems.length > 0) {
+        failed = true
+        console.error(`${file} would not load on glibc 2.28:\n  ${problems.join("\n  ")}`)
+      }
     }
   }
   process.exit(failed ? 1 : 0)

@@ -2,6 +2,7 @@
 export declare const glibcFloor: string
 export declare const promised: ReadonlyArray<{ readonly target: string; readonly arch: string; readonly machine: string }>
 export declare const prebuildPath: (target: string, packageRoot?: string) => string
+export declare const launcherPath: (target: string, packageRoot?: string) => string
 export declare const checkPrebuild: (file: string, arch: string) => { report: string; problems: Array<string> }
 export declare const checkPromised: (
   packageRoot?: string

@@ -20,6 +20,9 @@ export const promised = [
 
 export const prebuildPath = (target, packageRoot = root) => join(packageRoot, "prebuilds", target, "pinnedfs.napi.glibc.node")
 
+/** The sandbox launcher beside each prebuild (native/launcher: an executable, static in the prebuilds). */
+export const launcherPath = (target, packageRoot = root) => join(packageRoot, "prebuilds", target, "pinnedfs-launch")
+
 /** The report and the problems (empty when fine) of one prebuild for `arch`. */
 export const checkPrebuild = (file, arch) => {
   const want = promised.find((p) => p.arch === arch)?.machine
@@ -34,13 +37,14 @@ export const checkPrebuild = (file, arch) => {
   return { report: describe(info), problems }
 }
 
-/** Every promised prebuild under `packageRoot`, checked: `{ target, file, report, problems }`. */
+/** Every promised prebuild and launcher under `packageRoot`, checked: `{ target, file, report, problems }`. */
 export const checkPromised = (packageRoot = root) =>
-  promised.map(({ target, arch }) => {
-    const file = prebuildPath(target, packageRoot)
-    if (!existsSync(file)) return { target, file, report: "", problems: [`missing (npm run build:prebuilds makes it)`] }
-    return { target, file, ...checkPrebuild(file, arch) }
-  })
+  promised.flatMap(({ target, arch }) =>
+    [prebuildPath(target, packageRoot), launcherPath(target, packageRoot)].map((file) => {
+      if (!existsSync(file)) return { target, file, report: "", problems: [`missing (npm run build:prebuilds makes it)`] }
+      return { target, file, ...checkPrebuild(file, arch) }
+    })
+  )
 
 /** Prints each check; answers whether all passed. */
 export const reportPromised = (packageRoot = root, log = console.log, error = console.error) => {

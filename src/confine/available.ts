@@ -47,6 +47,42 @@ export type SandboxAvailability =
   | { readonly available: true; readonly sandbox: "bubblewrap" | "sandbox-exec"; readonly executable: string }
   | { readonly available: false; readonly reason: string }
 
+const setting = (file: string): Promise<string | null> =>
+  fs.promises.readFile(file, "utf8").then(
+    (text) => text.trim(),
+    () => null
+  )
+
+/**
+ * Why user namespaces may be refused here, and how to allow them: each setting that refuses them,
+ * or the three that can when none of them reads as refusing (a sandbox needs one user namespace
+ * unless bubblewrap is setuid).
+ *
+ * @since 0.1.0
+ */
+export const userNamespaceAdvice = async (): Promise<string> => {
+  const [clone, most, apparmor] = await Promise.all([
+    setting("/proc/sys/kernel/unprivileged_userns_clone"),
+    setting("/proc/sys/user/max_user_namespaces"),
+    setting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+  ])
+  const found: Array<string> = []
+  if (clone === "0") found.push("kernel.unprivileged_userns_clone is 0: allow them with `sysctl -w kernel.unprivileged_userns_clone=1`")
+  if (most === "0") found.push("user.max_user_namespaces is 0: allow them with `sysctl -w user.max_user_namespaces=15000`")
+  if (apparmor === "1") {
+    found.push(
+      "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns is 1, Ubuntu 23.10 and later): " +
+        "give bwrap an AppArmor profile that allows `userns`, or run `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`"
+    )
+  }
+  const persist = " (as root; a file in /etc/sysctl.d keeps it across reboots)"
+  if (found.length > 0) return `${found.join("; ")}${persist}`
+  return (
+    "user namespaces may be refused here: check kernel.unprivileged_userns_clone (1 allows them), user.max_user_namespaces " +
+    `(above 0) and, on Ubuntu, kernel.apparmor_restrict_unprivileged_userns (0, or an AppArmor profile for bwrap that allows \`userns\`)${persist}`
+  )
+}
+
 const runs = (executable: string, args: ReadonlyArray<string>): Promise<string | null> =>
   new Promise((resolve) => {
     let stderr = ""
@@ -58,7 +94,8 @@ const runs = (executable: string, args: ReadonlyArray<string>): Promise<string |
 
 /**
  * Finds the sandbox program and has it build one trivial sandbox with the isolation every launch
- * uses (Linux: a PID namespace, a new session, every capability dropped).
+ * uses (Linux: PID, IPC and network namespaces, a new session, every capability dropped).
+ * When it cannot, the reason says how to allow user namespaces if they may be what is missing.
  *
  * @since 0.1.0
  */
@@ -75,6 +112,8 @@ export const sandboxAvailable = async (options: { readonly bwrap?: string | unde
       "--die-with-parent",
       "--new-session",
       "--unshare-pid",
+      "--unshare-ipc",
+      "--unshare-net",
       "--cap-drop",
       "ALL",
       "--ro-bind",
@@ -87,9 +126,12 @@ export const sandboxAvailable = async (options: { readonly bwrap?: string | unde
       "--",
       ...shell
     ])
-    return failed === null
-      ? { available: true, sandbox: "bubblewrap", executable: bwrap }
-      : { available: false, reason: `bubblewrap cannot build a sandbox for this user here (${failed}); user namespaces may be disabled` }
+    if (failed === null) return { available: true, sandbox: "bubblewrap", executable: bwrap }
+    const namespaces = process.geteuid?.() !== 0 || /namespace|uid map|userns/i.test(failed)
+    return {
+      available: false,
+      reason: `bubblewrap cannot build a sandbox for this user here (${failed})${namespaces ? `: ${await userNamespaceAdvice()}` : ""}`
+    }
   }
   if (process.platform === "darwin") {
     const failed = await runs("/usr/bin/sandbox-exec", ["-p", "(version 1)(allow default)", "/usr/bin/true"])

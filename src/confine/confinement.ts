@@ -10,6 +10,7 @@ import type { Strategy } from "../PinnedRoot.ts"
 import type { CleanupReport } from "./creation.ts"
 import type { DiscoveryLimits } from "./discovery.ts"
 import { GrantStore } from "./grants.ts"
+import { gitWriteInputs } from "./git.ts"
 import type { PreparedLaunch, RunResult } from "./launch.ts"
 import { compilePolicy, type CompiledPolicy, type Mode, type PolicyConfig } from "./policy.ts"
 import { type LaunchInputs, type LaunchPlan, prepareLaunch } from "./prepare.ts"
@@ -27,6 +28,8 @@ export interface ConfinementOptions {
   readonly strategy?: Strategy | undefined
   readonly limits?: DiscoveryLimits | undefined
   readonly bwrap?: string | undefined
+  /** The sandbox launcher executable (default: the one built beside the addon). */
+  readonly launcher?: string | undefined
 }
 
 /**
@@ -39,6 +42,16 @@ export interface ConfinementOptions {
 export interface LaunchOptions {
   readonly signal?: AbortSignal | undefined
   readonly scope?: LaunchScope | undefined
+  /**
+   * The environment the command will be given (default this process's): the agents' sockets it
+   * names are masked, and their variables dropped, unless the policy allows the agent.
+   */
+  readonly env?: NodeJS.ProcessEnv | undefined
+  /**
+   * `"write"`: git may write the workspace's repository for this launch (commit, branch, fetch),
+   * while its hooks and config stay read-only unless granted too (see `git.ts`).
+   */
+  readonly git?: "write" | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -94,27 +107,34 @@ export class Confinement {
     this.targetValue = executionTarget(input)
   }
 
-  /** The inputs a launch prepared now would use. */
-  inputs(): LaunchInputs {
-    return { policy: this.compiled, grants: this.grants.list(), target: this.targetValue }
+  /**
+   * The inputs a launch prepared now would use: the policy compiled for the command's environment
+   * (its agents' sockets), and for `git: "write"` the grant and the protections that brings.
+   */
+  inputs(launch: Pick<LaunchOptions, "env" | "git"> = {}): LaunchInputs {
+    const policy = compilePolicy(this.config, this.modeValue, { env: launch.env ?? process.env })
+    const grants = this.grants.list()
+    return launch.git === "write" ? gitWriteInputs(policy, grants, this.targetValue) : { policy, grants, target: this.targetValue }
   }
 
   /** Prepares one launch (see {@link prepareLaunch}); `"once"` grants are consumed when it starts. */
   prepare(options: LaunchOptions = {}): Promise<PreparedLaunch> {
-    return prepareLaunch(() => this.inputs(), {
+    const launch = { env: options.env, git: options.git }
+    return prepareLaunch(() => this.inputs(launch), {
       signal: options.signal,
       scope: options.scope,
       strategy: this.options.strategy,
       limits: this.options.limits,
       bwrap: this.options.bwrap,
+      launcher: this.options.launcher,
       onLaunch: (applied) => this.grants.consume(applied.map((g) => g.id))
     })
   }
 
   /** Prepares, runs `command` to its end (stdio inherited unless given), and cleans up. */
   async run(command: string, args: ReadonlyArray<string> = [], options: SpawnOptions & LaunchOptions = {}): Promise<ConfinedRun> {
-    const { signal, scope, ...spawnOptions } = options
-    const launch = await this.prepare({ signal, scope })
+    const { signal, scope, git, ...spawnOptions } = options
+    const launch = await this.prepare({ signal, scope, git, env: spawnOptions.env })
     try {
       const result = await launch.run(command, args, spawnOptions)
       return { ...result, plan: launch.plan, cleanup: await launch.cleanup() }
@@ -132,8 +152,8 @@ export class Confinement {
     args: ReadonlyArray<string> = [],
     options: SpawnOptions & LaunchOptions = {}
   ): Promise<ChildProcess & { readonly confinement: PreparedLaunch }> {
-    const { signal, scope, ...spawnOptions } = options
-    const launch = await this.prepare({ signal, scope })
+    const { signal, scope, git, ...spawnOptions } = options
+    const launch = await this.prepare({ signal, scope, git, env: spawnOptions.env })
     let child: ChildProcess
     try {
       child = await launch.spawn(command, args, spawnOptions)

@@ -23,6 +23,8 @@ export type ConfinementReason =
   | "changed"
   | "launched"
   | "sandbox-unavailable"
+  /** A launch needs more mounts than bubblewrap takes (it stops at 9,000 arguments). @since 0.2.0 */
+  | "too-many-paths"
   /** A protected path moved while the launch was prepared or set up, and kept moving through every fresh try. @since 0.2.0 */
   | "moved"
   /** A git pointer (`.git` file, `commondir`) cannot be read or followed. @since 0.2.0 */

@@ -18,11 +18,16 @@ export {
   compilePolicy,
   defaultRules,
   type Mode,
+  type Network,
   type PolicyConfig,
+  type PolicyEnvironment,
+  type SandboxPlan,
+  type UnixSockets,
   type ProtectedRule,
   type Rule,
   type RuleInput
 } from "./policy.ts"
+export { type AgentName, type AgentPlan, agentNames, type CredentialStore, credentialStores } from "./credentials.ts"
 export { type ExecutionTarget, executionTarget, type ExecutionTargetInput, type StateRoot } from "./target.ts"
 export { type Grant, type GrantInput, GrantStore } from "./grants.ts"
 export type { Candidate, Discovery, DiscoveryLimits, DiscoveryReport } from "./discovery.ts"

@@ -17,7 +17,9 @@ import { ConfinementError } from "./errors.ts"
 import type { Grant } from "./grants.ts"
 import type { LaunchInputs, LaunchPlan } from "./plan.ts"
 import { type RawPath, shown, textOf } from "./raw.ts"
-import { type SandboxGate, spawnSandboxed } from "./runner.ts"
+import { launcherPath, openLauncher } from "./launcher.ts"
+import { sandboxAvailable } from "./available.ts"
+import { type SandboxStart, spawnSandboxed } from "./runner.ts"
 import { releaseInSlices } from "./turns.ts"
 import type { Release } from "./wire.ts"
 
@@ -51,15 +53,21 @@ export interface PreparedFields {
   readonly onLaunch: ((applied: ReadonlyArray<Grant>) => void) | undefined
   /** What the launch holds until its cleanup besides the bound descriptors: its record and leases. */
   readonly host: HostHold
-  /** The check of the finished sandbox before its command starts, and what follows a refusal. */
+  /** The launcher executable (default: beside the addon). */
+  readonly launcher?: string | undefined
+  /** A check of the finished sandbox from outside, before its command starts (see {@link SandboxCheck}). @internal */
   readonly check?: SandboxCheck | undefined
 }
 
 /**
- * The check of a started sandbox (Linux), filled by the preparation (verify.ts): `verify` between
- * the sandbox being set up and its command starting (`at`: the descriptor it waits on, in its own
- * table); `refused` after a refused sandbox has exited; `retry` whether a fresh preparation may
- * succeed; `again` that fresh preparation.
+ * What checks a finished sandbox from outside before its command starts, and what a refusal
+ * leads to. `verify` gets the sandbox's first process as the host sees it (its `/proc/<pid>/root`
+ * is the sandbox's root) and the status socket's descriptor number in it; a rejection refuses that
+ * sandbox (its command never runs). `retry` says whether a refusal (in the check, or a sandbox that
+ * did not set itself up) may be tried again with `again`, a fresh preparation, up to three
+ * sandboxes in all; `refused` runs once a refused sandbox is gone.
+ *
+ * @internal
  */
 export interface SandboxCheck {
   readonly verify: (pid: number, at: number) => Promise<void>
@@ -68,8 +76,20 @@ export interface SandboxCheck {
   readonly again: () => Promise<PreparedFields>
 }
 
-/** Most sandboxes one launch starts when its destinations keep moving under it. */
+/** Most sandboxes one launch starts when its refusals may be retried. */
 const maxSandboxAttempts = 3
+
+/**
+ * The command's environment: the caller's, less the variables of the agents the policy masks (a
+ * masked socket's address is no use to the command, and would tell it where to look), with
+ * `TMPDIR` the launch's temporary root.
+ */
+const environment = (base: NodeJS.ProcessEnv, drop: ReadonlyArray<string>, tmpdir: string): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...base }
+  for (const name of drop) delete env[name]
+  env["TMPDIR"] = tmpdir
+  return env
+}
 
 /**
  * @since 0.1.0
@@ -78,9 +98,10 @@ const maxSandboxAttempts = 3
 export class PreparedLaunch {
   private f: PreparedFields
   private state: "ready" | "starting" | "launched" | "closed" = "ready"
-  private exited: Promise<void> | undefined
+  private exited: Promise<RunResult> | undefined
+  private released: Promise<unknown> = Promise.resolve()
   private cleaned: Promise<CleanupReport> | undefined
-  private startedFlag: Promise<boolean> = Promise.resolve(false)
+  private startValue: Promise<SandboxStart> = Promise.resolve({ started: false, why: "no command was spawned" })
 
   /** @internal */
   constructor(fields: PreparedFields) {
@@ -92,142 +113,157 @@ export class PreparedLaunch {
     return this.f.plan
   }
 
-  /** Whether the sandbox set itself up and started the command (false until a command is spawned). */
+  /**
+   * Whether the sandbox set itself up and reached the command (false until a command is spawned,
+   * and for a sandbox that failed to set up: then the command did not run). A command that could
+   * not be executed (status 127 or 126) did reach this point.
+   */
   get started(): Promise<boolean> {
-    return this.startedFlag
+    return this.startValue.then((s) => s.started)
+  }
+
+  /** How the start went, with the reason when the command did not run. @internal */
+  get start(): Promise<SandboxStart> {
+    return this.startValue
   }
 
   /**
-   * Starts `command` in the sandbox, with `child_process.spawn`'s arguments. Before it starts,
-   * the inputs (policy, mode, grants, execution target) must be unchanged since preparation and
-   * every anchor must still be the directory its path names; otherwise the launch is refused.
-   * One command per launch.
+   * The command's exit, from the moment it was spawned (rejects when it could not be started at
+   * all). Listening here misses nothing, however soon the command exits.
+   */
+  get exit(): Promise<RunResult> {
+    return this.exited ?? Promise.reject(new ConfinementError("launched", "no command has been spawned in this launch"))
+  }
+
+  /**
+   * Starts `command` in the sandbox, with `child_process.spawn`'s arguments, and hands the child
+   * back once the sandbox is set up and the command let start. Before it starts, the inputs
+   * (policy, mode, grants, execution target) must be unchanged since preparation and every anchor
+   * must still be the directory its path names; a sandbox that cannot set itself up, or fails the
+   * check of the finished sandbox, is refused (a `ConfinementError`) and its command never runs.
+   * One command per launch. Nothing is awaited between letting the command start and handing the
+   * child back, so a listener attached at once sees every event of the command.
    */
   async spawn(command: string, args: ReadonlyArray<string> = [], options: SpawnOptions = {}): Promise<ChildProcess> {
     this.assertReady()
     this.state = "starting"
+    let inputs: LaunchInputs
     try {
-      this.assertNotCancelled()
-      if (this.f.fingerprintOf(this.f.source()) !== this.f.fingerprint) {
-        throw new ConfinementError("changed", "the policy, mode, grants or execution target changed during preparation: launch refused")
-      }
-      await Promise.all(
-        [...this.f.identities].map(async ([anchor, identity]) => {
-          const now = await native.identify(textOf(anchor) ?? "").catch(() => "missing")
-          if (now !== identity) {
-            throw new ConfinementError(
-              "changed",
-              `'${shown(anchor)}' is no longer the directory prepared (${identity} is now ${now}): launch refused`
-            )
-          }
-        })
-      )
-      this.assertNotCancelled()
+      inputs = await this.recheck()
     } catch (e) {
       this.state = "ready"
       throw e
     }
     for (let attempt = 1; ; attempt++) {
       const since = Date.now()
-      const { child, childPid, gate } = await this.startOnce(command, args, options)
-      const check = this.f.check
-      const pid = gate === null ? null : await childPid
-      if (gate === null || pid === null || check === undefined) {
-        gate?.release()
-        this.f.onLaunch?.(this.f.applied)
-        return child
-      }
+      const sandbox = await this.startOnce(command, args, options, inputs)
+      const ready = await sandbox.ready
       try {
-        await check.verify(pid, gate.at)
-        gate.release()
-        this.f.onLaunch?.(this.f.applied)
-        return child
+        if (!ready.ready) throw await this.notReady(ready.why)
+        this.assertNotCancelled()
+        if (this.f.check !== undefined && ready.pid !== null) await this.f.check.verify(ready.pid, ready.at)
+        this.assertNotCancelled()
       } catch (e) {
-        const report = await this.refuse(child, pid, gate, since, check)
-        const closed = (error: unknown): never => {
+        sandbox.refuse((e as Error).message)
+        const report = await this.refused(since)
+        const retry = this.f.check?.retry(e, ready.ready ? "check" : "setup") === true && attempt < maxSandboxAttempts
+        const again = retry ? await this.f.check!.again().catch((cause: unknown) => cause as Error) : e
+        if (!retry || again instanceof Error) {
           this.state = "closed"
           this.cleaned = Promise.resolve(report)
-          throw error
+          throw again
         }
-        if (!check.retry(e, "check") || attempt >= maxSandboxAttempts) closed(e)
-        this.f = await check.again().catch(closed)
+        this.f = again as PreparedFields
+        continue
       }
+      sandbox.release()
+      this.f.onLaunch?.(this.f.applied)
+      return sandbox.child
     }
   }
 
-  /** One sandbox started, waiting at its gate (Linux) for the check. */
-  private async startOnce(command: string, args: ReadonlyArray<string>, options: SpawnOptions) {
-    const empties = await Promise.all(Array.from({ length: this.f.emptyFiles }, () => fs.promises.open("/dev/null", "r")))
-    this.state = "launched"
-    try {
-      const { child, started, childPid, gate } = spawnSandboxed({
-        platform: this.f.platform,
-        executable: this.f.bwrap,
-        args: this.f.args,
-        profile: this.plan.sandbox.kind === "sandbox-exec" ? this.plan.sandbox.profile : "",
-        fds: this.f.fds,
-        empties: empties.map((e) => e.fd),
-        cwd: textOf(this.f.cwd) ?? "/",
-        tmpdir: textOf(this.f.tempRoot) ?? "/tmp",
-        command,
-        commandArgs: args,
-        options,
-        gate: this.f.platform === "linux"
-      })
-      this.startedFlag = started
-      this.exited = new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve()
-        child.once("exit", () => resolve())
-        child.once("error", () => resolve())
-      })
-      return { child, childPid, gate }
-    } finally {
-      // The child has its own copies now (or never will): ours close at once, a slice per turn of
-      // the loop so hundreds of them never hold it up.
-      await Promise.all([releaseInSlices(this.takeHeld()), ...empties.map((e) => e.close().catch(() => undefined))])
+  /** The inputs, unchanged since preparation, and every anchor still the directory prepared. */
+  private async recheck(): Promise<LaunchInputs> {
+    this.assertNotCancelled()
+    const inputs = this.f.source()
+    if (this.f.fingerprintOf(inputs) !== this.f.fingerprint) {
+      throw new ConfinementError("changed", "the policy, mode, grants or execution target changed during preparation: launch refused")
     }
+    await Promise.all(
+      [...this.f.identities].map(async ([anchor, identity]) => {
+        const now = await native.identify(textOf(anchor) ?? "").catch(() => "missing")
+        if (now !== identity) {
+          throw new ConfinementError(
+            "changed",
+            `'${shown(anchor)}' is no longer the directory prepared (${identity} is now ${now}): launch refused`
+          )
+        }
+      })
+    )
+    this.assertNotCancelled()
+    return inputs
   }
 
   /**
-   * A sandbox that failed its check: killed before its command starts, what bubblewrap made for
-   * moved destinations removed, and this preparation cleaned up.
+   * One sandbox, started and waiting before its command. Its exit is listened for at once, and the
+   * descriptors it was given are released in the background (cleanup waits for them).
    */
-  private async refuse(child: ChildProcess, pid: number, gate: SandboxGate, since: number, check: SandboxCheck): Promise<CleanupReport> {
-    try {
-      process.kill(pid, "SIGKILL")
-    } catch {
-      // already gone
-    }
-    child.kill("SIGKILL")
-    gate.close()
-    await this.exited
-    this.exited = undefined
-    await check.refused(since)
-    try {
-      return await cleanupAll(this.f.owned, this.f.anchors, this.f.strategy, this.takeHeld(), this.f.host)
-    } finally {
-      await this.f.anchors.close()
-    }
+  private async startOnce(command: string, args: ReadonlyArray<string>, options: SpawnOptions, inputs: LaunchInputs) {
+    const opened = await this.openForLaunch().catch((e: unknown) => {
+      this.state = "ready"
+      throw e
+    })
+    this.state = "launched"
+    const sandbox = spawnSandboxed({
+      platform: this.f.platform,
+      executable: this.f.bwrap,
+      args: this.f.args,
+      profile: this.plan.sandbox.kind === "sandbox-exec" ? this.plan.sandbox.profile : "",
+      fds: this.f.fds,
+      empties: opened.empties.map((e) => e.fd),
+      launcher: { fd: opened.launcher.fd, path: launcherPath(this.f.launcher) },
+      cwd: textOf(this.f.cwd) ?? "/",
+      env: environment(options.env ?? process.env, inputs.policy.dropVariables, textOf(this.f.tempRoot) ?? "/tmp"),
+      command,
+      commandArgs: args,
+      options,
+      unixSockets: inputs.policy.unixSockets
+    })
+    const child = sandbox.child
+    this.startValue = sandbox.start
+    this.exited = new Promise<RunResult>((resolve, reject) => {
+      child.once("exit", (code, signal) => resolve({ code, signal }))
+      child.once("error", reject)
+    })
+    this.exited.catch(() => undefined)
+    // The child has its own copies now (or never will): ours close a slice per turn of the loop,
+    // so hundreds of them never hold it up.
+    this.released = Promise.all([releaseInSlices(this.takeHeld()), this.closeOpened(opened)]).catch(() => undefined)
+    return sandbox
+  }
+
+  /** A sandbox that did not set itself up: why, with what the machine says would fix it. */
+  private async notReady(why: string): Promise<ConfinementError> {
+    const exit = await this.exit.catch(() => null)
+    const code = exit === null ? "" : ` (bubblewrap exited with ${exit.code ?? exit.signal})`
+    const probe = this.f.platform === "linux" ? await sandboxAvailable({ bwrap: this.f.bwrap }) : null
+    const detail = probe === null || probe.available ? `${why}${code}` : probe.reason
+    return new ConfinementError("sandbox-unavailable", `${detail}: the command was not run`)
+  }
+
+  /** A refused sandbox: gone before its command, and this preparation's own state cleaned up. */
+  private async refused(since: number): Promise<CleanupReport> {
+    await this.exited?.catch(() => undefined)
+    await this.f.check?.refused(since)
+    return await this.cleanupNow()
   }
 
   /** Spawns `command` (stdio inherited unless given) and waits for it. */
   async run(command: string, args: ReadonlyArray<string> = [], options: SpawnOptions = {}): Promise<RunResult> {
-    const child = await this.spawn(command, args, { stdio: "inherit", ...options })
-    const result = await new Promise<RunResult>((resolve, reject) => {
-      // A bubblewrap that failed at once may have exited while its status was being read.
-      if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode })
-      child.once("error", reject)
-      child.once("exit", (code, signal) => resolve({ code, signal }))
-    }).catch((cause: unknown) => {
+    await this.spawn(command, args, { stdio: "inherit", ...options })
+    return await this.exit.catch((cause: unknown) => {
       throw new ConfinementError("sandbox-unavailable", `the sandbox could not be started: ${(cause as Error).message}`, { cause })
     })
-    if (!(await this.started)) {
-      throw new ConfinementError(
-        "sandbox-unavailable",
-        `bubblewrap could not set up the sandbox (it exited with ${result.code ?? result.signal}): the command was not run`
-      )
-    }
-    return result
   }
 
   /**
@@ -236,16 +272,22 @@ export class PreparedLaunch {
    */
   cleanup(): Promise<CleanupReport> {
     this.cleaned ??= (async () => {
-      if (this.exited) await this.exited
+      if (this.exited) await this.exited.catch(() => undefined)
       this.state = "closed"
-      try {
-        // The descriptors still held are closed by the cleanup program, off this thread.
-        return await cleanupAll(this.f.owned, this.f.anchors, this.f.strategy, this.takeHeld(), this.f.host)
-      } finally {
-        await this.f.anchors.close()
-      }
+      return await this.cleanupNow()
     })()
     return this.cleaned
+  }
+
+  /** Removes what this preparation made and releases what it holds (its sandbox, if any, is gone). */
+  private async cleanupNow(): Promise<CleanupReport> {
+    await this.released
+    try {
+      // The descriptors still held are closed by the cleanup program, off this thread.
+      return await cleanupAll(this.f.owned, this.f.anchors, this.f.strategy, this.takeHeld(), this.f.host)
+    } finally {
+      await this.f.anchors.close()
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -262,6 +304,24 @@ export class PreparedLaunch {
       }
     }
     return out
+  }
+
+  /** The launcher and the empty files file masks are bound from, for one launch. */
+  private async openForLaunch(): Promise<{ launcher: fs.promises.FileHandle; empties: Array<fs.promises.FileHandle> }> {
+    const launcher = openLauncher(this.f.launcher)
+    const empties = Array.from({ length: this.f.emptyFiles }, () => fs.promises.open("/dev/null", "r"))
+    const all = await Promise.allSettled([launcher, ...empties])
+    const failed = all.find((r) => r.status === "rejected")
+    if (failed !== undefined) {
+      await Promise.all(all.map((r) => (r.status === "fulfilled" ? r.value.close() : undefined)))
+      throw failed.reason
+    }
+    const handles = all.map((r) => (r as PromiseFulfilledResult<fs.promises.FileHandle>).value)
+    return { launcher: handles[0]!, empties: handles.slice(1) }
+  }
+
+  private async closeOpened(opened: { launcher: fs.promises.FileHandle; empties: Array<fs.promises.FileHandle> }): Promise<void> {
+    await Promise.all([opened.launcher, ...opened.empties].map((h) => h.close().catch(() => undefined)))
   }
 
   private assertReady(): void {

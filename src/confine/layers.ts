@@ -19,8 +19,9 @@
  *
  * @since 0.1.0
  */
+import * as nodePath from "node:path"
 import type { Mode } from "./policy.ts"
-import { depthOf, type RawPath, within } from "./raw.ts"
+import { depthOf, joinRaw, type RawPath, rawOf, within } from "./raw.ts"
 import type { EntryType } from "./wire.ts"
 
 /** @since 0.1.0 @category models */
@@ -57,26 +58,36 @@ export interface Layers {
   readonly unused: ReadonlyArray<number>
   /** Grants that widened nothing (already as open as they ask). */
   readonly redundantGrants: ReadonlyArray<string>
+  /** The slots of the restrictions applied (the others narrow nothing). */
+  readonly appliedRestrictions: ReadonlyArray<number>
 }
 
 // 0: writable, 1: read-only, 2: inaccessible.
 type Strictness = 0 | 1 | 2
 
-const byDepth = (a: { path: RawPath }, b: { path: RawPath }) =>
-  depthOf(a.path) - depthOf(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+/**
+ * `items` shallowest first, then by path, then by `then`; each depth counted once: a comparator that counted them would
+ * split every path O(log n) times, which over 20,000 protected candidates is most of the plan's time.
+ */
+const sortedByDepth = <T extends { path: RawPath }>(items: ReadonlyArray<T>, then: (a: T, b: T) => number = () => 0): Array<T> =>
+  items
+    .map((item) => ({ item, depth: depthOf(item.path) }))
+    .sort((a, b) => a.depth - b.depth || (a.item.path < b.item.path ? -1 : a.item.path > b.item.path ? 1 : 0) || then(a.item, b.item))
+    .map((d) => d.item)
 
 /** Orders and prunes the layers of one launch. @since 0.1.0 */
 export const planLayers = (input: LayerInput): Layers => {
   const layers: Array<Layer> = []
   const unused: Array<number> = []
   const redundantGrants: Array<string> = []
+  const appliedRestrictions: Array<number> = []
   const base: Strictness = input.mode === "full-access" ? 0 : 1
 
   const roots: Array<RawPath> = []
   // Proper ancestors of the roots: a restriction there covers a writable root.
   const aboveRoots = new Set<RawPath>()
   if (input.mode === "confined") {
-    for (const w of [...input.writable].sort(byDepth)) {
+    for (const w of sortedByDepth(input.writable)) {
       if (roots.some((r) => within(w.path, r))) {
         unused.push(w.slot)
         continue
@@ -96,12 +107,15 @@ export const planLayers = (input: LayerInput): Layers => {
   type Entry =
     | { kind: 0; path: RawPath; strict: Strictness; type: EntryType; slot: number; why: string }
     | { kind: 1; path: RawPath; strict: Strictness; slot: number; why: string }
-  const entries: Array<Entry> = [
-    ...input.restrictions.map(
-      (r): Entry => ({ kind: 0, path: r.path, strict: r.access === "inaccessible" ? 2 : 1, type: r.type, slot: r.slot, why: r.why })
-    ),
-    ...input.grants.map((g): Entry => ({ kind: 1, path: g.path, strict: g.access === "write" ? 0 : 1, slot: g.slot, why: g.why }))
-  ].sort((a, b) => byDepth(a, b) || a.kind - b.kind)
+  const entries: Array<Entry> = sortedByDepth<Entry>(
+    [
+      ...input.restrictions.map(
+        (r): Entry => ({ kind: 0, path: r.path, strict: r.access === "inaccessible" ? 2 : 1, type: r.type, slot: r.slot, why: r.why })
+      ),
+      ...input.grants.map((g): Entry => ({ kind: 1, path: g.path, strict: g.access === "write" ? 0 : 1, slot: g.slot, why: g.why }))
+    ],
+    (a, b) => a.kind - b.kind
+  )
 
   // The nearest layer above a path decides what it inherits: its own path first, then each
   // ancestor, deepest first (one lookup per component, not one per layer).
@@ -129,6 +143,7 @@ export const planLayers = (input: LayerInput): Layers => {
       continue
     }
     applied.set(e.path, e.strict)
+    if (e.kind === 0) appliedRestrictions.push(e.slot)
     if (e.kind === 1) {
       layers.push({ op: "bind", path: e.path, slot: e.slot, writable: e.strict === 0, why: e.why })
     } else if (e.strict === 1) {
@@ -141,12 +156,67 @@ export const planLayers = (input: LayerInput): Layers => {
       layers.push({ op: "mask-file", path: e.path, why: e.why })
     }
   }
-  // A mask with anything mounted beneath it must let the child reach that one path.
-  const out = layers.map((l, i): Layer => {
-    if (l.op !== "mask-directory") return l
-    const nested = layers.slice(i + 1).some((m) => m.path !== l.path && within(m.path, l.path))
-    return nested ? { ...l, perms: 0o111 } : l
-  })
+  // A mask with anything mounted beneath it must let the child reach that one path. Everything
+  // after the writable roots is in depth order, so what lies beneath a mask comes after it: the
+  // proper ancestors of those layers, collected once, are the masks to open (one step per
+  // component, not one comparison per pair of layers).
+  const above = new Set<RawPath>()
+  for (const l of layers.slice(roots.length)) {
+    for (let p = l.path; ; ) {
+      const cut = p.lastIndexOf("/")
+      if (cut <= 0) break
+      p = p.slice(0, cut)
+      if (above.has(p)) break
+      above.add(p)
+    }
+  }
+  const out = layers.map((l): Layer => (l.op === "mask-directory" && above.has(l.path) ? { ...l, perms: 0o111 } : l))
   const remountReadOnly = out.filter((l) => l.op === "mask-directory").map((l) => l.path)
-  return { layers: out, remountReadOnly, unused, redundantGrants }
+  return { layers: out, remountReadOnly, unused, redundantGrants, appliedRestrictions }
+}
+
+/**
+ * Which of `restrictions` a launch must hold and mount, before anything is held: the ones the
+ * plan applies given every writable root and grant that may be applied (a superset of what the
+ * final plan applies, since a grant can still turn out unapplied). A protected path beneath an
+ * already read-only or masked one, with no grant between them, narrows nothing and is left out,
+ * so a tree of 20,000 nested repositories under one protected directory costs one mount. Refuses
+ * a plan bubblewrap would not take (see `assertWithinBwrapLimit`), with the count.
+ *
+ * @since 0.1.0
+ */
+export const neededRestrictions = (input: {
+  readonly mode: Mode
+  readonly writable: ReadonlyArray<RawPath>
+  readonly restrictions: ReadonlyArray<{ readonly path: RawPath; readonly access: "read-only" | "inaccessible"; readonly type: EntryType }>
+  readonly grants: ReadonlyArray<{ readonly path: RawPath; readonly access: "read" | "write" }>
+  readonly check: (layers: ReadonlyArray<Layer>) => void
+}): ReadonlySet<number> => {
+  const n = input.restrictions.length
+  const planned = planLayers({
+    mode: input.mode,
+    writable: input.writable.map((path, i) => ({ path, slot: -1 - i, why: "" })),
+    restrictions: input.restrictions.map((r, slot) => ({ ...r, slot, why: "" })),
+    grants: input.grants.map((g, i) => ({ ...g, slot: n + i, why: "" }))
+  })
+  input.check(planned.layers)
+  return new Set(planned.appliedRestrictions)
+}
+
+/**
+ * Where each grant may land, canonically (its parent's canonical spelling and its own name), for
+ * {@link neededRestrictions}; a grant whose parent does not exist is left out (it cannot apply).
+ *
+ * @since 0.1.0
+ */
+export const grantPaths = async (
+  grants: ReadonlyArray<{ readonly path: string; readonly access: "read" | "write" }>,
+  canonical: (text: string) => Promise<RawPath | null>
+): Promise<Array<{ readonly path: RawPath; readonly access: "read" | "write" }>> => {
+  const out: Array<{ path: RawPath; access: "read" | "write" }> = []
+  for (const g of grants) {
+    const parent = await canonical(nodePath.dirname(g.path))
+    if (parent !== null) out.push({ path: joinRaw(parent, rawOf(nodePath.basename(g.path))), access: g.access })
+  }
+  return out
 }

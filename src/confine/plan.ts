@@ -8,7 +8,7 @@
 import type { Owned } from "./creation.ts"
 import type { DiscoveryReport } from "./discovery.ts"
 import type { Grant } from "./grants.ts"
-import type { Access, CompiledPolicy, Mode } from "./policy.ts"
+import type { Access, CompiledPolicy, Mode, SandboxPlan } from "./policy.ts"
 import type { ExecutionTarget } from "./target.ts"
 import type { EntryType } from "./wire.ts"
 
@@ -19,8 +19,11 @@ export interface LaunchInputs {
   readonly target: ExecutionTarget
 }
 
-/** The plan of one launch, for people and tests: paths as text. @since 0.1.0 @category models */
-export interface LaunchPlan {
+/**
+ * The plan of one launch, for people and tests: paths as text; with the network, the agents and
+ * the credential stores (`SandboxPlan`). @since 0.1.0 @category models
+ */
+export interface LaunchPlan extends SandboxPlan {
   readonly mode: Mode
   readonly workspace: string
   readonly cwd: string

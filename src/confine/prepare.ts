@@ -38,17 +38,17 @@ import * as path from "node:path"
 import type { Strategy } from "../PinnedRoot.ts"
 import { Anchors, canonicalOnce, nearestExisting } from "./anchors.ts"
 import { findBwrap } from "./available.ts"
-import { bwrapArguments, describeArguments, emptyFilesNeeded } from "./bwrap.ts"
+import { assertWithinBwrapLimit, bwrapArguments, describeArguments, emptyFilesNeeded } from "./bwrap.ts"
 import { byAnchor, cleanupAll, type CreationRequest, type HostHold, type Owned, ownedFrom } from "./creation.ts"
 import { type Discovery, type DiscoveryLimits, discoverProtected } from "./discovery.ts"
 import { ConfinementError } from "./errors.ts"
 import type { Grant } from "./grants.ts"
-import { type LayerInput, type Layers, planLayers } from "./layers.ts"
+import { grantPaths, type LayerInput, type Layers, neededRestrictions, planLayers } from "./layers.ts"
 import { PreparedLaunch, type PreparedFields } from "./launch.ts"
 import { checkMountAliases } from "./mounts.ts"
 import type { LaunchInputs, LaunchPlan } from "./plan.ts"
 import { followPointers } from "./pointers.ts"
-import type { Access } from "./policy.ts"
+import { type Access, sandboxPlanOf } from "./policy.ts"
 import { beneath, joinRaw, type RawPath, rawOf, relativeTo, shown, within } from "./raw.ts"
 import { runtimeDirectory, runtimePlace } from "./runtime.ts"
 import { renderSandboxProfile } from "./sandboxExec.ts"
@@ -70,6 +70,8 @@ export interface PrepareOptions {
   readonly platform?: "linux" | "darwin" | undefined
   /** The bubblewrap executable (default `bwrap` found on `PATH`). */
   readonly bwrap?: string | undefined
+  /** The sandbox launcher executable (default: beside the addon; see `launcher.ts`). */
+  readonly launcher?: string | undefined
   /** Narrows what this launch may write in the workspace (see {@link LaunchScope}); ignored in full access. */
   readonly scope?: LaunchScope | undefined
   /**
@@ -413,7 +415,13 @@ const prepareOnce = async (source: () => LaunchInputs, options: PrepareOptions):
       }
     }
     await nextTurn()
-    const args = bwrapArguments({ mode: policy.mode, layers: layers.layers, remountReadOnly: layers.remountReadOnly, cwd: c.cwd })
+    const args = bwrapArguments({
+      mode: policy.mode,
+      network: policy.network,
+      layers: layers.layers,
+      remountReadOnly: layers.remountReadOnly,
+      cwd: c.cwd
+    })
     const plan = planOf(inputs, c, discovery, built, got, layers, platform, bwrap, describeArguments(args, shown))
     const host: HostHold & { readonly strays: Array<Owned> } = { record: got.record, leases: got.leases, strays: [] }
     return {
@@ -436,6 +444,7 @@ const prepareOnce = async (source: () => LaunchInputs, options: PrepareOptions):
       applied: built.out.applied,
       signal,
       onLaunch: options.onLaunch,
+      launcher: options.launcher,
       host,
       check:
         platform === "linux"
@@ -567,8 +576,20 @@ const buildHolds = async (inputs: LaunchInputs, c: Captured, discovery: Discover
     origin: LaunchPlan["restrictions"][number]["origin"],
     found: string | null = null
   ) => item(anchor, p, true, restriction(got, out, p, anchor, access, rule === null ? null : policy.rules[rule]!.glob, origin, found))
-  for (const x of discovery.candidates)
-    restrict(x.path, anchorFor(x.path, within, x.anchor), x.access, x.rule, x.origin, x.identity ?? null)
+  // Only the protected paths the plan can apply are held: one nested beneath an already
+  // read-only or masked path, with no grant between, narrows nothing (layers.ts). Planned in a
+  // turn of its own: over many candidates, reading discovery's answer and planning are each a
+  // long stretch of JavaScript.
+  await nextTurn()
+  const needed = neededRestrictions({
+    mode: policy.mode,
+    writable: [...writableRoots, ...scopeFiles],
+    restrictions: discovery.candidates,
+    grants: await grantPaths(inputs.grants, c.canonical),
+    check: assertWithinBwrapLimit
+  })
+  for (const [i, x] of discovery.candidates.entries())
+    if (needed.has(i)) restrict(x.path, anchorFor(x.path, within, x.anchor), x.access, x.rule, x.origin, x.identity ?? null)
   for (const m of createdProtected) restrict(m.path, m.anchor, m.access, m.rule, "created")
   // The launch records say what a sweep removes: a child that could write them could aim a sweep.
   const records = c.runtimePath
@@ -695,6 +716,7 @@ const planOf = (
   const { policy } = inputs
   const out = built.out
   return {
+    ...sandboxPlanOf(policy),
     mode: policy.mode,
     workspace: shown(c.workspace),
     cwd: shown(c.cwd),

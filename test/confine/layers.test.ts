@@ -136,11 +136,19 @@ describe("renderings", () => {
   )
 
   it("bubblewrap: fixed hardening, base, writable, restrictions, remounts, working directory", () => {
-    const args = bwrapArguments({ mode: "confined", layers: layers.layers, remountReadOnly: layers.remountReadOnly, cwd: "/w" })
+    const args = bwrapArguments({
+      mode: "confined",
+      network: "none",
+      layers: layers.layers,
+      remountReadOnly: layers.remountReadOnly,
+      cwd: "/w"
+    })
     expect(args).toEqual([
       "--die-with-parent",
       "--new-session",
       "--unshare-pid",
+      "--unshare-ipc",
+      "--unshare-net",
       "--cap-drop",
       "ALL",
       "--ro-bind",

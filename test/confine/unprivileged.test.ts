@@ -4,8 +4,9 @@
  * a user namespace) all without privilege. The files a refusal protects are writable or readable by
  * nobody on the host, so only the sandbox can be what stops the child.
  */
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync, type StdioOptions } from "node:child_process"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { stagePackage } from "./support/stage.ts"
@@ -15,19 +16,43 @@ import { nodeForNobody } from "../support/nobody.ts"
 
 const ids = asRoot ? { uid: NOBODY, gid: NOBODY } : {}
 
-// Can bubblewrap build a sandbox for this user here (a user namespace, since it is not setuid)?
+// Can bubblewrap build a sandbox for this user here (a user namespace, since it is not setuid)? The
+// probe names bubblewrap by absolute path and runs from "/", so that neither a PATH entry nor a
+// working directory this user cannot enter (a checkout under a closed home) is what it measures;
+// when the executable itself cannot be reached, it says which directory stops it.
+const bwrapPath =
+  (process.env["PATH"] ?? "/usr/bin:/bin")
+    .split(":")
+    .filter((d) => d.startsWith("/"))
+    .map((d) => path.join(d, "bwrap"))
+    .find((f) => {
+      try {
+        fs.accessSync(f, fs.constants.X_OK)
+        return true
+      } catch {
+        return false
+      }
+    }) ?? "/usr/bin/bwrap"
 const probe = spawnSync(
-  "bwrap",
-  ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--cap-drop", "ALL", "/bin/true"],
-  {
-    ...ids,
-    encoding: "utf8"
-  }
+  bwrapPath,
+  ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-net", "--cap-drop", "ALL", "/bin/true"],
+  { ...ids, cwd: "/", encoding: "utf8" }
 )
+/** The first directory on the way to `file` that others may not search (nobody's view of it). */
+const closedAncestor = (file: string): string | undefined => {
+  for (let d = path.dirname(file); ; d = path.dirname(d)) {
+    if ((fs.statSync(d).mode & 0o001) === 0) return d
+    if (d === "/") return undefined
+  }
+}
 const bwrapWorks = probe.status === 0
 const why = bwrapWorks
   ? ""
-  : `bubblewrap cannot build a sandbox as uid ${asRoot ? NOBODY : process.getuid?.()} here: ${probe.error?.message ?? probe.stderr.trim()}`
+  : `bubblewrap (${bwrapPath}) cannot build a sandbox as uid ${asRoot ? NOBODY : process.getuid?.()} here: ${
+      probe.error === undefined
+        ? probe.stderr.trim()
+        : `${probe.error.message}${closedAncestor(bwrapPath) ? ` (${closedAncestor(bwrapPath)} is closed to others)` : ""}`
+    }`
 
 let cli = ""
 beforeAll(() => {
@@ -111,5 +136,52 @@ describe("confinement as an unprivileged user", () => {
     expect(r.stdout).toContain("head-denied")
     expect(r.stdout).toContain("edit-ok")
     expect(fs.existsSync(t.at("ws/.git"))).toBe(false)
+  })
+
+  it.skipIf(!bwrapWorks)("an inherited descriptor, an agent's socket and the host's network are out of the child's reach", async () => {
+    const t = openTree()
+    // A host service on a Unix socket anyone may connect to (the agent) and one on 127.0.0.1.
+    let received = ""
+    const agent = net.createServer((c) => c.setEncoding("utf8").on("data", (d: string) => (received += d)))
+    const tcp = net.createServer((c) => c.end())
+    const socket = t.at("agent.sock")
+    await new Promise<void>((resolve) => agent.listen(socket, resolve))
+    fs.chmodSync(socket, 0o777)
+    await new Promise<void>((resolve) => tcp.listen(0, "127.0.0.1", resolve))
+    const port = (tcp.address() as net.AddressInfo).port
+    const git = fs.openSync(t.at("ws/.git"), "r")
+    const node = nodeForNobody()
+    const tries = [
+      "echo fds: $(ls /proc/self/fd | tr '\\n' ' ')",
+      "echo broken >> /proc/self/fd/200/config && echo wrote-git",
+      `echo "sock=\${SSH_AUTH_SOCK-unset}"`,
+      `'${node}' -e 'const s = require("net").connect(process.argv[1]); s.on("connect", () => { console.log("agent-connected"); s.end("x") }); s.on("error", () => console.log("agent-refused"))' '${socket}'`,
+      `'${node}' -e 'const s = require("net").connect(${port}, "127.0.0.1"); s.on("connect", () => { console.log("tcp-connected"); s.end() }); s.on("error", () => console.log("tcp-refused"))'`,
+      "echo edit >> src.txt && echo edit-ok"
+    ].join("; ")
+    try {
+      const child = spawn(node, [cli, "run", "--", "/bin/bash", "-c", tries], {
+        ...ids,
+        cwd: t.ws,
+        env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, SSH_AUTH_SOCK: socket },
+        stdio: ["ignore", "pipe", "pipe", ...Array.from({ length: 197 }, () => "ignore"), git] as StdioOptions
+      })
+      let stdout = ""
+      let stderr = ""
+      child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+      child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+      const code = await new Promise<number | null>((resolve) => child.once("close", resolve))
+      expect(stderr).not.toMatch(/cannot confine/)
+      expect(code).toBe(0)
+      for (const word of ["edit-ok", "sock=unset", "agent-refused", "tcp-refused"]) expect(stdout).toContain(word)
+      expect(stdout).toMatch(/^fds: 0 1 2 3 ?$/m)
+      expect(stdout).not.toContain("wrote-git")
+      expect(received).toBe("")
+      expect(t.read("ws/.git/config")).toBe("[core]\n")
+    } finally {
+      fs.closeSync(git)
+      await new Promise((resolve) => agent.close(resolve))
+      await new Promise((resolve) => tcp.close(resolve))
+    }
   })
 })

@@ -289,6 +289,22 @@ console.log(JSON.stringify(out))
     expect(r.status).toBe(0)
   })
 
+  it("pinnedfs run confines a command with the prebuilt sandbox launcher (no build, scripts off)", (ctx) => {
+    skipUnless(ctx, cold === "", cold)
+    skipUnless(ctx, prebuilt || process.env["CI"] !== undefined, noPrebuild)
+    skipUnless(ctx, spawnSync("bwrap", ["--version"]).status === 0, "no bubblewrap here (apt-get install bubblewrap)")
+    const launcher = path.join(bare, "node_modules", "pinnedfs", "prebuilds", `linux-${process.arch}`, "pinnedfs-launch")
+    expect(fs.statSync(launcher).mode & 0o111).not.toBe(0)
+    const bin = path.join(bare, "node_modules", ".bin", "pinnedfs")
+    const ran = spawnSync(bin, ["run", "--workspace", bare, "--", "/bin/sh", "-c", "exit 3"], { cwd: bare, encoding: "utf8" })
+    expect(ran.stderr).toBe("")
+    expect(ran.status).toBe(3)
+    // 127 comes from the launcher inside the sandbox: it ran.
+    const missing = spawnSync(bin, ["run", "--workspace", bare, "--", "pinnedfs-no-such-command"], { cwd: bare, encoding: "utf8" })
+    expect(missing.status).toBe(127)
+    expect(missing.stderr).toContain("pinnedfs-no-such-command: command not found")
+  })
+
   it("gets the Effect peers' own Node floor right in the README (@effect/platform-node 4.1: Node 22.19+)", (ctx) => {
     skipUnless(ctx, cold === "", cold)
     const peer = JSON.parse(fs.readFileSync(path.join(full, "node_modules", "@effect", "platform-node", "package.json"), "utf8")) as {

@@ -10,7 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { portabilityProblems, readDynamic } from "../../scripts/package/elf.mjs"
-import { checkPrebuild, glibcFloor, prebuildPath, promised } from "../../scripts/package/prebuilds.mjs"
+import { checkPrebuild, glibcFloor, launcherPath, prebuildPath, promised } from "../../scripts/package/prebuilds.mjs"
 import { skipUnless } from "../support/skip.ts"
 
 const repo = path.resolve(import.meta.dirname, "..", "..")
@@ -36,6 +36,23 @@ describe("the prebuilds", () => {
     console.log(`${target}\n${report}`)
     expect(problems).toEqual([])
   })
+
+  it.for(promised)(
+    "$target's sandbox launcher is a static executable for its machine: no library, no glibc version",
+    ({ target, arch }, ctx) => {
+      const file = launcherPath(target)
+      skipUnless(
+        ctx,
+        fs.existsSync(file) || process.env["CI"] !== undefined,
+        `no ${target} launcher here (npm run build:prebuilds makes it; CI requires it)`
+      )
+      const { report, problems } = checkPrebuild(file, arch)
+      console.log(`${target} launcher\n${report}`)
+      expect(problems).toEqual([])
+      expect(readDynamic(file).needed).toEqual([])
+      expect(fs.statSync(file).mode & 0o111).not.toBe(0)
+    }
+  )
 
   it("the reader finds what makes the source build unportable", () => {
     const info = readDynamic(sourceBuild)

@@ -1,6 +1,7 @@
 /**
  * What `npm pack` puts in the published tarball: everything a user needs (the compiled library and
- * its declarations, the native sources and binding.gyp a source build needs, the prebuilds,
+ * its declarations, the native sources and binding.gyp a source build needs, the prebuilds and
+ * the sandbox launcher beside each,
  * LICENSE, README, CHANGELOG), and nothing else: no TypeScript sources, scripts, native tests,
  * fuzzers, benchmarks or CI shims. A file that matches no rule below fails the test.
  */
@@ -24,8 +25,8 @@ const allowed: ReadonlyArray<RegExp> = [
   /^(package\.json|README\.md|LICENSE|CHANGELOG\.md|binding\.gyp)$/,
   /^dist\/.+\.(js|d\.ts)$/,
   /^native\/sources\.json$/,
-  /^native\/(binding|core|ops|platform|platform\/linux|platform\/darwin|compat)\/[^/]+\.(cc|h)$/,
-  /^prebuilds\/linux-(x64|arm64)\/pinnedfs\.napi\.glibc\.node$/
+  /^native\/(binding|core|ops|platform|platform\/linux|platform\/darwin|compat|launcher)\/[^/]+\.(cc|h)$/,
+  /^prebuilds\/linux-(x64|arm64)\/(pinnedfs\.napi\.glibc\.node|pinnedfs-launch)$/
 ]
 
 const tracked = (...paths: Array<string>) =>
@@ -58,16 +59,21 @@ describe("the published tarball", () => {
 
   it("holds every native file a source build compiles or includes", () => {
     const sources = JSON.parse(fs.readFileSync(path.join(repo, "native", "sources.json"), "utf8")) as Record<string, unknown>
-    const compiled = ["addon", "core", "linux", "darwin", "portable"].flatMap((k) => sources[k] as Array<string>)
-    const headers = tracked("native/binding", "native/core", "native/ops", "native/platform", "native/compat").filter((f) =>
-      f.endsWith(".h")
+    const compiled = ["addon", "core", "linux", "darwin", "portable", "launcher"].flatMap((k) => sources[k] as Array<string>)
+    const headers = tracked("native/binding", "native/core", "native/ops", "native/platform", "native/compat", "native/launcher").filter(
+      (f) => f.endsWith(".h")
     )
     expect(headers.length).toBeGreaterThan(5)
     for (const f of [...compiled, ...headers, "native/sources.json"]) expect(files, f).toContain(f)
   })
 
   it("holds the prebuilds when they were built (CI builds them before the tests)", (ctx) => {
-    const promised = ["prebuilds/linux-arm64/pinnedfs.napi.glibc.node", "prebuilds/linux-x64/pinnedfs.napi.glibc.node"]
+    const promised = [
+      "prebuilds/linux-arm64/pinnedfs-launch",
+      "prebuilds/linux-arm64/pinnedfs.napi.glibc.node",
+      "prebuilds/linux-x64/pinnedfs-launch",
+      "prebuilds/linux-x64/pinnedfs.napi.glibc.node"
+    ]
     const present = promised.filter((f) => fs.existsSync(path.join(repo, f)))
     skipUnless(
       ctx,

@@ -49,14 +49,16 @@ export const stagePackage = (): string => {
     fs.cpSync(path.join(repo, "node_modules", dep), path.join(dir, "node_modules", dep), { recursive: true })
   }
   fs.mkdirSync(path.join(dir, "build", "Release"), { recursive: true, mode: 0o755 })
-  fs.copyFileSync(path.join(repo, "build", "Release", "pinnedfs.node"), path.join(dir, "build", "Release", "pinnedfs.node"))
+  // The addon and the sandbox launcher beside it (an executable: kept 0755 below).
+  for (const f of ["pinnedfs.node", "pinnedfs-launch"])
+    fs.copyFileSync(path.join(repo, "build", "Release", f), path.join(dir, "build", "Release", f))
   // Under PREBUILDS_ONLY (CI's Node 22 and 24 passes) node-gyp-build looks in prebuilds/ only.
   if (fs.existsSync(path.join(repo, "prebuilds"))) fs.cpSync(path.join(repo, "prebuilds"), path.join(dir, "prebuilds"), { recursive: true })
   fs.cpSync(path.join(repo, "test", "confine", "fixtures"), path.join(dir, "fixtures"), { recursive: true })
   // Readable by anyone: cpSync keeps the checkout's modes, which may be closed to others.
   const open = (p: string) => {
     const st = fs.statSync(p)
-    fs.chmodSync(p, st.isDirectory() ? 0o755 : 0o644)
+    fs.chmodSync(p, st.isDirectory() || path.basename(p) === "pinnedfs-launch" ? 0o755 : 0o644)
     if (st.isDirectory()) for (const n of fs.readdirSync(p)) open(path.join(p, n))
   }
   open(dir)
