@@ -1,5 +1,12 @@
 import { defineConfig } from "vitest/config"
-import "./test/support/node20.ts"
+import { belowFloor, floor } from "./scripts/node-lines.mjs"
+
+if (belowFloor()) {
+  throw new Error(
+    `vitest 5 and the Effect peers need Node ${floor} or later; this is Node ${process.version}. ` +
+      "`npm test` (or `npm test -- test/some.test.ts`) runs the suite on a supported Node, fetched once from the npm registry."
+  )
+}
 
 export default defineConfig({
   test: {
