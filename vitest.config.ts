@@ -1,3 +1,4 @@
+import * as os from "node:os"
 import { defineConfig } from "vitest/config"
 import { belowFloor, floor } from "./scripts/node-lines.mjs"
 
@@ -11,8 +12,14 @@ if (belowFloor()) {
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // Native work runs on libuv's pool; a few files at a time keeps the two cores honest.
+    // One temporary directory per run, checked empty at the end (test/support/run-tmpdir.ts).
+    globalSetup: ["./test/support/run-tmpdir.ts"],
+    // Separate processes: the addon, seccomp filters and descriptor counts are per process.
     pool: "forks",
+    // One file per core at a time (vitest's default leaves a core idle: cores - 1, so on two cores
+    // one file at a time). Most files wait on the thread pool, child processes or the disk for
+    // much of their time, so two on two cores overlap those waits.
+    maxWorkers: Math.max(2, os.availableParallelism()),
     testTimeout: 30_000,
     hookTimeout: 30_000
   }
