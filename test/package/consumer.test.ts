@@ -13,6 +13,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fullDependencies, install, pack } from "../../scripts/package/consumer.mjs"
+import { ensureDist } from "../../scripts/package/dist.mjs"
 import { skipUnless } from "../support/skip.ts"
 
 const repo = path.resolve(import.meta.dirname, "..", "..")
@@ -25,16 +26,6 @@ let cold = ""
 let tarballPath = ""
 const noPrebuild = `no prebuild for linux-${process.arch} here (npm run build:prebuilds; CI requires it)`
 const prebuilt = fs.existsSync(path.join(repo, "prebuilds", `linux-${process.arch}`, "pinnedfs.napi.glibc.node"))
-
-/** dist/ as npm pack will take it: rebuilt when a source is newer. */
-const ensureDist = () => {
-  const built = path.join(repo, "dist", "index.js")
-  const sources = fs.readdirSync(path.join(repo, "src"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"))
-  const newest = Math.max(...sources.map((f) => fs.statSync(path.join(repo, "src", f)).mtimeMs))
-  if (fs.existsSync(built) && fs.statSync(built).mtimeMs >= newest) return
-  const r = spawnSync(process.execPath, [path.join(repo, "scripts", "package", "typescript.mjs")], { encoding: "utf8" })
-  if (r.status !== 0) throw new Error(`building dist failed:\n${r.stdout}${r.stderr}`)
-}
 
 beforeAll(() => {
   ensureDist()
