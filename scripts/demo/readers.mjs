@@ -1,12 +1,10 @@
 // The readers the demo compares, each `read(relative) -> Promise<string>` over one workspace, plus
-// how to describe what one of them threw. Loaded from ../../dist: the demo builds nothing itself.
+// how to describe what one of them threw. Loaded from ../../dist, which scripts/demo.mjs builds first.
 import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 
 const dist = new URL("../../dist/", import.meta.url)
-
-export const distMissing = () => !fs.existsSync(new URL("index.js", dist))
 
 const load = (rel) => import(new URL(rel, dist).href)
 
