@@ -194,7 +194,7 @@ const main = async () => {
   // several times, interleaved as the rounds above are; the table gives the median p50 and p99 and
   // the worst max, with the spread of the p99s beside it.
   const floodRounds = quick ? 3 : 5
-  const floods = contenders.filter((x) => !x.blocking && flood && typeof x.readFile === "function")
+  const floods = contenders.filter((x) => !("blocking" in x && x.blocking) && flood && typeof x.readFile === "function")
   const runs = floods.map(() => [])
   for (let r = 0; r < floodRounds; r++) {
     for (const [k, c] of floods.entries()) {
@@ -237,6 +237,7 @@ const main = async () => {
           return { lines: [] }
         })
   // Scale rows: a full run, or `--only scale` (they take minutes, and are left out of --quick).
+  /** @type {{ lines: Array<string>, rows: Array<unknown>, failures?: Array<string>, seconds?: number }} */
   let scale = { lines: [], rows: [] }
   if (only === undefined ? !quick : only.includes("scale")) {
     scale = await scaleBench({ quick, log })
