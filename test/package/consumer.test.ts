@@ -13,6 +13,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fullDependencies, install, pack } from "../../scripts/package/consumer.mjs"
+import { floor } from "../../scripts/node-lines.mjs"
 import { ensureDist } from "../../scripts/package/dist.mjs"
 import { skipUnless } from "../support/skip.ts"
 
@@ -280,12 +281,14 @@ console.log(JSON.stringify(out))
     expect(r.status).toBe(0)
   })
 
-  it("gets the Effect peers' own Node floor right in the README (@effect/platform-node 4.1: Node 22.19+)", (ctx) => {
+  it("supports no Node older than the installed Effect peers ask for (@effect/platform-node 4.1: Node 22.19+)", (ctx) => {
     skipUnless(ctx, cold === "", cold)
     const peer = JSON.parse(fs.readFileSync(path.join(full, "node_modules", "@effect", "platform-node", "package.json"), "utf8")) as {
       engines: { node: string }
     }
-    expect(peer.engines.node).toBe(">=22.19.0")
-    expect(fs.readFileSync(path.join(repo, "README.md"), "utf8")).toContain("`@effect/platform-node` 4.1 itself asks for Node 22.19+")
+    const peerFloor = /^>=(\d+\.\d+\.\d+)$/.exec(peer.engines.node)?.[1]
+    expect(peerFloor, peer.engines.node).toBeDefined()
+    // engines starts where the peers start: no supported Node meets an EBADENGINE from them.
+    expect(floor).toBe(peerFloor)
   })
 })
