@@ -37,8 +37,17 @@ export const ensureDist = () => {
 }
 
 if (process.argv[1] === self && process.argv[2] === "--build-if-stale") {
+  // The locked half of ensureDist(), run by flock.
   const r = buildIfStale()
   process.stderr.write(r.output)
   if (r.built && r.status === 0) process.stdout.write("built\n")
   process.exit(r.status)
+} else if (process.argv[1] === self) {
+  // node scripts/package/dist.mjs: what npm run typecheck runs first (the scripts import dist/).
+  try {
+    console.log(ensureDist() ? "dist/ built" : "dist/ is up to date")
+  } catch (e) {
+    console.error(e.message)
+    process.exit(1)
+  }
 }
