@@ -16,10 +16,10 @@ export default defineConfig({
     globalSetup: ["./test/support/run-tmpdir.ts"],
     // Separate processes: the addon, seccomp filters and descriptor counts are per process.
     pool: "forks",
-    // One file per core at a time (vitest's default leaves a core idle: cores - 1, so on two cores
-    // one file at a time). Most files wait on the thread pool, child processes or the disk for
-    // much of their time, so two on two cores overlap those waits.
-    maxWorkers: Math.max(2, os.availableParallelism()),
+    // At least two files at a time. vitest's default is cores - 1, which on two cores is one file
+    // at a time; most files wait on the thread pool, child processes or the disk for much of their
+    // time, so two on two cores overlap those waits.
+    maxWorkers: Math.max(2, os.availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 30_000
   }
