@@ -32,7 +32,7 @@
           "xcode_settings": {
             "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
             "MACOSX_DEPLOYMENT_TARGET": "11.0",
-            "GCC_ENABLE_CPP_EXCEPTIONS": "NO",
+            "GCC_ENABLE_CPP_EXCEPTIONS": "YES",
             "OTHER_CPLUSPLUSFLAGS": ["-Wall", "-Wextra"]
           }
         }],
@@ -59,7 +59,10 @@
                   "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++20"],
-      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-fno-exceptions", "-fvisibility=hidden"]
+      # Exceptions are compiled in for one purpose: core/alloc.h turns an allocation the system
+      # refuses into a typed ENOMEM error instead of an abort. Nothing else throws or catches, and
+      # nothing crosses N-API (NAPI_DISABLE_CPP_EXCEPTIONS).
+      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-fexceptions", "-fvisibility=hidden"]
     }
   ]
 }

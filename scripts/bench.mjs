@@ -2,7 +2,9 @@
 // npm run bench [-- --quick] [-- --json FILE] [-- --only ID,ID,...] [-- --contenders NAME,NAME,...]
 //
 // --only keeps the named scenarios (and the event-loop flood when "flood" is named, syscall counts
-// when "strace" is, the scale rows when "scale" is, the confinement figures when "confine" is;
+// when "strace" is, the scale rows when "scale" is, the confinement figures when "confine" is, the
+// MCP servers' when "mcp" is (scripts/bench/mcp.mjs: pinnedfs mcp against the reference server),
+// the fixers' 50,000-file row against lint-staged when "fixers" is;
 // memory figures only in a run without --only); --contenders keeps the contenders whose name
 // starts with one of the given names. Both are for repeating a few rows; the README table comes
 // from a full run.
@@ -26,7 +28,9 @@ import { manyFiles, scenarios } from "./bench/scenarios.mjs"
 import { straceAvailable, syscallsPerOp } from "./bench/syscalls.mjs"
 import { DEEP, makeTrees } from "./bench/trees.mjs"
 import { confineBench } from "./bench/confine.mjs"
+import { mcpBench } from "./bench/mcp.mjs"
 import { scaleBench } from "./bench/scale.mjs"
+import { fixersBench } from "./bench/fixers.mjs"
 
 const argv = process.argv.slice(2)
 const quick = argv.includes("--quick")
@@ -236,6 +240,8 @@ const main = async () => {
           failures.push(`confinement preparation failed: ${e.message}`)
           return { lines: [] }
         })
+  const mcp = only !== undefined && !only.includes("mcp") ? { lines: [], rows: [] } : await mcpBench({ quick, log })
+  failures.push(...(mcp.failures ?? []))
   // Scale rows: a full run, or `--only scale` (they take minutes, and are left out of --quick).
   /** @type {{ lines: Array<string>, rows: Array<unknown>, failures?: Array<string>, seconds?: number }} */
   let scale = { lines: [], rows: [] }
@@ -244,7 +250,20 @@ const main = async () => {
     failures.push(...scale.failures)
     scale.lines.push("", `Scale rows took ${scale.seconds.toFixed(0)} s, trees made and removed included.`)
   }
-  report({ loop, memory, confine, scale, targets: targets(loop) })
+  // The fixers' 50,000-file row against lint-staged: a full run, or `--only fixers`.
+  let fixers = { lines: [] }
+  if (only === undefined ? !quick : only.includes("fixers")) {
+    fixers = await fixersBench({ quick, log })
+    failures.push(...fixers.failures)
+  }
+  report({
+    loop,
+    memory,
+    confine,
+    mcp,
+    scale: { ...scale, lines: [...scale.lines, ...(fixers.lines.length ? ["", ...fixers.lines] : [])] },
+    targets: targets(loop)
+  })
 }
 
 // The ratios issue 11 sets targets for, each from rows of this run.
@@ -340,7 +359,7 @@ const fmt = (n, d = 2) => (n === null || n === undefined ? "n/a" : Number(n).toF
 const fmtOps = (n) =>
   n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n >= 10 ? n.toFixed(0) : n.toFixed(2)
 
-const report = ({ loop, memory, confine, scale, targets }) => {
+const report = ({ loop, memory, confine, mcp, scale, targets }) => {
   const out = []
   out.push(
     `pinnedfs benchmark (${quick ? "quick" : "full"}), node ${process.version}, ${process.platform}-${process.arch}, ${new Date().toISOString()}, load average ${os
@@ -393,6 +412,7 @@ const report = ({ loop, memory, confine, scale, targets }) => {
     for (const n of notes) out.push(`- ${n}`)
   }
   out.push("", ...confine.lines)
+  if (mcp.lines.length) out.push("", ...mcp.lines)
   if (scale.lines.length) out.push("", ...scale.lines)
   if (failures.length) {
     out.push("")
@@ -422,6 +442,7 @@ const report = ({ loop, memory, confine, scale, targets }) => {
           notes,
           failures,
           confine: { rows: confine.rows ?? [], eventLoop: confine.eventLoop ?? null },
+          mcp: mcp.rows,
           scale: scale.rows
         },
         null,

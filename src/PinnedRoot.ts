@@ -92,17 +92,37 @@ export interface ReadOptions {
 /** @since 0.1.0 @category models */
 export type OpenFlag = "r" | "r+" | "w" | "wx" | "w+" | "wx+" | "a" | "ax" | "a+" | "ax+"
 
-/** @since 0.1.0 @category models */
+/**
+ * Options of {@link PinnedRoot.writeFile}. What each write gives by default: a `w`-family flag
+ * (`"w"`, `"w+"`, `"wx"`, `"wx+"`) replaces the file whole (crash-safe: a process killed at any
+ * point, or a full disk, leaves the old content or the new); appends and `"r+"` change the file in
+ * place, as Node does. Nothing is fsynced unless `durable` asks (see docs/write-semantics.md).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface WriteOptions {
   readonly flag?: OpenFlag | undefined
   /** Permission bits for a file this call creates (the umask applies, as with `open(2)`). */
   readonly mode?: number | undefined
   /**
-   * Write a temporary file beside the target, fsync it, rename it over the target, fsync the
-   * directory: readers see the old content or the new, never a half-written file. Only with the
-   * default `"w"` flag.
+   * How a `w`-family write replaces the file. Left out: a temporary file beside the target, renamed
+   * over it (`"wx"`: published only where nothing has the name), keeping the old file's mode and
+   * owner; where the directory takes no new file from the caller, or the owner cannot be kept (an
+   * unprivileged caller rewriting another user's file), the file is written in place instead, as an
+   * editor does. `true`: always the replacement, failing rather than writing in place (and the
+   * replacement is the caller's where the owner cannot be kept). `false`: in place, as
+   * `fs.writeFile` (truncate, then write): a crash can leave a prefix. Only `true` is refused with
+   * another flag.
    */
   readonly atomic?: boolean | undefined
+  /**
+   * Make the write survive a crash of the machine, not only of the process: the data is fsynced
+   * before the rename publishes it, and the directory after (a directory that may be searched but
+   * not read cannot be fsynced: Linux syncs its file system instead). In place: the file is
+   * fsynced after the write.
+   */
+  readonly durable?: boolean | undefined
 }
 
 /** A directory the `mkdirs` program should ensure. @since 0.1.0 @category models */
@@ -148,6 +168,14 @@ export type BatchRequest =
 export type BatchResult = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: PinnedFsError }
 
 const ops = native.ops
+
+/** The flags whose write replaces the file's whole content. */
+const wholeFileFlags: ReadonlySet<string> = new Set(["w", "w+", "wx", "wx+"])
+
+const booleanOption = (value: unknown, name: string): boolean | undefined => {
+  if (value === undefined || typeof value === "boolean") return value
+  throw badArgument(`${name} must be a boolean`)
+}
 
 /** @internal */
 export const relativePath = (value: unknown, what = "path"): string => {
@@ -207,7 +235,13 @@ const opening: unique symbol = Symbol("PinnedRoot.open")
 export class PinnedRoot {
   /** The path the root was opened with, made absolute against the working directory of that call. */
   readonly path: string
-  /** `"dev:ino"` of the pinned directory, decimal from 64-bit values. */
+  /**
+   * The pinned directory's identity: `"dev:ino"` (decimal, from 64-bit values), then what tells it
+   * from a directory that gets the same inode number after it is deleted: `":b<sec>.<nsec>"`, its
+   * birth time, where the file system records one (ext4, xfs, btrfs, tmpfs; APFS), else
+   * `":g<generation>"` (FS_IOC_GETVERSION), else nothing. The extension's `identifyRoot` answers the
+   * same text for the same directory.
+   */
   readonly identity: string
   /** The strategy in force (`"auto"` resolved to what this kernel offers). */
   readonly strategy: "openat2" | "walk" | "nofollow_any"
@@ -243,7 +277,7 @@ export class PinnedRoot {
    * const root = await PinnedRoot.open("/home/me/project")
    * try {
    *   const text = await root.readFileString("src/index.ts")
-   *   await root.writeFileString("out/index.ts", text, { atomic: true })
+   *   await root.writeFileString("out/index.ts", text)
    * } finally {
    *   root.close()
    * }
@@ -432,9 +466,18 @@ export class PinnedRoot {
     )
   }
 
-  /** Moves `from` to `to`, both relative to this root; what `to` named before is replaced, as rename(2). */
-  async rename(from: string, to: string): Promise<void> {
-    return this.run({ op: ops.rename, path: relativePath(from, "from"), to: relativePath(to, "to") }, from)
+  /**
+   * Moves `from` to `to`, both relative to this root; what `to` named before is replaced, as
+   * rename(2). With `noReplace`, an existing `to` is refused (`EEXIST`, `AlreadyExists`) by the
+   * rename itself (`RENAME_NOREPLACE`; `RENAME_EXCL` on macOS), so no name created an instant
+   * before is ever replaced; a Linux file system that cannot rename that way answers `EINVAL`.
+   */
+  async rename(from: string, to: string, options?: { readonly noReplace?: boolean | undefined }): Promise<void> {
+    const noReplace = options?.noReplace === true
+    return this.run(
+      { op: ops.rename, path: relativePath(from, "from"), to: relativePath(to, "to"), ...(noReplace ? { noReplace } : {}) },
+      from
+    )
   }
 
   /** Sets the permission bits (`0` to `0o7777`) of what `path` names; a link is refused, never followed. */
@@ -459,13 +502,14 @@ export class PinnedRoot {
 
   /**
    * Writes `data` to the file at `path`. `flag` is Node's (`"w"` default, `"wx"`, `"a"`, `"r+"`, …),
-   * `mode` applies to a file it creates. The file is opened, checked to be a regular file with one
-   * link, then truncated (never `O_TRUNC`). `atomic: true` writes a temporary file, syncs it, renames
-   * it over `path` and syncs the directory, so a reader sees the old content or the new, whole.
+   * `mode` applies to a file it creates. A `w`-family flag replaces the file whole through a
+   * temporary file renamed over it, so a reader, or a process killed mid-write, sees the old content
+   * or the new; see {@link WriteOptions} for `atomic` and `durable`. Appends and `"r+"` open the
+   * file, check it is a regular file with one link, then write where it is (never `O_TRUNC`).
    *
    * @example
    * ```ts
-   * await root.writeFile("data.bin", new Uint8Array([1, 2, 3]), { atomic: true, mode: 0o600 })
+   * await root.writeFile("data.bin", new Uint8Array([1, 2, 3]), { durable: true, mode: 0o600 })
    * ```
    */
   async writeFile(path: string, data: Uint8Array, options?: WriteOptions): Promise<void> {
@@ -486,9 +530,24 @@ export class PinnedRoot {
       throw badArgument(`unknown open flag '${String(flagName)}'`)
     }
     const mode = checkMode(options?.mode)
-    const atomic = options?.atomic === true
-    if (atomic && flagName !== "w") throw badArgument("atomic writes replace the whole file: use the 'w' flag")
-    return this.run({ op: ops.writeFile, path: relativePath(path), data, flag, atomic, ...(mode === undefined ? {} : { mode }) }, path)
+    const atomic = booleanOption(options?.atomic, "atomic")
+    const durable = booleanOption(options?.durable, "durable") === true
+    if (atomic === true && !wholeFileFlags.has(flagName)) {
+      throw badArgument(`atomic writes replace the whole file: use a 'w' flag (w, w+, wx, wx+), not '${flagName}'`)
+    }
+    return this.run(
+      {
+        op: ops.writeFile,
+        path: relativePath(path),
+        data,
+        flag,
+        atomic: atomic === true,
+        inPlace: atomic === false,
+        durable,
+        ...(mode === undefined ? {} : { mode })
+      },
+      path
+    )
   }
 
   /** Runs a planned directory creation in one trip; see {@link MkdirsResult}. */

@@ -20,4 +20,5 @@ export {
   type Strategy,
   type WriteOptions
 } from "./PinnedRoot.ts"
+export { type ContentBudget, contentBudget, defaultContentBudget } from "./budget.ts"
 export { PinnedFsError, type ReasonTag, reasonOf, type Refusal } from "./internal/errors.ts"

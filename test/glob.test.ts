@@ -1,5 +1,6 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, FileSystem } from "effect"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
@@ -10,6 +11,21 @@ import { asRoot, NOBODY, runAsNobody } from "./support/nobody.ts"
 import { strategies } from "./support/strategies.ts"
 import { mkfifo, openDescriptorCount, scratch } from "./support/tree.ts"
 import { rejection as refusal } from "./support/rejection.ts"
+
+/** A chain of `levels` nested directories "d/d/…" under `base`, made one level at a time from inside. */
+const chain = (base: string, levels: number): void => {
+  const here = process.cwd()
+  fs.mkdirSync(base, { recursive: true })
+  process.chdir(base)
+  try {
+    for (let i = 0; i < levels; i++) {
+      fs.mkdirSync("d")
+      process.chdir("d")
+    }
+  } finally {
+    process.chdir(here)
+  }
+}
 
 interface GlobOptions {
   readonly root?: string
@@ -337,6 +353,30 @@ describe.each(strategies)("glob (%s)", (strategy) => {
     await refusal(root.glob("*", { root: "../x" }))
     expect(openDescriptorCount()).toBe(before)
   })
+
+  it("walks 256 levels and refuses the 257th as toolarge, over a 10,000-level tree at once", async () => {
+    const { s, root } = await setup({})
+    chain(s.abs("ok"), 256)
+    fs.writeFileSync(path.join(s.abs("ok"), ...Array.from({ length: 256 }, () => "d"), "f"), "")
+    // 256 levels below the glob root are read, as a recursive listing reads them.
+    expect(await root.glob("**/f", { root: "ok" })).toEqual([[...Array.from({ length: 256 }, () => "d"), "f"].join("/")])
+    expect((await refusal(root.glob("ok/**/f"))).refusal).toBe("toolarge")
+    // Far deeper than any path: made one level at a time from inside the last one.
+    chain(s.abs("t"), 10_000)
+    try {
+      const before = openDescriptorCount()
+      for (const pattern of ["**/f", "t/**/zzz", "t/*/*/*/*/**", `t/${"*/".repeat(300)}x`]) {
+        const e = await refusal(root.glob(pattern))
+        expect({ pattern, reason: e.reason, refusal: e.refusal }).toEqual({ pattern, reason: "BadArgument", refusal: "toolarge" })
+        expect(e.description).toContain("256 levels")
+      }
+      expect(openDescriptorCount()).toBe(before)
+    } finally {
+      // node:fs removes by path, and this tree is deeper than any path can name.
+      execFileSync("rm", ["-rf", s.abs("t")])
+    }
+    root.close()
+  }, 120_000)
 
   it("agrees with NodeFileSystem.glob on seeded random character-level patterns", async () => {
     const names = ["a", "b", "ab", ".d", "x.ts", "A", "1", "a.b", "é", "[a]", "{a,b}", "a*", "-", "!", "p\uE000", "p😀", "..a", "c d"]

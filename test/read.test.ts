@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../src/index.ts"
+import { contentBudget, defaultContentBudget, PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { strategies } from "./support/strategies.ts"
 import { mkfifo, scratch } from "./support/tree.ts"
 import { rejection as refusal } from "./support/rejection.ts"
@@ -112,5 +112,63 @@ describe.each(strategies)("exists, stat, readFile (%s)", (strategy) => {
       expect(e).toBeInstanceOf(PinnedFsError)
       expect((e as PinnedFsError).reason).toBe("BadArgument")
     }
+  })
+})
+
+describe.each(strategies)("the process's content budget (%s)", (strategy) => {
+  const MiB = 1024 * 1024
+
+  it("refuses reads past the budget at once, typed, and takes them again once the others settle", async () => {
+    const s = scratch()
+    for (let i = 0; i < 8; i++) {
+      fs.writeFileSync(s.abs(`big-${i}`), "")
+      fs.truncateSync(s.abs(`big-${i}`), 16 * MiB)
+    }
+    const root = await PinnedRoot.open(s.root, { strategy })
+    expect(contentBudget()).toEqual({ budget: defaultContentBudget, inFlight: 0 })
+    try {
+      // Smaller than one content: that read is refused whatever else runs.
+      contentBudget(10 * MiB)
+      const alone = await refusal(root.readFile("big-0"))
+      expect({ code: alone.code, reason: alone.reason, refusal: alone.refusal }).toEqual({ code: "ENOMEM", reason: "Unknown", refusal: "" })
+      expect(alone.description).toMatch(/^16777217 bytes of content would take the process past its content budget of 10485760 bytes/)
+      // Room for three 16 MiB contents (each also needs the byte that proves its end): eight at
+      // once are each the content or that refusal, however the pool runs them.
+      expect(contentBudget(50 * MiB).budget).toBe(50 * MiB)
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          root.readFile(`big-${i}`).then(
+            (b) => b.length,
+            (e: unknown) => e
+          )
+        )
+      )
+      const refused = answers.filter((a): a is PinnedFsError => a instanceof PinnedFsError)
+      for (const e of refused) {
+        expect({ code: e.code, reason: e.reason, refusal: e.refusal }).toEqual({ code: "ENOMEM", reason: "Unknown", refusal: "" })
+        expect(e.description).toMatch(/past its content budget of 52428800 bytes/)
+      }
+      for (const a of answers) if (!(a instanceof PinnedFsError)) expect(a).toBe(16 * MiB)
+      // Handed over, nothing is in flight; a batch past the budget fails member by member.
+      expect(contentBudget().inFlight).toBe(0)
+      const batch = await root.batch(
+        Array.from({ length: 4 }, (_, i) => ({ operation: "readFile" as const, path: `big-${i}` })),
+        { response: 2 ** 31 }
+      )
+      expect(batch.map((m) => (m.ok ? "ok" : (m.error as PinnedFsError).code))).toEqual(["ok", "ok", "ok", "ENOMEM"])
+      expect(contentBudget().inFlight).toBe(0)
+      expect((await root.readFile("big-0")).length).toBe(16 * MiB)
+    } finally {
+      contentBudget(0)
+      root.close()
+    }
+    expect(contentBudget().budget).toBe(defaultContentBudget)
+  })
+
+  it("refuses a budget that is not a non-negative safe integer", () => {
+    for (const bad of [-1, 1.5, Number.NaN, 2 ** 60, "1" as unknown as number]) {
+      expect(() => contentBudget(bad)).toThrow(PinnedFsError)
+    }
+    expect(contentBudget().budget).toBe(defaultContentBudget)
   })
 })

@@ -1,8 +1,13 @@
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { Effect, FileSystem } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { NodeAtomicFileSystem } from "../src/effect/index.ts"
+import { PathAtomicFileSystem } from "../src/fallback/index.ts"
+import type { AtomicFileSystem, AtomicRequest } from "../src/protocol/wire.ts"
 import { PinnedFsError, PinnedRoot } from "../src/index.ts"
 import type { OpenFlag } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
@@ -10,6 +15,8 @@ import { asRoot, NOBODY, requestsAsNobody } from "./support/nobody.ts"
 import { strategies } from "./support/strategies.ts"
 import { mkfifo, scratch } from "./support/tree.ts"
 import { rejection as refusal } from "./support/rejection.ts"
+import { skipUnless } from "./support/skip.ts"
+import { allowAll, failure as kernelFailure, kernelLayer, reasonTag } from "./kernel/support/kernel.ts"
 
 const writingFlags: ReadonlyArray<OpenFlag> = ["r+", "w", "wx", "w+", "wx+", "a", "ax", "a+", "ax+"]
 const packageRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -207,13 +214,16 @@ describe.each(strategies)("writeFile (%s)", (strategy) => {
       () => root.writeFile("f", [1, 2] as unknown as Uint8Array),
       () => root.writeFileString("f", 42 as unknown as string),
       () => root.writeFileString("f", "x", { flag: "a", atomic: true }),
-      () => root.writeFileString("f", "x", { flag: "wx", atomic: true }),
+      () => root.writeFileString("f", "x", { flag: "r+", atomic: true }),
+      () => root.writeFileString("f", "x", { atomic: "yes" as unknown as boolean }),
+      () => root.writeFileString("f", "x", { durable: 1 as unknown as boolean }),
       () => root.writeFileString("a\0b", "x"),
       () => root.writeFileString(`${"y".repeat(300)}`, "x"),
       // The addon's own checks, reached without the PinnedRoot guards.
       () => root.run({ op: native.ops.writeFile, path: "f", data: "x", flag: 99 }, "f"),
       () => root.run({ op: native.ops.writeFile, path: "f", data: "x", flag: native.flags.r }, "f"),
       () => root.run({ op: native.ops.writeFile, path: "f", data: "x", flag: native.flags.a, atomic: true }, "f"),
+      () => root.run({ op: native.ops.writeFile, path: "f", data: "x", flag: native.flags.w, atomic: true, inPlace: true }, "f"),
       () => root.run({ op: native.ops.writeFile, path: "f", data: 7 as unknown as string, flag: native.flags.w }, "f"),
       () => root.run({ op: native.ops.writeFile, path: "f", data: "x", flag: native.flags.w, mode: 0o70000 }, "f")
     ]
@@ -356,6 +366,127 @@ describe.each(strategies)("writeFile atomic (%s)", (strategy) => {
   })
 })
 
+describe.each(strategies)("writeFile: replacement by default, in place where a replacement cannot be what a write is (%s)", (strategy) => {
+  it("replaces a w-family write (a new inode, mode and owner kept); wx creates whole or not at all; appends and atomic: false stay in place", async () => {
+    const s = scratch()
+    s.make({ "f.txt": "old", "g.txt": "old", "h.txt": "old", "x.txt": "taken" })
+    fs.chmodSync(s.abs("f.txt"), 0o751)
+    const root = await PinnedRoot.open(s.root, { strategy })
+    const ino = (p: string) => fs.statSync(s.abs(p)).ino
+    const before = { g: ino("g.txt"), h: ino("h.txt") }
+    // Each checked at once: ext4 hands the freed inode number out again to the next new file.
+    for (const flag of ["w", "w+"] as const) {
+      const was = ino("f.txt")
+      await root.writeFileString("f.txt", `new ${flag}`, { flag })
+      expect({ flag, content: fs.readFileSync(s.abs("f.txt"), "utf8"), replaced: ino("f.txt") !== was }).toEqual({
+        flag,
+        content: `new ${flag}`,
+        replaced: true
+      })
+      expect(modeOf(s.abs("f.txt"))).toBe(0o751)
+    }
+    await root.writeFileString("g.txt", "in place", { atomic: false })
+    await root.writeFileString("h.txt", "+more", { flag: "a" })
+    expect([ino("g.txt"), ino("h.txt")]).toEqual([before.g, before.h])
+    expect(fs.readFileSync(s.abs("g.txt"), "utf8")).toBe("in place")
+    expect(fs.readFileSync(s.abs("h.txt"), "utf8")).toBe("old+more")
+    expect((await refusal(root.writeFileString("x.txt", "mine", { flag: "wx" }))).code).toBe("EEXIST")
+    await root.writeFileString("y.txt", "created", { flag: "wx+", durable: true })
+    expect(fs.readFileSync(s.abs("x.txt"), "utf8")).toBe("taken")
+    expect(fs.readFileSync(s.abs("y.txt"), "utf8")).toBe("created")
+    await root.writeFileString("f.txt", "durable", { durable: true, atomic: true })
+    expect(fs.readFileSync(s.abs("f.txt"), "utf8")).toBe("durable")
+    expect(listing(s.root)).toEqual(["f.txt", "g.txt", "h.txt", "x.txt", "y.txt"])
+    root.close()
+  })
+
+  it("as nobody: in place where the directory takes no new file or the owner cannot be kept, refused where Node refuses", async (ctx) => {
+    skipUnless(ctx, asRoot, "giving files to nobody needs root; running unprivileged, this test has nothing to set up")
+    const s = scratch()
+    s.make({ "shut/f.txt": "old", "open/roots.txt": "old", "open/readonly.txt": "old", "open/mine.txt": "old" })
+    for (let d = s.root; d !== path.dirname(path.dirname(s.root)); d = path.dirname(d)) fs.chmodSync(d, 0o755)
+    // shut/: root's, so nobody can add no name there; its file is nobody's. open/: nobody's.
+    fs.chownSync(s.abs("shut/f.txt"), NOBODY, NOBODY)
+    fs.chownSync(s.abs("open"), NOBODY, NOBODY)
+    fs.chmodSync(s.abs("open/roots.txt"), 0o666)
+    for (const f of ["readonly.txt", "mine.txt"]) fs.chownSync(s.abs(`open/${f}`), NOBODY, NOBODY)
+    fs.chmodSync(s.abs("open/readonly.txt"), 0o444)
+    const ino = (p: string) => fs.statSync(s.abs(p)).ino
+    const inodes = { shut: ino("shut/f.txt"), roots: ino("open/roots.txt"), mine: ino("open/mine.txt") }
+    const w = (p: string, data: string, extra: Record<string, unknown> = {}) => ({ op: "writeFile", path: p, data, flag: "w", ...extra })
+    const out = requestsAsNobody(s.root, strategy, [
+      w("shut/f.txt", "strict", { atomic: true }),
+      w("shut/f.txt", "in place"),
+      w("shut/new.txt", "x"),
+      w("open/readonly.txt", "x"),
+      w("open/roots.txt", "kept root's"),
+      w("open/mine.txt", "replaced")
+    ])
+    expect(out.map((a) => (a.ok ? "ok" : a.code))).toEqual(["EACCES", "ok", "EACCES", "EACCES", "ok", "ok"])
+    expect(out.every((a) => a.uid === NOBODY)).toBe(true)
+    // The directory took no temporary: the file was written where it is, as fs.writeFile would.
+    expect([fs.readFileSync(s.abs("shut/f.txt"), "utf8"), ino("shut/f.txt")]).toEqual(["in place", inodes.shut])
+    // nobody cannot give a file to root: a replacement would have been nobody's, so in place.
+    const roots = fs.statSync(s.abs("open/roots.txt"))
+    expect([fs.readFileSync(s.abs("open/roots.txt"), "utf8"), roots.ino, roots.uid]).toEqual(["kept root's", inodes.roots, 0])
+    expect(fs.readFileSync(s.abs("open/readonly.txt"), "utf8")).toBe("old")
+    expect([fs.readFileSync(s.abs("open/mine.txt"), "utf8"), ino("open/mine.txt") === inodes.mine]).toEqual(["replaced", false])
+    expect(listing(s.abs("shut"))).toEqual(["f.txt"])
+    expect(listing(s.abs("open"))).toEqual(["mine.txt", "readonly.txt", "roots.txt"])
+  })
+})
+
+describe.each(strategies)("a durable write in a directory that may be searched but not read (%s)", (strategy) => {
+  const strace = spawnSync("strace", ["-V"]).status === 0
+
+  it("syncs what holds the directory's new entry after the rename, as nobody (strace)", async (ctx) => {
+    skipUnless(ctx, strace, "strace is not installed (apt-get install strace): nothing to watch the system calls with")
+    skipUnless(ctx, asRoot, "a mode-0311 directory stops only an unprivileged caller, and dropping to nobody needs root")
+    const s = scratch()
+    s.make({ "wx/old.txt": "old" })
+    for (let d = s.root; d !== path.dirname(path.dirname(s.root)); d = path.dirname(d)) fs.chmodSync(d, 0o755)
+    fs.chownSync(s.abs("wx"), NOBODY, NOBODY)
+    fs.chownSync(s.abs("wx/old.txt"), NOBODY, NOBODY)
+    fs.chmodSync(s.abs("wx"), 0o311) // nobody may create and search there, not list
+    const traces = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-strace-"))
+    fs.chmodSync(traces, 0o777)
+    try {
+      const trace = path.join(traces, "trace")
+      const out = requestsAsNobody(
+        s.root,
+        strategy,
+        [
+          { op: "writeFile", path: "wx/old.txt", data: "replaced", flag: "w", durable: true },
+          { op: "writeFile", path: "wx/new.txt", data: "created", flag: "w", durable: true }
+        ],
+        ["strace", "-f", "-qq", "-o", trace, "-e", "trace=linkat,renameat,renameat2,fsync,fdatasync,syncfs,sync"]
+      )
+      expect(out.map((a) => a.ok)).toEqual([true, true])
+      const lines = fs.readFileSync(trace, "utf8").split("\n")
+      // Each publication (the rename over old.txt, the link of new.txt) is followed by a sync that
+      // reaches the directory: fsync of a descriptor of it, or syncfs of the file system it is on.
+      for (const name of ["old.txt", "new.txt"]) {
+        const at = lines.findIndex((l) => /(renameat2?|linkat)\(/.test(l) && l.includes(`"${name}"`) && / = 0$/.test(l))
+        expect({ name, published: at >= 0 }).toEqual({ name, published: true })
+        const next = lines.slice(at + 1).find((l) => /(fsync|syncfs)\(/.test(l) || /(renameat2?|linkat)\(/.test(l))
+        expect({
+          name,
+          next: next
+            ?.replace(/^\d+\s+/, "")
+            .replace(/\(\d+\)/, "(N)")
+            .replace(/\s+/g, " ")
+        }).toEqual({ name, next: "syncfs(N) = 0" })
+      }
+    } finally {
+      fs.rmSync(traces, { recursive: true, force: true })
+      fs.chmodSync(s.abs("wx"), 0o755)
+    }
+    expect(fs.readFileSync(s.abs("wx/old.txt"), "utf8")).toBe("replaced")
+    expect(fs.readFileSync(s.abs("wx/new.txt"), "utf8")).toBe("created")
+    expect(listing(s.abs("wx"))).toEqual(["new.txt", "old.txt"])
+  })
+})
+
 describe.each(strategies)("writes after the root is replaced (%s)", (strategy) => {
   it("refuses as Busy when asked to verify, and otherwise acts on the pinned directory only", async () => {
     const s = scratch()
@@ -391,6 +522,92 @@ describe.each(strategies)("writes after the root is replaced (%s)", (strategy) =
     } finally {
       root.close()
       fs.rmSync(moved, { recursive: true, force: true })
+    }
+  })
+})
+
+/**
+ * A small tmpfs of its own, mounted under a temporary directory for one test and unmounted after.
+ * Mounting needs CAP_SYS_ADMIN: where it is refused, the test says so and skips.
+ */
+const smallDisk = (bytes: number): { dir: string; unmount: () => void } | string => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-full-"))
+  const dir = path.join(base, "disk")
+  fs.mkdirSync(dir)
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${bytes},mode=0755`, "tmpfs", dir], { stdio: "pipe" })
+  } catch (e) {
+    fs.rmSync(base, { recursive: true, force: true })
+    return `mounting a ${bytes}-byte tmpfs was refused: ${String((e as { stderr?: unknown }).stderr ?? e).trim()}`
+  }
+  return {
+    dir,
+    unmount: () => {
+      execFileSync("umount", [dir])
+      fs.rmSync(base, { recursive: true, force: true })
+    }
+  }
+}
+
+describe.each(strategies)("writeFile on a full disk (%s)", (strategy) => {
+  // 1 MiB of tmpfs holding a 200 KiB file: a 2 MiB replacement cannot fit beside it, nor in place.
+  const entries = (root: string, target: string) => {
+    const extension = NodeAtomicFileSystem.make({ strategy })
+    const fallback = PathAtomicFileSystem.make()
+    const viaWire = async (atomic: AtomicFileSystem, operation: "writeFile" | "writeFileString", data: Buffer) => {
+      const rootIdentity = await Effect.runPromise(atomic.identifyRoot!(root))
+      const request = {
+        boundaryRoot: root,
+        logicalRoot: root,
+        rootIdentity,
+        operation,
+        path: path.join(root, target),
+        data: operation === "writeFile" ? data.toString("base64") : data.toString("latin1"),
+        options: { flag: "w" }
+      }
+      return Effect.runPromise(Effect.flip(atomic.execute(request as AtomicRequest))).then((e) => e.reason._tag)
+    }
+    return {
+      "PinnedRoot.writeFile": async (data: Buffer) => {
+        const pinned = await PinnedRoot.open(root, { strategy })
+        try {
+          return (await refusal(pinned.writeFile(target, data))).code
+        } finally {
+          pinned.close()
+        }
+      },
+      "extension writeFile": (data: Buffer) => viaWire(extension, "writeFile", data),
+      "extension writeFileString": (data: Buffer) => viaWire(extension, "writeFileString", data),
+      "fallback writeFile": (data: Buffer) => viaWire(fallback, "writeFile", data),
+      "pinnedfs/kernel writeFile": (data: Buffer) =>
+        kernelFailure(
+          kernelLayer(NodeAtomicFileSystem.layerWith({ strategy }), root, allowAll(root)),
+          Effect.flatMap(Effect.service(FileSystem.FileSystem), (fs) => fs.writeFile(target, data))
+        ).then((e) => reasonTag(e)),
+      close: () => (extension as { close?: () => void }).close?.()
+    }
+  }
+
+  it("fails typed and keeps the old content whole, with no temporary file, through every entry", async (ctx) => {
+    const disk = smallDisk(1 << 20)
+    if (typeof disk === "string") return skipUnless(ctx, false, disk)
+    try {
+      const old = Buffer.alloc(200 * 1024, "o")
+      const next = Buffer.alloc(2 * 1024 * 1024, "n")
+      const { close, ...each } = entries(disk.dir, "f.bin")
+      try {
+        for (const [entry, write] of Object.entries(each)) {
+          fs.writeFileSync(path.join(disk.dir, "f.bin"), old)
+          const failed = await write(next)
+          expect({ entry, failed }).toEqual({ entry, failed: entry.startsWith("PinnedRoot") ? "ENOSPC" : "Unknown" })
+          expect({ entry, names: fs.readdirSync(disk.dir) }).toEqual({ entry, names: ["f.bin"] })
+          expect({ entry, same: fs.readFileSync(path.join(disk.dir, "f.bin")).equals(old) }).toEqual({ entry, same: true })
+        }
+      } finally {
+        close()
+      }
+    } finally {
+      disk.unmount()
     }
   })
 })

@@ -4,6 +4,7 @@
 // that runs the core on libuv's thread pool. No file-system logic lives here.
 #include <napi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -18,6 +19,8 @@
 
 #include "binding/args.h"
 #include "binding/results.h"
+#include "core/alloc.h"
+#include "core/budget.h"
 #include "core/execute.h"
 #include "core/limits.h"
 #include "core/request.h"
@@ -69,6 +72,7 @@ struct CompactBatch {
   std::vector<std::size_t> at;      // per member: offset of its content in scratch, or kNotPacked
   std::vector<std::size_t> length;  // per member: length of its packed content
   std::string scratch;
+  Charge scratch_charge;  // scratch's share of the content budget (core/budget.h)
 
   // On the worker thread.
   void run(const Root& root, const BatchLimits& limits, bool verify, const std::string& alias) {
@@ -81,6 +85,20 @@ struct CompactBatch {
           if (!r.ok()) return;
           Bytes* b = std::get_if<Bytes>(&r.value());
           if (!b || b->data.size() > kCopyThreshold) return;
+          // Packed contents are content in flight too, and scratch grows with the answer: both
+          // checked, and a member that does not fit fails alone.
+          std::size_t want = scratch.size() + b->data.size();
+          if (want > scratch.capacity()) {
+            std::size_t grown = std::max(want, scratch.capacity() * 2);
+            if (!scratch_charge.hold(grown)) {
+              r = Result<pinnedfs::Value>(over_content_budget(grown, "read", requests[k].path));
+              return;
+            }
+            if (!try_reserve(scratch, grown)) {
+              r = Result<pinnedfs::Value>(out_of_memory(grown, "read", requests[k].path));
+              return;
+            }
+          }
           at[where[k]] = scratch.size();
           length[where[k]] = b->data.size();
           scratch.append(b->data);
@@ -230,7 +248,11 @@ class PromiseJob : public PendingSettle {
     if (napi_open_handle_scope(env, &scope) != napi_ok) return;
     Out out(env);
     Settled s = settle_(out, *state_, *result_);
-    settle(out, deferred_, s.resolve, s.value);
+    if (out.buffer_failed()) {
+      rejected_for_memory(out, deferred_);
+    } else {
+      settle(out, deferred_, s.resolve, s.value);
+    }
     napi_close_handle_scope(env, scope);
   }
 
@@ -316,7 +338,7 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     std::string problem;
     Budget budget;
     if (!read_request(info[0], request.get(), &problem, &budget)) {
-      return rejected(env, bad_argument(problem));
+      return rejected(env, budget.refused ? budget.no_memory() : bad_argument(problem));
     }
     // A getter run while marshalling may have closed this very handle.
     if (!root_) return closed(env);
@@ -343,7 +365,7 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     Budget budget;
     if (!read_path_only(static_cast<int>(op), info[1], recursive, request.get(), &problem,
                         &budget)) {
-      return rejected(env, bad_argument(problem));
+      return rejected(env, budget.refused ? budget.no_memory() : bad_argument(problem));
     }
     if (!byte_limit(info[3], &request->max_bytes)) {
       return rejected(env, bad_argument("read limit must be an integer from 1 to " +
@@ -450,6 +472,8 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
       job->requests.push_back(std::move(r));
       job->where.push_back(i);
     }
+    // A copy the system refused: the call as a whole could not be marshalled.
+    if (budget.refused) return rejected(env, budget.no_memory());
     if (!root_) return closed(env);
     std::string alias;
     bool verify = read_verify(info[5], &alias);
@@ -503,6 +527,7 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
       Napi::Value member = element(in, i, "a batch member", &(*problems)[i]);
       if ((*problems)[i].empty()) read_request(member, &(*requests)[i], &(*problems)[i], &budget);
     }
+    if (budget.refused) return rejected(env, budget.no_memory());
     // A getter run while marshalling may have closed this very handle.
     if (!root_) return closed(env);
     std::string alias;
@@ -632,7 +657,7 @@ Napi::Value pin(const Napi::CallbackInfo& info) {
                          return {true, nullptr};
                        }
                        static_cast<RootHandle*>(unwrapped)->adopt(r.value());
-                       out.set(obj, "identity", out.string(r.value()->identity().str()));
+                       out.set(obj, "identity", out.string(r.value()->root_identity().str()));
                        out.set(obj, "strategy", out.string(strategy_name(r.value()->strategy())));
                        out.set(obj, "path", out.string(r.value()->path()));
                        return {true, obj};
@@ -651,6 +676,23 @@ Napi::Value identify(const Napi::CallbackInfo& info) {
   return js(env, PromiseJob<Result<Identity>>::start(
                      env, [path]() { return identify_path(path); },
                      [](Out& out, EnvState&, Result<Identity>& r) -> Settled {
+                       if (r.ok()) return {true, out.string(r.value().str())};
+                       return {false, error_to_js(out, r.error())};
+                     }));
+}
+
+// identifyRoot(path) -> Promise<RootIdentity text>: what pin(path).identity would be.
+Napi::Value identify_root_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) return js(env, rejected(env, bad_argument("path must be a string")));
+  Budget budget;
+  std::string path;
+  if (!utf8_within(info[0], &budget.text, &path)) {
+    return js(env, rejected(env, bad_argument(over_budget("path"))));
+  }
+  return js(env, PromiseJob<Result<RootIdentity>>::start(
+                     env, [path]() { return identify_root(path); },
+                     [](Out& out, EnvState&, Result<RootIdentity>& r) -> Settled {
                        if (r.ok()) return {true, out.string(r.value().str())};
                        return {false, error_to_js(out, r.error())};
                      }));
@@ -688,6 +730,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   if (napi_add_env_cleanup_hook(env, stopping, held) != napi_ok) delete held;
   exports.Set("pin", Napi::Function::New(env, pin, "pin"));
   exports.Set("identify", Napi::Function::New(env, identify, "identify"));
+  exports.Set("identifyRoot", Napi::Function::New(env, identify_root_js, "identifyRoot"));
 #ifdef PINNEDFS_TEST_HOOKS
   exports.Set("trips", Napi::Function::New(
                            env,
@@ -697,6 +740,24 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
                            },
                            "trips"));
 #endif
+  // contentBudget(bytes?) -> [budget, inFlight]: the process's budget of content bytes in flight
+  // (core/budget.h), set when `bytes` is given (0 restores the default).
+  exports.Set("contentBudget", Napi::Function::New(
+                                   env,
+                                   [](const Napi::CallbackInfo& info) -> Napi::Value {
+                                     Napi::Env e = info.Env();
+                                     if (info.Length() > 0 && info[0].IsNumber()) {
+                                       double d = info[0].As<Napi::Number>().DoubleValue();
+                                       if (d >= 0 && d <= 9007199254740991.0 &&
+                                           d == static_cast<double>(static_cast<int64_t>(d)))
+                                         set_content_budget(static_cast<std::uint64_t>(d));
+                                     }
+                                     Napi::Array a = Napi::Array::New(e, 2);
+                                     a.Set(0u, static_cast<double>(content_budget()));
+                                     a.Set(1u, static_cast<double>(content_in_flight()));
+                                     return a;
+                                   },
+                                   "contentBudget"));
   exports.Set("paced", Napi::Function::New(
                            env,
                            [](const Napi::CallbackInfo& info) -> Napi::Value {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "core/alloc.h"
 #include "platform/platform.h"
 
 namespace pinnedfs {
@@ -35,16 +36,23 @@ bool length_of(Napi::Array a, uint32_t* n) {
   return napi_get_array_length(a.Env(), a, n) == napi_ok;
 }
 
-bool utf8_within(Napi::Value v, std::size_t* left, std::string* out) {
+Error Budget::no_memory() const {
+  return out_of_memory(refused, "copy", {});
+}
+
+bool utf8_within(Napi::Value v, std::size_t* left, std::string* out, std::size_t* refused) {
   std::size_t length = 0;
   if (napi_get_value_string_utf8(v.Env(), v, nullptr, 0, &length) != napi_ok || length > *left) {
     return false;
   }
-  *left -= length;
-  if (length >= kHugeBuffer) {
-    out->reserve(length);
-    platform::advise_huge_pages(&(*out)[0], length);
+  // Checked (core/alloc.h): a string the size of the caller's budget is an allocation that can
+  // fail, and fails as ENOMEM.
+  if (!try_reserve(*out, length)) {
+    if (refused) *refused = length;
+    return false;
   }
+  *left -= length;
+  if (length >= kHugeBuffer) platform::advise_huge_pages(&(*out)[0], length);
   out->resize(length);
   // The terminating NUL napi writes lands on the string's own terminator.
   return napi_get_value_string_utf8(v.Env(), v, &(*out)[0], length + 1, &length) == napi_ok;
@@ -80,7 +88,7 @@ std::string Reader::str(const char* key, bool required) {
     return {};
   }
   std::string out;
-  if (!utf8_within(v, &budget->text, &out))
+  if (!utf8_within(v, &budget->text, &out, &budget->refused))
     fail(over_budget((std::string("operand '") + key + "'").c_str()));
   return out;
 }
@@ -139,7 +147,7 @@ std::vector<std::string> Reader::strings(const char* key) {
       return {};
     }
     std::string text;
-    if (!utf8_within(e, &budget->text, &text)) {
+    if (!utf8_within(e, &budget->text, &text, &budget->refused)) {
       fail(over_budget((std::string("operand '") + key + "'").c_str()));
       return {};
     }
@@ -201,6 +209,9 @@ void read_scalars(Reader& in, Request* r) {
   r->recursive = in.boolean("recursive");
   r->force = in.boolean("force");
   r->atomic = in.boolean("atomic");
+  r->in_place = in.boolean("inPlace");
+  r->durable = in.boolean("durable");
+  r->no_replace = in.boolean("noReplace");
   int64_t mode = in.integer("mode", 0, 07777, &present);
   r->has_mode = present;
   r->mode = static_cast<uint32_t>(mode);
@@ -224,12 +235,16 @@ void read_data(Reader& in, Request* r) {
     Napi::Uint8Array a = d.As<Napi::Uint8Array>();
     if (a.ByteLength() > in.budget->data) {
       in.fail(over_budget("operand 'data'"));
+    } else if (!try_reserve(r->data, a.ByteLength())) {
+      in.budget->refused = a.ByteLength();
+      in.fail(over_budget("operand 'data'"));
     } else {
       in.budget->data -= a.ByteLength();
       r->data.assign(reinterpret_cast<const char*>(a.Data()), a.ByteLength());
     }
   } else if (d.IsString()) {
-    if (!utf8_within(d, &in.budget->data, &r->data)) in.fail(over_budget("operand 'data'"));
+    if (!utf8_within(d, &in.budget->data, &r->data, &in.budget->refused))
+      in.fail(over_budget("operand 'data'"));
   } else {
     in.fail("operand 'data' must be a Uint8Array or a string");
   }
@@ -345,7 +360,7 @@ bool read_path_only(int op, Napi::Value path, bool recursive, Request* r, std::s
     return false;
   }
   r->op = static_cast<Op>(op);
-  if (!utf8_within(path, &budget->text, &r->path)) {
+  if (!utf8_within(path, &budget->text, &r->path, &budget->refused)) {
     *problem = over_budget("operand 'path'");
     return false;
   }

@@ -25,6 +25,10 @@ constexpr uint8_t kRefusedMember = 255;
 struct Budget {
   std::size_t text = kMaxRequestText;
   std::size_t data = kMaxRequestData;
+  // Bytes of a copy the system refused (0: none): the call is rejected with ENOMEM (no_memory()),
+  // not as malformed.
+  std::size_t refused = 0;
+  Error no_memory() const;
 };
 
 // An object's operands, read one by one by name; the first problem met is the one reported.
@@ -55,8 +59,10 @@ Napi::Value element(Napi::Array a, uint32_t i, const char* what, std::string* pr
 // and the process died (SIGSEGV). False when the length cannot be read.
 bool length_of(Napi::Array a, uint32_t* n);
 
-// `v`'s UTF-8 bytes into `out`, charged to `*left`; false (nothing copied) when they do not fit.
-bool utf8_within(Napi::Value v, std::size_t* left, std::string* out);
+// `v`'s UTF-8 bytes into `out`, charged to `*left`; false (nothing copied) when they do not fit, or
+// when the memory for them cannot be had (then `*refused`, when given, is their size).
+bool utf8_within(Napi::Value v, std::size_t* left, std::string* out,
+                 std::size_t* refused = nullptr);
 
 // Why `what` was refused: more than one call may carry.
 std::string over_budget(const char* what);

@@ -1,6 +1,7 @@
 // Marshal-out (results.h). Built on raw Node-API calls, every status checked: see `Out`.
 #include "binding/results.h"
 
+#include <cstring>
 #include <variant>
 
 namespace pinnedfs {
@@ -17,6 +18,44 @@ void settle(Out& out, napi_deferred deferred, bool resolve, napi_value value) {
     napi_value ignored = nullptr;
     napi_get_and_clear_last_exception(env, &ignored);
   }
+}
+
+napi_value Out::buffer_copy_large(const char* data, std::size_t n) {
+  napi_value global = nullptr, buffer_class = nullptr, alloc = nullptr, size = nullptr, v = nullptr;
+  napi_status st = napi_get_global(env_, &global);
+  if (st == napi_ok) st = napi_get_named_property(env_, global, "Buffer", &buffer_class);
+  if (st == napi_ok) st = napi_get_named_property(env_, buffer_class, "allocUnsafeSlow", &alloc);
+  if (st == napi_ok) st = napi_create_double(env_, static_cast<double>(n), &size);
+  if (st == napi_ok) st = napi_call_function(env_, buffer_class, alloc, 1, &size, &v);
+  void* bytes = nullptr;
+  std::size_t length = 0;
+  if (st == napi_ok) st = napi_get_buffer_info(env_, v, &bytes, &length);
+  if (st != napi_ok || length != n) {
+    // The RangeError JavaScript threw is taken back here; the caller rejects with ENOMEM.
+    bool pending = false;
+    if (napi_is_exception_pending(env_, &pending) == napi_ok && pending) {
+      napi_value ignored = nullptr;
+      napi_get_and_clear_last_exception(env_, &ignored);
+    }
+    buffer_failed_ = n;
+    return keep(napi_generic_failure, nullptr);
+  }
+  if (n != 0) std::memcpy(bytes, data, n);
+  return keep(st, v);
+}
+
+void rejected_for_memory(const Out& failed, napi_deferred deferred) {
+  napi_env env = failed.env();
+  bool pending = false;
+  if (napi_is_exception_pending(env, &pending) == napi_ok && pending) {
+    napi_value ignored = nullptr;
+    napi_get_and_clear_last_exception(env, &ignored);
+  }
+  Out again(env);
+  Error e = sys_error(ENOMEM, "buffer");
+  e.description = "out of memory: a Buffer of " + std::to_string(failed.buffer_failed_bytes()) +
+                  " bytes for the answer could not be allocated";
+  settle(again, deferred, false, error_to_js(again, e));
 }
 
 napi_value error_to_js(Out& out, const Error& e) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -30,6 +31,11 @@ class Out {
   explicit Out(napi_env env) : env_(env) {}
   napi_env env() const { return env_; }
   bool ok() const { return ok_; }
+  // A Buffer could not be made (out of memory, most likely): the answer cannot be delivered, and
+  // the caller rejects with ENOMEM instead of leaving the promise pending (see
+  // rejected_for_memory).
+  bool buffer_failed() const { return buffer_failed_ != 0; }
+  std::size_t buffer_failed_bytes() const { return buffer_failed_; }
 
   napi_value object() {
     napi_value v = nullptr;
@@ -72,28 +78,55 @@ class Out {
     napi_status st = ok_ ? napi_get_undefined(env_, &v) : napi_ok;
     return keep(st, v);
   }
+  // A copy into a fresh Buffer. Up to kSmallCopy bytes through napi_create_buffer_copy; beyond,
+  // through JavaScript's Buffer.allocUnsafeSlow: V8 answers a native request for a large buffer it
+  // cannot allocate with a fatal out-of-memory abort, a JavaScript one with a RangeError we catch.
   napi_value buffer_copy(const char* data, std::size_t n) {
+    if (!ok_) return nullptr;
+    if (n > kSmallCopy) return buffer_copy_large(data, n);
     napi_value v = nullptr;
     void* copied = nullptr;
-    napi_status st = ok_ ? napi_create_buffer_copy(env_, n, data, &copied, &v) : napi_ok;
+    napi_status st = napi_create_buffer_copy(env_, n, data, &copied, &v);
+    if (st != napi_ok) buffer_failed_ = n;
     return keep(st, v);
   }
   // The string's storage becomes the Buffer's, without a copy; freed by the Buffer's finalizer, or
   // here when no Buffer could be made.
   napi_value buffer_adopt(std::string&& s) {
     if (!ok_) return nullptr;
-    auto* owned = new std::string(std::move(s));
+    auto* owned = new (std::nothrow) std::string(std::move(s));
+    if (owned == nullptr) {
+      buffer_failed_ = s.size();
+      return keep(napi_generic_failure, nullptr);
+    }
     napi_value v = nullptr;
+    // V8 is told of the memory (napi_adjust_external_memory) while the Buffer holds it: a
+    // collection is then due when garbage Buffers hold much, as it is for Buffers V8 allocated
+    // itself. Untold, garbage contents stay mapped until some unrelated collection, and V8's own
+    // heap finds no room to grow when the address space runs short: a fatal out-of-memory abort.
     napi_status st = napi_create_external_buffer(
         env_, owned->size(), owned->empty() ? nullptr : &(*owned)[0],
-        [](napi_env, void*, void* hint) { delete static_cast<std::string*>(hint); }, owned, &v);
+        [](napi_env env, void*, void* hint) {
+          auto* held = static_cast<std::string*>(hint);
+          int64_t ignored = 0;
+          napi_adjust_external_memory(env, -static_cast<int64_t>(held->size()), &ignored);
+          delete held;
+        },
+        owned, &v);
+    if (st == napi_ok) {
+      int64_t ignored = 0;
+      napi_adjust_external_memory(env_, static_cast<int64_t>(owned->size()), &ignored);
+    }
     if (st == static_cast<napi_status>(kNoExternalBuffers)) {
       // A runtime that forbids external buffers (a V8 sandbox): copy instead.
       napi_value copy = buffer_copy(owned->data(), owned->size());
       delete owned;
       return copy;
     }
-    if (st != napi_ok) delete owned;
+    if (st != napi_ok) {
+      buffer_failed_ = owned->size();
+      delete owned;
+    }
     return keep(st, v);
   }
   // A Uint8Array of n zero bytes; `*data` points at them, or is null once anything failed.
@@ -118,12 +151,17 @@ class Out {
   }
 
  private:
+  // Copies above this size go through JavaScript's allocator (buffer_copy).
+  static constexpr std::size_t kSmallCopy = std::size_t{1} << 20;
+
+  napi_value buffer_copy_large(const char* data, std::size_t n);
   napi_value keep(napi_status st, napi_value v) {
     if (st != napi_ok || (ok_ && v == nullptr)) ok_ = false;
     return ok_ ? v : nullptr;
   }
   napi_env env_;
   bool ok_ = true;
+  std::size_t buffer_failed_ = 0;  // bytes of the Buffer that could not be made (0: none failed)
 };
 
 // Settles `deferred` with `value` unless anything failed on the way; then, or if settling itself
@@ -133,6 +171,11 @@ void settle(Out& out, napi_deferred deferred, bool resolve, napi_value value);
 
 // Node's error shape (code, errno, syscall, path) plus the refusal kind and its description.
 napi_value error_to_js(Out& out, const Error& e);
+
+// After an answer that failed for want of a Buffer (out.buffer_failed()): rejects `deferred` with
+// ENOMEM, through a fresh Out (the failed one drops every call), and takes back any exception the
+// failure left. A stopping environment refuses this too, and the promise then stays pending.
+void rejected_for_memory(const Out& failed, napi_deferred deferred);
 
 // Contents up to this size are copied into a fresh Buffer; larger ones are handed over.
 constexpr std::size_t kCopyThreshold = 64 * 1024;

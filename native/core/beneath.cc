@@ -16,6 +16,15 @@ Error proof_failed(Error e) {
   return e;
 }
 
+// A lookup that could not be made for want of a resource (descriptors, kernel memory) or that the
+// kernel asked to retry says nothing about where the held handle is: it is its own error, never a
+// failed proof, so no caller reads it as a departure (a listing would skip the subtree, a remover
+// would report an escape).
+bool could_not_look(const Error& e) {
+  return e.refusal == Refusal::None &&
+         (e.err == EMFILE || e.err == ENFILE || e.err == ENOMEM || e.err == EAGAIN);
+}
+
 // Looks `rel` up again from the root with the root's own strategy and requires the held object.
 // Under the kernel strategy the lookup is one openat2 whose beneath check is atomic; under the
 // walk it is the walk, with the walk's own residual (see README). What stands at the path now
@@ -33,6 +42,10 @@ Status prove_by_lookup(const Root& root, int fd, const Identity* known, const st
   }
   if (!again.ok()) {
     Error e = again.take_error();
+    if (could_not_look(e)) {
+      e.path = shown;
+      return e;
+    }
     bool gone = (e.refusal == Refusal::Escape && !e.mount) ||
                 (e.refusal == Refusal::None && e.err == ENOENT);
     if (gone) {
@@ -70,13 +83,46 @@ Status prove_by_lookup(const Root& root, int fd, const Identity* known, const st
                               EBUSY));
 }
 
-// Whether the kernel places `fd` outside the root now (or cannot say: then it is taken as
-// outside). Only classifies a failed proof, so its own race cannot let anything through.
-bool left_the_root(const Root& root, int fd) {
+enum class Place : unsigned char { Beneath, Left, Unknown };
+
+// Most ".." steps a climb takes looking for the root: far past any tree pinnedfs walks (256 levels
+// below a root that itself sits at most PATH_MAX/2 levels deep).
+constexpr int kMaxClimb = 4096;
+
+// Where ".." leads from `fd`: to the root's identity (beneath), or to the top of the file system
+// (the one directory that is its own parent) without meeting it (left). Unknown when a step cannot
+// be taken (out of descriptors, a handle on a non-directory, a directory with no search right).
+Place climb_to_root(const Root& root, int fd) {
+  Fd cur;
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Place::Unknown;
+  Identity here = identity_of(st);
+  for (int i = 0; i < kMaxClimb; ++i) {
+    if (here == root.identity()) return Place::Beneath;
+    // ".." is never a link.
+    int up =
+        retry_eintr([&] { return ::openat(cur.valid() ? cur.get() : fd, "..", kDirHandleFlags); });
+    if (up < 0) return Place::Unknown;
+    cur = Fd(up);
+    if (::fstat(cur.get(), &st) != 0) return Place::Unknown;
+    Identity above = identity_of(st);
+    if (above == here) return Place::Left;
+    here = above;
+  }
+  return Place::Unknown;
+}
+
+// Where `fd` is now: outside the root, beneath it, or unknown when neither /proc nor a climb can
+// tell. Only classifies a failed proof, so its own race cannot let anything through; and it never
+// answers "left" without having looked, so a lookup that failed for want of descriptors is never
+// reported as an escape.
+Place left_the_root(const Root& root, int fd) {
   std::string base, where;
-  if (platform::fd_path(root.fd(), &base) != 0 || platform::fd_path(fd, &where) != 0) return true;
-  std::string prefix = base == "/" ? "/" : base + "/";
-  return where.compare(0, prefix.size(), prefix) != 0;
+  if (platform::fd_path(root.fd(), &base) == 0 && platform::fd_path(fd, &where) == 0) {
+    std::string prefix = base == "/" ? "/" : base + "/";
+    return where.compare(0, prefix.size(), prefix) == 0 ? Place::Beneath : Place::Left;
+  }
+  return climb_to_root(root, fd);
 }
 
 // The most a /proc link prints: one page, less the terminating NUL.
@@ -166,7 +212,7 @@ Status prove_beneath(const Root& root, int fd, const Identity* known, const std:
   if (proven.ok() || !proven.error().moved) return proven;
   // Not where its path says: out of the root is the escape this exists for; moved or replaced
   // within it is a concurrent change, refused as what the path names now.
-  if (left_the_root(root, fd)) return moved_out(syscall, shown, rel);
+  if (left_the_root(root, fd) == Place::Left) return moved_out(syscall, shown, rel);
   return proven;
 }
 

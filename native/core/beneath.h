@@ -17,12 +17,14 @@
 //    Where /proc is not procfs, or the path is longer than the kernel will print, the lookup
 //    (the root's strategy) is the proof.
 // A held handle that fails its proof is refused. Out of the root (as the kernel tells where the
-// descriptor is, or where it cannot tell) it is an escape: PermissionDenied, "moved out of the
-// root". Moved or replaced within the root, it is answered as what its path names now (Busy,
-// NotFound-like, a link). Either way nothing is done through it, and the error is marked `moved`
-// so a listing can skip a subtree that a concurrent change took away. What remains is the time
-// between a proof and the act that follows it; docs/moved-out.md measures it and README's
-// residual-risk section states it.
+// descriptor is, or as climbing ".." from it finds) it is an escape: PermissionDenied, "moved out
+// of the root". Moved or replaced within the root, or where neither can tell, it is answered as
+// what its path names now (Busy, NotFound-like, a link). Either way nothing is done through it,
+// and the error is marked `moved` so a listing can skip a subtree that a concurrent change took
+// away. A proof that could not be taken for want of a resource (EMFILE, ENFILE, ENOMEM, EAGAIN)
+// is that error, unmarked: a retryable resource error, never a departure or an escape. What remains
+// is the time between a proof and the act that follows it; docs/moved-out.md measures it and
+// README's residual-risk section states it.
 //
 // Mounts: every handle acted on must be on the root's mount (Linux mount id; st_dev where the
 // platform has no mount ids). The kernel strategy refuses crossings in the lookup itself

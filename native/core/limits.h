@@ -1,7 +1,8 @@
-// Ceilings on what one operation may allocate. The addon is built without exceptions, so an
-// allocation the system cannot satisfy aborts the whole process: every buffer whose size comes from
-// the disk (a file's length, a directory's entries) or from the caller (a limit, an array of paths)
-// is checked against one of these first, and going over is a TooLarge refusal, never an attempt.
+// Ceilings on what one operation may allocate. Every buffer whose size comes from the disk (a
+// file's length, a directory's entries) or from the caller (a limit, an array of paths) is checked
+// against one of these first, and going over is a TooLarge refusal, never an attempt. What stays
+// under them is still a checked allocation (core/alloc.h: ENOMEM when the system says no), and file
+// content is also held to the process's budget across concurrent calls (core/budget.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,11 @@ constexpr std::uint64_t kMaxContentBytes = (std::uint64_t{1} << 31) - 1;
 // tree built to make the answer explode (deep chains of long names times many leaves) does not.
 constexpr std::size_t kMaxListingBytes = std::size_t{256} << 20;
 constexpr std::size_t kNameOverhead = 32;
+
+// Deepest level any walk of a tree goes below the directory it starts from (the recursive
+// listing, the recursive remove, glob): each level holds a descriptor and its own buffers while
+// the levels below it are read, so this bounds both per call. Deeper is a TooLarge refusal.
+constexpr std::size_t kMaxTreeDepth = 256;
 
 // Most bytes of text (paths, patterns, link targets, identities) one call may hand the core, and
 // most bytes of write payload: the caller's strings are copied, and one JavaScript string

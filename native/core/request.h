@@ -82,8 +82,17 @@ struct Request {
   std::vector<std::string> exclude;  // glob: exclude patterns relative to `to`
   bool recursive = false;
   bool force = false;
-  bool atomic = false;  // writeFile: temp + fsync + renameat + dir fsync
-  bool dot = false;     // glob: wildcards match leading '.'
+  // writeFile with a w-family flag (w, w+, wx, wx+) replaces the whole file: a temporary beneath
+  // the same directory, then renameat (wx: a create that fails if the name exists). `atomic`
+  // insists on it (a failure rather than an in-place write); `in_place` asks for Node's
+  // truncate-and-write instead. Neither: the replacement, or in place where the directory takes no
+  // temporary or the owner could not be kept (ops/write_atomic.cc says when).
+  bool atomic = false;
+  bool in_place = false;
+  bool durable =
+      false;         // writeFile: fsync the data before it is published, and the directory after
+  bool dot = false;  // glob: wildcards match leading '.'
+  bool no_replace = false;  // rename: an existing destination is refused by the rename itself
   bool has_mode = false;
   std::uint32_t mode = 0;
   std::int64_t uid = -1;

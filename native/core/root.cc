@@ -4,6 +4,14 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#if defined(__linux__)
+#include <linux/fs.h>  // FS_IOC_GETVERSION
+#include <sys/ioctl.h>
+#include <sys/sysmacros.h>
+#endif
 
 #include "eintr.h"
 #include "resolve.h"
@@ -43,6 +51,103 @@ Identity identity_of(const struct stat& st) {
   return Identity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 }
 
+std::string RootIdentity::str() const {
+  std::string out = id.str();
+  char extra[48];
+  switch (kind) {
+    case Kind::Birth:
+      std::snprintf(extra, sizeof extra, ":b%" PRId64 ".%09" PRIu32, birth_sec, birth_nsec);
+      return out + extra;
+    case Kind::Generation:
+      std::snprintf(extra, sizeof extra, ":g%" PRIu64, generation);
+      return out + extra;
+    case Kind::Plain:
+      break;
+  }
+  return out;
+}
+
+namespace {
+
+// One look at a directory: through `fd` when it is >= 0 (an O_RDONLY descriptor of it), else
+// through the trusted `path`, followed. The birth time comes with the same call that gives dev:ino;
+// the generation needs a descriptor that may be read, so it is asked only where there is no birth
+// time and `generation` allows (a path-based look then opens the directory for that one ioctl).
+Result<RootIdentity> look(int fd, const std::string& path, bool generation) {
+  RootIdentity out;
+  const char* syscall = fd >= 0 ? "fstat" : "stat";
+  bool have = false;
+#if defined(__linux__)
+  struct statx sx;
+  int rc = retry_eintr([&] {
+    return fd >= 0 ? ::statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &sx)
+                   : ::statx(AT_FDCWD, path.c_str(), 0, STATX_BASIC_STATS | STATX_BTIME, &sx);
+  });
+  if (rc == 0) {
+    if (!S_ISDIR(sx.stx_mode)) return sys_error(ENOTDIR, syscall, path);
+    out.id = Identity{static_cast<std::uint64_t>(makedev(sx.stx_dev_major, sx.stx_dev_minor)),
+                      static_cast<std::uint64_t>(sx.stx_ino)};
+    // A zero birth time is a file system that keeps the field and never set it (an image made by
+    // a tool), not a birth: it tells nothing apart.
+    if ((sx.stx_mask & STATX_BTIME) && (sx.stx_btime.tv_sec != 0 || sx.stx_btime.tv_nsec != 0)) {
+      out.kind = RootIdentity::Kind::Birth;
+      out.birth_sec = sx.stx_btime.tv_sec;
+      out.birth_nsec = sx.stx_btime.tv_nsec;
+    }
+    have = true;
+  } else if (errno != ENOSYS && errno != EPERM) {
+    // ENOSYS: a kernel before 4.11; EPERM: a seccomp filter that denies statx. Both: plain stat.
+    return sys_error(errno, "statx", path);
+  }
+#endif
+  if (!have) {
+    struct stat st;
+    int rc2 = retry_eintr([&] { return fd >= 0 ? ::fstat(fd, &st) : ::stat(path.c_str(), &st); });
+    if (rc2 != 0) return sys_error(errno, syscall, path);
+    if (!S_ISDIR(st.st_mode)) return sys_error(ENOTDIR, syscall, path);
+    out.id = identity_of(st);
+#if defined(__APPLE__)
+    if (st.st_birthtimespec.tv_sec != 0 || st.st_birthtimespec.tv_nsec != 0) {
+      out.kind = RootIdentity::Kind::Birth;
+      out.birth_sec = st.st_birthtimespec.tv_sec;
+      out.birth_nsec = static_cast<std::uint32_t>(st.st_birthtimespec.tv_nsec);
+    }
+#endif
+  }
+#if defined(__linux__) && defined(FS_IOC_GETVERSION)
+  if (out.kind == RootIdentity::Kind::Plain && generation) {
+    Fd opened;
+    int use = fd;
+    if (use < 0) {
+      int raw =
+          retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
+      if (raw < 0) return sys_error(errno, "open", path);
+      opened = Fd(raw);
+      use = raw;
+    }
+    // The file systems that answer it (ext4, xfs, btrfs) copy out 32 bits, into a buffer the
+    // ioctl's definition sizes as a long.
+    long buf = 0;
+    if (::ioctl(use, FS_IOC_GETVERSION, &buf) == 0) {
+      std::uint32_t g = 0;
+      std::memcpy(&g, &buf, sizeof g);
+      out.kind = RootIdentity::Kind::Generation;
+      out.generation = g;
+    }
+  }
+#else
+  (void)generation;
+#endif
+  return out;
+}
+
+}  // namespace
+
+Result<RootIdentity> identify_root(const std::string& path) {
+  if (path.find('\0') != std::string::npos) return bad_argument("path contains a NUL byte");
+  return look(-1, path, true);
+}
+
 Result<Identity> identify_path(const std::string& path) {
   if (path.find('\0') != std::string::npos) return bad_argument("path contains a NUL byte");
   struct stat st;
@@ -58,8 +163,8 @@ Result<std::shared_ptr<Root>> Root::pin(const std::string& path, Strategy reques
   int raw = retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
   if (raw < 0) return sys_error(errno, "open", path);
   Fd fd(raw);
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return sys_error(errno, "fstat", path);
+  auto identity = look(fd.get(), path, true);
+  if (!identity.ok()) return identity.take_error();
 
   Strategy chosen = requested;
   if (requested != Strategy::Walk) {
@@ -88,13 +193,15 @@ Result<std::shared_ptr<Root>> Root::pin(const std::string& path, Strategy reques
     return e;
   }
   return std::shared_ptr<Root>(
-      new Root(std::move(fd), identity_of(st), mount.value(), path, chosen));
+      new Root(std::move(fd), identity.value(), mount.value(), path, chosen));
 }
 
 Status Root::verify_path_identity(const std::string& alias) const {
   for (const std::string* spelling : {&path_, &alias}) {
     if (spelling->empty()) continue;
-    auto now = identify_path(*spelling);
+    // One statx where the birth time tells; the generation costs an open, asked only of a root
+    // identified by it.
+    auto now = look(-1, *spelling, identity_.kind == RootIdentity::Kind::Generation);
     if (!now.ok()) {
       Error e = now.take_error();
       if (e.err == ENOENT || e.err == ENOTDIR) {

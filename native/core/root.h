@@ -36,6 +36,28 @@ struct Identity {
 // The identity fstat/fstatat reported, widened as Node reports it.
 Identity identity_of(const struct stat& st);
 
+// A root's identity as PinnedRoot.identity, the extension's identifyRoot and every request's
+// rootIdentity spell it: dev:ino, and what tells this directory from one that got the same inode
+// number after it was deleted (ext4 hands a freed number out again at once). Its birth time where
+// the file system records one (statx STATX_BTIME; macOS st_birthtimespec), else its generation
+// number (FS_IOC_GETVERSION: ext4 without birth times, among others), else nothing: there the
+// identity is dev:ino and a reused number goes unseen (docs/root-identity.md).
+//   "dev:ino:b<sec>.<nsec, 9 digits>"   "dev:ino:g<generation>"   "dev:ino"
+struct RootIdentity {
+  enum class Kind : unsigned char { Plain, Birth, Generation };
+  Identity id;
+  Kind kind = Kind::Plain;
+  std::int64_t birth_sec = 0;
+  std::uint32_t birth_nsec = 0;
+  std::uint64_t generation = 0;
+  bool operator==(const RootIdentity& o) const {
+    return id == o.id && kind == o.kind && birth_sec == o.birth_sec && birth_nsec == o.birth_nsec &&
+           generation == o.generation;
+  }
+  bool operator!=(const RootIdentity& o) const { return !(*this == o); }
+  std::string str() const;
+};
+
 // The mount a descriptor lies on: Linux's mount id where the kernel tells it, else only the
 // device. Two handles are on the same mount when their ids match (or, lacking ids, their devices):
 // a same-device bind mount has the root's st_dev but its own mount id.
@@ -56,7 +78,10 @@ class Root {
   static Result<std::shared_ptr<Root>> pin(const std::string& path, Strategy requested);
 
   int fd() const { return fd_.get(); }
-  const Identity& identity() const { return identity_; }
+  // dev:ino of the pinned directory: what the proofs compare handles with.
+  const Identity& identity() const { return identity_.id; }
+  // The identity a caller authorizes the root by (see RootIdentity).
+  const RootIdentity& root_identity() const { return identity_; }
   const MountIdentity& mount() const { return mount_; }
   const std::string& path() const { return path_; }
   Strategy strategy() const { return strategy_; }
@@ -70,16 +95,19 @@ class Root {
   Status verify_path_identity(const std::string& alias = {}) const;
 
  private:
-  Root(Fd fd, Identity id, MountIdentity mount, std::string path, Strategy s)
+  Root(Fd fd, RootIdentity id, MountIdentity mount, std::string path, Strategy s)
       : fd_(std::move(fd)), identity_(id), mount_(mount), path_(std::move(path)), strategy_(s) {}
   Fd fd_;
-  Identity identity_;
+  RootIdentity identity_;
   MountIdentity mount_;
   std::string path_;
   Strategy strategy_;
 };
 
-// Identity of a directory named by a trusted path, without pinning it (identifyRoot).
+// dev:ino of a directory named by a trusted path, without pinning it.
 Result<Identity> identify_path(const std::string& path);
+// The RootIdentity of a directory named by a trusted path, without pinning it (identifyRoot):
+// what Root::pin of the same directory records.
+Result<RootIdentity> identify_root(const std::string& path);
 
 }  // namespace pinnedfs

@@ -5,6 +5,7 @@
 #include <variant>
 #include <vector>
 
+#include "budget.h"
 #include "error.h"
 #include "root.h"
 
@@ -12,6 +13,7 @@ namespace pinnedfs {
 
 struct Bytes {
   std::string data;  // file content; moved into an external Buffer without a copy
+  Charge charge;     // its share of the process's content budget, until it is handed over
 };
 
 struct Text {

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "../core/alloc.h"
 #include "../core/limits.h"
 #include "dir_list.h"
 #include "ops.h"
@@ -30,7 +31,7 @@ namespace {
 
 // Deepest level a recursive listing descends to (the listed directory is level 0). Each level holds
 // one descriptor while its subtrees are listed, so this also bounds descriptors per call.
-constexpr std::size_t kMaxDepth = 256;
+constexpr std::size_t kMaxDepth = kMaxTreeDepth;
 
 // O_NONBLOCK: harmless on a directory, and should anything but a directory ever reach the open,
 // nothing blocks (O_DIRECTORY already refuses it before any driver or FIFO open runs).
@@ -59,6 +60,9 @@ class Lister {
     if (!listed.ok()) return listed;
     int dirfd = dir.fd();
     for (const DirEntry& e : entries) {
+      if (!room_for_one(names_)) {
+        return out_of_memory(names_.capacity() * 2 * sizeof(std::string), "readdir", here);
+      }
       names_.push_back(join(prefix, e.name));
       bytes_ += names_.back().size() + kNameOverhead;
       if (bytes_ > kMaxListingBytes) return too_many_names(here);

@@ -1,6 +1,7 @@
 // DirLister over the platform's DirectoryReader: one listing code path for every platform.
 #include "dir_list.h"
 
+#include "../core/alloc.h"
 #include "../core/limits.h"
 
 namespace pinnedfs {
@@ -29,6 +30,8 @@ Status DirLister::list(int dirfd, const std::string& shown_path, std::vector<Dir
     // is a refusal, never an allocation that aborts the process.
     bytes += name.size() + kNameOverhead;
     if (bytes > kMaxListingBytes) return too_many_names(shown_path);
+    if (!room_for_one(out))
+      return out_of_memory(out.capacity() * 2 * sizeof(DirEntry), "getdents64", shown_path);
     out.push_back(DirEntry{std::string(name), entry_kind(type)});
   }
   if (reader.error() != 0) {

@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "../core/alloc.h"
 #include "../core/limits.h"
 #include "dir_list.h"
 #include "glob_match.h"
@@ -100,9 +101,24 @@ struct Entry {
   bool descend;
 };
 
-// One directory on the depth-first stack. Frames are reused by depth, so their buffers keep their
-// capacity and the walk allocates per directory at most, never per entry (the names it reports
-// aside).
+// Buffers a frame keeps for the next directory at its depth; a larger one is given back when the
+// frame is reused, so one huge directory met once does not stay allocated for the rest of the walk.
+constexpr std::size_t kKeptFrameBytes = std::size_t{64} << 10;
+
+template <class Buffer>
+void clear_keeping_small(Buffer& b, std::size_t element) {
+  if (b.capacity() * element > kKeptFrameBytes) {
+    Buffer().swap(b);
+  } else {
+    b.clear();
+  }
+}
+
+// One directory on the depth-first stack, at most kMaxTreeDepth + 1 of them. Frames are reused by
+// depth, so their buffers keep their capacity and the walk allocates per directory at most, never
+// per entry (the names it reports aside). A frame's path is no copy of its own: it is the first
+// `relative_len` bytes of the walker's one path buffer, which holds the path of the frame being
+// read and grows and shrinks with the stack.
 struct Frame {
   Held dir;                 // the handle this frame opened, if it opened one
   bool dir_unread = false;  // `dir` was opened for reading and is still at its start
@@ -112,22 +128,23 @@ struct Frame {
   int phys_parent = -1;
   bool named = false;  // reached from the glob root through literal segments only
   bool listed = false;
-  std::string relative;
+  std::size_t relative_len = 0;
   std::vector<State> states, excluded;
   std::string names;         // entry names, end to end
   std::vector<State> arena;  // entry states, end to end
   std::vector<Entry> entries;
   std::size_t next = 0;
+  std::size_t charged = 0;  // of the walker's held_: what this frame's buffers hold now
 
   void reset() {
     dir.reset();
     dir_unread = false;
-    relative.clear();
-    states.clear();
-    excluded.clear();
-    names.clear();
-    arena.clear();
-    entries.clear();
+    relative_len = 0;
+    clear_keeping_small(states, sizeof(State));
+    clear_keeping_small(excluded, sizeof(State));
+    clear_keeping_small(names, 1);
+    clear_keeping_small(arena, sizeof(State));
+    clear_keeping_small(entries, sizeof(Entry));
     next = 0;
   }
 };
@@ -152,6 +169,29 @@ class Walker {
     if (relative.empty()) return to_shown_;
     return to_shown_ + "/" + std::string(relative);
   }
+  // The frame's path below the glob root: a prefix of the one path buffer.
+  std::string_view relative(const Frame& f) const {
+    return std::string_view(path_).substr(0, f.relative_len);
+  }
+  // The shown path of `name` in frame `f`.
+  std::string shown_in(const Frame& f, std::string_view name) const {
+    std::string rel(relative(f));
+    if (!rel.empty()) rel.push_back('/');
+    rel.append(name);
+    return shown(rel);
+  }
+  // Takes `bytes` more of what all frames may hold together (kMaxListingBytes): the stack's
+  // entries, names and match states, each directory's sized by the disk, the depth by the pattern.
+  bool charge(Frame& f, std::size_t bytes) {
+    if (held_ + bytes > kMaxListingBytes) return false;
+    held_ += bytes;
+    f.charged += bytes;
+    return true;
+  }
+  void uncharge(Frame& f) {
+    held_ -= f.charged;
+    f.charged = 0;
+  }
   int parent_ref(int ref) const {
     return ref >= 0 ? frames_[static_cast<std::size_t>(ref)].phys_parent : ref - 1;
   }
@@ -163,7 +203,7 @@ class Walker {
   Status probe_literals(std::size_t index);
   Status probe_and_visit(std::size_t index, std::string_view name);
   Status visit(Frame& f, std::string_view name, Kind kind, int dirfd);
-  Status descend(std::size_t parent, const Entry& e, std::string relative, bool* entered);
+  Status descend(std::size_t parent, const Entry& e, bool* entered);
   // A handle that failed its proof. Below the glob root and moved or replaced within the pinned
   // root: a concurrent change whose subtree is not read (as a directory that vanished). Out of the
   // root, or the glob root itself (or above it): the refusal.
@@ -185,6 +225,8 @@ class Walker {
   std::vector<State> next_, next_excluded_;
   std::vector<std::string> out_;
   std::size_t out_bytes_ = 0;  // of out_, counted as kMaxListingBytes counts them
+  std::string path_;           // the path below the glob root of the frame being read
+  std::size_t held_ = 0;       // what the frames' buffers hold, counted as kMaxListingBytes counts
 };
 
 Result<Held*> Walker::handle(int ref) {
@@ -218,7 +260,7 @@ Status Walker::visit(Frame& f, std::string_view name, Kind kind, int dirfd) {
       if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
         kind = kind_of_mode(st.st_mode);
       } else {
-        Error e = sys_error(errno, "fstatat", shown(f.relative.empty() ? n : f.relative + "/" + n));
+        Error e = sys_error(errno, "fstatat", shown_in(f, n));
         if (!skippable(e, false)) return e;
       }
     }
@@ -232,11 +274,17 @@ Status Walker::visit(Frame& f, std::string_view name, Kind kind, int dirfd) {
   Entry e;
   e.name_off = static_cast<std::uint32_t>(f.names.size());
   e.name_len = static_cast<std::uint32_t>(name.size());
-  // One directory's entries, their names and match states, are sized by the disk: bounded.
-  if (f.names.size() + name.size() + kNameOverhead * f.entries.size() +
-          sizeof(State) * f.arena.size() >
-      kMaxListingBytes) {
-    return too_many_names(shown(f.relative));
+  // One directory's entries, their names and match states, are sized by the disk, and the stack of
+  // directories by the pattern and the tree: all of them together are bounded.
+  if (!charge(f, name.size() + kNameOverhead +
+                     sizeof(State) * (next_.size() + next_excluded_.size()))) {
+    return too_many_names(shown(relative(f)));
+  }
+  // The frame's buffers grow with the directory: checked, as every buffer the disk sizes is.
+  if (!room_for_more(f.names, name.size()) || !room_for_one(f.entries) ||
+      !room_for_more(f.arena, next_.size() + next_excluded_.size())) {
+    return out_of_memory(f.names.size() + f.arena.size() * sizeof(State), "glob",
+                         shown(relative(f)));
   }
   f.names.append(name);
   e.states_off = static_cast<std::uint32_t>(f.arena.size());
@@ -268,7 +316,7 @@ Status Walker::probe_and_visit(std::size_t index, std::string_view name) {
   std::string n(name);
   struct stat st;
   if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    Error e = sys_error(errno, "fstatat", shown(f.relative.empty() ? n : f.relative + "/" + n));
+    Error e = sys_error(errno, "fstatat", shown_in(f, n));
     return skippable(e, f.named) ? ok_status() : Status(std::move(e));
   }
   return visit(f, name, kind_of_mode(st.st_mode), dirfd);
@@ -284,7 +332,7 @@ Status Walker::list(std::size_t index) {
   auto owner = handle(f.phys);
   if (!owner.ok()) return owner.take_error();
   Held* held = owner.value();
-  std::string here = shown(f.relative);
+  std::string here = shown(relative(f));
   auto listable = held->beneath(root_, "getdents64", here);
   if (!listable.ok()) return departed(f.phys, listable);
   if (f.dir_unread) {
@@ -312,6 +360,7 @@ Status Walker::list(std::size_t index) {
         auto still = held->beneath(root_, "getdents64", here);
         if (!still.ok()) {
           frames_[index].entries.clear();
+          uncharge(frames_[index]);
           return departed(f.phys, still);
         }
       }
@@ -320,12 +369,13 @@ Status Walker::list(std::size_t index) {
       if (!v.ok()) return v;
     }
     if (reader.error() != 0) {
-      Error e = sys_error(reader.error(), "getdents64", shown(f.relative));
+      Error e = sys_error(reader.error(), "getdents64", here);
       if (!skippable(e, f.named)) return e;
       // Effect sees a listing fail whole: nothing read from it counts.
       f.entries.clear();
       f.names.clear();
       f.arena.clear();
+      uncharge(f);
     }
   }
   return ok_status();
@@ -368,15 +418,29 @@ Status Walker::enter(std::size_t index) {
   return ok_status();
 }
 
-// Opens the directory of `e` (a child of frames_[parent]) into the next frame and reads it.
-Status Walker::descend(std::size_t parent, const Entry& e, std::string relative, bool* entered) {
+// Opens the directory of `e` (a child of frames_[parent], whose path path_ holds) into the next
+// frame and reads it. Every frame is a level, "." and ".." segments included: each holds buffers,
+// and each one reached through a name holds a descriptor, so the stack is bounded as every other
+// walk is (kMaxTreeDepth levels below the glob root), whatever the pattern or the tree.
+Status Walker::descend(std::size_t parent, const Entry& e, bool* entered) {
   *entered = false;
   std::size_t index = parent + 1;
+  if (index > kMaxTreeDepth) {
+    return refusal(Refusal::TooLarge, "glob", shown(path_),
+                   "glob goes deeper than the limit of " + std::to_string(kMaxTreeDepth) +
+                       " levels below its root (directories, and '.' and '..' segments, each "
+                       "count as one)",
+                   ENAMETOOLONG);
+  }
   if (frames_.size() <= index) frames_.emplace_back();
   Frame& f = frames_[parent];
   Frame& c = frames_[index];
+  uncharge(c);
   c.reset();
-  c.relative = std::move(relative);
+  c.relative_len = path_.size();
+  if (!charge(c, sizeof(State) * (e.states_len + e.excluded_len))) {
+    return too_many_names(shown(path_));
+  }
   c.states.assign(f.arena.begin() + e.states_off, f.arena.begin() + e.states_off + e.states_len);
   c.excluded.assign(f.arena.begin() + e.excluded_off,
                     f.arena.begin() + e.excluded_off + e.excluded_len);
@@ -395,7 +459,7 @@ Status Walker::descend(std::size_t parent, const Entry& e, std::string relative,
     if (!h.ok()) return h.take_error();
     bool will_list = !c.named || has_wildcard(pattern_, c.states);
     auto opened = pinnedfs::descend(root_, *h.value(), std::string(name),
-                                    will_list ? kListFlags : kDirHandleFlags, shown(c.relative));
+                                    will_list ? kListFlags : kDirHandleFlags, shown(path_));
     if (!opened.ok()) {
       // The parent has left its path: nothing more of it is read.
       if (opened.error().moved) return departed(f.phys, opened.take_error());
@@ -447,31 +511,30 @@ Result<Value> Walker::run() {
   while (depth > 0) {
     std::size_t index = depth - 1;
     if (frames_[index].next == frames_[index].entries.size()) {
-      frames_[index].dir.reset();
+      // Done with this directory: its descriptor and its buffers go now, not when the frame is
+      // next reused.
+      uncharge(frames_[index]);
+      frames_[index].reset();
       --depth;
       continue;
     }
     Frame& f = frames_[index];
     Entry e = f.entries[f.next++];
     std::string_view name = std::string_view(f.names).substr(e.name_off, e.name_len);
-    std::string relative;
-    relative.reserve(f.relative.size() + 1 + name.size());
-    if (!f.relative.empty()) {
-      relative = f.relative;
-      relative.push_back('/');
-    }
-    relative.append(name);
+    path_.resize(f.relative_len);
+    if (!path_.empty()) path_.push_back('/');
+    path_.append(name);
     if (e.accepted) {
-      out_bytes_ += relative.size() + kNameOverhead;
-      if (out_bytes_ > kMaxListingBytes) return too_many_names(shown(f.relative));
+      out_bytes_ += path_.size() + kNameOverhead;
+      if (out_bytes_ > kMaxListingBytes) return too_many_names(shown(relative(f)));
+      if (!room_for_one(out_)) {
+        return out_of_memory(out_.capacity() * 2 * sizeof(std::string), "glob", shown(path_));
+      }
+      out_.push_back(path_);
     }
-    if (!e.descend) {
-      if (e.accepted) out_.push_back(std::move(relative));
-      continue;
-    }
-    if (e.accepted) out_.push_back(relative);
+    if (!e.descend) continue;
     bool entered = false;
-    auto d = descend(index, e, std::move(relative), &entered);
+    auto d = descend(index, e, &entered);
     if (!d.ok()) return d.take_error();
     if (entered) ++depth;
   }

@@ -255,6 +255,19 @@ Status create_one(const Root& root, DirCursor& cursor, PlanTree& tree, std::size
   auto made = descend(root, parent, n.name, kDirHandleFlags, shown);
   if (!made.ok()) {
     Error e = made.take_error();
+    if (e.refusal == Refusal::Escape && e.moved) {
+      // The parent left the root right after mkdirat made the directory in it (under the kernel
+      // strategy the confirming lookup from the root then fails). It is ours all the same, and the
+      // caller is told what its program made: with the identity the name has in that very handle,
+      // looked at (a departed directory is never changed or listed), never acted on.
+      struct stat st;
+      if (::fstatat(parent.fd(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          S_ISDIR(st.st_mode)) {
+        p.state = State::Created;
+        created.push_back(CreatedDir{shown, identity_of(st)});
+      }
+      return e;
+    }
     e.description = "'" + shown + "' was created, then replaced before it could be confirmed" +
                     (e.description.empty() ? "" : ": " + e.description);
     return e;

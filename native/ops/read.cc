@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../core/alloc.h"
+#include "../core/budget.h"
 #include "../core/eintr.h"
 #include "../core/limits.h"
 #include "../platform/platform.h"
@@ -203,11 +205,19 @@ Result<Value> read_file_into(const Root& root, const Request& request, std::stri
   // A large content is first-touched page by page as it is read; huge pages make that one fault
   // per 2 MiB (platform::advise_huge_pages). Measured on this project's Linux VM, a 256 MiB file:
   // 2,253 ms without, 536 ms with (node:fs/promises 1,335 ms).
-  if (size >= kHugeBuffer) {
-    out.data.reserve(static_cast<std::size_t>(size) + 1);
-    platform::advise_huge_pages(&out.data[0], static_cast<std::size_t>(size) + 1);
-  }
-  out.data.resize(static_cast<std::size_t>(size) + 1);
+  // Each buffer is a share of the process's content budget (core/budget.h) and a checked
+  // allocation (core/alloc.h) before it is made: many reads at once, each within its limit, are
+  // typed ENOMEM errors when memory runs out, never an abort.
+  auto room = [&](std::size_t bytes) -> Status {
+    if (!out.charge.hold(bytes)) return over_content_budget(bytes, "read", request.path);
+    if (!try_reserve(out.data, bytes)) return out_of_memory(bytes, "read", request.path);
+    return ok_status();
+  };
+  const std::size_t first = static_cast<std::size_t>(size) + 1;
+  auto made = room(first);
+  if (!made.ok()) return made.take_error();
+  if (size >= kHugeBuffer) platform::advise_huge_pages(&out.data[0], first);
+  out.data.resize(first);  // within the capacity reserved: no allocation
   std::size_t used = 0;
   for (;;) {
     if (used == out.data.size()) {
@@ -217,7 +227,10 @@ Result<Value> read_file_into(const Root& root, const Request& request, std::stri
             "file grew past the read limit of " + std::to_string(limit) + " bytes while being read",
             EFBIG);
       }
-      out.data.resize(std::min(out.data.size() * 2, most));
+      std::size_t bigger = std::min(out.data.size() * 2, most);
+      auto grown = room(bigger);
+      if (!grown.ok()) return grown.take_error();
+      out.data.resize(bigger);
     }
     ssize_t n = retry_eintr(
         [&] { return ::read(fd.value().get(), &out.data[used], out.data.size() - used); });

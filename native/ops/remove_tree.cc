@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,7 +37,8 @@ std::string join(const std::string& a, const std::string& b) {
 // caller closes its own.
 class Closer {
  public:
-  Closer() {
+  // `most`: handles held at once, at most kPending (0: none is ever held).
+  explicit Closer(std::size_t most) : most_(most) {
     ::pthread_mutex_init(&lock_, nullptr);
     ::pthread_cond_init(&wake_, nullptr);
     ::pthread_cond_init(&room_, nullptr);
@@ -54,16 +56,23 @@ class Closer {
     ::pthread_mutex_destroy(&lock_);
   }
 
-  // Hands `fd` over to be closed. Waits while kPending handles are already waiting.
   // Whether the next file is worth holding: a small tree is not worth a thread, nor its files the
   // extra open, so its first kInline files are unlinked as they are, with no handle.
-  bool worth_holding() { return ++seen_ > kInline; }
+  bool worth_holding() { return most_ > 0 && ++seen_ > kInline; }
 
+  // The process ran out of descriptors: what is held is closed now, and nothing more is held for
+  // the rest of this removal (every descriptor is better spent on the removal itself).
+  void stop_holding() {
+    most_ = 0;
+    drain();
+  }
+
+  // Hands `fd` over to be closed. Waits while `most` handles are already waiting.
   void close(Fd fd) {
     start();
     if (threads_.empty()) return;
     ::pthread_mutex_lock(&lock_);
-    while (pending_.size() >= kPending) ::pthread_cond_wait(&room_, &lock_);
+    while (most_ > 0 && pending_.size() >= most_) ::pthread_cond_wait(&room_, &lock_);
     pending_.push_back(std::move(fd));
     ::pthread_cond_signal(&wake_);
     ::pthread_mutex_unlock(&lock_);
@@ -79,9 +88,12 @@ class Closer {
  private:
   static constexpr std::size_t kThreads = 8;
   static constexpr std::size_t kInline = 64;
-  // Bounds the descriptors held at once.
+
+ public:
+  // Bounds the descriptors held at once, whatever the process's limit allows.
   static constexpr std::size_t kPending = 256;
 
+ private:
   void start() {
     if (started_) return;
     started_ = true;
@@ -116,6 +128,7 @@ class Closer {
     ::pthread_mutex_unlock(&lock_);
   }
 
+  std::size_t most_;
   std::vector<pthread_t> threads_;
   bool started_ = false;
   std::size_t seen_ = 0;
@@ -140,9 +153,20 @@ Fd hold_entry(int dirfd, const std::string& name) {
 #endif
 }
 
+// How many handles the remover may hold at once: an eighth of the process's descriptor limit (the
+// rest of the process, its other operations and the removal's own descent need the others), and
+// never more than kPending. Read per removal: a limit lowered since is obeyed.
+std::size_t held_handle_bound() {
+  struct rlimit rl;
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
+  if (rl.rlim_cur == RLIM_INFINITY) return Closer::kPending;
+  rlim_t share = rl.rlim_cur / 8;
+  return share < Closer::kPending ? static_cast<std::size_t>(share) : Closer::kPending;
+}
+
 class Remover {
  public:
-  explicit Remover(const Root& root) : root_(root) {}
+  explicit Remover(const Root& root) : root_(root), closer_(held_handle_bound()) {}
   ~Remover() { closer_.drain(); }
   Status remove_dir(Held& parent, const std::string& name, const std::string& shown, int depth);
 
@@ -160,7 +184,11 @@ Status Remover::unlink_entry(Held& dir, const std::string& name, const std::stri
   *is_dir = false;
   auto still = dir.beneath(root_, "unlink", shown);
   if (!still.ok()) return still;
-  Fd held = closer_.worth_holding() ? hold_entry(dir.fd(), name) : Fd();
+  Fd held;
+  if (closer_.worth_holding()) {
+    held = hold_entry(dir.fd(), name);
+    if (!held.valid() && (errno == EMFILE || errno == ENFILE)) closer_.stop_holding();
+  }
   int rc = retry_eintr([&] { return ::unlinkat(dir.fd(), name.c_str(), 0); });
   if (rc == 0 && held.valid()) closer_.close(std::move(held));
   if (rc == 0 || errno == ENOENT) return ok_status();

@@ -15,12 +15,13 @@
 
 #include <string>
 
+#include "../core/limits.h"
 #include "ops.h"
 
 namespace pinnedfs::ops {
 
 // Deepest directory level removed below the one named; each level holds one descriptor.
-constexpr int kMaxRemoveDepth = 256;
+constexpr int kMaxRemoveDepth = static_cast<int>(kMaxTreeDepth);
 
 // Removes directory `name` in `parent` and everything beneath it. `shown` is its root-relative path
 // for errors. Something already gone counts as removed; an entry that turns out not to be a

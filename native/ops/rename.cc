@@ -1,4 +1,6 @@
 // rename: both parents resolved beneath the root, then one renameat between the two handles.
+// With no_replace, that one call is the no-replace rename (platform.h): an existing destination is
+// refused (EEXIST) by the rename itself, not by a check before it that a racing name could beat.
 //
 // renameat never follows its final components: a link is moved (or replaced) as an entry, which
 // is why the last component may be a link here while a link anywhere on the way is refused. A
@@ -9,6 +11,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "../platform/platform.h"
 #include "ops.h"
 
 namespace pinnedfs::ops {
@@ -83,7 +86,10 @@ Result<Value> rename(const Root& root, const Request& request) {
     auto to_still = to_held.beneath(root, "rename", request.to);
     if (!to_still.ok()) return to_still.take_error();
   }
-  if (::renameat(from_dir, a.leaf().c_str(), to_dir, b.leaf().c_str()) != 0) {
+  int rc = request.no_replace
+               ? platform::rename_noreplace(from_dir, a.leaf().c_str(), to_dir, b.leaf().c_str())
+               : ::renameat(from_dir, a.leaf().c_str(), to_dir, b.leaf().c_str());
+  if (rc != 0) {
     return sys_error(errno, "rename", request.path);
   }
   return Value(std::monostate{});

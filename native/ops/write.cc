@@ -1,8 +1,14 @@
-// writeFile: Node's fs.writeFile semantics for each open flag, without O_TRUNC.
+// writeFile: Node's fs.writeFile semantics for each open flag, and nothing lost on the way.
 //
-// O_TRUNC (and O_CREAT without O_EXCL) act at open time, before a hard-linked or non-regular file
-// could be refused. So: open beneath the root with no truncation, fstat
-// the descriptor, refuse what the contract refuses, and only then ftruncate and write.
+// A w-family flag (w, w+, wx, wx+) replaces the whole file, so it is written beside the target and
+// renamed over it (write_atomic.cc): a process killed mid-write, or a full disk, leaves the old
+// content or the new, never a prefix. Appends (a, ax, a+, ax+) and r+ change the file where it is,
+// as Node does, and so does a w-family write asked for in place (or one write_atomic.cc hands
+// back).
+//
+// In place, O_TRUNC (and O_CREAT without O_EXCL) would act at open time, before a hard-linked or
+// non-regular file could be refused. So: open beneath the root with no truncation, fstat the
+// descriptor, refuse what the contract refuses, and only then ftruncate and write.
 #include "write.h"
 
 #include <fcntl.h>
@@ -17,7 +23,8 @@ namespace {
 
 struct FlagPlan {
   int open_flags;  // access mode | O_CREAT | O_EXCL | O_APPEND as Node opens for this flag
-  bool truncate;   // "w" flags: ftruncate(fd, 0) once the descriptor has passed the checks
+  bool whole;      // "w" flags: the file's whole content is replaced (in place: ftruncate(fd, 0)
+                   // once the descriptor has passed the checks)
 };
 
 // Node's flag table (lib/internal/fs/utils.js stringToFlags), minus O_TRUNC.
@@ -96,6 +103,17 @@ Status write_all(int fd, const std::string& data, const std::string& shown_path)
   return ok_status();
 }
 
+Status sync_file(int fd, const std::string& shown) {
+#if defined(__APPLE__)
+  // fsync on macOS only reaches the drive's cache; F_FULLFSYNC flushes it (falls back where the
+  // file system has no such command).
+  if (::fcntl(fd, F_FULLFSYNC) == 0) return ok_status();
+#endif
+  int rc = retry_eintr([&] { return ::fsync(fd); });
+  if (rc != 0) return sys_error(errno, "fsync", shown);
+  return ok_status();
+}
+
 Result<Value> write_file(const Root& root, const Request& request) {
   const std::string& shown = request.path;
   FlagPlan plan = plan_for(request.flag);
@@ -103,13 +121,21 @@ Result<Value> write_file(const Root& root, const Request& request) {
     // Node would open read-only and fail EBADF at the first write; say so before touching anything.
     return bad_argument("flag 'r' opens read-only: writeFile needs a writing flag", shown);
   }
-  if (request.atomic && request.flag != OpenFlag::W) {
-    return bad_argument("atomic writes replace the whole file: only the 'w' flag", shown);
+  if (request.atomic && request.in_place) {
+    return bad_argument("a write cannot be both atomic and in place", shown);
+  }
+  if (request.atomic && !plan.whole) {
+    return bad_argument("atomic writes replace the whole file: only the w, w+, wx and wx+ flags",
+                        shown);
   }
   auto path = prepare_path(root, request.path);
   if (!path.ok()) return path.take_error();
   if (path.value().must_be_dir) return refuse_directory_path(root, path.value(), shown);
-  if (request.atomic) return write_atomic(root, path.value(), request);
+  if (plan.whole && !request.in_place) {
+    auto replaced = write_atomic(root, path.value(), request);
+    if (!replaced.ok()) return replaced.take_error();
+    if (replaced.value() == Replaced::Done) return Value(std::monostate{});
+  }
 
   mode_t mode = request.has_mode ? static_cast<mode_t>(request.mode) : kDefaultFileMode;
   // O_NONBLOCK: a FIFO never holds us waiting for a reader; O_NOCTTY: a terminal never becomes
@@ -131,13 +157,17 @@ Result<Value> write_file(const Root& root, const Request& request) {
     auto hard = refuse_hard_link(st, shown, "open");
     if (!hard.ok()) return hard.take_error();
     if (!S_ISREG(st.st_mode)) return not_regular("open", shown);
-    if (plan.truncate && st.st_size != 0) {
+    if (plan.whole && st.st_size != 0) {
       int rc = retry_eintr([&] { return ::ftruncate(fd.value().get(), 0); });
       if (rc != 0) return sys_error(errno, "ftruncate", shown);
     }
   }
   auto wrote = write_all(fd.value().get(), request.data, shown);
   if (!wrote.ok()) return wrote.take_error();
+  if (request.durable) {
+    auto synced = sync_file(fd.value().get(), shown);
+    if (!synced.ok()) return synced.take_error();
+  }
   return Value(std::monostate{});
 }
 

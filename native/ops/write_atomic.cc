@@ -1,17 +1,24 @@
-// writeFile({ atomic: true }): readers see the old content or the new, never a half-written file,
-// and a crash leaves one or the other on disk.
+// The replacement of a whole file (writeFile with w, w+, wx or wx+): readers see the old content or
+// the new, never a half-written file, and a process killed at any point, or a full disk, leaves
+// one or the other.
 //
 // The temporary file lives in the target's own directory (rename cannot cross mounts), opened
 // beneath the root through the same resolution as everything else. Preferred: an anonymous
 // O_TMPFILE, which no one can see or open before it is complete and which vanishes by itself on
-// any error; then linkat publishes it. Where the file system has no O_TMPFILE (EOPNOTSUPP, or
-// EISDIR from kernels that predate it) or the platform has none (macOS): a random name created
-// with O_CREAT|O_EXCL|O_NOFOLLOW, unlinked on every error path.
+// any error or kill; then linkat publishes it. Where the file system has no O_TMPFILE (EOPNOTSUPP,
+// or EISDIR from kernels that predate it) or the platform has none (macOS): a random name created
+// with O_CREAT|O_EXCL|O_NOFOLLOW, unlinked on every error path (a process killed while it writes
+// leaves it: docs/write-semantics.md).
 //
-// The directory is held for the whole write, fsync included: long enough for it to be renamed
-// out of the root. Every name this writes there (the named temp, the published file, the cleanup
-// of the temp) is preceded by the proof that the directory is still beneath the root.
+// Crash safety comes from the rename and costs one more name lookup; durability (surviving the
+// machine's crash) needs fsyncs and is asked for (request.durable): the data before the rename,
+// the directory after it.
+//
+// The directory is held for the whole write: long enough for it to be renamed out of the root.
+// Every name this writes there (the named temp, the published file, the cleanup of the temp) is
+// preceded by the proof that the directory is still beneath the root.
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,23 +36,25 @@ namespace {
 
 constexpr int kNameAttempts = 16;
 
-// The directory we create in, rename in and fsync. fsync needs a real (not O_PATH/O_SEARCH)
-// descriptor, so the parent is opened O_RDONLY; a parent we may search but not read (mode 0311)
-// still gets its atomic rename, only without the directory fsync.
+// The directory we create in, rename in and, for a durable write, fsync. fsync needs a real (not
+// O_PATH/O_SEARCH) descriptor, which needs read permission on the directory; a durable write in a
+// directory we may search but not read (mode 0311) syncs its file system instead (see sync_dir).
 struct SyncDir {
   Held dir;
   bool can_sync = true;
 };
 
-Result<SyncDir> open_sync_dir(const Root& root, const LexedPath& path) {
+Result<SyncDir> open_dir_of(const Root& root, const LexedPath& path, bool durable) {
   // The pinned root itself is opened O_RDONLY|O_DIRECTORY (root.cc): borrow it, no open/close.
   if (path.parts.size() == 1) return SyncDir{Held::root(root), true};
-  LexedPath parent = path;
-  parent.parts.pop_back();
-  parent.must_be_dir = false;
-  auto dir = hold_beneath(root, parent, O_RDONLY | O_DIRECTORY);
-  if (dir.ok()) return SyncDir{dir.take(), true};
-  if (dir.error().refusal != Refusal::None || dir.error().err != EACCES) return dir.take_error();
+  if (durable) {
+    LexedPath parent = path;
+    parent.parts.pop_back();
+    parent.must_be_dir = false;
+    auto dir = hold_beneath(root, parent, O_RDONLY | O_DIRECTORY);
+    if (dir.ok()) return SyncDir{dir.take(), true};
+    if (dir.error().refusal != Refusal::None || dir.error().err != EACCES) return dir.take_error();
+  }
   auto searchable = open_parent(root, path);
   if (!searchable.ok()) return searchable.take_error();
   return SyncDir{std::move(searchable.value().dir), false};
@@ -130,46 +139,66 @@ int link_tmpfile(int fd, int dirfd, const std::string& name) {
 }
 #endif
 
-Status sync_file(int fd, const std::string& shown) {
-#if defined(__APPLE__)
-  // fsync on macOS only reaches the drive's cache; F_FULLFSYNC flushes it (falls back where the
-  // file system has no such command).
-  if (::fcntl(fd, F_FULLFSYNC) == 0) return ok_status();
-#endif
-  int rc = retry_eintr([&] { return ::fsync(fd); });
-  if (rc != 0) return sys_error(errno, "fsync", shown);
-  return ok_status();
-}
+// What stands at the target's name, checked before anything is written: whether there is one, what
+// may be replaced and which bits the replacement keeps. The check is by name, and renameat later
+// acts by name: a target swapped in between is replaced as an entry (rename never follows or
+// writes through it), so the window cannot carry a write outside the root.
+struct Target {
+  bool exists = false;
+  struct stat st;
+};
 
-// The existing target, checked before anything is written: what may be replaced and which bits
-// the replacement keeps. The check is by name, and renameat later acts by name: a target swapped
-// in between is replaced as an entry (rename never follows or writes through it), so the window
-// cannot carry a write outside the root.
-Status check_target(int dirfd, const std::string& leaf, const std::string& shown, bool* exists,
-                    struct stat* st) {
-  if (::fstatat(dirfd, leaf.c_str(), st, AT_SYMLINK_NOFOLLOW) != 0) {
-    if (errno == ENOENT) {
-      *exists = false;
-      return ok_status();
-    }
+Status check_target(const Root& root, int dirfd, const std::string& leaf, const std::string& shown,
+                    bool exclusive, Target* t) {
+  if (::fstatat(dirfd, leaf.c_str(), &t->st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return ok_status();
     return sys_error(errno, "fstatat", shown);
   }
-  *exists = true;
-  if (S_ISLNK(st->st_mode)) {
-    return symlink_refusal("open", shown, leaf);
-  }
-  if (S_ISDIR(st->st_mode)) return sys_error(EISDIR, "open", shown);
+  t->exists = true;
+  // wx answers what open(O_CREAT|O_EXCL) answers for anything at the name, a link included.
+  if (exclusive) return sys_error(EEXIST, "open", shown);
+  if (S_ISLNK(t->st.st_mode)) return symlink_refusal("open", shown, leaf);
+  if (S_ISDIR(t->st.st_mode)) return sys_error(EISDIR, "open", shown);
   // Replacing a hard-linked name would not write the other name, so nothing outside would change.
   // We refuse all the same: the contract promises a hard-linked file is never written, a plain
   // write refuses it, and silently splitting the link (a pnpm store, a backup) loses the sharing
   // the user set up. One rule for both paths, and for every kind of file.
-  auto hard = refuse_hard_link(*st, shown, "open");
+  auto hard = refuse_hard_link(t->st, shown, "open");
   if (!hard.ok()) return hard;
-  if (!S_ISREG(st->st_mode)) {
+  if (!S_ISREG(t->st.st_mode)) {
     return refusal(Refusal::NotRegular, "open", shown,
                    "not a regular file (FIFO, socket or device): refused, never replaced", EINVAL);
   }
+  // A file bind-mounted over the name is another mount's object, which a write in place refuses
+  // (and a rename could not replace: EBUSY). Linux: the name's own O_PATH handle tells its mount
+  // id. macOS has no mount ids and no bind mounts, and the mount is the device already looked at
+  // (an O_RDONLY open there would need read permission a write does not).
+#if defined(O_PATH)
+  int raw = retry_eintr([&] { return ::openat(dirfd, leaf.c_str(), kObjectHandleFlags); });
+  if (raw < 0) return explain_open_failure(dirfd, leaf, errno, "openat", shown);
+  Fd object(raw);
+  auto same = same_mount(root, object.get(), shown);
+  if (!same.ok()) return same;
+#else
+  if (static_cast<std::uint64_t>(t->st.st_dev) != root.mount().dev) {
+    return mount_point("open", shown, shown);
+  }
+#endif
+  // Node opens the file for writing, so a file the caller may not write (0444, another user's) is
+  // EACCES even where the directory would let a rename replace it. Asked of the name we just
+  // looked at; the answer only decides whether to go on, the rename acts on the entry. No flags:
+  // with AT_EACCESS or AT_SYMLINK_NOFOLLOW glibc calls faccessat2, which a container's older
+  // seccomp profile answers EPERM (a Node process's real and effective ids are the same).
+  if (::faccessat(dirfd, leaf.c_str(), W_OK, 0) != 0) {
+    return sys_error(errno, "open", shown);
+  }
   return ok_status();
+}
+
+// A directory that will not take a new entry from us (no write permission on it): a replacement
+// cannot be made there, and an in-place write of an existing file may still be allowed.
+bool directory_refused(int err) {
+  return err == EACCES || err == EPERM;
 }
 
 Status create_temp(const Root& root, Temp& tmp, Held& dir, mode_t mode, bool allow_tmpfile,
@@ -177,7 +206,7 @@ Status create_temp(const Root& root, Temp& tmp, Held& dir, mode_t mode, bool all
 #if defined(O_TMPFILE)
   if (allow_tmpfile) {
     // Anonymous: nothing is named until publish, which proves the directory again. This act spends
-    // the lookup's proof all the same, so that publish, after the write and its fsync, cannot.
+    // the lookup's proof all the same, so that publish, after the write, cannot.
     auto still = dir.beneath(root, "openat", shown);
     if (!still.ok()) return still;
     int fd = retry_eintr(
@@ -194,16 +223,59 @@ Status create_temp(const Root& root, Temp& tmp, Held& dir, mode_t mode, bool all
   return create_named(root, tmp, dir, mode, shown);
 }
 
+// Moves the named temp to `leaf` only where nothing has that name: wx's atomic create. `*linked`
+// when the file system has no create-only rename and a link did it: the temp's own name is then
+// still there, for the caller to drop.
+int rename_exclusive(int dirfd, const std::string& from, const std::string& leaf, bool* linked) {
+  *linked = false;
+#if defined(__linux__) && defined(RENAME_NOREPLACE)
+  // EINVAL: a file system without it; ENOSYS: a kernel before 3.15; EPERM: an older seccomp profile
+  // that does not know renameat2 (a real EPERM is answered by the link below as well).
+  if (::renameat2(dirfd, from.c_str(), dirfd, leaf.c_str(), RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS && errno != EPERM) return errno;
+#elif defined(__APPLE__) && defined(RENAME_EXCL)
+  if (::renameatx_np(dirfd, from.c_str(), dirfd, leaf.c_str(), RENAME_EXCL) == 0) return 0;
+  if (errno != ENOTSUP) return errno;
+#endif
+  // link(2) never replaces a name.
+  if (::linkat(dirfd, from.c_str(), dirfd, leaf.c_str(), 0) != 0) return errno;
+  *linked = true;
+  return 0;
+}
+
+// After the rename, for a durable write: the directory's new entry made durable. fsync of the
+// directory where it could be opened for reading. Where it may be searched but not read (0311),
+// no descriptor of it can be fsynced (fsync refuses O_PATH, and opening it O_RDONLY is EACCES):
+// Linux then syncs the file system the file lies on (syncfs on the file's own descriptor; a rename
+// cannot leave a file system, so the directory is on it too), which commits the entry with
+// everything else pending there. macOS has no syncfs: there the entry is left to the file system's
+// own commit, as docs/write-semantics.md states.
+Status sync_dir(int dirfd, bool can_sync, int filefd, const std::string& shown) {
+  if (can_sync) {
+    // A file system that cannot fsync a directory (EINVAL) has nothing more to give.
+    int rc = retry_eintr([&] { return ::fsync(dirfd); });
+    if (rc != 0 && errno != EINVAL) return sys_error(errno, "fsync", shown);
+    return ok_status();
+  }
+#if defined(__linux__)
+  if (::syncfs(filefd) != 0) return sys_error(errno, "syncfs", shown);
+#else
+  (void)filefd;
+#endif
+  return ok_status();
+}
+
 // Publishes the complete temp file as `leaf`: renameat over it, or for an anonymous file linkat.
 // Each of those names is written only once the directory is proven beneath the root again: the
-// write and its fsync took time.
+// write took time. `exclusive`: only where nothing has the name (EEXIST otherwise).
 Status publish(const Root& root, Temp& tmp, Held& dir, const std::string& leaf, bool target_existed,
-               const std::string& shown) {
+               bool exclusive, const std::string& shown) {
   int dirfd = dir.fd();
 #if defined(O_TMPFILE)
   if (tmp.name().empty()) {
     // Nothing stood there: link straight to the name, atomically create-only. If something
-    // appeared since the check (EEXIST), fall through to a random name and replace it.
+    // appeared since the check (EEXIST), wx fails as open(O_EXCL) would; w goes on through a
+    // random name and replaces it.
     if (!target_existed) {
       auto still = dir.beneath(root, "linkat", shown);
       if (!still.ok()) return still;
@@ -212,7 +284,7 @@ Status publish(const Root& root, Temp& tmp, Held& dir, const std::string& leaf, 
         tmp.published();
         return ok_status();
       }
-      if (err != EEXIST) return sys_error(err, "linkat", shown);
+      if (err != EEXIST || exclusive) return sys_error(err, "linkat", shown);
     }
     for (int attempt = 0;; ++attempt) {
       auto still = dir.beneath(root, "linkat", shown);
@@ -231,6 +303,14 @@ Status publish(const Root& root, Temp& tmp, Held& dir, const std::string& leaf, 
 #endif
   auto still = dir.beneath(root, "rename", shown);
   if (!still.ok()) return still;
+  if (exclusive) {
+    bool linked = false;
+    int err = rename_exclusive(dirfd, tmp.name(), leaf, &linked);
+    if (err != 0) return sys_error(err, "rename", shown);
+    // A rename moved the temp's name; a link left it, and the destructor drops it, proven.
+    if (!linked) tmp.published();
+    return ok_status();
+  }
   if (::renameat(dirfd, tmp.name().c_str(), dirfd, leaf.c_str()) != 0) {
     return sys_error(errno, "rename", shown);
   }
@@ -240,48 +320,64 @@ Status publish(const Root& root, Temp& tmp, Held& dir, const std::string& leaf, 
 
 }  // namespace
 
-Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const Request& request,
-                                bool allow_tmpfile) {
+Result<Replaced> write_atomic_with(const Root& root, const LexedPath& path, const Request& request,
+                                   bool allow_tmpfile) {
   const std::string& shown = request.path;
+  const bool exclusive = request.flag == OpenFlag::WX || request.flag == OpenFlag::WXPlus;
+  // Where a replacement cannot be what the caller expects of a write, the caller may write in place
+  // instead, as Node would: never when atomicity was insisted on, and never for wx, whose
+  // in-place open would create the very name it must not half-fill.
+  const bool may_go_in_place = !request.atomic && !exclusive;
   if (path.is_root()) return sys_error(EISDIR, "open", shown);
-  auto parent = open_sync_dir(root, path);
+  auto parent = open_dir_of(root, path, request.durable);
   if (!parent.ok()) return parent.take_error();
   Held& dir = parent.value().dir;
   int dirfd = dir.fd();
   const std::string& leaf = path.leaf();
 
-  bool exists = false;
-  struct stat target;
-  auto checked = check_target(dirfd, leaf, shown, &exists, &target);
+  Target target;
+  auto checked = check_target(root, dirfd, leaf, shown, exclusive, &target);
   if (!checked.ok()) return checked.take_error();
 
   // A new file gets Node's mode (umask applies); a replacement keeps the old file's bits exactly,
   // so a formatter rewriting a 0755 script leaves it executable.
-  mode_t keep = exists ? (target.st_mode & 07777) : 0;
-  mode_t create_mode = exists             ? (keep & 0777)
+  mode_t keep = target.exists ? (target.st.st_mode & 07777) : 0;
+  mode_t create_mode = target.exists      ? (keep & 0777)
                        : request.has_mode ? static_cast<mode_t>(request.mode)
                                           : kDefaultFileMode;
   Temp tmp(root, dir, shown);
   auto created = create_temp(root, tmp, dir, create_mode, allow_tmpfile, shown);
-  if (!created.ok()) return created.take_error();
+  if (!created.ok()) {
+    // The directory takes no new name from us, but the file may still be writable where it is.
+    Error& e = created.error();
+    if (may_go_in_place && target.exists && e.refusal == Refusal::None &&
+        directory_refused(e.err)) {
+      return Replaced::InPlace;
+    }
+    return created.take_error();
+  }
   int fd = tmp.fd.get();
   bool needs_mode = false;
-  if (exists) {
+  if (target.exists) {
     // One fstat of the temp tells what creation gave it (our ids, or a setgid directory's group;
     // create_mode less the umask), so the usual case needs no fchown and no fchmod.
     struct stat made;
     auto got = fstat_fd(fd, &made, shown);
     if (!got.ok()) return got.take_error();
     bool owner_set = false;
-    if (made.st_uid != target.st_uid || made.st_gid != target.st_gid) {
+    if (made.st_uid != target.st.st_uid || made.st_gid != target.st.st_gid) {
       // Root rewriting someone's file should not hand it to root. An unprivileged caller cannot
-      // give a file away (EPERM): the replacement is then simply ours, as with any editor.
-      uid_t uid = made.st_uid != target.st_uid ? target.st_uid : static_cast<uid_t>(-1);
-      gid_t gid = made.st_gid != target.st_gid ? target.st_gid : static_cast<gid_t>(-1);
+      // give a file away (EPERM): a replacement would then be ours, not its owner's, so the file is
+      // written in place as an editor does; when atomicity was insisted on, the replacement is
+      // simply ours.
+      uid_t uid = made.st_uid != target.st.st_uid ? target.st.st_uid : static_cast<uid_t>(-1);
+      gid_t gid = made.st_gid != target.st.st_gid ? target.st.st_gid : static_cast<gid_t>(-1);
       if (::fchown(fd, uid, gid) == 0) {
         owner_set = true;
       } else if (errno != EPERM) {
         return sys_error(errno, "fchown", shown);
+      } else if (may_go_in_place) {
+        return Replaced::InPlace;
       }
     }
     needs_mode = owner_set || (made.st_mode & 07777) != keep;
@@ -292,20 +388,20 @@ Result<Value> write_atomic_with(const Root& root, const LexedPath& path, const R
   auto wrote = write_all(fd, request.data, shown);
   if (!wrote.ok()) return wrote.take_error();
   if (needs_mode && ::fchmod(fd, keep) != 0) return sys_error(errno, "fchmod", shown);
-  auto synced = sync_file(fd, shown);
-  if (!synced.ok()) return synced.take_error();
-  auto published = publish(root, tmp, dir, leaf, exists, shown);
-  if (!published.ok()) return published.take_error();
-  if (parent.value().can_sync) {
-    // The new name is in place; this makes it survive a crash. A file system that cannot fsync a
-    // directory (EINVAL) has nothing more to give.
-    int rc = retry_eintr([&] { return ::fsync(dirfd); });
-    if (rc != 0 && errno != EINVAL) return sys_error(errno, "fsync", shown);
+  if (request.durable) {
+    auto synced = sync_file(fd, shown);
+    if (!synced.ok()) return synced.take_error();
   }
-  return Value(std::monostate{});
+  auto published = publish(root, tmp, dir, leaf, target.exists, exclusive, shown);
+  if (!published.ok()) return published.take_error();
+  if (request.durable) {
+    auto synced = sync_dir(dirfd, parent.value().can_sync, fd, shown);
+    if (!synced.ok()) return synced.take_error();
+  }
+  return Replaced::Done;
 }
 
-Result<Value> write_atomic(const Root& root, const LexedPath& path, const Request& request) {
+Result<Replaced> write_atomic(const Root& root, const LexedPath& path, const Request& request) {
   return write_atomic_with(root, path, request, true);
 }
 

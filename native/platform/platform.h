@@ -40,7 +40,11 @@
 #include <string_view>
 #include <vector>
 #if defined(__linux__)
-#include <sys/mman.h>  // advise_huge_pages
+#include <sys/mman.h>     // advise_huge_pages
+#include <sys/syscall.h>  // rename_noreplace
+#include <unistd.h>
+#elif defined(__APPLE__)
+#include <stdio.h>  // renameatx_np
 #endif
 
 #include "../core/error.h"
@@ -71,8 +75,13 @@ int fd_path(int fd, std::string* out);
 // The mount `fd` lies on.
 Result<MountIdentity> mount_of(int fd);
 #if defined(__linux__)
-// Whether /proc is procfs (checked once): the /proc routes are used only then.
+// Whether /proc is procfs (known once it could be checked; a check that failed is not kept): the
+// /proc routes are used only then.
 bool proc_is_procfs();
+#ifdef PINNEDFS_TEST_HOOKS
+// Forgets what proc_is_procfs learned, so a test can watch it learn again.
+void forget_procfs();
+#endif
 // The "mnt_id:" line of a /proc/self/fdinfo/N text (exposed for the native tests).
 bool parse_fdinfo_mount_id(const char* text, std::uint64_t* id);
 #endif
@@ -101,6 +110,19 @@ inline bool unlink_met_directory(int err, int, const std::string&) {
   return err == EISDIR;
 }
 #endif
+
+// renameat that refuses an existing destination in the same system call, so no name can appear
+// between a check and the rename: Linux renameat2(RENAME_NOREPLACE) (the raw syscall, since glibc's
+// wrapper only exists from 2.28), macOS renameatx_np(RENAME_EXCL). 0, or -1 with errno: EEXIST for
+// an existing destination, EINVAL (Linux) where the file system cannot rename that way.
+inline int rename_noreplace(int fromfd, const char* from, int tofd, const char* to) {
+#if defined(__APPLE__)
+  return ::renameatx_np(fromfd, from, tofd, to, RENAME_EXCL);
+#else
+  constexpr unsigned kNoReplace = 1;  // RENAME_NOREPLACE, <linux/fs.h>
+  return static_cast<int>(::syscall(SYS_renameat2, fromfd, from, tofd, to, kNoReplace));
+#endif
+}
 
 // Asks for huge pages behind `[p, p + n)`, a large buffer about to be written whole (a big write
 // payload copied out of its JavaScript string): one fault per 2 MiB instead of per 4 KiB. Linux

@@ -43,7 +43,7 @@ Request atomic_write(const std::string& path, std::string data) {
   return r;
 }
 
-Result<Value> run_atomic(const Root& root, const Request& r, bool allow_tmpfile) {
+Result<ops::Replaced> run_atomic(const Root& root, const Request& r, bool allow_tmpfile) {
   auto path = prepare_path(root, r.path);
   if (!path.ok()) return path.take_error();
   return ops::write_atomic_with(root, path.value(), r, allow_tmpfile);
@@ -70,6 +70,34 @@ TEST(atomic_named_temp_replaces_and_keeps_mode) {
     CHECK(run_atomic(*root.value(), atomic_write("sub/fresh", "f"), false).ok());
     CHECK(test::read_file(dir + "/sub/fresh") == "f");
     CHECK((listing(dir + "/sub") == std::vector<std::string>{"fresh", "script.sh"}));
+  }
+}
+
+TEST(atomic_create_publishes_only_where_nothing_has_the_name_on_both_paths) {
+  for (Strategy strategy : kStrategies) {
+    for (bool allow_tmpfile : {true, false}) {
+      std::string dir = pinnedfs::test::scratch_dir();
+      pinnedfs::test::write_file(dir + "/taken", "theirs");
+      CHECK(::symlink("nowhere", (dir + "/link").c_str()) == 0);
+      auto root = Root::pin(dir, strategy);
+      CHECK(root.ok());
+      for (const char* name : {"taken", "link"}) {
+        Request r = atomic_write(name, "mine");
+        r.flag = OpenFlag::WX;
+        auto refused = run_atomic(*root.value(), r, allow_tmpfile);
+        CHECK(!refused.ok());
+        CHECK(refused.error().err == EEXIST);
+      }
+      Request fresh = atomic_write("fresh", "created");
+      fresh.flag = OpenFlag::WXPlus;
+      fresh.durable = true;
+      auto made = run_atomic(*root.value(), fresh, allow_tmpfile);
+      CHECK(made.ok());
+      CHECK(made.value() == ops::Replaced::Done);
+      CHECK(test::read_file(dir + "/fresh") == "created");
+      CHECK(test::read_file(dir + "/taken") == "theirs");
+      CHECK((listing(dir) == std::vector<std::string>{"fresh", "link", "taken"}));
+    }
   }
 }
 

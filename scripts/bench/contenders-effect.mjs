@@ -41,7 +41,9 @@ export const extensionContender = async (name, strategy, ext, root) => {
     protocolRead,
     stat: (rel) => run({ operation: "stat", path: abs(rel) }),
     exists: (rel) => run({ operation: "exists", path: abs(rel) }),
+    // Every whole-file write of an extension replaces the file through a temporary: crash-safe.
     writeFile: (rel, data) => run({ operation: "writeFile", path: abs(rel), data: Buffer.from(data).toString("base64") }),
+    writeFileReplace: (rel, data) => run({ operation: "writeFile", path: abs(rel), data: Buffer.from(data).toString("base64") }),
     readDirectory: (rel) => run({ operation: "readDirectory", path: abs(rel) }),
     glob: (pattern, rel) => run({ operation: "glob", pattern: path.join(abs(rel), pattern), root: abs(rel) }),
     batch: async (rels) => {
@@ -107,6 +109,7 @@ export const kernelOver = async (root, hostName, strategy) => {
     stat: (rel) => run(fs.stat(abs(rel))),
     exists: (rel) => run(fs.exists(abs(rel))),
     writeFile: (rel, data) => run(fs.writeFile(abs(rel), data)),
+    writeFileReplace: (rel, data) => run(fs.writeFile(abs(rel), data)),
     readDirectory: (rel) => run(fs.readDirectory(abs(rel))),
     glob: (pattern, rel) => run(fs.glob(pattern, { root: abs(rel) })),
     ...(batch === undefined

@@ -8,17 +8,19 @@ import { rereadNode, rereadPinned } from "./reread.mjs"
 const dist = new URL("../../dist/", import.meta.url)
 const load = (rel) => import(new URL(rel, dist).href)
 
-const atomicNodeWrite = async (abs, data) => {
-  // What a careful node:fs user writes for "never half-written": temp, fsync, rename, fsync dir.
+const atomicNodeWrite = async (abs, data, durable = true) => {
+  // What a careful node:fs user writes for "never half-written": temp, rename; and for "survives a
+  // power cut" an fsync of the data before the rename and of the directory after.
   const tmp = `${abs}.tmp-${process.pid}`
   const fh = await fsp.open(tmp, "w")
   try {
     await fh.writeFile(data)
-    await fh.sync()
+    if (durable) await fh.sync()
   } finally {
     await fh.close()
   }
   await fsp.rename(tmp, abs)
+  if (!durable) return
   const dir = await fsp.open(path.dirname(abs), "r")
   try {
     await dir.sync()
@@ -40,7 +42,10 @@ export const nodeFs = (root) => {
     readFileString: (rel) => fsp.readFile(abs(rel)),
     stat: (rel) => fsp.lstat(abs(rel)),
     exists: (rel) => fsp.access(abs(rel)),
+    // fs.promises.writeFile truncates and writes in place: the baseline every write row compares with.
     writeFile: (rel, data) => fsp.writeFile(abs(rel), data),
+    writeFileInPlace: (rel, data) => fsp.writeFile(abs(rel), data),
+    writeFileReplace: (rel, data) => atomicNodeWrite(abs(rel), data, false),
     writeFileAtomic: (rel, data) => atomicNodeWrite(abs(rel), data),
     readDirectory: (rel) => fsp.readdir(abs(rel)),
     mkdirp: (rel) => fsp.mkdir(abs(rel), { recursive: true }),
@@ -75,8 +80,11 @@ export const pinnedRoot = async (root, strategy) => {
     readFile: (rel) => r.readFile(rel),
     stat: (rel) => r.stat(rel),
     exists: (rel) => r.exists(rel),
+    // The default: a temporary beside the target, renamed over it (crash-safe, not fsynced).
     writeFile: (rel, data) => r.writeFile(rel, data),
-    writeFileAtomic: (rel, data) => r.writeFile(rel, data, { atomic: true }),
+    writeFileInPlace: (rel, data) => r.writeFile(rel, data, { atomic: false }),
+    writeFileReplace: (rel, data) => r.writeFile(rel, data),
+    writeFileAtomic: (rel, data) => r.writeFile(rel, data, { durable: true }),
     readDirectory: (rel) => r.readDirectory(rel),
     glob: (pattern, rel) => r.glob(pattern, { root: rel }),
     batch: async (rels) => {

@@ -35,7 +35,7 @@ export const clangArgs = (file) => [
   "-Wall",
   "-Wextra",
   "-Werror",
-  "-fno-exceptions",
+  "-fexceptions",
   "-U__linux__",
   "-U__linux",
   "-Ulinux",

@@ -123,6 +123,8 @@ export const raceOps = [
     name: "writeFile",
     attacks: allAttacks,
     writes: true,
+    // A whole-file write holds its directory from the look at the target to the rename.
+    refusals: heldRefusals,
     run: (t, a) => t.writeFile(fileFor(a), Buffer.from("written\n")),
     right: nothing
   },

@@ -7,6 +7,7 @@
  */
 import { createRequire } from "node:module"
 import { Command, CommanderError } from "commander"
+import { registerMcp } from "../mcp/command.ts"
 import { registerFix } from "./fix.ts"
 import { registerRun } from "./run.ts"
 
@@ -20,6 +21,7 @@ const program = new Command("pinnedfs")
 
 registerFix(program)
 registerRun(program)
+registerMcp(program, version)
 
 try {
   await program.parseAsync(process.argv)

@@ -17,8 +17,11 @@ export type Progress =
   | { readonly type: "step"; readonly index: number; readonly total: number; readonly name: string; readonly kind: string }
   | { readonly type: "capability"; readonly name: string; readonly files: number; readonly withheld: number }
   | { readonly type: "running"; readonly name: string; readonly elapsedMs: number }
+  /** An external fixer's files did not fit one argument list (or one sandbox): several runs. */
+  | { readonly type: "runs"; readonly name: string; readonly files: number; readonly runs: number }
   | { readonly type: "output"; readonly name: string; readonly stream: "stdout" | "stderr"; readonly text: string }
   | { readonly type: "reread"; readonly name: string }
+  | { readonly type: "restore"; readonly name: string }
 
 /**
  * What an invocation is given besides its façade.

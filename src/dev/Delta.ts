@@ -16,6 +16,7 @@
  * @since 0.1.0
  */
 import type { Diagnostic, Severity } from "./Diagnostic.ts"
+import { escaped } from "./quote.ts"
 
 /**
  * @since 0.1.0
@@ -111,7 +112,7 @@ export const compare = (
         code: "claimed-unauthorized",
         path,
         source,
-        message: `${source} claims to have changed '${path}', which it was not allowed to touch`
+        message: `${source} claims to have changed '${escaped(path)}', which it was not allowed to touch`
       })
     } else if (!observed.has(path)) {
       out.push({
@@ -119,7 +120,7 @@ export const compare = (
         code: "claimed-unchanged",
         path,
         source,
-        message: `${source} claims to have changed '${path}', but the re-read found it unchanged`
+        message: `${source} claims to have changed '${escaped(path)}', but the re-read found it unchanged`
       })
     }
   }
@@ -130,7 +131,7 @@ export const compare = (
         code: "changed-unclaimed",
         path,
         source,
-        message: `the re-read found '${path}' changed, but ${source} did not claim it`
+        message: `the re-read found '${escaped(path)}' changed, but ${source} did not claim it`
       })
     }
   }

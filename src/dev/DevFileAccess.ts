@@ -34,10 +34,12 @@
 import { TextDecoder } from "node:util"
 import type { PinnedRoot } from "../PinnedRoot.ts"
 import { badArgument, permissionDenied, PinnedFsError } from "../internal/errors.ts"
-import { ensureDirectories, withParents } from "./directories.ts"
+import { type CreatedDirectory, ensureDirectories, withParents } from "./directories.ts"
 import { globList, type GlobList } from "./globs.ts"
 import { ancestors, workspacePath } from "./paths.ts"
+import { fixedMandatorySet, type MandatorySet } from "./mandatory.ts"
 import { decide, enforce, type Policy } from "./Policy.ts"
+import { escaped } from "./quote.ts"
 
 /**
  * @since 0.1.0
@@ -69,6 +71,8 @@ export interface Journal {
 export interface DevFileAccessOptions {
   readonly root: PinnedRoot
   readonly policy: Policy | undefined
+  /** The workspace's mandatory deny set (`mandatorySetOf`); default its fixed entries only. */
+  readonly mandatory?: MandatorySet | undefined
   /** Paths (canonical) the invocation may read and rewrite. */
   readonly allowlist: ReadonlyArray<string>
   /** Globs of files the invocation may create. */
@@ -79,6 +83,11 @@ export interface DevFileAccessOptions {
   readonly readOnly?: boolean | undefined
   /** Largest file `read` returns. Default 4 MiB. */
   readonly maxFileBytes?: number | undefined
+  /**
+   * Told of a call refused because it came after the invocation's report was made (the plan
+   * reports it as an `ERROR` in the workspace's diagnostics, the step being over).
+   */
+  readonly onLateCall?: ((method: Method, path: string, error: PinnedFsError) => void) | undefined
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
@@ -89,7 +98,7 @@ const notText = (path: string, why: string): PinnedFsError =>
     errno: -84,
     syscall: "read",
     path,
-    description: `'${path}' is ${why}: not text`,
+    description: `'${escaped(path)}' is ${why}: not text`,
     reason: "InvalidData"
   })
 
@@ -103,13 +112,21 @@ export class DevFileAccess {
 
   readonly #root: PinnedRoot
   readonly #policy: Policy | undefined
+  readonly #mandatory: MandatorySet
   readonly #allowed: Set<string>
   readonly #created = new Set<string>()
   readonly #mayCreate: GlobList
   readonly #withheld: Set<string>
   readonly #readOnly: boolean
   readonly #maxFileBytes: number
+  readonly #onLateCall: DevFileAccessOptions["onLateCall"]
+  /** The invocation returned: no new call, and no further stage of a call still running. */
+  #returned = false
+  /** The invocation's report is made: what is refused now is told to `onLateCall`. */
   #closed = false
+  readonly #inflight = new Set<Promise<unknown>>()
+  /** Files `createEmpty` made, with the directories made for each (parent first). */
+  readonly #placeholders = new Map<string, ReadonlyArray<CreatedDirectory>>()
   readonly #journal = {
     written: new Set<string>(),
     deleted: new Set<string>(),
@@ -121,6 +138,7 @@ export class DevFileAccess {
   private constructor(options: DevFileAccessOptions) {
     this.#root = options.root
     this.#policy = options.policy
+    this.#mandatory = options.mandatory ?? fixedMandatorySet
     this.scope = Object.freeze(options.allowlist.map((p) => workspacePath(p, "allowlist path")))
     this.#allowed = new Set(this.scope)
     const mayCreate = options.mayCreate ?? []
@@ -128,6 +146,7 @@ export class DevFileAccess {
     this.#withheld = new Set(options.withheld ?? [])
     this.#readOnly = options.readOnly === true
     this.#maxFileBytes = options.maxFileBytes ?? 4 * 1024 * 1024
+    this.#onLateCall = options.onLateCall
   }
 
   /**
@@ -143,7 +162,7 @@ export class DevFileAccess {
   read(path: string): Promise<string> {
     return this.#guard("read", path, async (p) => {
       this.#member(p, "read")
-      enforce(this.#policy, ["read", "write"], p)
+      enforce(this.#policy, ["read", "write"], p, this.#mandatory)
       const [r] = await this.#root.batch([{ operation: "readFile", path: p }], { size: 1, response: this.#maxFileBytes })
       if (!r!.ok) throw r!.error
       const bytes = r!.value as Uint8Array
@@ -164,9 +183,9 @@ export class DevFileAccess {
   exists(path: string): Promise<boolean> {
     return this.#guard("exists", path, async (p) => {
       if (!this.#isMember(p) && !this.#mayCreate.matches(p)) {
-        throw permissionDenied(`'${p}' is neither in this step's allowlist nor a path it may create`, p, "allowlist")
+        throw permissionDenied(`'${escaped(p)}' is neither in this step's allowlist nor a path it may create`, p, "allowlist")
       }
-      enforce(this.#policy, ["write"], p)
+      enforce(this.#policy, ["write"], p, this.#mandatory)
       try {
         return await this.#root.exists(p)
       } catch (e) {
@@ -183,22 +202,27 @@ export class DevFileAccess {
       this.#mutable("write", p)
       const creating = !this.#isMember(p)
       if (creating) this.#creatable(p)
-      enforce(this.#policy, ["write"], p)
+      enforce(this.#policy, ["write"], p, this.#mandatory)
       // A file being created must not already exist: one that does is outside the allowlist, and
       // "wx" makes that the kernel's answer, not a check with a window before it.
       const options = creating ? ({ flag: "wx" } as const) : ({ atomic: true } as const)
+      let first = true
       const { created } = await withParents(
         this.#root,
         p,
         (d) => this.#directoryRefusal(d),
-        () =>
-          this.#root.writeFileString(p, content, options).catch((e: unknown) => {
+        () => {
+          // The retry after missing parents were made is a stage of its own.
+          if (!first) this.#stillRunning("write", p)
+          first = false
+          return this.#root.writeFileString(p, content, options).catch((e: unknown) => {
             throw creating && e instanceof PinnedFsError && e.code === "EEXIST"
-              ? permissionDenied(`'${p}' exists and is not in this step's allowlist: not overwritten`, p, "allowlist")
+              ? permissionDenied(`'${escaped(p)}' exists and is not in this step's allowlist: not overwritten`, p, "allowlist")
               : e
           })
+        }
       )
-      for (const d of created) this.#journal.directories.add(d)
+      for (const d of created) this.#journal.directories.add(d.path)
       if (creating) this.#created.add(p)
       this.#journal.written.add(p)
     })
@@ -209,7 +233,7 @@ export class DevFileAccess {
     return this.#guard("delete", path, async (p) => {
       this.#mutable("delete", p)
       this.#member(p, "delete")
-      enforce(this.#policy, ["write"], p)
+      enforce(this.#policy, ["write"], p, this.#mandatory)
       await this.#root.remove(p)
       this.#journal.deleted.add(p)
     })
@@ -220,7 +244,7 @@ export class DevFileAccess {
     return this.#guard("mkdir", path, async (p) => {
       this.#mutable("mkdir", p)
       const created = await ensureDirectories(this.#root, [...ancestors(p), p], (d) => this.#directoryRefusal(d))
-      for (const d of created) this.#journal.directories.add(d)
+      for (const d of created) this.#journal.directories.add(d.path)
     })
   }
 
@@ -232,20 +256,80 @@ export class DevFileAccess {
       this.#member(f, "rename")
       const creating = !this.#isMember(t)
       if (creating) this.#creatable(t)
-      enforce(this.#policy, ["write"], f)
-      enforce(this.#policy, ["write"], t)
+      enforce(this.#policy, ["write"], f, this.#mandatory)
+      enforce(this.#policy, ["write"], t, this.#mandatory)
       if (creating && (await this.#root.exists(t).catch(() => true))) {
-        throw permissionDenied(`rename destination '${t}' exists and is not in this step's allowlist`, t, "allowlist")
+        throw permissionDenied(`rename destination '${escaped(t)}' exists and is not in this step's allowlist`, t, "allowlist")
       }
+      this.#stillRunning("rename", f)
       const { created } = await withParents(
         this.#root,
         t,
         (d) => this.#directoryRefusal(d),
         () => this.#root.rename(f, t)
       )
-      for (const d of created) this.#journal.directories.add(d)
+      for (const d of created) this.#journal.directories.add(d.path)
       if (creating) this.#created.add(t)
       this.#journal.renamed.push({ from: f, to: t })
+    })
+  }
+
+  /**
+   * @internal For a confined child process: creates `path` as an empty file (mode 0644), where a
+   * `mayCreate` name allows it and nothing is there yet, so that the sandbox can bind that one file
+   * writable rather than its whole directory. Missing parents are made as for `write`. Answers
+   * whether it made the file (`false`: something is there, or it is in the allowlist already).
+   */
+  createEmpty(path: string): Promise<boolean> {
+    return this.#guard("write", path, async (p) => {
+      this.#mutable("write", p)
+      if (this.#isMember(p)) return false
+      this.#creatable(p)
+      enforce(this.#policy, ["write"], p, this.#mandatory)
+      let made: ReadonlyArray<CreatedDirectory>
+      try {
+        made = (
+          await withParents(
+            this.#root,
+            p,
+            (d) => this.#directoryRefusal(d),
+            () => this.#root.writeFile(p, new Uint8Array(0), { flag: "wx", mode: 0o644 })
+          )
+        ).created
+      } catch (e) {
+        if (e instanceof PinnedFsError && e.code === "EEXIST") return false
+        throw e
+      }
+      for (const d of made) this.#journal.directories.add(d.path)
+      this.#created.add(p)
+      this.#placeholders.set(p, made)
+      return true
+    })
+  }
+
+  /**
+   * @internal Undoes {@link DevFileAccess.createEmpty} where the child left the file empty (or
+   * removed it): the file goes, and so do the directories made for it that are still empty and
+   * still the directories made. Answers whether the file was removed.
+   */
+  removeIfEmpty(path: string): Promise<boolean> {
+    return this.#guard("delete", path, async (p) => {
+      const dirs = this.#placeholders.get(p)
+      if (dirs === undefined) return false
+      const info = await this.#root.stat(p).catch((e: unknown) => {
+        if (e instanceof PinnedFsError && e.reason === "NotFound") return undefined
+        throw e
+      })
+      if (info !== undefined && (info.type !== "File" || info.size !== 0n)) return false
+      if (info !== undefined) await this.#root.remove(p)
+      this.#placeholders.delete(p)
+      this.#created.delete(p)
+      this.#journal.written.delete(p)
+      if (dirs.length > 0) {
+        await this.#root.rmdirs([...dirs].reverse().map((d) => ({ path: d.path, identity: d.identity, optional: true })))
+        for (const d of dirs) this.#journal.directories.delete(d.path)
+      }
+      return info !== undefined
     })
   }
 
@@ -262,25 +346,57 @@ export class DevFileAccess {
     }
   }
 
+  /**
+   * @internal The invocation returned. Every call made from now on is refused, and so is the next
+   * stage of a call still running (a write's directories, its retry, a rename after its check);
+   * what is already on its way to the disk is waited for. Answers how many calls were still running.
+   */
+  async settle(): Promise<number> {
+    this.#returned = true
+    const running = this.#inflight.size
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight])
+    return running
+  }
+
   /** @internal Ends the invocation: an engine that kept the façade can do nothing more with it. */
   close(): void {
+    this.#returned = true
     this.#closed = true
   }
 
-  async #guard<A>(method: Method, path: string, body: (p: string) => Promise<A>): Promise<A> {
+  #stillRunning(method: Method, p: string): void {
+    if (this.#returned) throw this.#afterReturn(method, p)
+  }
+
+  #afterReturn(method: Method, p: string): PinnedFsError {
+    return permissionDenied(
+      `'${method}' of '${escaped(p)}' came after the capability returned: refused, nothing done (await every call before returning)`,
+      p,
+      "closed"
+    )
+  }
+
+  #guard<A>(method: Method, path: string, body: (p: string) => Promise<A>): Promise<A> {
+    const call = this.#call(method, path, body)
+    this.#inflight.add(call)
+    const done = () => void this.#inflight.delete(call)
+    call.then(done, done)
+    return call
+  }
+
+  async #call<A>(method: Method, path: string, body: (p: string) => Promise<A>): Promise<A> {
     let p = typeof path === "string" ? path : String(path)
     try {
-      if (this.#closed) {
-        throw permissionDenied(`'${method}' after the invocation ended: a façade serves one invocation only`, p, "closed")
-      }
+      if (this.#returned) throw this.#afterReturn(method, p)
       p = workspacePath(path)
       if (this.#withheld.has(p)) {
-        throw permissionDenied(`'${p}' is withheld from this step: it is edited in memory and not yet written`, p, "allowlist")
+        throw permissionDenied(`'${escaped(p)}' is withheld from this step: it is edited in memory and not yet written`, p, "allowlist")
       }
       return await body(p)
     } catch (e) {
       const error = e instanceof PinnedFsError ? e : badArgument(e instanceof Error ? e.message : String(e), p, method)
-      if (error.reason === "PermissionDenied" || error.refusal === "badargument") {
+      if (this.#closed) this.#onLateCall?.(method, p, error)
+      else if (error.reason === "PermissionDenied" || error.refusal === "badargument") {
         this.#journal.refusals.push({ method, path: p, error })
       }
       throw error
@@ -292,12 +408,12 @@ export class DevFileAccess {
   }
 
   #member(p: string, method: Method): void {
-    if (!this.#isMember(p)) throw permissionDenied(`'${method}' of '${p}' refused: not in this step's allowlist`, p, "allowlist")
+    if (!this.#isMember(p)) throw permissionDenied(`'${method}' of '${escaped(p)}' refused: not in this step's allowlist`, p, "allowlist")
   }
 
   #creatable(p: string): void {
     if (!this.#mayCreate.matches(p)) {
-      throw permissionDenied(`'${p}' is not in this step's allowlist and no mayCreate glob allows creating it`, p, "allowlist")
+      throw permissionDenied(`'${escaped(p)}' is not in this step's allowlist and no mayCreate glob allows creating it`, p, "allowlist")
     }
   }
 
@@ -306,11 +422,12 @@ export class DevFileAccess {
   }
 
   #directoryRefusal(dir: string): PinnedFsError | undefined {
+    if (this.#returned) return this.#afterReturn("mkdir", dir)
     if (this.#readOnly) return permissionDenied("an inspection step creates no directory", dir, "inspection")
-    if (this.#withheld.has(dir)) return permissionDenied(`'${dir}' is withheld from this step`, dir, "allowlist")
+    if (this.#withheld.has(dir)) return permissionDenied(`'${escaped(dir)}' is withheld from this step`, dir, "allowlist")
     if (!this.#mayCreate.mayContain(dir)) {
-      return permissionDenied(`directory '${dir}' is not needed by any mayCreate glob: not created`, dir, "allowlist")
+      return permissionDenied(`directory '${escaped(dir)}' is not needed by any mayCreate glob: not created`, dir, "allowlist")
     }
-    return decide(this.#policy, "write", dir)
+    return decide(this.#policy, "write", dir, this.#mandatory)
   }
 }

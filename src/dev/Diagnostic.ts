@@ -20,6 +20,11 @@ export type Severity = "ERROR" | "WARNING"
  * - `inspection-changed`: an inspection (`check`) capability changed a file.
  * - `claimed-unchanged`, `changed-unclaimed`, `claimed-unauthorized`, `unparseable-delta`: the
  *   advisory delta disagrees with the re-read (see `Delta`).
+ * - `forbidden-change`: the re-read found a change to a path in the mandatory deny set or withheld
+ *   by the policy (only a child process can make one): the step fails.
+ * - `not-awaited`: a capability returned with façade calls still running (they were waited for).
+ * - `not-restored`: a failed step's rollback left a path as it is (changed by someone else since
+ *   the re-read, or not restorable).
  * - `gate`: the step's single approval was refused.
  * - `failed`: a capability threw or a tool failed.
  *
@@ -38,6 +43,9 @@ export type DiagnosticCode =
   | "changed-unclaimed"
   | "claimed-unauthorized"
   | "unparseable-delta"
+  | "forbidden-change"
+  | "not-awaited"
+  | "not-restored"
   | "gate"
   | "failed"
 

@@ -5,27 +5,33 @@
  * never fail a step.
  *
  * For a `fix` or `check` step: the policy must be in force (fail closed), then the gate is asked
- * once for the whole step, then each capability in turn gets a freshly computed allowlist, a
- * snapshot of its envelope, a façade of its own, and after it returns the authoritative re-read
- * and the comparison with its advisory delta.
+ * once for the whole step, then each capability in turn is invoked (`invocation.ts`: a freshly
+ * computed allowlist, a snapshot, its pre-step bytes kept, a façade of its own, the authoritative
+ * re-read). A step that fails is rolled back (`rollback.ts`) unless `restore` is `false`.
+ *
+ * The mandatory deny set is the workspace's own: its fixed entries and the directories the
+ * workspace points git at, read once when the plan starts (`mandatorySetOf`). The pipeline can
+ * never write a `.git` name, so only an outside process could add a pointer while it runs.
  *
  * @since 0.1.0
  */
 import type { PinnedRoot } from "../PinnedRoot.ts"
 import { PinnedFsError } from "../internal/errors.ts"
-import type { Capability, Progress } from "./Capability.ts"
-import { compare, parse } from "./Delta.ts"
-import { DevFileAccess, type Journal } from "./DevFileAccess.ts"
+import type { Progress } from "./Capability.ts"
 import type { Diagnostic } from "./Diagnostic.ts"
 import { withParents } from "./directories.ts"
-import { allowlistOf, envelopeOf, type Envelope, type Withheld } from "./envelope.ts"
+import { envelopeOf, type Envelope } from "./envelope.ts"
 import type { Gate, GateRequest } from "./Gate.ts"
+import { type CapabilityReport, invoke } from "./invocation.ts"
 import { limitsOf, type Limits } from "./limits.ts"
-import { workspacePath } from "./paths.ts"
+import { type MandatorySet, mandatorySetOf } from "./mandatory.ts"
 import { decide, type Policy } from "./Policy.ts"
-import { listEnvelope, reread, type RereadReport } from "./reread.ts"
+import { escaped } from "./quote.ts"
+import { Backup, type RestoreReport } from "./rollback.ts"
 import type { Step } from "./Step.ts"
 import type { Workspace } from "./Workspace.ts"
+
+export type { CapabilityReport } from "./invocation.ts"
 
 /**
  * @since 0.1.0
@@ -39,22 +45,11 @@ export interface PlanContext {
   readonly gate: Gate
   readonly limits?: Partial<Limits> | undefined
   readonly onProgress?: ((event: Progress) => void) | undefined
-}
-
-/**
- * What one capability was offered, did and was found to have done.
- *
- * @since 0.1.0
- * @category models
- */
-export interface CapabilityReport {
-  readonly name: string
-  readonly allowlist: ReadonlyArray<string>
-  readonly withheld: ReadonlyArray<Withheld>
-  readonly journal: Journal
-  /** `undefined` when the re-read itself failed (the step then failed). */
-  readonly reread: RereadReport | undefined
-  readonly error: string | undefined
+  /**
+   * Put a failed `fix` or `check` step's files back as they were before it (default `true`). See
+   * `rollback.ts`: compare-and-swap per path, so a file changed since the re-read is left alone.
+   */
+  readonly restore?: boolean | undefined
 }
 
 /**
@@ -70,6 +65,8 @@ export interface StepResult {
   /** For `write`: paths flushed and pending deletions carried out. */
   readonly written: ReadonlyArray<string>
   readonly deleted: ReadonlyArray<string>
+  /** For a failed `fix` or `check` step: what the rollback put back and what it left. */
+  readonly restore?: RestoreReport | undefined
 }
 
 /**
@@ -85,6 +82,8 @@ interface Run {
   readonly ctx: PlanContext
   readonly limits: Limits
   readonly progress: (event: Progress) => void
+  /** The workspace's mandatory deny set, read at the first step that needs it. */
+  readonly mandatory: () => Promise<MandatorySet>
 }
 
 /**
@@ -102,7 +101,8 @@ export const run = async (steps: ReadonlyArray<Step>, ctx: PlanContext): Promise
       // A progress printer's failure is not the plan's.
     }
   }
-  const r: Run = { ctx, limits, progress }
+  let mandatory: Promise<MandatorySet> | undefined
+  const r: Run = { ctx, limits, progress, mandatory: () => (mandatory ??= mandatorySetOf(ctx.root)) }
   const results: Array<StepResult> = []
   let failed = false
   for (const [index, step] of steps.entries()) {
@@ -156,9 +156,17 @@ const writeStep = async (r: Run, step: Step): Promise<StepResult> => {
   const dirty = ws.dirtyPaths()
   const deletions = [...ws.pendingDeletions].sort()
   const diagnostics: Array<Diagnostic> = []
+  let mandatory: MandatorySet
+  try {
+    mandatory = await r.mandatory()
+  } catch (e) {
+    return empty(step, "failed", [
+      { severity: "ERROR", code: "failed", source: step.name, message: `reading the workspace's git pointers failed: ${message(e)}` }
+    ])
+  }
   // Every decision before any write: a refused path fails the step with nothing written.
   for (const path of [...dirty, ...deletions]) {
-    const refused = decide(policy, "write", path)
+    const refused = decide(policy, "write", path, mandatory)
     if (refused) diagnostics.push({ severity: "ERROR", code: "refused", path, source: step.name, message: refused.description })
   }
   if (diagnostics.length > 0) return empty(step, "failed", diagnostics)
@@ -170,7 +178,7 @@ const writeStep = async (r: Run, step: Step): Promise<StepResult> => {
       await withParents(
         root,
         path,
-        (d) => decide(policy, "write", d),
+        (d) => decide(policy, "write", d, mandatory),
         () => root.writeFileString(path, text, { atomic: true })
       )
       ws.flushed(path)
@@ -225,154 +233,79 @@ const capabilityStep = async (r: Run, step: Extract<Step, { kind: "fix" | "check
   }
   if (approved !== true) return fail("the gate refused the step: nothing ran", "gate")
 
-  const diagnostics: Array<Diagnostic> = []
-  const reports: Array<CapabilityReport> = []
-  for (const [i, capability] of step.capabilities.entries()) {
-    const out = await runCapability(r, step.kind, capability, envelopes[i]!)
-    reports.push(out.report)
-    diagnostics.push(...out.diagnostics)
-    if (statusOf(out.diagnostics) === "failed") break
-  }
-  return { ...empty(step, statusOf(diagnostics), diagnostics), capabilities: reports }
+  return runCapabilities(r, step, envelopes)
 }
 
-const runCapability = async (
+const runCapabilities = async (
   r: Run,
-  kind: "fix" | "check",
-  capability: Capability,
-  envelope: Envelope
-): Promise<{ report: CapabilityReport; diagnostics: Array<Diagnostic> }> => {
-  const { root, workspace: ws, policy } = r.ctx
-  const source = capability.name
+  step: Extract<Step, { kind: "fix" | "check" }>,
+  envelopes: ReadonlyArray<Envelope>
+): Promise<StepResult> => {
   const diagnostics: Array<Diagnostic> = []
-  // Recomputed now, not when the step began: an earlier capability's re-read may have cleaned or
-  // admitted paths.
-  const allowlist = allowlistOf(ws, envelope, policy)
-  const dirty = new Set(allowlist.withheld.filter((w) => w.reason === "dirty").map((w) => w.path))
-  for (const w of allowlist.withheld) {
-    diagnostics.push({
-      severity: "WARNING",
-      code: "withheld",
-      path: w.path,
-      source,
-      message: `'${w.path}' withheld from ${source}: ${w.message}`
-    })
-  }
-  r.progress({ type: "capability", name: source, files: allowlist.paths.length, withheld: allowlist.withheld.length })
-
-  let snapshot: Set<string>
+  let mandatory: MandatorySet
   try {
-    snapshot = await listEnvelope(root, envelope, r.limits)
+    mandatory = await r.mandatory()
   } catch (e) {
-    diagnostics.push({ severity: "ERROR", code: "failed", source, message: `listing the envelope before ${source} failed: ${message(e)}` })
-    const journal: Journal = { written: [], created: [], deleted: [], renamed: [], directories: [], refusals: [] }
-    return {
-      report: { name: source, allowlist: allowlist.paths, withheld: allowlist.withheld, journal, reread: undefined, error: message(e) },
-      diagnostics
+    const failure = `reading the workspace's git pointers failed, so nothing ran: ${message(e)}`
+    return empty(step, "failed", [{ severity: "ERROR", code: "failed", source: step.name, message: failure }])
+  }
+  const { root, workspace, policy } = r.ctx
+  const backup = r.ctx.restore === false ? undefined : new Backup(root, r.limits, r.limits.backupMemoryBytes)
+  const c = { root, workspace, policy: policy!, mandatory, limits: r.limits, progress: r.progress, backup }
+  const reports: Array<CapabilityReport> = []
+  try {
+    for (const [i, capability] of step.capabilities.entries()) {
+      const out = await invoke(c, step.kind, capability, envelopes[i]!)
+      reports.push(out.report)
+      diagnostics.push(...out.diagnostics)
+      if (statusOf(out.diagnostics) === "failed") break
     }
-  }
-
-  const access = DevFileAccess.make({
-    root,
-    policy,
-    allowlist: allowlist.paths,
-    mayCreate: envelope.mayCreate,
-    withheld: [...dirty],
-    readOnly: kind === "check",
-    maxFileBytes: r.limits.maxFileBytes
-  })
-  let returned: unknown
-  let error: unknown
-  let threw = false
-  try {
-    returned = await capability.run(access, { workspaceDir: root.path, progress: r.progress })
-  } catch (e) {
-    threw = true
-    error = e
+    const status = statusOf(diagnostics)
+    const result = { ...empty(step, status, diagnostics), capabilities: reports }
+    if (status === "ok" || backup === undefined) return result
+    r.progress({ type: "restore", name: step.name })
+    return { ...result, restore: await restoreStep(r, step, backup, reports, mandatory, diagnostics) }
   } finally {
-    access.close()
+    await backup?.dispose().catch(() => undefined)
   }
-  const journal = access.journal()
-  for (const f of journal.refusals) {
-    diagnostics.push({
-      severity: "ERROR",
-      code: "refused",
-      path: f.path,
-      source,
-      message: `${source}: ${f.method} refused: ${f.error.description || f.error.message}`
-    })
-  }
-  if (threw && !journal.refusals.some((f) => f.error === error)) {
-    diagnostics.push({ severity: "ERROR", code: "failed", source, message: `${source} failed: ${message(error)}` })
-  }
+}
 
-  r.progress({ type: "reread", name: source })
-  let report: RereadReport | undefined
+/**
+ * What the failed step's capabilities changed, put back. An in-process engine's changes are known
+ * exactly (its façade journal), so only those are restored and a file someone else edited while it
+ * ran is not touched; a child process's are whatever the re-read saw change in its envelope.
+ */
+const restoreStep = async (
+  r: Run,
+  step: Step,
+  backup: Backup,
+  reports: ReadonlyArray<CapabilityReport>,
+  mandatory: MandatorySet,
+  diagnostics: Array<Diagnostic>
+): Promise<RestoreReport> => {
+  const paths = new Set<string>()
+  const external = new Map(
+    step.kind === "fix" || step.kind === "check" ? step.capabilities.map((c) => [c.name, c.external === true] as const) : []
+  )
+  for (const report of reports) {
+    const j = report.journal
+    const engine = new Set([...j.written, ...j.created, ...j.deleted, ...j.renamed.flatMap((x) => [x.from, x.to])])
+    for (const p of report.reread?.observed ?? []) if (external.get(report.name) === true || engine.has(p)) paths.add(p)
+  }
   try {
-    report = await reread(root, ws, {
-      envelope,
-      snapshot,
-      withheld: dirty,
-      extra: [...journal.created, ...journal.written, ...journal.renamed.map((x) => x.to)],
-      mayCreate: envelope.mayCreate.matches,
-      source,
-      limits: r.limits
-    })
+    const restored = await backup.restore(r.ctx.workspace, paths, (d) => decide(r.ctx.policy, "write", d, mandatory))
+    for (const k of restored.kept) {
+      diagnostics.push({
+        severity: "WARNING",
+        code: "not-restored",
+        path: k.path,
+        source: step.name,
+        message: `'${escaped(k.path)}' not restored: ${k.why}`
+      })
+    }
+    return restored
   } catch (e) {
-    diagnostics.push({
-      severity: "ERROR",
-      code: "failed",
-      source,
-      message: `the re-read after ${source} failed, so the workspace may be stale: ${message(e)}`
-    })
-  }
-
-  if (report) {
-    diagnostics.push(...report.diagnostics)
-    const delta = parse(returned, source)
-    if (delta.kind === "parsed") diagnostics.push(...delta.diagnostics)
-    const allowed = new Set(allowlist.paths)
-    const authorized = (claimed: string): boolean => {
-      let p: string
-      try {
-        p = workspacePath(claimed)
-      } catch {
-        return false
-      }
-      return allowed.has(p) || journal.created.includes(p) || envelope.mayCreate.matches(p)
-    }
-    diagnostics.push(...compare(delta, report.observed, authorized, source))
-    const policyWithheld = new Set(allowlist.withheld.filter((w) => w.reason === "policy").map((w) => w.path))
-    for (const path of report.observed) {
-      if (policyWithheld.has(path)) {
-        diagnostics.push({
-          severity: "WARNING",
-          code: "withheld",
-          path,
-          source,
-          message: `'${path}' changed on disk although it was withheld from ${source} by policy`
-        })
-      }
-      if (kind === "check") {
-        diagnostics.push({
-          severity: "WARNING",
-          code: "inspection-changed",
-          path,
-          source,
-          message: `inspection ${source} changed '${path}' (the re-read took the disk's version)`
-        })
-      }
-    }
-  }
-  return {
-    report: {
-      name: source,
-      allowlist: allowlist.paths,
-      withheld: allowlist.withheld,
-      journal,
-      reread: report,
-      error: threw ? message(error) : undefined
-    },
-    diagnostics
+    diagnostics.push({ severity: "ERROR", code: "failed", source: step.name, message: `restoring the step's files failed: ${message(e)}` })
+    return { restored: [], kept: [...paths].map((path) => ({ path, why: `the restore failed: ${message(e)}` })) }
   }
 }

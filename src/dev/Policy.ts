@@ -7,14 +7,19 @@
  *   `true` is a refusal, never an allow. A sandbox that reads "no decision" as "not denied" turns
  *   every configuration mistake into full access.
  * - **The mandatory deny set always applies to writes**, whatever the caller's rules or its own
- *   `Policy` object say: `.bashrc`, `.git/hooks/**`, `.vscode/**`, at any depth and in any letter
- *   case. Each is a file another program later executes or obeys (a shell, git, an editor's tasks
- *   and settings), so writing one is running code outside the pipeline.
+ *   `Policy` object say (see `mandatory.ts`: `.git`, `.vscode`, the shell start-up files and the
+ *   rest, matched by path segment in any letter case, and the directories a workspace points git
+ *   at). Each is a file another program later executes or obeys, so writing one is running code
+ *   outside the pipeline.
  *
  * @since 0.1.0
  */
 import { badArgument, permissionDenied, type PinnedFsError } from "../internal/errors.ts"
 import { globList } from "./globs.ts"
+import { fixedMandatorySet, type MandatorySet } from "./mandatory.ts"
+import { escaped } from "./quote.ts"
+
+export { fold, type MandatoryEntry, mandatoryEntries, type MandatorySet, mandatorySetOf, type PointerTarget } from "./mandatory.ts"
 
 /**
  * Answers for canonical workspace paths (see `workspacePath`). Anything but `true` refuses.
@@ -41,23 +46,13 @@ export interface PolicyRules {
 }
 
 /**
- * The globs no policy can lift, matched case-insensitively at any depth (a directory itself and
- * everything beneath it).
- *
- * @since 0.1.0
- * @category constants
- */
-export const mandatoryDeny: ReadonlyArray<string> = ["**/.bashrc", "**/.git/hooks", "**/.git/hooks/**", "**/.vscode", "**/.vscode/**"]
-
-const mandatory = globList(mandatoryDeny, "mandatory deny set", { nocase: true })
-
-/**
- * Whether `path` is in the mandatory deny set.
+ * Whether `path` is in the fixed part of the mandatory deny set (the entries of `mandatory.ts`;
+ * the pointer targets of a workspace need that workspace, see `mandatorySetOf`).
  *
  * @since 0.1.0
  * @category predicates
  */
-export const isMandatoryDenied = (path: string): boolean => mandatory.matches(path)
+export const isMandatoryDenied = (path: string): boolean => fixedMandatorySet.denies(path) !== undefined
 
 /**
  * Compiles glob rules (picomatch, full glob syntax) into a {@link Policy}. The caller's `deny`
@@ -74,7 +69,7 @@ export const fromRules = (rules: PolicyRules): Policy => {
   const deny = globList(rules.deny ?? [], "policy deny", { nocase: true })
   return {
     canRead: (path) => read.matches(path) && !deny.matches(path),
-    canWrite: (path) => write.matches(path) && !deny.matches(path) && !mandatory.matches(path)
+    canWrite: (path) => write.matches(path) && !deny.matches(path) && isMandatoryDenied(path) === false
   }
 }
 
@@ -87,13 +82,19 @@ export const fromRules = (rules: PolicyRules): Policy => {
 export type Access = "read" | "write"
 
 /**
- * The decision, or why there is none. The mandatory deny set is applied here too, so a
- * hand-written `Policy` that allows everything still cannot write `.git/hooks/pre-commit`.
+ * The decision, or why there is none. The mandatory deny set (`mandatory`, by default its fixed
+ * entries) is applied here too, so a hand-written `Policy` that allows everything still cannot
+ * write `.git/hooks/pre-commit`.
  *
  * @since 0.1.0
  * @category checks
  */
-export const decide = (policy: Policy | undefined, access: Access, path: string): PinnedFsError | undefined => {
+export const decide = (
+  policy: Policy | undefined,
+  access: Access,
+  path: string,
+  mandatory: MandatorySet = fixedMandatorySet
+): PinnedFsError | undefined => {
   if (policy === undefined || policy === null) {
     return permissionDenied(
       `no policy is in force, so nothing may be ${access === "read" ? "read" : "written"} (fails closed)`,
@@ -101,23 +102,26 @@ export const decide = (policy: Policy | undefined, access: Access, path: string)
       "policy"
     )
   }
-  if (access === "write" && mandatory.matches(path)) {
-    return permissionDenied(`'${path}' is in the mandatory deny set (.bashrc, .git/hooks, .vscode): never written`, path, "policy")
+  const shown = escaped(path)
+  if (access === "write") {
+    const why = mandatory.denies(path)
+    if (why !== undefined)
+      return permissionDenied(`'${shown}' is in the mandatory deny set, never written: ${escaped(why)}`, path, "policy")
   }
   let answer: unknown
   try {
     answer = access === "read" ? policy.canRead(path) : policy.canWrite(path)
   } catch (e) {
     return permissionDenied(
-      `the policy failed while deciding ${access} of '${path}' (${e instanceof Error ? e.message : String(e)}): refused`,
+      `the policy failed while deciding ${access} of '${shown}' (${e instanceof Error ? e.message : String(e)}): refused`,
       path,
       "policy"
     )
   }
   if (answer === true) return undefined
   if (answer === false)
-    return permissionDenied(`the policy does not allow ${access === "read" ? "reading" : "writing"} '${path}'`, path, "policy")
-  return permissionDenied(`the policy gave no decision for ${access} of '${path}' (answered ${String(answer)}): refused`, path, "policy")
+    return permissionDenied(`the policy does not allow ${access === "read" ? "reading" : "writing"} '${shown}'`, path, "policy")
+  return permissionDenied(`the policy gave no decision for ${access} of '${shown}' (answered ${String(answer)}): refused`, path, "policy")
 }
 
 /**
@@ -126,9 +130,14 @@ export const decide = (policy: Policy | undefined, access: Access, path: string)
  * @since 0.1.0
  * @category checks
  */
-export const enforce = (policy: Policy | undefined, accesses: ReadonlyArray<Access>, path: string): void => {
+export const enforce = (
+  policy: Policy | undefined,
+  accesses: ReadonlyArray<Access>,
+  path: string,
+  mandatory: MandatorySet = fixedMandatorySet
+): void => {
   for (const a of accesses) {
-    const refused = decide(policy, a, path)
+    const refused = decide(policy, a, path, mandatory)
     if (refused) throw refused
   }
 }

@@ -16,6 +16,18 @@ import type { PinnedRoot } from "../PinnedRoot.ts"
 import type { PinnedFsError } from "../internal/errors.ts"
 import { ancestors } from "./paths.ts"
 
+/**
+ * A directory made here, with the identity (`dev:ino`) that lets it be removed again only while it
+ * is still that directory.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CreatedDirectory {
+  readonly path: string
+  readonly identity: string
+}
+
 /** Mode of a directory we create: never world-writable, whatever the umask. */
 const directoryMode = 0o755
 
@@ -30,7 +42,7 @@ export const ensureDirectories = async (
   root: PinnedRoot,
   dirs: ReadonlyArray<string>,
   check: (dir: string) => PinnedFsError | undefined
-): Promise<ReadonlyArray<string>> => {
+): Promise<ReadonlyArray<CreatedDirectory>> => {
   if (dirs.length === 0) return []
   const refusals = new Map<string, PinnedFsError>()
   for (const dir of dirs) {
@@ -47,6 +59,14 @@ export const ensureDirectories = async (
   }
   const plan = dirs.filter((d) => !refusals.has(d)).map((path) => ({ path, mode: directoryMode }))
   if (plan.length === 0) return []
+  if (refusals.size > 0) {
+    // The stat trip gave the caller's state time to change (a façade whose invocation returned
+    // meanwhile refuses from then on): asked again just before anything is created.
+    for (const d of plan) {
+      const refused = check(d.path)
+      if (refused) throw refused
+    }
+  }
   const result = await root.mkdirs(plan)
   const unchecked = result.created.filter((c) => refusals.has(c.path))
   if (unchecked.length > 0) {
@@ -56,7 +76,7 @@ export const ensureDirectories = async (
     throw refusals.get(unchecked[0]!.path)!
   }
   if (result.error) throw result.error
-  return result.created.map((c) => c.path)
+  return result.created
 }
 
 /**
@@ -71,7 +91,7 @@ export const withParents = async <A>(
   path: string,
   check: (dir: string) => PinnedFsError | undefined,
   op: () => Promise<A>
-): Promise<{ readonly value: A; readonly created: ReadonlyArray<string> }> => {
+): Promise<{ readonly value: A; readonly created: ReadonlyArray<CreatedDirectory> }> => {
   try {
     return { value: await op(), created: [] }
   } catch (e) {

@@ -13,6 +13,7 @@
  */
 import { badArgument } from "../internal/errors.ts"
 import { globList, type GlobList } from "./globs.ts"
+import type { MandatorySet } from "./mandatory.ts"
 import { decide, type Policy } from "./Policy.ts"
 import type { Workspace } from "./Workspace.ts"
 
@@ -42,7 +43,7 @@ export interface Envelope {
   readonly mayCreate: GlobList
   /** scope ∩ selectors (or the scope, when there are no selectors). */
   readonly matches: (path: string) => boolean
-  /** Globs to list on disk to find what the envelope holds. */
+  /** Globs to list on disk to find what the envelope holds (a superset, filtered by `matches`). */
   readonly patterns: ReadonlyArray<string>
   /** Paths the envelope names outright (no listing needed). */
   readonly literals: ReadonlyArray<string>
@@ -67,7 +68,7 @@ export const envelopeOf = (d: Declaration): Envelope => {
     selectors,
     mayCreate,
     matches,
-    patterns: named.patterns,
+    patterns: named.listings,
     literals: named.literals.filter(matches)
   }
 }
@@ -102,7 +103,7 @@ export interface Allowlist {
  * @since 0.1.0
  * @category constructors
  */
-export const allowlistOf = (ws: Workspace, envelope: Envelope, policy: Policy | undefined): Allowlist => {
+export const allowlistOf = (ws: Workspace, envelope: Envelope, policy: Policy | undefined, mandatory?: MandatorySet): Allowlist => {
   const paths: Array<string> = []
   const withheld: Array<Withheld> = []
   const tracked = ws.paths().filter(envelope.matches)
@@ -115,7 +116,7 @@ export const allowlistOf = (ws: Workspace, envelope: Envelope, policy: Policy | 
       })
       continue
     }
-    const refused = decide(policy, "read", path) ?? decide(policy, "write", path)
+    const refused = decide(policy, "read", path, mandatory) ?? decide(policy, "write", path, mandatory)
     if (refused) {
       withheld.push({ path, reason: "policy", message: refused.description })
       continue

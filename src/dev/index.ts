@@ -12,6 +12,8 @@ export type { Diagnostic, DiagnosticCode, Severity } from "./Diagnostic.ts"
 export type { Allowlist, Declaration, Envelope, Withheld } from "./envelope.ts"
 export { approveAll, type Gate, type GateRequest } from "./Gate.ts"
 export { defaultLimits, type Limits } from "./limits.ts"
+export { escaped, quoted } from "./quote.ts"
+export type { RestoreReport } from "./rollback.ts"
 export { workspacePath } from "./paths.ts"
 export * as Plan from "./Plan.ts"
 export * as Policy from "./Policy.ts"
@@ -20,9 +22,11 @@ export type { RereadReport } from "./reread.ts"
 export * as Step from "./Step.ts"
 export { type Editor, Workspace } from "./Workspace.ts"
 export { eslintFixer, type EslintOptions } from "./engines/eslint.ts"
+export { type Configuration, ConfigurationError, type ConfiguredStep, loadConfiguration, parseConfiguration } from "./config.ts"
 export {
   type ChildLike,
   defaultSpawn,
+  ExternalFailure,
   externalFixer,
   type ExternalFixerOptions,
   type Spawn,

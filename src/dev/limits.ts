@@ -20,13 +20,19 @@ export interface Limits {
   readonly readBudgetBytes: number
   /** Most paths in one batch trip; a larger envelope takes several. Default 4096. */
   readonly batchMembers: number
+  /**
+   * Most pre-step bytes a step's rollback holds in memory; the rest go to a private directory
+   * beside the workspace (see `rollback.ts`). Default 64 MiB.
+   */
+  readonly backupMemoryBytes: number
 }
 
 /** @since 0.1.0 @category constants */
 export const defaultLimits: Limits = {
   maxFileBytes: 4 * 1024 * 1024,
   readBudgetBytes: 64 * 1024 * 1024,
-  batchMembers: 4096
+  batchMembers: 4096,
+  backupMemoryBytes: 64 * 1024 * 1024
 }
 
 const positive = (value: unknown, name: string, fallback: number): number => {
@@ -47,5 +53,7 @@ export const limitsOf = (partial: Partial<Limits> | undefined): Limits => {
   const maxFileBytes = positive(partial?.maxFileBytes, "maxFileBytes", defaultLimits.maxFileBytes)
   const readBudgetBytes = Math.max(maxFileBytes, positive(partial?.readBudgetBytes, "readBudgetBytes", defaultLimits.readBudgetBytes))
   const batchMembers = positive(partial?.batchMembers, "batchMembers", defaultLimits.batchMembers)
-  return { maxFileBytes, readBudgetBytes, batchMembers }
+  const backupMemoryBytes =
+    partial?.backupMemoryBytes === 0 ? 0 : positive(partial?.backupMemoryBytes, "backupMemoryBytes", defaultLimits.backupMemoryBytes)
+  return { maxFileBytes, readBudgetBytes, batchMembers, backupMemoryBytes }
 }

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { badArgument } from "../internal/errors.ts"
+import { escaped } from "./quote.ts"
 
 /**
  * Canonical form of a workspace path: `.` segments, repeated and trailing `/` dropped. Refused
@@ -24,7 +25,7 @@ import { badArgument } from "../internal/errors.ts"
  */
 export const workspacePath = (value: unknown, what = "path"): string => {
   if (typeof value !== "string") throw badArgument(`${what} must be a string, got ${value === null ? "null" : typeof value}`)
-  const shown = value.slice(0, 200)
+  const shown = escaped(value.slice(0, 200))
   if (value.startsWith("/")) {
     throw badArgument(
       `${what} '${shown}' is absolute: dev engines take workspace-relative paths, and a leading '/' is ` +

@@ -1,6 +1,6 @@
 /**
- * Reads many workspace files as text in one `PinnedRoot.batch` trip, and says of each whether it
- * can be admitted.
+ * Reads many workspace files as text in `PinnedRoot.batch` trips (one for a few files, four at
+ * once for many), and says of each whether it can be admitted.
  *
  * No link is followed: a link at the path, or anywhere on the way to it, is refused by the native
  * read on the descriptor it opened, so a link a fixer planted is reported, never read through.
@@ -80,8 +80,51 @@ export const outcomeOfError = (e: PinnedFsError, maxFileBytes: number): ReadOutc
 const isResult = (u: unknown): u is Uint8Array => u instanceof Uint8Array
 
 /**
- * Reads `paths` (canonical, workspace-relative). One trip per `limits.batchMembers` paths, plus a
- * trip for files the shared answer budget could not carry.
+ * Trips read at once. One trip runs on one thread of libuv's pool, which has four by default:
+ * split four ways, a large re-read uses the machine's cores as `fs.promises` does, where one trip
+ * would read every file on a single thread.
+ */
+const lanes = 4
+/** Below this many paths one trip is quicker than several (each costs a hop and a wake-up). */
+const splitFrom = 256
+
+/** One trip: reads `chunk`, records each outcome, and answers those the budget could not carry. */
+const readChunk = async (
+  root: PinnedRoot,
+  chunk: ReadonlyArray<string>,
+  budget: number,
+  limits: Limits,
+  out: Map<string, ReadOutcome>
+): Promise<Array<string>> => {
+  const results = await root.batch(
+    chunk.map((path) => ({ operation: "readFile" as const, path })),
+    { size: chunk.length, response: budget }
+  )
+  const retry: Array<string> = []
+  let left = budget
+  for (let i = 0; i < chunk.length; i++) {
+    const path = chunk[i]!
+    const r = results[i]!
+    if (r.ok && isResult(r.value)) {
+      left = Math.max(0, left - r.value.length)
+      out.set(path, admitBytes(r.value, limits.maxFileBytes))
+    } else if (!r.ok && r.error.refusal === "toolarge" && left < limits.maxFileBytes) {
+      // Refused for want of what was left of the shared budget, not for its own size.
+      retry.push(path)
+    } else if (!r.ok) {
+      out.set(path, outcomeOfError(r.error, limits.maxFileBytes))
+    } else {
+      out.set(path, { kind: "unreadable", reason: "read failed: unexpected answer" })
+    }
+  }
+  return retry
+}
+
+/**
+ * Reads `paths` (canonical, workspace-relative). From 256 paths on, in up to four trips at once,
+ * each with a quarter of the answer budget (so what is in flight stays within
+ * `readBudgetBytes`, and each trip can still carry a file of `maxFileBytes`); at most
+ * `limits.batchMembers` paths a trip; then a round for files a trip's budget could not carry.
  *
  * @since 0.1.0
  * @category reads
@@ -89,30 +132,16 @@ const isResult = (u: unknown): u is Uint8Array => u instanceof Uint8Array
 export const readTexts = async (root: PinnedRoot, paths: ReadonlyArray<string>, limits: Limits): Promise<Map<string, ReadOutcome>> => {
   const out = new Map<string, ReadOutcome>()
   let pending = [...new Set(paths)]
+  const parallel = pending.length < splitFrom ? 1 : Math.max(1, Math.min(lanes, Math.floor(limits.readBudgetBytes / limits.maxFileBytes)))
+  const budget = Math.floor(limits.readBudgetBytes / parallel)
   while (pending.length > 0) {
+    const size = Math.min(limits.batchMembers, Math.ceil(pending.length / parallel))
+    const chunks: Array<ReadonlyArray<string>> = []
+    for (let start = 0; start < pending.length; start += size) chunks.push(pending.slice(start, start + size))
     const retry: Array<string> = []
-    for (let start = 0; start < pending.length; start += limits.batchMembers) {
-      const chunk = pending.slice(start, start + limits.batchMembers)
-      const results = await root.batch(
-        chunk.map((path) => ({ operation: "readFile" as const, path })),
-        { size: chunk.length, response: limits.readBudgetBytes }
-      )
-      let left = limits.readBudgetBytes
-      for (let i = 0; i < chunk.length; i++) {
-        const path = chunk[i]!
-        const r = results[i]!
-        if (r.ok && isResult(r.value)) {
-          left = Math.max(0, left - r.value.length)
-          out.set(path, admitBytes(r.value, limits.maxFileBytes))
-        } else if (!r.ok && r.error.refusal === "toolarge" && left < limits.maxFileBytes) {
-          // Refused for want of what was left of the shared budget, not for its own size.
-          retry.push(path)
-        } else if (!r.ok) {
-          out.set(path, outcomeOfError(r.error, limits.maxFileBytes))
-        } else {
-          out.set(path, { kind: "unreadable", reason: "read failed: unexpected answer" })
-        }
-      }
+    for (let k = 0; k < chunks.length; k += parallel) {
+      const rounds = await Promise.all(chunks.slice(k, k + parallel).map((chunk) => readChunk(root, chunk, budget, limits, out)))
+      for (const r of rounds) retry.push(...r)
     }
     pending = retry
   }

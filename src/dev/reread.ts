@@ -28,6 +28,7 @@ import type { Envelope } from "./envelope.ts"
 import type { Limits } from "./limits.ts"
 import { readTexts } from "./readTexts.ts"
 import type { Workspace } from "./Workspace.ts"
+import { escaped } from "./quote.ts"
 
 /**
  * The paths of the envelope present on disk: one native glob per pattern (no link is entered) and,
@@ -154,7 +155,7 @@ export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput
                 code: "outside-may-create",
                 path,
                 source,
-                message: `'${path}' was created, but no mayCreate glob of ${source} allows it: admitted, since the disk is authoritative`
+                message: `'${escaped(path)}' was created, but no mayCreate glob of ${source} allows it: admitted, since the disk is authoritative`
               })
             }
           }
@@ -166,7 +167,7 @@ export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput
             code: "untracked",
             path,
             source,
-            message: `'${path}' was on disk before ${source} ran and is not part of the workspace: not admitted`
+            message: `'${escaped(path)}' was on disk before ${source} ran and is not part of the workspace: not admitted`
           })
         }
         break
@@ -191,7 +192,7 @@ export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput
             code: "unreadable",
             path,
             source,
-            message: `'${path}' cannot be admitted: ${reason}`
+            message: `'${escaped(path)}' cannot be admitted: ${reason}`
           }
           ws.markUnreadable(path, reason, diagnostic)
           unreadable.push({ path, reason })
@@ -204,7 +205,7 @@ export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput
             code: "untracked",
             path,
             source,
-            message: `'${path}' was on disk before ${source} ran and is not part of the workspace: not admitted (${reason})`
+            message: `'${escaped(path)}' was on disk before ${source} ran and is not part of the workspace: not admitted (${reason})`
           })
         }
         break

@@ -56,14 +56,17 @@ const execute =
       return Result.isFailure(decoded) ? Effect.fail(decoded.failure) : run(cache, settings, decoded.success)
     }) as Effect.Effect<PinnedResult<R>, PlatformError.PlatformError>
 
-/** `identifyRoot`: the exact `"dev:ino"` of a directory, from the addon's 64-bit values. */
+/**
+ * `identifyRoot`: the directory's root identity, `dev:ino` from the addon's 64-bit values and its
+ * birth time or generation (see `rootIdentityPattern`): what a root pinned there will have.
+ */
 const identifyRoot = (path: string): Effect.Effect<string, PlatformError.PlatformError> =>
   Effect.suspend(() => {
     if (typeof path !== "string" || path.includes("\0") || !path.startsWith("/")) {
       return Effect.fail(badArgument("identifyRoot", "root path must be an absolute string without NUL bytes"))
     }
     return Effect.tryPromise({
-      try: () => native.identify(path),
+      try: () => native.identifyRoot(path),
       catch: (u) => fromNativeError(u, "identifyRoot", path)
     })
   })

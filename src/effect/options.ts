@@ -30,10 +30,17 @@ export interface Options {
   readonly contentLimit?: number | undefined
   /** Most roots kept pinned at once (default 32); the least recently used is closed first. */
   readonly rootCacheSize?: number | undefined
+  /**
+   * Every write survives a crash of the machine, not only of the process: a whole-file write's data
+   * is fsynced before the rename publishes it and its directory after, an append's file after it
+   * (default false: every whole-file write is crash-safe, none is fsynced).
+   */
+  readonly durable?: boolean | undefined
 }
 
 /**
- * Defaults: 256 members and 64 MiB of content a batch, 64 MiB a `writeFile`, 32 pinned roots.
+ * Defaults: 256 members and 64 MiB of content a batch, 64 MiB a `writeFile`, 32 pinned roots, writes
+ * not fsynced.
  *
  * @since 0.1.0
  * @category constants
@@ -42,7 +49,8 @@ export const defaults = {
   batchSize: 256,
   batchResponse: 64 * 1024 * 1024,
   contentLimit: 64 * 1024 * 1024,
-  rootCacheSize: 32
+  rootCacheSize: 32,
+  durable: false
 } as const
 
 /**
@@ -87,13 +95,15 @@ export const settings = (options?: Options): Settings => {
     response: positive("batchLimits.response", options?.batchLimits?.response, defaults.batchResponse, 2 ** 53)
   }
   const contentLimit = positive("contentLimit", options?.contentLimit, defaults.contentLimit, 2 ** 31)
+  const durable = options?.durable ?? defaults.durable
+  if (typeof durable !== "boolean") throw new RangeError(`pinnedfs: durable must be a boolean, got ${typeof durable}`)
   return {
     strategy,
     batchLimits,
     contentLimit,
     // The native core's ceiling for one file is 2^31 - 1 bytes, one less than contentLimit may be.
     readLimit: Math.min(contentLimit, 2 ** 31 - 1),
-    limits: { batchSize: batchLimits.size, contentLimit },
+    limits: { batchSize: batchLimits.size, contentLimit, durable },
     rootCacheSize: positive("rootCacheSize", options?.rootCacheSize, defaults.rootCacheSize, 4096)
   }
 }

@@ -18,11 +18,11 @@ import type { MkdirsResult, RmdirsResult } from "../protocol/extensions.ts"
 import { fromNative as toFileInfo } from "../protocol/fileInfo.ts"
 import { checkExclude, finishGlob, planGlob } from "./glob.ts"
 import { type ExecutorRead, executorOperations, executorReads, isOneOf } from "../protocol/operations.ts"
-import type { Root } from "../protocol/root.ts"
+import { type Root, rootIdentityPattern } from "../protocol/root.ts"
 import { join, locate, rootOf } from "./roots.ts"
 
 /**
- * The limits a request is checked against.
+ * The limits a request is checked against, and how its writes are made.
  *
  * @since 0.1.0
  * @category models
@@ -30,6 +30,8 @@ import { join, locate, rootOf } from "./roots.ts"
 export interface Limits {
   readonly batchSize: number
   readonly contentLimit: number
+  /** Every write is fsynced (see `Options.durable`). */
+  readonly durable: boolean
 }
 
 /**
@@ -96,6 +98,7 @@ const isObject = (u: unknown): u is Fields => typeof u === "object" && u !== nul
 
 const kind = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ? "array" : typeof u)
 
+/** A directory's `dev:ino`, as `mkdirs` records and `rmdirs` checks ownership by. */
 const identityPattern = /^[0-9]+:[0-9]+$/
 
 /** An absolute path operand: a string, no NUL byte, starting with `/`. */
@@ -120,8 +123,8 @@ export const decodeRoots = (method: string, request: Fields): Check<Root> => {
   const logicalRoot = absolute(method, "logicalRoot", request.logicalRoot)
   if (Result.isFailure(logicalRoot)) return relay(logicalRoot)
   const rootIdentity = request.rootIdentity
-  if (typeof rootIdentity !== "string" || !identityPattern.test(rootIdentity)) {
-    return fail(badArgument(method, 'rootIdentity must be a "dev:ino" string of decimal digits'))
+  if (typeof rootIdentity !== "string" || !rootIdentityPattern.test(rootIdentity)) {
+    return fail(badArgument(method, 'rootIdentity must be a root identity ("dev:ino", then ":b<birth>" or ":g<generation>")'))
   }
   return ok({ boundaryRoot: boundaryRoot.success, logicalRoot: logicalRoot.success, rootIdentity })
 }
@@ -467,6 +470,9 @@ const decodeOne = (roots: Root, operation: string, request: Fields, limits: Limi
             data,
             base64,
             flag,
+            // A whole-file flag replaces the file through a temporary (the core's default): every
+            // kernel write is crash-safe.
+            durable: limits.durable,
             ...(mode === undefined ? {} : { mode })
           },
           nothing

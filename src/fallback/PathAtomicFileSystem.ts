@@ -48,17 +48,24 @@ export interface Options {
   readonly batchLimits?: { readonly size?: number | undefined; readonly response?: number | undefined } | undefined
   /** Most bytes of one `writeFile` payload. */
   readonly contentLimit?: number | undefined
+  /**
+   * Whole-file writes survive a crash of the machine, not only of the process: the data is fsynced
+   * before the rename, the directory after (default false: crash-safe, not durable).
+   */
+  readonly durable?: boolean | undefined
 }
 
 /**
- * Defaults: 256 members and 64 MiB of content per batch answer, 64 MiB per write.
+ * Defaults: 256 members and 64 MiB of content per batch answer, 64 MiB per write, writes not
+ * fsynced.
  *
  * @since 0.1.0
  * @category constants
  */
-export const defaults: { readonly batchLimits: BatchLimits; readonly contentLimit: number } = {
+export const defaults: { readonly batchLimits: BatchLimits; readonly contentLimit: number; readonly durable: boolean } = {
   batchLimits: { size: 256, response: 64 * 1024 * 1024 },
-  contentLimit: 64 * 1024 * 1024
+  contentLimit: 64 * 1024 * 1024,
+  durable: false
 }
 
 /**

@@ -10,7 +10,7 @@
 import type { BigIntStats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
-import type { Root as PinnedRootTriple } from "../protocol/root.ts"
+import { type Root as PinnedRootTriple, rootIdentityOf, rootIdentityPattern } from "../protocol/root.ts"
 import { badArgument, type Failure, refuse, sysError } from "./failure.ts"
 
 const NAME_MAX = 255
@@ -67,16 +67,12 @@ export const rootOf = (
 ): Root => {
   const boundaryRoot = trimSlashes(absoluteString(request.boundaryRoot, "boundaryRoot"))
   const logicalRoot = request.logicalRoot === undefined ? boundaryRoot : trimSlashes(absoluteString(request.logicalRoot, "logicalRoot"))
-  if (typeof request.rootIdentity !== "string" || !/^\d+:\d+$/.test(request.rootIdentity)) {
-    throw badArgument('rootIdentity must be a "dev:ino" string')
+  if (typeof request.rootIdentity !== "string" || !rootIdentityPattern.test(request.rootIdentity)) {
+    throw badArgument('rootIdentity must be a root identity ("dev:ino", then ":b<birth>" or ":g<generation>")')
   }
   const triple = { boundaryRoot, logicalRoot, rootIdentity: request.rootIdentity }
   return checkThenUseWindow === undefined ? triple : { ...triple, checkThenUseWindow }
 }
-
-/** `"dev:ino"` from 64-bit values, the way the native executor and libuv spell an identity. @internal */
-export const identityOf = (st: { readonly dev: bigint; readonly ino: bigint }): string =>
-  `${BigInt.asUintN(64, st.dev)}:${BigInt.asUintN(64, st.ino)}`
 
 /**
  * Refuses a root whose path no longer names the directory the kernel pinned. By path, so only as
@@ -93,7 +89,7 @@ export const verifyRoot = async (root: Root): Promise<void> => {
     throw sysError(e.code ?? "EUNKNOWN", "stat", root.boundaryRoot, e)
   })
   if (!st.isDirectory()) throw changed("no longer names a directory")
-  const found = identityOf(st)
+  const found = rootIdentityOf(st)
   if (found !== root.rootIdentity) throw changed(`now names ${found}, not the pinned ${root.rootIdentity}`)
 }
 

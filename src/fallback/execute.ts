@@ -9,15 +9,18 @@ import { Effect, type PlatformError } from "effect"
 import * as fsp from "node:fs/promises"
 import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../protocol/wire.ts"
 import { batch, type BatchLimits } from "./batch.ts"
-import { type CheckThenUseWindow, identityOf, rootOf, verifyRoot } from "./confine.ts"
+import { rootIdentityOf } from "../protocol/root.ts"
+import { type CheckThenUseWindow, rootOf, verifyRoot } from "./confine.ts"
 import { badArgument, sysError, toFailure, toPlatformError } from "./failure.ts"
 import { glob } from "./glob.ts"
-import { operations } from "./operations.ts"
+import { operations, type Writes } from "./operations.ts"
 
 /** Every limit of the extension, filled in. @internal */
 export interface Limits {
   readonly batchLimits: BatchLimits
   readonly contentLimit: number
+  /** Whole-file writes fsync their data before the rename and the directory after. */
+  readonly durable: boolean
 }
 
 /** The caller's limits, each one it left out taken from `defaults`. @internal */
@@ -25,6 +28,7 @@ export const limitsOf = (
   options: {
     readonly batchLimits?: { readonly size?: number | undefined; readonly response?: number | undefined } | undefined
     readonly contentLimit?: number | undefined
+    readonly durable?: boolean | undefined
   },
   defaults: Limits
 ): Limits => ({
@@ -32,7 +36,8 @@ export const limitsOf = (
     size: options.batchLimits?.size ?? defaults.batchLimits.size,
     response: options.batchLimits?.response ?? defaults.batchLimits.response
   },
-  contentLimit: options.contentLimit ?? defaults.contentLimit
+  contentLimit: options.contentLimit ?? defaults.contentLimit,
+  durable: options.durable ?? defaults.durable
 })
 
 const shownPath = (request: unknown): string => {
@@ -51,11 +56,11 @@ const identify = async (path: unknown): Promise<string> => {
   // Followed on purpose: a workspace given through a link is identified by the directory it names.
   const st = await fsp.stat(path, { bigint: true })
   if (!st.isDirectory()) throw sysError("ENOTDIR", "stat", path)
-  return identityOf(st)
+  return rootIdentityOf(st)
 }
 
 /** @internal */
-export const executor = ({ batchLimits, contentLimit }: Limits, window?: CheckThenUseWindow): AtomicFileSystem => {
+export const executor = ({ batchLimits, contentLimit, durable }: Limits, window?: CheckThenUseWindow): AtomicFileSystem => {
   const execute = (request: unknown): Effect.Effect<unknown, PlatformError.PlatformError> => {
     const operation = (request as { operation?: unknown } | null)?.operation
     const method = typeof operation === "string" ? operation : "execute"
@@ -81,12 +86,12 @@ export const executor = ({ batchLimits, contentLimit }: Limits, window?: CheckTh
       root: ReturnType<typeof rootOf>,
       request: Record<string, unknown>,
       budget: undefined,
-      contentLimit: number
+      writes: Writes
     ) => Promise<unknown>
     return attempt(method, path, async () => {
       const root = rootOf(fields, window)
       await verifyRoot(root)
-      return run(root, fields, undefined, contentLimit)
+      return run(root, fields, undefined, { contentLimit, durable })
     })
   }
   // No `noFollowAuthorization`: that claim is for an executor that pins a root handle and refuses

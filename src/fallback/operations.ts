@@ -12,6 +12,7 @@ import type { Resolution } from "../protocol/wire.ts"
 import { found, gap, type Lexed, lex, noHardLink, noLink, regularOrDirectory, type Root, walk, type Walked } from "./confine.ts"
 import { badArgument, refuse, sysError } from "./failure.ts"
 import { fromNodeStats as fileInfo } from "../protocol/fileInfo.ts"
+import { replace } from "./replace.ts"
 
 /**
  * A recursive listing that never descends through a link. Not `fs.readdir(…, { recursive: true })`:
@@ -139,7 +140,16 @@ const decoderFor = (encoding: unknown): TextDecoder => {
   }
 }
 
-const write = async (root: Root, request: Fields, data: Uint8Array, contentLimit: number): Promise<void> => {
+/** What a write needs to know beyond its request: the payload bound and whether to fsync. @internal */
+export interface Writes {
+  readonly contentLimit: number
+  readonly durable: boolean
+}
+
+const wholeFileFlags = new Set(["w", "w+", "wx", "wx+"])
+
+const write = async (root: Root, request: Fields, data: Uint8Array, writes: Writes): Promise<void> => {
+  const { contentLimit } = writes
   if (data.byteLength > contentLimit) {
     throw badArgument(`writeFile payload of ${data.byteLength} bytes exceeds the ${contentLimit} byte limit`)
   }
@@ -147,8 +157,11 @@ const write = async (root: Root, request: Fields, data: Uint8Array, contentLimit
   const flag = options.flag ?? "w"
   if (typeof flag !== "string" || !openFlags.has(flag)) throw badArgument(`unknown open flag '${String(flag)}'`)
   const mode = modeOf(options.mode, undefined)
+  const exclusive = flag === "wx" || flag === "wx+"
   const { lexed, walked } = await located(root, request)
   if (walked.kind === "found") {
+    // wx answers what open(O_CREAT|O_EXCL) answers for anything at the name, a link included.
+    if (exclusive) throw sysError("EEXIST", "open", lexed.shown)
     noLink(lexed, walked)
     if (walked.stat.isDirectory()) throw sysError("EISDIR", "open", lexed.shown)
     regularOrDirectory(lexed, walked.stat, "open")
@@ -158,7 +171,15 @@ const write = async (root: Root, request: Fields, data: Uint8Array, contentLimit
     throw sysError(walked.code, "lstat", lexed.shown)
   }
   await gap(root)
+  if (wholeFileFlags.has(flag)) {
+    const existing = walked.kind === "found" ? walked.stat : undefined
+    if ((await replace(walked.path, data, { exclusive, mode, durable: writes.durable }, existing)) === "done") return
+  }
   await fsp.writeFile(walked.path, data, mode === undefined ? { flag } : { flag, mode })
+  if (writes.durable) {
+    const handle = await fsp.open(walked.path, "r+")
+    await handle.sync().finally(() => handle.close())
+  }
 }
 
 const makeDirectory = async (root: Root, request: Fields): Promise<void> => {
@@ -336,7 +357,8 @@ export const operations = {
     const gid = idOf(options.gid, "gid")
     await fsp.chown(await settable(root, request, "chown"), uid, gid)
   },
-  writeFile: async (root: Root, request: Fields, _budget: Budget | undefined, contentLimit: number): Promise<void> => {
+  writeFile: async (root: Root, request: Fields, _budget: Budget | undefined, writes: Writes): Promise<void> => {
+    const { contentLimit } = writes
     const data = request.data
     if (typeof data !== "string" || data.length % 4 !== 0) {
       throw badArgument("writeFile data must be padded base64 (RFC 4648, no line breaks)")
@@ -348,11 +370,11 @@ export const operations = {
       throw badArgument(`writeFile payload of ${size} bytes exceeds the ${contentLimit} byte limit`)
     }
     if (!base64.test(data)) throw badArgument("writeFile data must be padded base64 (RFC 4648, no line breaks)")
-    await write(root, request, Buffer.from(data, "base64"), contentLimit)
+    await write(root, request, Buffer.from(data, "base64"), writes)
   },
-  writeFileString: async (root: Root, request: Fields, _budget: Budget | undefined, contentLimit: number) => {
+  writeFileString: async (root: Root, request: Fields, _budget: Budget | undefined, writes: Writes) => {
     if (typeof request.data !== "string") throw badArgument("writeFileString data must be a string")
-    await write(root, request, new TextEncoder().encode(request.data), contentLimit)
+    await write(root, request, new TextEncoder().encode(request.data), writes)
   }
 } as const
 

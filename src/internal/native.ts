@@ -20,6 +20,7 @@ export interface NativeErrorInfo {
 }
 
 export interface NativeRootHandle {
+  /** The root identity (see `PinnedRoot.identity`). */
   readonly identity: string
   readonly strategy: "openat2" | "walk" | "nofollow_any"
   readonly path: string
@@ -74,7 +75,14 @@ export interface NativeRequest {
   readonly dot?: boolean
   readonly recursive?: boolean
   readonly force?: boolean
+  /** writeFile: always the replacement, never in place (see `WriteOptions.atomic`). */
   readonly atomic?: boolean
+  /** writeFile: in place, as Node's `fs.writeFile`. */
+  readonly inPlace?: boolean
+  /** writeFile: fsync the data before publishing it, and the directory after. */
+  readonly durable?: boolean
+  /** rename: refuse an existing destination in the rename itself (RENAME_NOREPLACE). */
+  readonly noReplace?: boolean
   readonly mode?: number
   readonly uid?: number
   readonly gid?: number
@@ -93,7 +101,13 @@ export interface NativeRequest {
 
 export interface NativeBinding {
   pin(path: string, strategy: "auto" | "openat2" | "walk"): Promise<NativeRootHandle>
+  /** `"dev:ino"` of the directory a trusted path names (what the confinement anchors record). */
   identify(path: string): Promise<string>
+  /**
+   * The root identity of the directory a trusted path names: what `pin(path).identity` is,
+   * `"dev:ino"` and its birth time or generation (see `PinnedRoot.identity`).
+   */
+  identifyRoot(path: string): Promise<string>
   /**
    * Trips off the JavaScript thread made by this environment so far (for tests that count them).
    * A test hook: absent from the published prebuilds, as `testAfterPlan` is ignored there.
@@ -103,6 +117,11 @@ export interface NativeBinding {
   readonly testHooks: boolean
   /** Completions this environment has settled in a later turn than they finished in (a paced flood). */
   paced(): number
+  /**
+   * The process's budget of content bytes in flight, set first when `bytes` is given (0: the
+   * default): `[budget, inFlight]`. See `contentBudget` (src/budget.ts).
+   */
+  contentBudget(bytes?: number): [number, number]
   readonly ops: {
     readonly exists: number
     readonly stat: number

@@ -5,8 +5,9 @@
  * nothing else in pinnedfs decides them.
  *
  * Every request carries the pinned-root triple: `boundaryRoot` (canonical path), `logicalRoot` (the
- * workspace as the caller spells it) and `rootIdentity` (`"dev:ino"`). Paths are absolute, inside
- * one of the two roots.
+ * workspace as the caller spells it) and `rootIdentity` (the root's identity, `"dev:ino"` and its
+ * birth time or generation: `rootIdentityPattern` in `root.ts`). Paths are absolute, inside one of
+ * the two roots.
  *
  * @since 0.1.0
  */
@@ -210,7 +211,12 @@ export type AtomicResult<R extends AtomicRequest> = AtomicResults[R["operation"]
 export interface AtomicFileSystem {
   /** The executor refuses symlinks and hard links itself, so authorization resolves through it. */
   readonly noFollowAuthorization?: true | undefined
-  /** Exact `"dev:ino"` of a directory, from 64-bit values (never a JS number). */
+  /**
+   * The identity of the directory a path names (a link is followed: a workspace given through one
+   * is identified by its target): `"dev:ino"` from 64-bit values (never a JS number), then its birth
+   * time or generation number where the file system has one. A kernel compares it as an opaque
+   * string.
+   */
   readonly identifyRoot?: ((path: string) => Effect.Effect<string, PlatformError.PlatformError>) | undefined
   readonly execute: <R extends AtomicRequest>(request: R) => Effect.Effect<AtomicResult<R>, PlatformError.PlatformError>
   /** A filesystem already isolated as a whole; pinnedfs never sets it. */

@@ -135,7 +135,7 @@ describe.each(strategies)("DevFileAccess (%s)", (strategy) => {
     it("refuses everything once the invocation has ended", async () => {
       const { access } = await make()
       access.close()
-      expect((await rejection(access.read("src/a.ts"))).description).toMatch(/after the invocation ended/)
+      expect((await rejection(access.read("src/a.ts"))).description).toMatch(/came after the capability returned: refused, nothing done/)
     })
   })
 

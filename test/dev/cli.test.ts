@@ -43,7 +43,7 @@ describe("pinnedfs (the bin)", () => {
   it("--help lists fix; fix --help explains the scope, the workspace, -- and the child-process limit", async () => {
     const top = await pinnedfs(["--help"])
     expect(top.code).toBe(0)
-    expect(top.stdout).toMatch(/fix \[options\] <command\.\.\.>/)
+    expect(top.stdout).toMatch(/fix \[options\] \[command\.\.\.\]/)
     expect(top.stdout).toMatch(/run \[options\] <command> \[args\.\.\.\]/)
     const help = await pinnedfs(["fix", "--help"])
     expect(help.code).toBe(0)
@@ -52,11 +52,14 @@ describe("pinnedfs (the bin)", () => {
       "--workspace <dir>",
       "--scope <glob>",
       "--may-create <glob>",
+      "--step <name>",
+      "--no-restore",
+      "--json",
       "appended",
-      "Exits 1 when",
+      "Exit status:",
       "cannot stop or see",
       "--confine",
-      "125 when"
+      "125  --confine"
     ]) {
       expect(help.stdout).toContain(text)
     }
@@ -87,8 +90,9 @@ describe("pinnedfs (the bin)", () => {
         ].join("\n")
       )
       const r = await pinnedfs(["fix", "--confine", "--workspace", s.root, "--scope", "src/**", "--", process.execPath, fixer])
-      expect([r.code, r.stdout]).toEqual([0, expect.stringContaining("changed:    src/a.ts")])
-      expect(r.stderr).toContain("confined: only the files in scope writable")
+      expect([r.code, r.stdout]).toEqual([0, expect.stringMatching(/^changed: +src\/a\.ts$/m)])
+      expect(r.stderr).not.toContain("--chdir") // one --chdir, so bubblewrap has nothing to warn about
+      expect(r.stderr).toContain("confined: only the files in scope and the --may-create names writable")
       for (const what of ["outside", "config", "vscode", "workspace"]) expect(r.stderr).toMatch(new RegExp(`${what}-denied (EROFS|EACCES)`))
       expect(disk(s, "src/a.ts")).toBe("a\nfixed\n")
       expect(fs.existsSync(path.join(s.outside, "escaped"))).toBe(false)
@@ -121,7 +125,7 @@ describe("pinnedfs (the bin)", () => {
   it("usage errors exit 2 with a message: no --scope, no command, an unknown option, a bad number", async () => {
     const cases: Array<[ReadonlyArray<string>, RegExp]> = [
       [["fix", "--", "true"], /at least one --scope/],
-      [["fix", "--scope", "**"], /missing required argument 'command'/],
+      [["fix", "--scope", "**"], /--scope and --may-create go with a command after --/],
       [["fix", "--bogus", "--scope", "**", "--", "true"], /unknown option '--bogus'/],
       [["fix", "--scope", "**", "--max-file-bytes", "lots", "--", "true"], /positive integer/],
       [[], /Usage: pinnedfs/]
@@ -192,7 +196,7 @@ describe("pinnedfs (the bin)", () => {
     expect(r.stdout).toMatch(/^removed: +src\/b\.ts$/m)
     expect(r.stdout).toMatch(/^withheld: +src\/\.vscode\/settings\.json \(policy\), src\/private\/key\.ts \(policy\)$/m)
     expect(r.stdout).toMatch(/^unreadable: +src\/c\.ts \(binary: contains NUL bytes\)$/m)
-    expect(r.stdout).toMatch(/^fix: failed$/m)
+    expect(r.stdout).toMatch(/^fix: failed/m)
   })
 
   it("a command that fails makes the step fail: exit 1, with the command's exit code and output", async () => {
@@ -227,9 +231,9 @@ describe("pinnedfs (the bin)", () => {
     expect(disk(s, "src/a.ts")).toBe(`${fs.realpathSync(s.root)}\n`)
   })
 
-  it("a workspace that cannot be opened exits 1, saying why", async () => {
+  it("a workspace that cannot be opened exits 2, saying why", async () => {
     const r = await pinnedfs(["fix", "-w", "/nonexistent/workspace", "-s", "**", "--", "true"])
-    expect(r.code).toBe(1)
+    expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/cannot open the workspace \/nonexistent\/workspace/)
   })
 

@@ -177,9 +177,14 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
       }
     })
 
-    it("a fixer may create where its mayCreate globs point, a missing directory made for it, and nowhere else", async () => {
+    it("a fixer may create its mayCreate names, a missing directory made for them, and nowhere else", async () => {
       const { s, run, confinement, output } = await start()
-      const script = "printf 'export {}\\n' > src/gen/x.ts && echo gen-written; printf no > src/y.ts || echo src-denied"
+      const script = [
+        "printf 'export {}\\n' > src/gen/x.ts && echo gen-written",
+        "printf news > NEWS.md && echo news-written",
+        "printf no > src/gen/y.ts || echo sibling-denied",
+        "printf no > src/y.ts || echo src-denied"
+      ].join("; ")
       const result = await run([
         Step.fix(
           "gen",
@@ -188,20 +193,92 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
             args: ["-c", script],
             appendFiles: false,
             scope,
-            mayCreate: ["src/gen/*.ts"],
+            mayCreate: ["src/gen/x.ts", "NEWS.md", "src/unused/z.ts"],
             confine: confinement()
           })
         )
       ])
       expect(result.steps[0]!.status).toBe("ok")
-      for (const word of ["gen-written", "src-denied"]) expect(output.join("")).toContain(word)
+      for (const word of ["gen-written", "news-written", "sibling-denied", "src-denied"]) expect(output.join("")).toContain(word)
       expect(disk(s, "src/gen/x.ts")).toBe("export {}\n")
+      expect(disk(s, "NEWS.md")).toBe("news")
+      expect(fs.existsSync(s.abs("src/gen/y.ts"))).toBe(false)
       expect(fs.existsSync(s.abs("src/y.ts"))).toBe(false)
-      expect(result.steps[0]!.capabilities[0]!.reread!.admitted).toEqual(["src/gen/x.ts"])
+      // The name it did not use was made empty for the run and removed after, with its directory.
+      expect(fs.existsSync(s.abs("src/unused"))).toBe(false)
+      expect(result.steps[0]!.capabilities[0]!.reread!.admitted).toEqual(["NEWS.md", "src/gen/x.ts"])
       expect(result.steps[0]!.diagnostics).toEqual([])
     })
 
-    it("a fixer that fails on a write the sandbox refuses fails its step, and the re-read still reconciles its edits", async () => {
+    it("--may-create NEWS.md: the child's writable set is exactly its allowlist and NEWS.md (it tries every other path)", async () => {
+      const { s, run, confinement, output } = await start()
+      s.make({ "secret.txt": "secret\n", "package.json": "{}\n", "docs/guide.md": "guide\n", "src/deep/c.ts": "c\n" })
+      // Every file rewritten in place, every directory given a new file and a new directory, and
+      // a rename beside each file: what succeeds is printed.
+      const probe = path.join(s.outside, "probe.cjs")
+      fs.writeFileSync(
+        probe,
+        [
+          "const fs = require('fs'), p = require('path')",
+          "const ok = []",
+          "const attempt = (what, f) => { try { f(); ok.push(what) } catch {} }",
+          "const walk = (d) => {",
+          "  for (const e of fs.readdirSync(d, { withFileTypes: true })) {",
+          "    const at = d === '.' ? e.name : p.join(d, e.name)",
+          "    if (e.isDirectory()) walk(at)",
+          "    else if (e.isFile()) { attempt(at, () => fs.appendFileSync(at, '')); attempt('rename ' + at, () => fs.renameSync(at, at + '.moved')) }",
+          "  }",
+          "  attempt('new file in ' + d, () => fs.writeFileSync(p.join(d, 'probe-new.txt'), 'x'))",
+          "  attempt('new dir in ' + d, () => fs.mkdirSync(p.join(d, 'probe-dir')))",
+          "}",
+          "attempt('NEWS.md', () => fs.writeFileSync('NEWS.md', 'news\\n'))",
+          "walk('.')",
+          "console.log('succeeded ' + JSON.stringify([...new Set(ok)].sort()))",
+          ""
+        ].join("\n")
+      )
+      const result = await run([
+        Step.fix(
+          "probe",
+          externalFixer({ command: process.execPath, args: [probe], scope: ["src/*.ts"], mayCreate: ["NEWS.md"], confine: confinement() })
+        )
+      ])
+      expect(result.steps[0]!.status).toBe("ok")
+      const succeeded = JSON.parse(/succeeded (.*)/.exec(output.join(""))![1]!) as Array<string>
+      expect(succeeded).toEqual(["NEWS.md", "src/a.ts", "src/b.ts"])
+      expect([disk(s, "secret.txt"), disk(s, "package.json"), disk(s, "NEWS.md")]).toEqual(["secret\n", "{}\n", "news\n"])
+    })
+
+    it("a confined tool past its time limit is stopped with its sandbox, within the stated grace", async () => {
+      const { run, confinement } = await start()
+      const shell = "trap '' TERM; sleep 60 & wait"
+      const started = Date.now()
+      const result = await run([
+        Step.fix(
+          "slow",
+          externalFixer({
+            command: "/bin/sh",
+            args: ["-c", shell],
+            scope,
+            appendFiles: false,
+            timeoutMs: 200,
+            killGraceMs: 300,
+            confine: confinement()
+          })
+        )
+      ])
+      expect(result.steps[0]!.diagnostics.find((d) => d.severity === "ERROR")!.message).toMatch(/was killed after 200 ms/)
+      expect(Date.now() - started).toBeLessThan(200 + 300 + 500 + 8000) // the sandbox's own set-up and clean-up included
+    })
+
+    it("a mayCreate glob is refused for a confined fixer, saying why", async () => {
+      const { confinement } = await start()
+      expect(() => externalFixer({ command: "/bin/sh", scope, mayCreate: ["src/gen/*.ts"], confine: confinement() })).toThrow(
+        /a confined fixer's mayCreate names files, and 'src\/gen\/\*\.ts' is a glob/
+      )
+    })
+
+    it("a fixer that fails on a write the sandbox refuses fails its step; its edits are re-read, then put back", async () => {
       const { s, ws, run, confinement } = await start()
       const script = `set -e\nfor f in "$@"; do printf "// fixed\\n" >> "$f"; done\nprintf escaped > '${s.outside}/escaped'`
       const result = await run([
@@ -214,7 +291,8 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
       expect(error.message).toMatch(/Read-only file system|Permission denied/)
       expect(fs.existsSync(escaped(s))).toBe(false)
       expect(step.capabilities[0]!.reread!.changed).toEqual(["src/a.ts", "src/b.ts"])
-      expect(ws.get("src/b.ts")).toBe(`${bSource}// fixed\n`)
+      expect(step.restore).toEqual({ restored: ["src/a.ts", "src/b.ts"], kept: [] })
+      expect(ws.get("src/b.ts")).toBe(bSource)
       expectDiskEqualsWorkspace(s, ws)
     })
 

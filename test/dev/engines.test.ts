@@ -4,7 +4,8 @@
  * whole plan `edit(a.ts) → eslint --fix → write → prettier --write → check`, and the external
  * runner's pluggable spawn, failures and limits. Under both resolve strategies.
  */
-import { describe, expect, it } from "vitest"
+import * as fs from "node:fs"
+import { describe, expect, it, vi } from "vitest"
 import {
   acquire,
   approveAll,
@@ -29,13 +30,22 @@ const bLinted = "const z: string = 'a'\nexport { z }\n"
 
 const scope = ["src/**/*.ts"]
 
+/** Whether a process is gone: no /proc entry, or a zombie (this machine's init may never reap it). */
+const gone = (pid: number): boolean => {
+  try {
+    return /\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
+  } catch {
+    return true
+  }
+}
+
 describe.each(strategies)("engines (%s)", (strategy) => {
   const start = async (files: Record<string, string> = {}, acquired: ReadonlyArray<string> = scope) => {
     const { s, root } = await setup(strategy, { "eslint.config.js": eslintConfig(), "src/a.ts": aSource, "src/b.ts": bSource, ...files })
     const ws = await acquire(root, { scope: acquired })
     const events: Array<Progress> = []
-    const run = (steps: ReadonlyArray<Step.Step>) =>
-      Plan.run(steps, { root, workspace: ws, policy: openPolicy, gate: approveAll, onProgress: (e) => events.push(e) })
+    const run = (steps: ReadonlyArray<Step.Step>, restore?: boolean) =>
+      Plan.run(steps, { root, workspace: ws, policy: openPolicy, gate: approveAll, onProgress: (e) => events.push(e), restore })
     return { s, root, ws, run, events }
   }
 
@@ -52,13 +62,23 @@ describe.each(strategies)("engines (%s)", (strategy) => {
 
     it("ESLint --fix with the workspace's flat config; an unfixable problem is an ERROR", async () => {
       const { s, ws, run } = await start({ "src/c.ts": "debugger\nvar c = 1\nexport { c }\n" })
-      const result = await run([Step.fix("lint", eslintFixer({ scope }))])
+      // Kept: without restore a failed step's fixes stay (the default puts them back, as below).
+      const result = await run([Step.fix("lint", eslintFixer({ scope }))], false)
       expect(ws.get("src/a.ts")).toBe(aLinted)
       expect(ws.get("src/b.ts")).toBe(bLinted)
       expect(ws.get("src/c.ts")).toBe("debugger\nconst c = 1\nexport { c }\n") // fixed what it could
       expect(result.ok).toBe(false)
       expect(result.steps[0]!.diagnostics.map((d) => [d.severity, d.code, d.path])).toEqual([["ERROR", "engine", "src/c.ts"]])
       expect(result.steps[0]!.diagnostics[0]!.message).toMatch(/no-debugger/)
+      expectDiskEqualsWorkspace(s, ws)
+    })
+
+    it("ESLint --fix whose unfixable problem fails the step: by default every fix it made is put back", async () => {
+      const { s, ws, run } = await start({ "src/c.ts": "debugger\nvar c = 1\nexport { c }\n" })
+      const result = await run([Step.fix("lint", eslintFixer({ scope }))])
+      expect(result.ok).toBe(false)
+      expect(result.steps[0]!.restore).toEqual({ restored: ["src/a.ts", "src/b.ts", "src/c.ts"], kept: [] })
+      expect([disk(s, "src/a.ts"), disk(s, "src/c.ts")]).toEqual([aSource, "debugger\nvar c = 1\nexport { c }\n"])
       expectDiskEqualsWorkspace(s, ws)
     })
 
@@ -152,9 +172,10 @@ describe.each(strategies)("engines (%s)", (strategy) => {
     it("a tool that fails fails the step, and what it changed first is still reconciled", async () => {
       const { s, ws, run } = await start()
       const script = "require('fs').writeFileSync('src/a.ts', 'half done\\n'); console.error('boom'); process.exit(3)"
-      const result = await run([
-        Step.fix("f", externalFixer({ command: process.execPath, args: ["-e", script], scope, appendFiles: false }))
-      ])
+      const result = await run(
+        [Step.fix("f", externalFixer({ command: process.execPath, args: ["-e", script], scope, appendFiles: false }))],
+        false
+      )
       expect(result.ok).toBe(false)
       expect(result.steps[0]!.diagnostics.map((d) => [d.severity, d.code])).toEqual([["ERROR", "failed"]])
       expect(result.steps[0]!.diagnostics[0]!.message).toMatch(/exited with code 3:\s+boom/)
@@ -183,6 +204,38 @@ describe.each(strategies)("engines (%s)", (strategy) => {
         )
       ])
       expect(result.steps[0]!.diagnostics[0]!.message).toMatch(/was killed after 300 ms/)
+    })
+
+    it("a tool past its time limit is stopped with its whole process group, within the stated grace", async () => {
+      const { s, run } = await start()
+      const pidFile = `${s.outside}/grandchild.pid`
+      // It ignores SIGTERM; its grandchild holds the pipes for a minute.
+      const shell = `trap '' TERM; sleep 60 & echo $! > '${pidFile}'; wait`
+      const started = Date.now()
+      const result = await run([
+        Step.fix(
+          "f",
+          externalFixer({ command: "/bin/sh", args: ["-c", shell], scope, appendFiles: false, timeoutMs: 200, killGraceMs: 300 })
+        )
+      ])
+      const took = Date.now() - started
+      expect(result.steps[0]!.diagnostics[0]!.message).toMatch(/was killed after 200 ms/)
+      // 200 ms, then 300 ms of SIGTERM grace, then at most 500 ms for the pipes; the rest is load.
+      expect(took).toBeLessThan(200 + 300 + 500 + 5000)
+      const pid = Number(fs.readFileSync(pidFile, "utf8"))
+      await vi.waitFor(() => expect(gone(pid)).toBe(true), { timeout: 5000, interval: 20 })
+    })
+
+    it("what a tool leaves running in its process group is stopped when it exits (it would write after the re-read)", async () => {
+      const { s, ws, run } = await start()
+      const pidFile = `${s.outside}/left.pid`
+      const shell = `(sleep 30; echo late >> src/a.ts) > /dev/null 2>&1 & echo $! > '${pidFile}'`
+      const result = await run([Step.fix("f", externalFixer({ command: "/bin/sh", args: ["-c", shell], scope, appendFiles: false }))])
+      expect(result.ok).toBe(true)
+      // SIGKILL was sent before the step returned; its delivery is the kernel's, so allow it a moment.
+      const pid = Number(fs.readFileSync(pidFile, "utf8"))
+      await vi.waitFor(() => expect(gone(pid)).toBe(true), { timeout: 5000, interval: 20 })
+      expect(ws.get("src/a.ts")).toBe(aSource)
     })
 
     it("reports progress while the child runs", async () => {

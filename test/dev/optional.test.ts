@@ -30,7 +30,11 @@ const bareInstall = (): string => {
   // Under PREBUILDS_ONLY (CI's Node 22 and 24 passes) node-gyp-build looks in prebuilds/ only.
   if (fs.existsSync(path.join(repo, "prebuilds"))) fs.symlinkSync(path.join(repo, "prebuilds"), path.join(pkg, "prebuilds"))
   const { dependencies } = JSON.parse(fs.readFileSync(path.join(repo, "package.json"), "utf8")) as { dependencies: Record<string, string> }
-  for (const name of Object.keys(dependencies)) fs.symlinkSync(path.join(repo, "node_modules", name), path.join(pkg, "node_modules", name))
+  for (const name of Object.keys(dependencies)) {
+    // A scoped dependency (@modelcontextprotocol/sdk) lives one directory down.
+    fs.mkdirSync(path.dirname(path.join(pkg, "node_modules", name)), { recursive: true })
+    fs.symlinkSync(path.join(repo, "node_modules", name), path.join(pkg, "node_modules", name))
+  }
   return pkg
 }
 

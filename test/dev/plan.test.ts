@@ -426,7 +426,9 @@ describe.each(strategies)("Plan (%s)", (strategy) => {
     ])
     expect([disk(s, "src/other.ts"), disk(s, "notes/plan.md"), disk(s, "notes/evil.md")]).toEqual(["o", "p", undefined])
     expect(fs.readFileSync(s.secret, "utf8")).toBe("TOP SECRET")
-    expect(ws.get("src/a.ts")).toBe("formatted") // what it did inside its allowlist is still reconciled
+    // What it did inside its allowlist was reconciled, then the failed step was rolled back.
+    expect(result.steps[0]!.restore).toEqual({ restored: ["src/a.ts"], kept: [] })
+    expect([disk(s, "src/a.ts"), ws.get("src/a.ts")]).toEqual(["a", "a"])
   })
 
   describe("inspection steps", () => {

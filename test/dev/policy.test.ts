@@ -6,6 +6,8 @@ import { describe, expect, it } from "vitest"
 import { PinnedFsError } from "../../src/index.ts"
 import { Policy, workspacePath } from "../../src/dev/index.ts"
 
+const openAll: Policy.Policy = { canRead: () => true, canWrite: () => true }
+
 describe("Policy.fromRules", () => {
   const p = Policy.fromRules({ read: ["**"], write: ["src/**/*.{ts,tsx}", "docs/*.md"], deny: ["**/secret*"] })
 
@@ -22,6 +24,13 @@ describe("Policy.fromRules", () => {
   it("applies the caller's deny list to reads and writes, in any letter case", () => {
     expect(p.canRead("src/secret.ts")).toBe(false)
     expect(p.canWrite("src/SECRET.ts")).toBe(false)
+  })
+
+  it("matches names with line terminators in them like any other name", () => {
+    for (const path of ["src/x\ny.ts", "src/p\u2028q.ts", "src/r\rs.tsx", "src/deep\u2029er/t.ts"]) {
+      expect([path, p.canWrite(path)]).toEqual([path, true])
+    }
+    expect(p.canRead("src/secret\n.ts")).toBe(false)
   })
 
   it("always applies the mandatory deny set to writes, whatever the rules allow", () => {
@@ -41,15 +50,75 @@ describe("Policy.fromRules", () => {
       expect([path, all.canWrite(path)]).toEqual([path, false])
       expect(Policy.isMandatoryDenied(path)).toBe(true)
     }
-    expect(all.canWrite(".git/config")).toBe(true) // only hooks are mandatory
     expect(all.canWrite("vscode/settings.json")).toBe(true)
     expect(all.canRead(".vscode/settings.json")).toBe(true) // the set is about writing
+  })
+
+  it("matches the mandatory set by segment: no character in a folder name gets a path past it", () => {
+    const lax: Policy.Policy = { canRead: () => true, canWrite: () => true }
+    for (const path of [
+      "a\nb/.vscode/tasks.json",
+      "p\u2028q/.vscode/tasks.json",
+      "sub\rrepo/.git/hooks/pre-commit",
+      "h\u2029/.bashrc",
+      "x\u0085y/.git/config",
+      "\u001b[31m/.envrc",
+      ".vſcode/tasks.json", // long s: the same name on a case-folding volume
+      ".\u212Aeep/../.git" // Kelvin sign folds to k; '..' is not canonical but the .git segment is there
+    ]) {
+      expect([path, Policy.isMandatoryDenied(path)]).toEqual([path, true])
+      expect([path, Policy.decide(lax, "write", path)?.reason]).toEqual([path, "PermissionDenied"])
+    }
+    expect(Policy.isMandatoryDenied("src/x\ny.ts")).toBe(false)
+    expect(Policy.isMandatoryDenied("src/.gitignore")).toBe(false)
+    expect(Policy.isMandatoryDenied("src/git/hooks.ts")).toBe(false)
+    expect(Policy.isMandatoryDenied("src/.bashrc.ts")).toBe(false) // a name entry covers that name only
+  })
+
+  it("denies every entry of the extended set, each with its reason", () => {
+    const paths = [
+      ".git",
+      ".git/config",
+      "vendor/lib/.git/info/attributes",
+      ".hg/hgrc",
+      ".husky/pre-commit",
+      ".vscode/tasks.json",
+      ".idea/workspace.xml",
+      ".devcontainer/devcontainer.json",
+      ".config/git/config",
+      ".config/fish/conf.d/x.fish",
+      "home/.gitconfig",
+      ".gitmodules",
+      "deep/er/.envrc",
+      ".npmrc",
+      ".yarnrc",
+      ".yarnrc.yml",
+      ".pnpmfile.cjs",
+      "config.fish",
+      ...[".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile", ".zshrc", ".zprofile"],
+      ...[".zshenv", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".mkshrc"],
+      ...[".xprofile", ".xinitrc", ".xsession", ".xsessionrc"]
+    ]
+    expect(Policy.mandatoryEntries.length).toBe(paths.length - 2) // .git three times: one entry
+    for (const path of paths) {
+      const e = Policy.decide(openAll, "write", path)
+      expect([path, e?.reason]).toEqual([path, "PermissionDenied"])
+      expect(e?.description).toMatch(/mandatory deny set, never written: '.+': \w/)
+    }
   })
 
   it("refuses malformed rules with a typed error", () => {
     expect(() => Policy.fromRules({ read: "**" as never, write: [] })).toThrow(PinnedFsError)
     expect(() => Policy.fromRules({ read: ["/etc/**"], write: [] })).toThrow(/absolute/)
     expect(() => Policy.fromRules({ read: ["!src/**"], write: [] })).toThrow(/negated/)
+    // An extglob is not a negation: it covers every name but the ones it lists.
+    const ext = Policy.fromRules({ read: ["!(*.min).js", "src/!(gen)/**"], write: [] })
+    expect([ext.canRead("a.js"), ext.canRead("a.min.js"), ext.canRead("src/lib/x.ts"), ext.canRead("src/gen/x.ts")]).toEqual([
+      true,
+      false,
+      true,
+      false
+    ])
     expect(() => Policy.fromRules({ read: ["../**"], write: [] })).toThrow(/'\.\.'/)
   })
 })

@@ -18,6 +18,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Cause, Effect, FileSystem, Option, type PlatformError, Result } from "effect"
 import fc from "fast-check"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
@@ -25,7 +26,20 @@ import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
 import { NOBODY } from "../support/ids.ts"
 import { skipUnless } from "../support/skip.ts"
 import { mkfifo } from "../support/tree.ts"
-import { base64, host, type Host, identityOf, ok, refused, run, tagOf, valueOf, type Workspace, workspace } from "./support.ts"
+import {
+  base64,
+  host,
+  type Host,
+  identityOf,
+  ok,
+  refused,
+  rootIdentityOf,
+  run,
+  tagOf,
+  valueOf,
+  type Workspace,
+  workspace
+} from "./support.ts"
 
 /**
  * Limits a test may ask the extension for.
@@ -108,13 +122,17 @@ export const runConformance = (
 
   describe(name, () => {
     describe("identifyRoot", () => {
-      it("answers the exact dev:ino of the directory, through a link to it", async () => {
+      it("answers the exact dev:ino and birth time of the directory, through a link to it", async () => {
         const { w, h } = setup()
         expect(h.identifyRoot).toBeDefined()
         const exit = await run(h.identifyRoot!(w.boundaryRoot))
         expect(exit).toMatchObject({ _tag: "Success", value: w.rootIdentity })
         expect(await run(h.identifyRoot!(w.logicalRoot))).toMatchObject({ _tag: "Success", value: w.rootIdentity })
-        expect(w.rootIdentity).toMatch(/^[0-9]+:[0-9]+$/)
+        // The test trees' file system records birth times, so the identity carries one.
+        const st = fs.statSync(w.boundaryRoot, { bigint: true })
+        expect(w.rootIdentity).toBe(
+          `${st.dev}:${st.ino}:b${st.birthtimeNs / 10n ** 9n}.${String(st.birthtimeNs % 10n ** 9n).padStart(9, "0")}`
+        )
       })
 
       it("fails typed for a missing path", async () => {
@@ -1026,7 +1044,7 @@ export const runConformance = (
         fs.renameSync(w.boundaryRoot, moved)
         fs.mkdirSync(w.boundaryRoot)
         fs.writeFileSync(path.join(w.boundaryRoot, "top.txt"), "impostor")
-        expect(identityOf(w.boundaryRoot)).not.toBe(w.rootIdentity)
+        expect(rootIdentityOf(w.boundaryRoot)).not.toBe(w.rootIdentity)
         for (const request of [
           w.req("readFileString", { path: w.l("top.txt") }),
           w.req("readFileString", { path: w.b("top.txt") }),
@@ -1045,7 +1063,7 @@ export const runConformance = (
         const e = await refused(fresh, w.req("exists", { path: w.b("top.txt") }), "Busy")
         expect(e.reason.description).toMatch(/workspace_identity_changed/)
         // The new identity is served.
-        const current = { ...w.roots, rootIdentity: identityOf(w.boundaryRoot) }
+        const current = { ...w.roots, rootIdentity: rootIdentityOf(w.boundaryRoot) }
         expect(await ok(fresh, { ...current, operation: "readFileString", path: w.b("top.txt") })).toBe("impostor")
       })
 
@@ -1076,7 +1094,7 @@ export const runConformance = (
 
       it("refuses a request whose identity is not the root's", async () => {
         const { w, h } = setup()
-        const other = identityOf(w.s.outside)
+        const other = rootIdentityOf(w.s.outside)
         await refused(h, { ...w.req("exists", { path: w.b("top.txt") }), rootIdentity: other }, "Busy")
       })
     })
@@ -1120,7 +1138,7 @@ export const runConformance = (
         expect(fs.statSync(w.s.abs("deep/er")).mode & 0o777).toBe(0o750)
       })
 
-      it("stops at a conflict, answering exactly what it created, and refuses links", async (ctx) => {
+      it("stops at a conflict the plan meets, before making anything, and refuses links", async (ctx) => {
         programs(ctx)
         const { w, h } = setup()
         const out = await ok(
@@ -1131,14 +1149,47 @@ export const runConformance = (
         )
         expect(out.error?.reason._tag).toBe("AlreadyExists")
         expect(out.error?.reason.pathOrDescriptor).toBe(w.l("top.txt"))
-        // Whatever ran before the conflict is reported, with the identity it has on disk.
-        for (const c of out.created) expect(c.identity).toBe(identityOf(c.path))
-        expect(out.created.map((c: { path: string }) => c.path)).not.toContain(w.l("after"))
-        expect(fs.existsSync(w.s.abs("after"))).toBe(false)
+        // The file is found when the plan is probed, before the first creation: nothing was made.
+        expect(out.created).toEqual([])
+        for (const name of ["made", "after"]) expect(fs.existsSync(w.s.abs(name))).toBe(false)
         const link = await ok(h, w.req("mkdirs", { plan: [{ path: w.l("linkdir/evil") }] }))
         expect(link.created).toEqual([])
         expect(link.error?.reason._tag).toBe("PermissionDenied")
         expect(fs.existsSync(path.join(w.s.outside, "evil"))).toBe(false)
+      })
+
+      it("stops at a conflict met while creating, answering exactly the directories it made before it", async (ctx) => {
+        programs(ctx)
+        const { w, h } = setup()
+        // An immutable directory: even root cannot create in it (EPERM), and no probe can tell
+        // before mkdirat is tried. Needs ext4-like chattr support and CAP_LINUX_IMMUTABLE.
+        fs.mkdirSync(w.s.abs("frozen"))
+        const frozen = spawnSync("chattr", ["+i", w.s.abs("frozen")], { encoding: "utf8" })
+        skipUnless(
+          ctx,
+          frozen.status === 0,
+          `chattr +i is refused here (${(frozen.stderr ?? String(frozen.error)).trim()}): no directory refuses a creation after planning`
+        )
+        try {
+          const out = await ok(
+            h,
+            w.req("mkdirs", {
+              plan: [{ path: w.l("a-made") }, { path: w.l("a-made/inner") }, { path: w.l("frozen/x") }, { path: w.l("z-after") }]
+            })
+          )
+          expect(out.error?.reason._tag).toBe("PermissionDenied")
+          expect(out.error?.reason.pathOrDescriptor).toBe(w.l("frozen/x"))
+          // Exactly what ran before the conflict (the program goes parent before child, in name order),
+          // each with its identity on disk.
+          expect(out.created).toEqual([
+            { path: w.l("a-made"), identity: identityOf(w.s.abs("a-made")) },
+            { path: w.l("a-made/inner"), identity: identityOf(w.s.abs("a-made/inner")) }
+          ])
+          expect(fs.existsSync(w.s.abs("z-after"))).toBe(false)
+          expect(fs.readdirSync(w.s.abs("frozen"))).toEqual([])
+        } finally {
+          spawnSync("chattr", ["-i", w.s.abs("frozen")])
+        }
       })
 
       it("keeps a non-empty directory and refuses a changed one", async (ctx) => {

@@ -11,7 +11,7 @@ import { skipUnless } from "../support/skip.ts"
 import { AtomicFileSystemTypeId, NodeAtomicFileSystem } from "../../src/effect/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { openDescriptorCount } from "../support/tree.ts"
-import { base64, host, identityOf, ok, refused, run, workspace } from "./support.ts"
+import { base64, host, ok, refused, rootIdentityOf, run, workspace } from "./support.ts"
 
 describe.each(strategies)("extension lifetime (%s)", (strategy) => {
   it("keeps the descriptor count after 10,000 operations, failures included", async () => {
@@ -22,7 +22,7 @@ describe.each(strategies)("extension lifetime (%s)", (strategy) => {
     const h = host(extension)
     await ok(h, w.req("exists", { path: w.l("top.txt") }))
     const baseline = openDescriptorCount()
-    const wrongIdentity = identityOf(w.s.outside)
+    const wrongIdentity = rootIdentityOf(w.s.outside)
     const requests: ReadonlyArray<unknown> = [
       w.req("readFile", { path: w.l("top.txt") }),
       w.req("readFileString", { path: w.b("a/b/file.txt") }),
@@ -168,6 +168,7 @@ describe("NodeAtomicFileSystem.layer", () => {
     expect(() => NodeAtomicFileSystem.make({ batchLimits: { size: 0 } })).toThrow(RangeError)
     expect(() => NodeAtomicFileSystem.make({ contentLimit: 1.5 })).toThrow(RangeError)
     expect(() => NodeAtomicFileSystem.make({ rootCacheSize: -1 })).toThrow(RangeError)
+    expect(() => NodeAtomicFileSystem.make({ durable: "yes" as never })).toThrow(/durable must be a boolean/)
     const e = NodeAtomicFileSystem.make()
     expect(e.batchLimits).toEqual({ size: 256, response: 64 * 1024 * 1024 })
     expect(e.contentLimit).toBe(64 * 1024 * 1024)

@@ -7,6 +7,7 @@ import { Cause, Effect, Exit, type PlatformError, Result } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { expect } from "vitest"
+import { rootIdentityOf as rootIdentityFromStat } from "../../src/protocol/root.ts"
 import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
 import { type Scratch, scratch } from "../support/tree.ts"
 
@@ -36,10 +37,17 @@ export interface Workspace {
   readonly req: (operation: string, fields?: Record<string, unknown>) => Record<string, unknown>
 }
 
+/** A directory's `dev:ino`: what `mkdirs` records. */
 export const identityOf = (p: string): string => {
   const st = fs.statSync(p, { bigint: true })
   return `${st.dev}:${st.ino}`
 }
+
+/**
+ * A root's identity as the extension spells it (`dev:ino` and its birth time), from Node's stat:
+ * the same text wherever the file system records birth times, as the test trees' do.
+ */
+export const rootIdentityOf = (p: string): string => rootIdentityFromStat(fs.statSync(p, { bigint: true }))
 
 export const workspace = (spec: Record<string, string> = {}): Workspace => {
   const s = scratch()
@@ -47,7 +55,7 @@ export const workspace = (spec: Record<string, string> = {}): Workspace => {
   const boundaryRoot = fs.realpathSync(s.root)
   const logicalRoot = path.join(path.dirname(boundaryRoot), "alias")
   fs.symlinkSync(boundaryRoot, logicalRoot)
-  const rootIdentity = identityOf(boundaryRoot)
+  const rootIdentity = rootIdentityOf(boundaryRoot)
   const roots = { boundaryRoot, logicalRoot, rootIdentity }
   const at = (root: string) => (relative: string) => (relative === "" ? root : `${root}/${relative}`)
   return {

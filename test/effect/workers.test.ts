@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { strategies } from "../support/strategies.ts"
 import { transpileSources } from "../support/transpile.ts"
 import { openDescriptorCount } from "../support/tree.ts"
-import { identityOf, workspace } from "./support.ts"
+import { rootIdentityOf, workspace } from "./support.ts"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const packageRoot = path.resolve(here, "..", "..")
@@ -56,7 +56,7 @@ describe.each(strategies)("addon from worker threads (%s)", (strategy) => {
     const rounds = 25
     const answers = await Promise.all(Array.from({ length: 4 }, () => runWorker({ root: w.boundaryRoot, strategy, rounds, mode })))
     for (const a of answers) {
-      expect(a.identity).toBe(identityOf(w.boundaryRoot))
+      expect(a.identity).toBe(rootIdentityOf(w.boundaryRoot))
       expect(a.strategy).toBe(strategy)
       expect(a.answers).toEqual(Array.from({ length: rounds }, () => expectedRound).flat())
     }

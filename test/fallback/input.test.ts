@@ -46,11 +46,12 @@ describe("fallback malformed requests", () => {
 })
 
 describe("fallback identifyRoot", () => {
-  it("answers the exact dev:ino of the directory a path names, through a link too", async () => {
+  it("answers the exact dev:ino and birth time of the directory a path names, through a link too", async () => {
     const s = scratch()
     const extension = PathAtomicFileSystem.make()
     const st = fs.statSync(s.root, { bigint: true })
-    const expected = `${BigInt.asUintN(64, st.dev)}:${BigInt.asUintN(64, st.ino)}`
+    const birth = `${st.birthtimeNs / 10n ** 9n}.${String(st.birthtimeNs % 10n ** 9n).padStart(9, "0")}`
+    const expected = `${BigInt.asUintN(64, st.dev)}:${BigInt.asUintN(64, st.ino)}:b${birth}`
     expect(await Effect.runPromise(extension.identifyRoot!(s.root))).toBe(expected)
     const link = path.join(s.outside, "to-root")
     fs.symlinkSync(s.root, link)

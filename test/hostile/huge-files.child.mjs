@@ -72,8 +72,7 @@ const everyEntry = async (root, rel, limit, { text = false, raw = true, perCall 
   }
   pinned.close()
   const boundaryRoot = fs.realpathSync(root)
-  const st = fs.statSync(boundaryRoot, { bigint: true })
-  const roots = { boundaryRoot, logicalRoot: boundaryRoot, rootIdentity: `${st.dev}:${st.ino}` }
+  const roots = { boundaryRoot, logicalRoot: boundaryRoot, rootIdentity: await native.identifyRoot(boundaryRoot) }
   const extension = NodeAtomicFileSystem.make({
     strategy,
     contentLimit: limit,

@@ -225,32 +225,19 @@ describe.each(hosts.filter((h) => h !== testDouble))("FileSystemBatch trips ($na
   it.effect("a batch of the executor's full size costs two executor trips (one over a host that does not resolve)", () =>
     Effect.gen(function* () {
       const s = scratch()
-      const log: Array<string> = []
-      const counted = Layer.effect(
-        FileSystem.FileSystem,
-        Effect.map(Effect.service(FileSystem.FileSystem), (fs) => {
-          const atomic = (fs as KernelFileSystem.AtomicHostFileSystem)[KernelFileSystem.AtomicFileSystemTypeId]
-          return KernelFileSystem.withAtomicFileSystem(
-            { ...fs },
-            {
-              ...atomic,
-              execute: (request) => Effect.suspend(() => (log.push(request.operation), atomic.execute(request)))
-            }
-          )
-        })
-      ).pipe(Layer.provide(host.make().layer))
+      const made = host.make()
       const { names, response } = yield* Effect.gen(function* () {
         const batch = yield* FileSystemBatch.FileSystemBatch
         const names = Array.from({ length: batch.maxSize }, (_, i) => `f${i}.txt`)
         s.make(Object.fromEntries(names.map((n) => [n, n])))
-        log.length = 0
+        made.trips.log.length = 0
         const response = yield* batch.execute(names.map((path) => ({ operation: "readFileString" as const, path })))
         return { names, response }
-      }).pipe(Effect.provide(FileSystemBatch.layer.pipe(Layer.provideMerge(kernelLayer(counted, s.root, allowAll(s.root))))))
+      }).pipe(Effect.provide(FileSystemBatch.layer.pipe(Layer.provideMerge(kernelLayer(made.layer, s.root, allowAll(s.root))))))
       expect(names.length).toBe(256)
       expect(response.entries.length).toBe(256)
       expect(response.entries.every((e) => e.result._tag === "Success")).toBe(true)
-      expect(log).toEqual(host.noFollow ? ["batch", "batch"] : ["batch"])
+      expect(made.trips.log.map((r) => r.operation)).toEqual(host.noFollow ? ["batch", "batch"] : ["batch"])
     })
   )
 })

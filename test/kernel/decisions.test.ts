@@ -121,8 +121,8 @@ const executorOf = (hostLayer: Layer.Layer<FileSystem.FileSystem>, world: World)
   Effect.gen(function* () {
     const fs = yield* Effect.provide(Effect.service(FileSystem.FileSystem), hostLayer)
     const atomic = (fs as unknown as Record<symbol, AtomicFileSystem>)[KernelFileSystem.AtomicFileSystemTypeId]!
-    const st = NFS.statSync(world.boundaryRoot, { bigint: true })
-    const root = { boundaryRoot: world.boundaryRoot, logicalRoot: world.logicalRoot, rootIdentity: `${st.dev}:${st.ino}` }
+    const rootIdentity = yield* atomic.identifyRoot!(world.boundaryRoot)
+    const root = { boundaryRoot: world.boundaryRoot, logicalRoot: world.logicalRoot, rootIdentity }
     return <A>(request: Record<string, unknown>) =>
       Effect.result(atomic.execute({ ...root, ...request } as never) as Effect.Effect<A, PlatformError.PlatformError>)
   })

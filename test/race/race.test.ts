@@ -38,7 +38,9 @@ const control = { open: openControl, iterations: 200, seconds: 0.2 }
 // and the cell's detectors are shown directly instead.
 const unexposed: Record<string, string> = {
   "stat/hardlink":
-    "the path-based stat answers from the very lstat that refused a hard link, so an exchange after that check cannot reach its answer"
+    "the path-based stat answers from the very lstat that refused a hard link, so an exchange after that check cannot reach its answer",
+  "writeFile/hardlink":
+    "the path-based write replaces the file by a rename, so a hard link exchanged in after the check is replaced as a name, never written through"
 }
 const exposure = (op: RaceOp, attack: string) => unexposed[`${op.name}/${attack}`]
 

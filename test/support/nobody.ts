@@ -149,6 +149,8 @@ export const runStaged = (
     readonly packages?: ReadonlyArray<string>
     readonly timeout?: number
     readonly user?: "nobody" | "self"
+    /** A command the child runs under, as its own child (`["strace", "-f", …]`). */
+    readonly under?: ReadonlyArray<string>
   } = {}
 ): NobodyRun => {
   const stage = ensureStage()
@@ -161,7 +163,8 @@ export const runStaged = (
   const prelude =
     `const stage = ${JSON.stringify(stage.dir)};` +
     `const native = require(${JSON.stringify(path.join(stage.dir, "build", "Release", "pinnedfs.node"))});`
-  const run = spawnSync(stage.node, ["-e", `${prelude}\n${script}`, ...(options.args ?? [])], {
+  const command = [...(options.under ?? []), stage.node, "-e", `${prelude}\n${script}`, ...(options.args ?? [])]
+  const run = spawnSync(command[0]!, command.slice(1), {
     ...(asRoot && options.user !== "self" ? { uid: NOBODY, gid: NOBODY } : {}),
     cwd: stage.dir,
     encoding: "utf8",
@@ -209,7 +212,12 @@ const settle = `
  * nobody with `strategy`, and answers each one's value or error, in order. `data` strings become
  * bytes and `flag` names the addon's flag numbers; byte answers come back as text.
  */
-export const requestsAsNobody = (root: string, strategy: string, requests: ReadonlyArray<Record<string, unknown>>): Array<NobodyAnswer> =>
+export const requestsAsNobody = (
+  root: string,
+  strategy: string,
+  requests: ReadonlyArray<Record<string, unknown>>,
+  under?: ReadonlyArray<string>
+): Array<NobodyAnswer> =>
   answers(
     runAsNobody(
       `${settle}
@@ -226,7 +234,7 @@ export const requestsAsNobody = (root: string, strategy: string, requests: Reado
         pinned.close()
         reply(out)
       })().catch((e) => { console.error(e); process.exit(1) })`,
-      { args: [root, strategy, JSON.stringify(requests)] }
+      { args: [root, strategy, JSON.stringify(requests)], ...(under === undefined ? {} : { under }) }
     )
   )
 

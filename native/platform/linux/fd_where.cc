@@ -27,8 +27,10 @@ namespace {
 constexpr long kProcSuperMagic = 0x9fa0;
 constexpr unsigned kStatxMntId = 0x1000;  // STATX_MNT_ID, 5.8
 
-// 1 procfs, 0 not (or not mounted), -1 not yet checked. Checked once: a /proc that is not procfs
-// would answer whatever someone mounted or linked there.
+// 1 procfs, 0 not, -1 not yet known. Known once /proc could be opened and its file system read: a
+// /proc that is not procfs would answer whatever someone mounted or linked there. A failed open
+// (out of descriptors, most often) is not cached: it may pass, and caching it would turn every
+// later proof of the process into a lookup, or a moved handle's classification into a guess.
 std::atomic<int> g_procfs{-1};
 
 // The kernel's struct statx up to stx_mnt_id, padded to its full 256 bytes: glibc's own struct
@@ -83,16 +85,25 @@ bool parse_fdinfo_mount_id(const char* text, std::uint64_t* id) {
 bool proc_is_procfs() {
   int known = g_procfs.load();
   if (known >= 0) return known == 1;
-  int ok = 0;
   int fd = ::open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0) {
-    struct statfs sfs;
-    if (::fstatfs(fd, &sfs) == 0 && static_cast<long>(sfs.f_type) == kProcSuperMagic) ok = 1;
-    ::close(fd);
+  if (fd < 0) {
+    // Not mounted (ENOENT) is as good as not procfs; anything else may pass. Neither is kept.
+    return false;
   }
+  struct statfs sfs;
+  int rc = retry_eintr([&] { return ::fstatfs(fd, &sfs); });
+  ::close(fd);
+  if (rc != 0) return false;
+  int ok = static_cast<long>(sfs.f_type) == kProcSuperMagic ? 1 : 0;
   g_procfs.store(ok);
   return ok == 1;
 }
+
+#ifdef PINNEDFS_TEST_HOOKS
+void forget_procfs() {
+  g_procfs.store(-1);
+}
+#endif
 
 int fd_path(int fd, std::string* out) {
   if (!proc_is_procfs()) return ENOSYS;

@@ -3,29 +3,28 @@
  * --write` or any command, run as a child process in the workspace directory with the allowlisted
  * files appended to its arguments. The re-read then finds out what it did.
  *
+ * - **Any number of files.** The list is cut into chunks that fit the system's argument limit,
+ *   measured (`arguments.ts`: `ARG_MAX` less the environment as it will be passed), and the chunks
+ *   run in order (or `concurrency` at a time); the plan re-reads once, after the last. The first
+ *   chunk that fails ends the run.
+ * - **Stopped whole.** `timeoutMs` is for the whole run; a command stopped by it or by `signal` is
+ *   killed with its process group, or its sandbox (`child.ts`), and returns within a stated grace.
+ *
  * **The façade does not contain a child process.** The child opens files with its own system
  * calls; nothing here sees or checks them. It is given the allowlist, and the re-read reconciles
- * the envelope afterwards (so a change inside the envelope is always seen, and a change to a path
- * withheld from it is reported), but a child that writes outside its envelope is neither stopped
- * nor noticed, unless the child is confined: given a `pinnedfs/confine` session (`confine`), the
- * command runs in its sandbox narrowed to this invocation's allowlist. The allowlisted files are
- * the only files of the workspace it can write (in place: a tool that replaces a file by renaming a
- * new one onto it gets `EROFS`), the static base directory of each `mayCreate` glob is writable as
- * a tree (where it may create; `**\/*.gen.ts` has none, so it opens the whole workspace), and the
- * rest of the workspace, the protected paths (`.git` by default) and everything outside are
- * read-only or hidden. The session's own writable roots, state roots and temporary root stay
- * writable: that is where a tool keeps its caches. A write outside the allowlist then fails in the
- * child, and the re-read finds the disk as the allowlist left it. A launch that cannot be confined
- * fails the step with the reason and the command does not run; it is never retried unconfined.
+ * the envelope afterwards, but a child that writes outside its envelope is neither stopped nor
+ * noticed, unless the child is confined: given a `pinnedfs/confine` session (`confine`), each
+ * chunk runs in its sandbox narrowed to exactly the files it may write (see `confined.ts`).
  *
  * @since 0.1.0
  */
 import { spawn as nodeSpawn } from "node:child_process"
-import * as fs from "node:fs"
-import * as path from "node:path"
-import picomatch from "picomatch"
-import { type Confinement, confinedSpawner, type LaunchScope } from "../../confine/index.ts"
+import type { Confinement } from "../../confine/index.ts"
 import type { Capability } from "../Capability.ts"
+import { escaped } from "../quote.ts"
+import { chunked } from "./arguments.ts"
+import { runChild } from "./child.ts"
+import { confinedChunks, confinedRunner, refuseGlobs } from "./confined.ts"
 
 /**
  * @since 0.1.0
@@ -38,7 +37,8 @@ export interface SpawnOptions {
 }
 
 /**
- * The part of a `ChildProcess` the runner uses.
+ * The part of a `ChildProcess` the runner uses. `kill` stops the command as a whole (the default
+ * spawn signals its process group).
  *
  * @since 0.1.0
  * @category models
@@ -47,22 +47,43 @@ export interface ChildLike {
   readonly stdout: NodeJS.ReadableStream | null
   readonly stderr: NodeJS.ReadableStream | null
   on(event: "error", listener: (error: Error) => void): unknown
-  on(event: "close", listener: (code: number | null, signal: NodeJS.Signals | null) => void): unknown
+  on(event: "exit" | "close", listener: (code: number | null, signal: NodeJS.Signals | null) => void): unknown
   kill(signal?: NodeJS.Signals | number): boolean
 }
 
 /**
- * Starts the child. The default is `node:child_process.spawn` with no shell and stdin closed; a
- * confining implementation takes the same arguments.
+ * Starts the child. The default is `node:child_process.spawn` with no shell, stdin closed, in a
+ * process group of its own; a confining implementation takes the same arguments.
  *
  * @since 0.1.0
  * @category models
  */
 export type Spawn = (command: string, args: ReadonlyArray<string>, options: SpawnOptions) => ChildLike
 
-/** @since 0.1.0 @category constructors */
-export const defaultSpawn: Spawn = (command, args, options) =>
-  nodeSpawn(command, [...args], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
+/**
+ * `child_process.spawn` in a new process group (`detached`), whose `kill` signals the group.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultSpawn: Spawn = (command, args, options) => {
+  const child = nodeSpawn(command, [...args], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"], detached: true })
+  return {
+    stdout: child.stdout,
+    stderr: child.stderr,
+    on: (event: string, listener: (...a: Array<never>) => void) => child.on(event, listener as unknown as (...a: Array<unknown>) => void),
+    kill: (signal = "SIGTERM") => {
+      if (child.pid === undefined) return false
+      try {
+        process.kill(-child.pid, signal)
+        return true
+      } catch {
+        // The group is gone (every member exited): nothing left to signal.
+        return false
+      }
+    }
+  }
+}
 
 /**
  * @since 0.1.0
@@ -79,44 +100,57 @@ export interface ExternalFixerOptions {
   readonly appendFiles?: boolean | undefined
   readonly spawn?: Spawn | undefined
   /**
-   * Run the command confined by this session, narrowed to the allowlist (its workspace must be the
-   * plan's workspace directory). Excludes `spawn`.
+   * Run the command confined by this session, narrowed to the allowlist and the `mayCreate` names
+   * (its workspace and working directory must be the plan's workspace directory). Excludes `spawn`;
+   * `mayCreate` must then name files, not globs.
    */
   readonly confine?: Confinement | undefined
   readonly env?: NodeJS.ProcessEnv | undefined
   /** Exit codes that mean success. Default `[0]`. */
   readonly okExitCodes?: ReadonlyArray<number> | undefined
-  /** Kill the child (SIGTERM, then SIGKILL) after this long. Default: no limit. */
+  /** Stop the whole run (every chunk) after this long. Default: no limit. */
   readonly timeoutMs?: number | undefined
+  /** Between `SIGTERM` and `SIGKILL` when stopping. Default 2000 ms. */
+  readonly killGraceMs?: number | undefined
+  /** Stops the run as `timeoutMs` does (an interrupt: the command line's Ctrl-C). */
+  readonly signal?: AbortSignal | undefined
+  /** How many chunks run at once. Default 1: in order. */
+  readonly concurrency?: number | undefined
   /** How often a `running` progress event is sent while the child runs. Default 2000 ms. */
   readonly heartbeatMs?: number | undefined
 }
 
 /**
- * A session confining another directory would leave this workspace read-only to the tool (its
- * edits would fail) while making that other directory writable: a mistake to report, not to run.
+ * Why an external fixer's run failed, as data: how its command ended.
+ *
+ * @since 0.1.0
+ * @category errors
  */
-const sameWorkspace = async (confinement: Confinement, workspaceDir: string): Promise<void> => {
-  const [theirs, ours] = await Promise.all([fs.promises.realpath(confinement.target.workspace), fs.promises.realpath(workspaceDir)])
-  if (theirs !== ours) {
-    throw new Error(`the confinement's workspace '${theirs}' is not this plan's workspace '${ours}': the command was not run`)
+export class ExternalFailure extends Error {
+  override readonly name = "ExternalFailure"
+  constructor(
+    message: string,
+    /** The exit code, `null` when a signal ended it. */
+    readonly code: number | null,
+    readonly signal: NodeJS.Signals | null,
+    /** Set when pinnedfs stopped it. */
+    readonly stopped: "timeout" | "aborted" | undefined
+  ) {
+    super(message)
   }
 }
 
-/**
- * What one confined invocation may write in the workspace: the allowlisted files, and where its
- * `mayCreate` globs could put a new file (a glob's static base; a plain path's directory).
- */
-const launchScope = (files: ReadonlyArray<string>, mayCreate: ReadonlyArray<string>): LaunchScope => ({
-  files,
-  directories: mayCreate.map((g) => {
-    const scanned = picomatch.scan(g)
-    return scanned.isGlob ? scanned.base : path.posix.dirname(g)
-  })
-})
+/** How long a command's pipes may stay open once it has exited. */
+const pipeGraceMs = 500
 
-/** How much of the child's output a failure diagnostic quotes. */
-const tailBytes = 4096
+/** @since 0.1.0 @category constants */
+export const defaultKillGraceMs = 2000
+
+const positiveOr = (value: number | undefined, fallback: number, what: string): number => {
+  if (value === undefined) return fallback
+  if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`externalFixer: ${what} must be a positive integer`)
+  return value
+}
 
 /**
  * @since 0.1.0
@@ -128,6 +162,9 @@ export const externalFixer = (o: ExternalFixerOptions): Capability => {
     throw new TypeError(`externalFixer '${name}': give either confine or spawn, not both (confine supplies the spawn)`)
   }
   const mayCreate = o.mayCreate ?? []
+  if (o.confine !== undefined) refuseGlobs(name, mayCreate)
+  const concurrency = positiveOr(o.concurrency, 1, "concurrency")
+  const killGraceMs = positiveOr(o.killGraceMs, defaultKillGraceMs, "killGraceMs")
   return {
     name,
     scope: o.scope,
@@ -139,54 +176,74 @@ export const externalFixer = (o: ExternalFixerOptions): Capability => {
       if (o.appendFiles !== false && files.length === 0) return undefined
       // A file named like an option must not be read as one.
       const appended = o.appendFiles === false ? [] : files.map((f) => (f.startsWith("-") ? `./${f}` : f))
-      const args = [...(o.args ?? []), ...appended]
-      if (o.confine !== undefined) await sameWorkspace(o.confine, context.workspaceDir)
-      const spawn: Spawn =
-        o.confine !== undefined ? confinedSpawner(o.confine, { scope: launchScope(files, mayCreate) }) : (o.spawn ?? defaultSpawn)
+      const env = o.env ?? process.env
+      const args = o.args ?? []
       const started = Date.now()
-      const child = spawn(o.command, args, { cwd: context.workspaceDir, env: o.env ?? process.env })
-      let tail = ""
-      const keep = (stream: "stdout" | "stderr") => (chunk: Buffer | string) => {
-        const text = chunk.toString()
-        tail = (tail + text).slice(-tailBytes)
-        context.progress({ type: "output", name, stream, text })
-      }
-      child.stdout?.on("data", keep("stdout"))
-      child.stderr?.on("data", keep("stderr"))
+      const deadline = o.timeoutMs === undefined ? undefined : started + o.timeoutMs
       const heartbeat = setInterval(
         () => context.progress({ type: "running", name, elapsedMs: Date.now() - started }),
         o.heartbeatMs ?? 2000
       )
-      let killer: NodeJS.Timeout | undefined
-      let timedOut = false
-      const timer =
-        o.timeoutMs === undefined
-          ? undefined
-          : setTimeout(() => {
-              timedOut = true
-              child.kill("SIGTERM")
-              killer = setTimeout(() => child.kill("SIGKILL"), 2000)
-            }, o.timeoutMs)
+      const confined = o.confine === undefined ? undefined : await confinedRunner(o.confine, access, context.workspaceDir, mayCreate)
       try {
-        const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
-          child.on("error", (e) => reject(new Error(`could not run '${o.command}': ${e.message}`, { cause: e })))
-          child.on("close", (c, s) => resolve([c, s]))
-        })
-        const ok = code !== null && (o.okExitCodes ?? [0]).includes(code)
-        if (!ok) {
-          const how = timedOut
-            ? `was killed after ${o.timeoutMs} ms`
-            : code === null
-              ? `was killed by ${signal}`
-              : `exited with code ${code}`
-          throw new Error(`'${o.command}' ${how}${tail.trim() ? `:\n${tail.trim()}` : ""}`)
+        const cut =
+          confined === undefined
+            ? chunked(appended, [o.command, ...args], env)
+            : confinedChunks(appended, [o.command, ...args], env, confined)
+        // With no files to append (appendFiles: false) the command still runs, once.
+        const lists = cut.length === 0 ? [[]] : cut
+        if (lists.length > 1) context.progress({ type: "runs", name, files: files.length, runs: lists.length })
+        const runOne = async (list: ReadonlyArray<string>, k: number) => {
+          const outcome = await runChild({
+            command: o.command,
+            args: [...args, ...list],
+            cwd: context.workspaceDir,
+            env,
+            spawn: confined?.spawn(list) ?? o.spawn ?? defaultSpawn,
+            deadline,
+            signal: o.signal,
+            killGraceMs,
+            pipeGraceMs,
+            onOutput: (stream, text) => context.progress({ type: "output", name, stream, text })
+          })
+          const ok = outcome.stopped === undefined && outcome.code !== null && (o.okExitCodes ?? [0]).includes(outcome.code)
+          if (ok) return
+          const how =
+            outcome.stopped === "timeout"
+              ? `was killed after ${o.timeoutMs} ms`
+              : outcome.stopped === "aborted"
+                ? "was interrupted"
+                : outcome.code === null
+                  ? `was killed by ${outcome.signal}`
+                  : `exited with code ${outcome.code}`
+          const which = lists.length > 1 ? ` (run ${k + 1} of ${lists.length})` : ""
+          const said = outcome.tail.trim() ? `:\n${escaped(outcome.tail.trim(), "\n\t")}` : ""
+          throw new ExternalFailure(`'${escaped(o.command)}'${which} ${how}${said}`, outcome.code, outcome.signal, outcome.stopped)
         }
+        await inBatches(lists, concurrency, runOne)
         return undefined
       } finally {
         clearInterval(heartbeat)
-        if (timer) clearTimeout(timer)
-        if (killer) clearTimeout(killer)
+        await confined?.finish()
       }
     }
   }
+}
+
+/** Runs `work` over `items`, at most `n` at a time, in order of start; the first failure ends it. */
+const inBatches = async <A>(items: ReadonlyArray<A>, n: number, work: (item: A, k: number) => Promise<void>): Promise<void> => {
+  let next = 0
+  let failed: unknown
+  const lane = async () => {
+    while (failed === undefined && next < items.length) {
+      const k = next++
+      try {
+        await work(items[k]!, k)
+      } catch (e) {
+        failed ??= e
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, lane))
+  if (failed !== undefined) throw failed
 }

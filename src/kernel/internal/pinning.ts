@@ -8,9 +8,12 @@ import { Effect, type FileSystem, Option, type PlatformError } from "effect"
 import type { AtomicFileSystem } from "../../protocol/wire.ts"
 
 /**
- * The identity of the directory `path` names: the executor's exact `"dev:ino"` when it offers
- * one (numeric file ids can exceed a double), else the host's `stat`, and `Option.none` when the
- * host reports no inode (an isolated volume, whose attestation is its boundary).
+ * The identity of the directory `path` names: the executor's own when it offers one (pinnedfs's
+ * carry the birth time or generation, so a directory that got a deleted workspace's inode number
+ * is another identity, and numeric file ids can exceed a double), else the host's `stat` as
+ * `"dev:ino"`, as the client's kernel makes it, and `Option.none` when the host reports no inode
+ * (an isolated volume, whose attestation is its boundary). Compared as an opaque string, never
+ * parsed.
  *
  * @internal
  */

@@ -1,15 +1,18 @@
 /// <reference types="vite/client" />
 /**
  * The hosts every kernel suite runs over: `NodeAtomicFileSystem` under each resolve strategy, the
- * path-based `PathAtomicFileSystem`, and the test double (which also counts executor trips).
+ * path-based `PathAtomicFileSystem`, and the test double. Every host counts the executor trips the
+ * kernel makes (each request to its extension's `execute`), so a trip count is asserted on the real
+ * extensions, not only on the double.
  *
  * The two real extensions were written alongside the kernel; they are picked up here by file, so
  * this suite runs over them from the commit they land in. The test below makes their absence loud
  * once their files exist: a host can never silently drop out of the list.
  */
 import * as NFS from "node:fs"
-import type { FileSystem, Layer } from "effect"
+import { Effect, FileSystem, Layer } from "effect"
 import { expect, it } from "vitest"
+import { AtomicFileSystemTypeId, type AtomicHostFileSystem, withAtomicFileSystem } from "../../../src/protocol/wire.ts"
 import { strategies } from "../../support/strategies.ts"
 import { layerFakeAtomic, makeFakeAtomic, type Trips } from "./fakeAtomic.ts"
 
@@ -17,11 +20,34 @@ export interface Host {
   readonly name: string
   /** The executor claims `noFollowAuthorization`: the kernel resolves through it, not the host. */
   readonly noFollow: boolean
-  /** A fresh host layer; `trips` when the host counts executor requests. */
+  /** A fresh host layer, and every request the kernel sends its extension, in order. */
   readonly make: (options?: { readonly contentLimit?: number }) => {
     readonly layer: Layer.Layer<FileSystem.FileSystem>
-    readonly trips?: Trips | undefined
+    readonly trips: Trips
   }
+}
+
+/** `layer` with its extension's `execute` logging each request into the answer's `trips`. */
+const counted = (layer: Layer.Layer<FileSystem.FileSystem>): { layer: Layer.Layer<FileSystem.FileSystem>; trips: Trips } => {
+  const trips: Trips = { log: [] }
+  const wrapped = Layer.effect(
+    FileSystem.FileSystem,
+    Effect.map(Effect.service(FileSystem.FileSystem), (fs) => {
+      const atomic = (fs as AtomicHostFileSystem)[AtomicFileSystemTypeId]
+      return withAtomicFileSystem(
+        { ...fs },
+        {
+          ...atomic,
+          execute: (request) =>
+            Effect.suspend(() => {
+              trips.log.push(request)
+              return atomic.execute(request)
+            })
+        }
+      )
+    })
+  ).pipe(Layer.provide(layer))
+  return { layer: wrapped, trips }
 }
 
 type LayerWith = (options?: {
@@ -51,7 +77,7 @@ const native: ReadonlyArray<Host> =
     : strategies.map((strategy) => ({
         name: `NodeAtomicFileSystem (${strategy})`,
         noFollow: true,
-        make: (options) => ({ layer: effect.NodeAtomicFileSystem.layerWith({ strategy, contentLimit: options?.contentLimit }) })
+        make: (options) => counted(effect.NodeAtomicFileSystem.layerWith({ strategy, contentLimit: options?.contentLimit }))
       }))
 
 const pathBased: ReadonlyArray<Host> =
@@ -61,7 +87,7 @@ const pathBased: ReadonlyArray<Host> =
         {
           name: "PathAtomicFileSystem",
           noFollow: false,
-          make: (options) => ({ layer: fallback.PathAtomicFileSystem.layerWith({ contentLimit: options?.contentLimit }) })
+          make: (options) => counted(fallback.PathAtomicFileSystem.layerWith({ contentLimit: options?.contentLimit }))
         }
       ]
 
