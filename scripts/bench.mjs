@@ -266,7 +266,8 @@ const main = async () => {
   })
 }
 
-// The ratios issue 11 sets targets for, each from rows of this run.
+// The speed targets (docs/performance.md, "Targets", says why each is set where it is), each a
+// ratio of rows of this run.
 const targets = (loop) => {
   const at = (scenario, contender, strategy) =>
     rows.find((r) => r.scenario === scenario && r.contender === contender && (strategy === undefined || r.strategy === strategy))
@@ -401,7 +402,7 @@ const report = ({ loop, memory, confine, mcp, scale, targets }) => {
     )
   }
   if (targets.length) {
-    out.push("", "Targets (issue 11), ratios within this run:", "")
+    out.push("", "Targets, ratios within this run:", "")
     for (const t of targets) {
       const figure = t.ratio === undefined ? fmt(t.value) : `${fmt(t.ratio)}× wall, ${fmt(t.cpu)}× CPU (target ≥ ${fmt(t.goal, 1)}×)`
       out.push(`- ${t.label}: ${figure}${t.ratio === undefined ? ` (target < ${t.goal})` : ""} ${t.holds ? "holds" : "does not hold"}`)

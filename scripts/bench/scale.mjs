@@ -1,7 +1,8 @@
-// Scale rows (issue 11, item 7): each operation at two sizes, pinnedfs beside the node:fs way of
-// doing the same thing, each contender in a child process of its own so its peak RSS is its own
-// (scale-child.mjs). Rounds alternate which contender goes first; figures are medians of the runs
-// after a warm-up (a destructive row has no warm-up: each run gets a fresh tree).
+// Scale rows: each operation at two sizes (a cost that grows faster than the size shows between
+// the two), pinnedfs beside the node:fs way of doing the same thing, each contender in a child
+// process of its own so its peak RSS is its own (scale-child.mjs). Rounds alternate which
+// contender goes first; figures are medians of the runs after a warm-up (a destructive row has no
+// warm-up: each run gets a fresh tree).
 //
 // Rows: readDirectory of one directory of N entries; recursive readDirectory and glob "**/*.ts"
 // over a tree of N files (100 files a directory, 10 directories a group); remove of such a tree
