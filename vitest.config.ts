@@ -1,11 +1,25 @@
+import * as os from "node:os"
 import { defineConfig } from "vitest/config"
-import "./test/support/node20.ts"
+import { belowFloor, floor } from "./scripts/node-lines.mjs"
+
+if (belowFloor()) {
+  throw new Error(
+    `vitest 5 and the Effect peers need Node ${floor} or later; this is Node ${process.version}. ` +
+      "`npm test` (or `npm test -- test/some.test.ts`) runs the suite on a supported Node, fetched once from the npm registry."
+  )
+}
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // Native work runs on libuv's pool; a few files at a time keeps the two cores honest.
+    // One temporary directory per run, checked empty at the end (test/support/run-tmpdir.ts).
+    globalSetup: ["./test/support/run-tmpdir.ts"],
+    // Separate processes: the addon, seccomp filters and descriptor counts are per process.
     pool: "forks",
+    // At least two files at a time. vitest's default is cores - 1, which on two cores is one file
+    // at a time; most files wait on the thread pool, child processes or the disk for much of their
+    // time, so two on two cores overlap those waits.
+    maxWorkers: Math.max(2, os.availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 30_000
   }

@@ -198,7 +198,7 @@ const main = async () => {
   // several times, interleaved as the rounds above are; the table gives the median p50 and p99 and
   // the worst max, with the spread of the p99s beside it.
   const floodRounds = quick ? 3 : 5
-  const floods = contenders.filter((x) => !x.blocking && flood && typeof x.readFile === "function")
+  const floods = contenders.filter((x) => !("blocking" in x && x.blocking) && flood && typeof x.readFile === "function")
   const runs = floods.map(() => [])
   for (let r = 0; r < floodRounds; r++) {
     for (const [k, c] of floods.entries()) {
@@ -243,6 +243,7 @@ const main = async () => {
   const mcp = only !== undefined && !only.includes("mcp") ? { lines: [], rows: [] } : await mcpBench({ quick, log })
   failures.push(...(mcp.failures ?? []))
   // Scale rows: a full run, or `--only scale` (they take minutes, and are left out of --quick).
+  /** @type {{ lines: Array<string>, rows: Array<unknown>, failures?: Array<string>, seconds?: number }} */
   let scale = { lines: [], rows: [] }
   if (only === undefined ? !quick : only.includes("scale")) {
     scale = await scaleBench({ quick, log })
@@ -265,7 +266,8 @@ const main = async () => {
   })
 }
 
-// The ratios issue 11 sets targets for, each from rows of this run.
+// The speed targets (docs/performance.md, "Targets", says why each is set where it is), each a
+// ratio of rows of this run.
 const targets = (loop) => {
   const at = (scenario, contender, strategy) =>
     rows.find((r) => r.scenario === scenario && r.contender === contender && (strategy === undefined || r.strategy === strategy))
@@ -400,7 +402,7 @@ const report = ({ loop, memory, confine, mcp, scale, targets }) => {
     )
   }
   if (targets.length) {
-    out.push("", "Targets (issue 11), ratios within this run:", "")
+    out.push("", "Targets, ratios within this run:", "")
     for (const t of targets) {
       const figure = t.ratio === undefined ? fmt(t.value) : `${fmt(t.ratio)}× wall, ${fmt(t.cpu)}× CPU (target ≥ ${fmt(t.goal, 1)}×)`
       out.push(`- ${t.label}: ${figure}${t.ratio === undefined ? ` (target < ${t.goal})` : ""} ${t.holds ? "holds" : "does not hold"}`)

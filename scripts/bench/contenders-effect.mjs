@@ -12,6 +12,7 @@ export const extensionContender = async (name, strategy, ext, root) => {
   const identity = await Effect.runPromise(ext.identifyRoot(root))
   const stamp = { boundaryRoot: root, logicalRoot: root, rootIdentity: identity }
   // As the client's kernel stamps each request: the request's own fields, then the root triple.
+  /** @type {(request: object) => import("effect").Effect.Effect<any, any, never>} */
   const pinned = (request) => ext.execute({ ...request, ...stamp })
   const run = (request) => Effect.runPromise(pinned(request))
   const abs = (rel) => path.join(root, rel)

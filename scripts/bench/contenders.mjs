@@ -37,8 +37,8 @@ export const nodeFs = (root) => {
     readFile: (rel) => fsp.readFile(abs(rel)),
     // The protocol rows compare the client's three requests with one plain read.
     protocolRead: (rel) => fsp.readFile(abs(rel)),
-    // The kernel's readFileString row is compared with one plain read of the bytes, the baseline
-    // issue 11 sets its target against.
+    // The kernel's readFileString row is compared with one plain read of the bytes: what a caller
+    // that did not use the kernel would do instead, so the baseline of the kernel's read target.
     readFileString: (rel) => fsp.readFile(abs(rel)),
     stat: (rel) => fsp.lstat(abs(rel)),
     exists: (rel) => fsp.access(abs(rel)),

@@ -131,12 +131,14 @@ export const mcpBench = async ({ quick = false, log = () => {} } = {}) => {
   const failures = []
   if (!fs.existsSync(oursBin)) return { lines: [], rows: [], failures: ["mcp: dist/ is missing (npm run build:ts)"] }
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-bench-mcp-"))
+  /** @type {Array<[string, (root: string) => Array<string>]>} */
   const contenders = [
     ["reference (@modelcontextprotocol/server-filesystem)", (root) => [referenceBin, root]],
     ["pinnedfs mcp (openat2)", (root) => [oursBin, "mcp", "--strategy", "openat2", root]],
     ["pinnedfs mcp (walk)", (root) => [oursBin, "mcp", "--strategy", "walk", root]]
   ]
   const servers = []
+  /** @type {Array<any>} */
   const rows = []
   // Short rounds taken in turn, many of them: on a shared machine the load drifts over seconds, and
   // each ratio is taken round by round (the reference's round against the rounds just beside it).

@@ -18,6 +18,7 @@ const root = await PinnedRoot.open(trees.root, { strategy: "openat2" })
 const abs = (rel) => path.join(trees.root, rel)
 const batchReq = manyFiles.map((p) => ({ operation: "readFile", path: p }))
 
+/** @type {Array<[string, number, () => Promise<unknown>]>} */
 const cases = [
   ["single awaited: fs.promises.readFile", 1, () => fsp.readFile(abs(SHALLOW))],
   ["single awaited: PinnedRoot.readFile", 1, () => root.readFile(SHALLOW)],

@@ -1,7 +1,8 @@
-// Scale rows (issue 11, item 7): each operation at two sizes, pinnedfs beside the node:fs way of
-// doing the same thing, each contender in a child process of its own so its peak RSS is its own
-// (scale-child.mjs). Rounds alternate which contender goes first; figures are medians of the runs
-// after a warm-up (a destructive row has no warm-up: each run gets a fresh tree).
+// Scale rows: each operation at two sizes (a cost that grows faster than the size shows between
+// the two), pinnedfs beside the node:fs way of doing the same thing, each contender in a child
+// process of its own so its peak RSS is its own (scale-child.mjs). Rounds alternate which
+// contender goes first; figures are medians of the runs after a warm-up (a destructive row has no
+// warm-up: each run gets a fresh tree).
 //
 // Rows: readDirectory of one directory of N entries; recursive readDirectory and glob "**/*.ts"
 // over a tree of N files (100 files a directory, 10 directories a group); remove of such a tree
@@ -67,6 +68,10 @@ const freeGiB = (dir) => {
 
 // `only` (row names) and `sizes` / `largeRead` / `largeWrite` narrow a run for repeating a few rows
 // (see the command line at the end of this file); the README table comes from a full run.
+/**
+ * @param {{ quick: boolean, strategy?: string, log?: (...line: Array<unknown>) => void, only?: Array<string>,
+ *   sizes?: Array<number>, largeRead?: number, largeWrite?: number }} options
+ */
 export const scaleBench = async ({ quick, strategy = "openat2", log = () => {}, only, ...given }) => {
   const sizes = given.sizes ?? (quick ? [1_000, 10_000] : [1_000, 100_000])
   const largeRead = given.largeRead ?? (quick ? 64 * MiB : 1024 * MiB)
@@ -84,8 +89,13 @@ export const scaleBench = async ({ quick, strategy = "openat2", log = () => {}, 
   ]
   // Both contenders, `rounds` times each (alternating who starts), each child given `targets(round,
   // contender)`; `warm` leading runs of each child are not counted.
+  /**
+   * @param {string} row @param {number} entries @param {string} label
+   * @param {{ rounds?: number, warm?: number, targets: Function, extra?: object, names?: { node?: string, pinnedfs?: string } }} options
+   */
   const pair = (row, entries, label, { rounds = 2, warm = 1, targets, extra = {}, names = {} }) => {
     if (!wanted(row)) return
+    /** @type {{ node: Array<number>, pinnedfs: Array<number> }} */
     const runs = { node: [], pinnedfs: [] }
     const peak = { node: 0, pinnedfs: 0 }
     const baseline = { node: 0, pinnedfs: 0 }

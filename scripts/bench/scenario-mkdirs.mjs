@@ -1,4 +1,4 @@
-// The directory program's worst shape from issue 10: one mkdirs of a 1,980-level chain plus 200
+// The directory program's worst known shape: one mkdirs of a 1,980-level chain plus 200
 // leaves at its end (2,180 directories). Once quadratic in the depth (29 s and more); now a
 // constant number of syscalls per directory. Ops are directories created, so ops/s reads as
 // directories per second and the row compares with any other. Each run starts in a fresh

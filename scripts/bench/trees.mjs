@@ -13,6 +13,7 @@ export const makeTrees = ({ globFiles = 10_000, dirEntries = 1_000, removeFiles 
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-bench-"))
   const root = path.join(base, "workspace")
   fs.mkdirSync(root)
+  /** @param {string} rel @param {string | Buffer} [data] */
   const w = (rel, data = content) => {
     fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
     fs.writeFileSync(path.join(root, rel), data)

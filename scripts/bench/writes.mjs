@@ -48,6 +48,7 @@ const table = async (base) => {
     const extension = NodeAtomicFileSystem.make()
     const rootIdentity = await Effect.runPromise(extension.identifyRoot(dir))
     const wire = { boundaryRoot: dir, logicalRoot: dir, rootIdentity, operation: "writeFile", path: abs, data: payload.toString("base64") }
+    /** @type {Array<[string, () => Promise<unknown>]>} */
     const ways = [
       ["fs.promises.writeFile (in place)", () => fs.promises.writeFile(abs, payload)],
       ["node: temporary + rename, by hand", () => nodeReplace(abs)],

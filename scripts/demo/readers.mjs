@@ -1,20 +1,25 @@
 // The readers the demo compares, each `read(relative) -> Promise<string>` over one workspace, plus
-// how to describe what one of them threw. Loaded from ../../dist: the demo builds nothing itself.
+// how to describe what one of them threw. Loaded from ../../dist, which scripts/demo.mjs builds first.
 import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 
 const dist = new URL("../../dist/", import.meta.url)
 
-export const distMissing = () => !fs.existsSync(new URL("index.js", dist))
-
 const load = (rel) => import(new URL(rel, dist).href)
+
+/**
+ * A reader the demo compares; `unavailable` (and no `read`) when this machine or build lacks it.
+ * @typedef {{ name: string, read?: (relative: string) => Promise<string>, close?: () => void, unavailable?: string }} Reader
+ * @returns {Reader}
+ */
 
 export const nodeReader = (workspace) => ({
   name: "node:fs/promises (no confinement)",
   read: async (rel) => (await fsp.readFile(path.join(workspace, rel))).toString()
 })
 
+/** @returns {Promise<Array<Reader>>} */
 export const pinnedReaders = async (workspace) => {
   const { PinnedRoot } = await load("index.js")
   const out = []
@@ -46,33 +51,27 @@ const extensionReader = async (name, extension, workspace) => {
   }
 }
 
+/** @returns {Promise<Reader>} */
 export const fallbackReader = async (workspace) => {
   const { PathAtomicFileSystem } = await load("fallback/index.js")
   return extensionReader("PathAtomicFileSystem (path-based fallback)", PathAtomicFileSystem.make(), workspace)
 }
 
 /**
- * The native extension, when the build has it (`pinnedfs/effect`). Its constructor may answer the
- * extension itself or an Effect of it; both are accepted.
+ * The native extension (`pinnedfs/effect`) under both strategies, driven as the kernel drives it.
+ * @returns {Promise<Array<Reader>>}
  */
 export const nativeExtensionReaders = async (workspace) => {
-  let mod
+  let NodeAtomicFileSystem
   try {
-    mod = await load("effect/index.js")
-  } catch {
-    mod = undefined
+    ;({ NodeAtomicFileSystem } = await load("effect/index.js"))
+  } catch (e) {
+    return [{ name: "NodeAtomicFileSystem", unavailable: `cannot load pinnedfs/effect: ${e?.message ?? e}` }]
   }
-  const native = mod?.NodeAtomicFileSystem
-  if (native?.make === undefined) {
-    return [{ name: "NodeAtomicFileSystem (Effect)", unavailable: "not in this build yet (pinnedfs/effect)" }]
-  }
-  const { Effect } = await import("effect")
   const out = []
   for (const strategy of ["openat2", "walk"]) {
     try {
-      let extension = native.make({ strategy })
-      if (Effect.isEffect(extension)) extension = await Effect.runPromise(Effect.scoped(extension))
-      out.push(await extensionReader(`NodeAtomicFileSystem (${strategy})`, extension, workspace))
+      out.push(await extensionReader(`NodeAtomicFileSystem (${strategy})`, NodeAtomicFileSystem.make({ strategy }), workspace))
     } catch (e) {
       out.push({ name: `NodeAtomicFileSystem (${strategy})`, unavailable: String(e?.message ?? e) })
     }

@@ -59,10 +59,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const scratch = mkdtempSync(join(tmpdir(), "pinnedfs-consumer-warm-"))
   try {
     const { tarball } = pack(scratch)
-    for (const [name, dependencies] of [
+    for (const [name, dependencies] of /** @type {Array<[string, Record<string, string>]>} */ ([
       ["full", fullDependencies],
       ["bare", {}]
-    ]) {
+    ])) {
       const r = install(join(scratch, name), tarball, dependencies, "online")
       if (!r.ok) {
         console.error(`warm-up install (${name}) failed:\n${r.output}`)

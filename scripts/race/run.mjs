@@ -160,7 +160,14 @@ export const runCell = async ({
       }
       const controlTarget = await control.open(arena.root, window)
       targets.push(controlTarget)
-      controlResult = { ...(await phase(controlTarget, { ...control, untilEscape: true })), forced: false }
+      // quiet, forcedEscapes and forcedOutcomes are set only when the window had to be forced.
+      controlResult = {
+        ...(await phase(controlTarget, { ...control, untilEscape: true })),
+        forced: false,
+        quiet: undefined,
+        forcedEscapes: undefined,
+        forcedOutcomes: undefined
+      }
       if (controlResult.escapes === 0) {
         // The race did not find the window in time: open it. One try with the attacker parked and
         // the window left shut, which must come out clean (the detectors do not fire on a right

@@ -3,8 +3,8 @@
  * `pinnedfs/kernel`, `pinnedfs/fallback`) start here. ESM links every static import before it runs
  * any code, so an entry point that imported `effect` itself would fail with Node's bare "Cannot
  * find package 'effect'" before it could say what is missing and why. These check the peers first,
- * then load the implementation synchronously (`require` of an ES module: Node 20.19+ and 22.12+,
- * the versions the package supports), so each entry point keeps its named exports and still loads
+ * then load the implementation synchronously (`require` of an ES module, which every Node line
+ * the package supports can do), so each entry point keeps its named exports and still loads
  * from CommonJS.
  *
  * @internal

@@ -10,7 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it, vi } from "vitest"
 import { sandboxAvailable } from "../../src/confine/index.ts"
-import { scratch } from "../support/tree.ts"
+import { registerScratch, scratch } from "../support/tree.ts"
 import { useCli } from "./support/cli.ts"
 import { disk } from "./support/workspace.ts"
 
@@ -21,6 +21,7 @@ if (!sandbox.available) console.warn(`test/dev/cli-output.test.ts: --confine cas
 /** A fixer script outside the workspace, run as `node SCRIPT FILES...`. */
 const script = (body: string): string => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-fixer-"))
+  registerScratch(dir) // removed after the test, with its scratch workspace
   const file = path.join(dir, "fixer.cjs")
   fs.writeFileSync(file, `const fs = require("fs")\nconst files = process.argv.slice(2)\n${body}\n`)
   return file

@@ -8,7 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sandboxAvailable } from "../../src/confine/index.ts"
-import { scratch } from "../support/tree.ts"
+import { registerScratch, scratch } from "../support/tree.ts"
 import { runNode, type Ran } from "./support/node.ts"
 import { eslintConfig, repo, tools } from "./support/tools.ts"
 import { transpileSources } from "./support/transpile.ts"
@@ -33,6 +33,7 @@ if (!sandbox.available) console.warn(`test/dev/cli.test.ts: fix --confine in a s
 /** A fixer script outside the workspace, run as `node SCRIPT FILES...`. */
 const script = (body: string): string => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-fixer-"))
+  registerScratch(dir) // removed after the test, with its scratch workspace
   const file = path.join(dir, "fixer.cjs")
   fs.writeFileSync(file, `const fs = require("fs")\nconst files = process.argv.slice(2)\n${body}\n`)
   return file
@@ -105,6 +106,7 @@ describe("pinnedfs (the bin)", () => {
     const s = scratch()
     s.make({ "src/a.ts": "a\n" })
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-nopath-"))
+    registerScratch(empty)
     const r = await pinnedfs(["fix", "--confine", "--workspace", s.root, "--scope", "src/**", "--", "/bin/sh", "-c", "touch ran"], {
       env: { ...process.env, PATH: empty }
     })

@@ -1,5 +1,5 @@
 /**
- * The directory programs at the sizes that once held the thread pool (issue 10, item 7): a
+ * The directory programs at the sizes that once held a thread-pool worker for 29 s and more: a
  * 1,980-level chain plus 200 leaves, created and removed in one trip each, every directory with its
  * mode and identity; and the bounds that cap what one call may hold a worker thread for (4,096
  * directories, 1,048,576 path components), refused as BadArgument before anything is created. How

@@ -83,13 +83,14 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
           const pending = yield* grants.next
           expect(pending.capability.resource).toBe(s.abs("b/file.txt"))
           yield* pending.allow
-          // Then the path the caller named, which the read goes through (issue 9, defect 3).
+          // Then the path the caller named: the read goes through it, so it needs a grant of its own
+          // (a grant of the target alone would let a link lend it to a path that has none).
           const entry = yield* grants.next
           expect(entry.capability.resource).toBe(s.abs("a/file.txt"))
           yield* entry.allow
           return yield* Fiber.join(fiber)
         }).pipe(Effect.provide(layer))
-        // Issue 9: the executor acts on the caller's path, as the client's kernel sends it, and
+        // The executor acts on the caller's path, which is what the client's kernel sends, and
         // refuses the link on it (the refusal is the executor's, not a grant's).
         expect(reasonTag(error)).toBe("PermissionDenied")
         expect(kernelCause(error)).toBeUndefined()
@@ -117,7 +118,8 @@ describe.each(hosts)("kernel behaviours ($name)", (host) => {
             return [yield* Effect.flip(fs.readFileString("forty0")), yield* Effect.flip(fs.readFileString("fortyone0"))] as const
           }).pipe(Effect.provide(layer))
           // Forty links resolve (authorization passes); the read itself is then refused by the
-          // executor, which acts on the caller's path (issue 9). Forty-one are refused by the kernel.
+          // executor, which acts on the caller's path and follows no link. Forty-one are refused by the
+          // kernel.
           expect(reasonTag(forty)).toBe("PermissionDenied")
           expect(kernelCause(forty)).toBeUndefined()
           const cause = kernelCause(error)
@@ -336,8 +338,9 @@ describe.each(hosts)("operations on a link itself ($name)", (host) => {
           yield* Effect.flip(fs.remove("out"))
         ]
       }).pipe(Effect.provide(layer))
-      // Issue 9: as the client's kernel, the link's target is what is authorized, and a link to
-      // outside is refused as outside (over a path host: asked about, and not granted).
+      // As in the client's kernel, the link's target is what is authorized (it is what a following
+      // read would reach), and a link to outside is refused as outside (over a path host: asked about,
+      // and not granted).
       for (const error of errors) {
         expect(reasonTag(error)).toBe("PermissionDenied")
         expect(kernelCause(error)?.capability.resource.startsWith(s.outside)).toBe(true)

@@ -37,7 +37,8 @@ const tree = {
 }
 
 const cases: ReadonlyArray<Case> = [
-  // Issue 9: no access guessed from mode bits; refused as the client refuses it.
+  // Mode bits say nothing of ACLs, capabilities or a read-only mount, so an answer guessed from
+  // them would be a guess: refused, as the client's kernel refuses it.
   { method: "access", run: (fs) => fs.access("a.txt", { readable: true }), unconfinable: true },
   {
     method: "copy",
@@ -105,7 +106,8 @@ const cases: ReadonlyArray<Case> = [
     run: (fs) => fs.makeTempFileScoped({ directory: "empty" }),
     answer: (r) => NFS.existsSync(String(r))
   },
-  // Issue 9: no host-path open followed by a check; refused as the client refuses it.
+  // An open of the host path followed by a check acts before it knows where the path led: refused,
+  // as the client's kernel refuses it.
   {
     method: "open",
     run: (fs) =>
@@ -284,8 +286,8 @@ describe("answers on a quiet tree", () => {
           viaLink: reasonTag(yield* Effect.flip(fs.readFileString("link")))
         }
       }).pipe(Effect.scoped, Effect.provide(layer))
-      // Issue 9: the executor acts on the path the caller gave, as the client's kernel sends it: a
-      // no-follow executor stats the link itself and refuses to read through it.
+      // The executor acts on the path the caller gave, which is what the client's kernel sends (not the
+      // target it authorized): a no-follow executor stats the link itself and refuses to read through it.
       expect(got).toEqual({
         glob: ["a.txt", "dir/b.txt", "dir/sub/c.txt"].map((p) => s.abs(p)),
         entries: [

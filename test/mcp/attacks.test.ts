@@ -1,8 +1,8 @@
 /**
  * Attacks planted in the tree, nothing racing: each cell runs against the reference server (the
- * positive control: where the issue says it escapes, it must escape here) and against
- * `pinnedfs mcp` under each strategy, which must refuse with the documented text and leave the
- * outside untouched.
+ * positive control: in each case listed below it is known to escape, and it must escape here) and
+ * against `pinnedfs mcp` under each strategy, which must refuse with the documented text and leave
+ * the outside untouched.
  *
  * - a hard link to an outside file: the reference leaks it through read_text_file,
  *   read_multiple_files, read_media_file, edit_file's diff, and get_file_info's metadata;

@@ -13,6 +13,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fullDependencies, install, pack } from "../../scripts/package/consumer.mjs"
+import { floor } from "../../scripts/node-lines.mjs"
+import { ensureDist } from "../../scripts/package/dist.mjs"
 import { skipUnless } from "../support/skip.ts"
 
 const repo = path.resolve(import.meta.dirname, "..", "..")
@@ -25,16 +27,6 @@ let cold = ""
 let tarballPath = ""
 const noPrebuild = `no prebuild for linux-${process.arch} here (npm run build:prebuilds; CI requires it)`
 const prebuilt = fs.existsSync(path.join(repo, "prebuilds", `linux-${process.arch}`, "pinnedfs.napi.glibc.node"))
-
-/** dist/ as npm pack will take it: rebuilt when a source is newer. */
-const ensureDist = () => {
-  const built = path.join(repo, "dist", "index.js")
-  const sources = fs.readdirSync(path.join(repo, "src"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"))
-  const newest = Math.max(...sources.map((f) => fs.statSync(path.join(repo, "src", f)).mtimeMs))
-  if (fs.existsSync(built) && fs.statSync(built).mtimeMs >= newest) return
-  const r = spawnSync(process.execPath, [path.join(repo, "scripts", "package", "typescript.mjs")], { encoding: "utf8" })
-  if (r.status !== 0) throw new Error(`building dist failed:\n${r.stdout}${r.stderr}`)
-}
 
 beforeAll(() => {
   ensureDist()
@@ -305,12 +297,14 @@ console.log(JSON.stringify(out))
     expect(missing.stderr).toContain("pinnedfs-no-such-command: command not found")
   })
 
-  it("gets the Effect peers' own Node floor right in the README (@effect/platform-node 4.1: Node 22.19+)", (ctx) => {
+  it("supports no Node older than the installed Effect peers ask for (@effect/platform-node 4.1: Node 22.19+)", (ctx) => {
     skipUnless(ctx, cold === "", cold)
     const peer = JSON.parse(fs.readFileSync(path.join(full, "node_modules", "@effect", "platform-node", "package.json"), "utf8")) as {
       engines: { node: string }
     }
-    expect(peer.engines.node).toBe(">=22.19.0")
-    expect(fs.readFileSync(path.join(repo, "README.md"), "utf8")).toContain("`@effect/platform-node` 4.1 itself asks for Node 22.19+")
+    const peerFloor = /^>=(\d+\.\d+\.\d+)$/.exec(peer.engines.node)?.[1]
+    expect(peerFloor, peer.engines.node).toBeDefined()
+    // engines starts where the peers start: no supported Node meets an EBADENGINE from them.
+    expect(floor).toBe(peerFloor)
   })
 })

@@ -9,16 +9,18 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
+import { ensureDist } from "../../scripts/package/dist.mjs"
 import { skipUnless } from "../support/skip.ts"
 
 const repo = path.resolve(import.meta.dirname, "..", "..")
 let files: Array<string> = []
 
 beforeAll(() => {
+  ensureDist()
   const r = spawnSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: repo, encoding: "utf8" })
   expect(r.status, r.stderr).toBe(0)
   files = (JSON.parse(r.stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path).sort()
-}, 120_000)
+}, 300_000)
 
 /** Every shipped file matches one of these. */
 const allowed: ReadonlyArray<RegExp> = [
@@ -55,6 +57,19 @@ describe("the published tarball", () => {
     for (const target of [...targets, ...Object.values(manifest.bin)]) {
       expect(files, target).toContain(path.posix.normalize(target))
     }
+  })
+
+  it("runs nothing at a user's install that the tarball does not ship", () => {
+    // npm lists (and, for git and directory dependencies, runs) these scripts when the package is
+    // installed as a dependency; one naming a file left out of the tarball is a warning at best.
+    const { scripts } = JSON.parse(fs.readFileSync(path.join(repo, "package.json"), "utf8")) as { scripts: Record<string, string> }
+    const atInstall = ["preinstall", "install", "postinstall", "prepare"].filter((s) => scripts[s] !== undefined)
+    const missing = atInstall.flatMap((s) =>
+      (scripts[s]!.match(/[\w./-]+\.(?:mjs|cjs|js|sh)\b/g) ?? [])
+        .filter((f) => !files.includes(path.posix.normalize(f)))
+        .map((f) => `${s}: ${f}`)
+    )
+    expect(missing).toEqual([])
   })
 
   it("holds every native file a source build compiles or includes", () => {
