@@ -36,6 +36,17 @@ const baseStdio = (stdio: StdioOptions | undefined): Array<unknown> => {
   return out
 }
 
+/**
+ * The arguments with the caller's working directory in place of the plan's. bubblewrap takes the
+ * last `--chdir` and warns about every earlier one ("Only the last --chdir option will take
+ * effect"), so a spawn's `cwd` replaces the plan's instead of being added after it.
+ */
+const startingIn = (args: ReadonlyArray<BwrapArgument>, cwd: string): Array<BwrapArgument> => {
+  const at = args.lastIndexOf("--chdir")
+  if (at < 0 || at + 1 >= args.length) return [...args, "--chdir", cwd]
+  return [...args.slice(0, at), "--chdir", cwd, ...args.slice(at + 2)]
+}
+
 /** Starts the command in the sandbox; `started` says whether the sandbox set itself up. */
 export const spawnSandboxed = (s: SandboxSpawn): { child: ChildProcess; started: Promise<boolean> } => {
   const env = { ...(s.options.env ?? process.env), TMPDIR: s.tmpdir }
@@ -59,7 +70,7 @@ export const spawnSandboxed = (s: SandboxSpawn): { child: ChildProcess; started:
   }
   const emptyAt = statusAt + 1 + passed.length
   const blob = encodeArguments(
-    s.args,
+    s.options.cwd === undefined ? s.args : startingIn(s.args, String(s.options.cwd)),
     (slot) => {
       const at = fdAt.get(slot)
       if (at === undefined) throw new Error(`internal: slot ${slot} has no descriptor`)
@@ -74,7 +85,6 @@ export const spawnSandboxed = (s: SandboxSpawn): { child: ChildProcess; started:
       String(argsAt),
       "--json-status-fd",
       String(statusAt),
-      ...(s.options.cwd !== undefined ? ["--chdir", String(s.options.cwd)] : []),
       "--",
       s.command,
       ...s.commandArgs
