@@ -78,19 +78,12 @@ export const spawnSandboxed = (s: SandboxSpawn): { child: ChildProcess; started:
     },
     (k) => emptyAt + k
   )
-  const child = spawn(
-    s.executable,
-    [
-      "--args",
-      String(argsAt),
-      "--json-status-fd",
-      String(statusAt),
-      "--",
-      s.command,
-      ...s.commandArgs
-    ],
-    { ...s.options, cwd: "/", env, stdio: [...user, "pipe", "pipe", ...passed, ...s.empties] as StdioOptions }
-  )
+  const child = spawn(s.executable, ["--args", String(argsAt), "--json-status-fd", String(statusAt), "--", s.command, ...s.commandArgs], {
+    ...s.options,
+    cwd: "/",
+    env,
+    stdio: [...user, "pipe", "pipe", ...passed, ...s.empties] as StdioOptions
+  })
   const argsPipe = child.stdio[argsAt] as Writable | null
   argsPipe?.on("error", () => undefined)
   argsPipe?.end(blob)
