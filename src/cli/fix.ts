@@ -105,7 +105,8 @@ const exitHelp =
   "  0    every step succeeded\n" +
   "  1    a step failed: the command exited non-zero, was killed (--timeout) or interrupted, could not\n" +
   "       be started or confined; it changed a file it must never write; or a file in scope could not\n" +
-  "       be read as text (binary, a link, not a regular file, too large), before or after the command\n" +
+  "       be read as text (binary, a link, not a regular file, too large), before or after the command,\n" +
+  "       or has a name that is not UTF-8 (listed as skipped: no fixer can be given it)\n" +
   "  2    usage: a bad option or glob, no --scope or no command, a bad configuration file, an unknown\n" +
   "       --step, a workspace that does not exist or cannot be opened\n" +
   "  125  --confine, and this machine cannot confine a command\n"
@@ -330,7 +331,7 @@ const skipped = (spec: ConfiguredStep): StepReport => ({
   ...stepReport(
     { name: spec.name, kind: "fix", status: "skipped", diagnostics: [], capabilities: [], written: [], deleted: [] },
     spec.command,
-    []
+    { unreadable: [], skipped: [] }
   ),
   fixer: { status: "not-run", why: "an earlier step failed" }
 })
@@ -345,6 +346,7 @@ const aggregate = (reports: ReadonlyArray<StepReport>) => {
     removed: all("removed"),
     withheld: all("withheld"),
     unreadable: all("unreadable"),
+    skipped: all("skipped"),
     ignored: all("ignored"),
     restored: all("restored"),
     notRestored: all("notRestored"),
@@ -368,8 +370,15 @@ const runStep = async (
     `pinnedfs fix${configured ? ` ${escaped(spec.name)}` : ""}: workspace ${escaped(root.path)}, scope ${escaped(spec.scope.join(" "))}`
   )
   const ws = await acquire(root, { scope: spec.scope, limits })
-  const before = [...ws.unreadable].map(([p, reason]) => ({ path: p, reason }))
-  progress(`acquired ${ws.paths().length} file(s)${before.length ? `, ${before.length} unreadable (not given to the command)` : ""}`)
+  const before = {
+    unreadable: [...ws.unreadable].map(([p, reason]) => ({ path: p, reason })),
+    skipped: [...ws.unnamed].map(([name, reason]) => ({ name, reason }))
+  }
+  const left = [
+    ...(before.unreadable.length ? [`${before.unreadable.length} unreadable`] : []),
+    ...(before.skipped.length ? [`${before.skipped.length} skipped (names not UTF-8)`] : [])
+  ]
+  progress(`acquired ${ws.paths().length} file(s)${left.length ? `, ${left.join(", ")} (not given to the command)` : ""}`)
   if (spec.confine)
     progress("confined: only the files in scope and the --may-create names writable; the rest read-only; ~/.ssh, ~/.gnupg hidden")
   const [executable, ...args] = spec.command
