@@ -27,6 +27,7 @@ import { globList } from "../dev/globs.ts"
 import { PinnedFsError } from "../internal/errors.ts"
 import { PinnedRoot } from "../PinnedRoot.ts"
 import { type StepReport, stepReport, succeeded, textReport } from "./fixReport.ts"
+import { holdWorkspace } from "./hold.ts"
 import { CANNOT_CONFINE } from "./run.ts"
 
 /**
@@ -62,7 +63,7 @@ export interface FixOptions {
 }
 
 /** The exit statuses, as `--help` states them. @since 0.1.0 @category constants */
-export const exitStatus = { ok: 0, failed: 1, usage: 2, cannotConfine: CANNOT_CONFINE } as const
+export const exitStatus = { ok: 0, failed: 1, usage: 2, busy: 75, cannotConfine: CANNOT_CONFINE } as const
 
 /**
  * What a confined fixer may not write besides confine's defaults (`.git` read-only, `~/.ssh` and
@@ -109,6 +110,7 @@ const exitHelp =
   "       or has a name that is not UTF-8 (listed as skipped: no fixer can be given it)\n" +
   "  2    usage: a bad option or glob, no --scope or no command, a bad configuration file, an unknown\n" +
   "       --step, a workspace that does not exist or cannot be opened\n" +
+  "  75   another pinnedfs fix is running on the workspace: nothing done (try again when it ends)\n" +
   "  125  --confine, and this machine cannot confine a command\n"
 
 /**
@@ -217,6 +219,20 @@ export const runFix = async (command: ReadonlyArray<string>, options: FixOptions
     io.err(`pinnedfs fix: cannot open the workspace ${escaped(workspace)}: ${escaped(e instanceof Error ? e.message : String(e))}\n`)
     return exitStatus.usage
   }
+  // Held before anything is read; released when the run ends (or the process does).
+  let release: (() => void) | undefined
+  try {
+    release = await holdWorkspace(root.path)
+  } catch (e) {
+    root.close()
+    io.err(`pinnedfs fix: cannot hold the workspace ${escaped(root.path)}: ${escaped(e instanceof Error ? e.message : String(e))}\n`)
+    return exitStatus.failed
+  }
+  if (release === undefined) {
+    root.close()
+    io.err(`pinnedfs fix: another pinnedfs fix is running on the workspace ${escaped(root.path)}: nothing done\n`)
+    return exitStatus.busy
+  }
   try {
     let specs: ReadonlyArray<ConfiguredStep>
     try {
@@ -239,6 +255,7 @@ export const runFix = async (command: ReadonlyArray<string>, options: FixOptions
     io.err(`pinnedfs fix: ${escaped(e instanceof Error ? e.message : String(e))}\n`)
     return exitStatus.failed
   } finally {
+    release()
     root.close()
   }
 }
