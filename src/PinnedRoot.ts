@@ -226,6 +226,28 @@ const decoder = (encoding: unknown): TextDecoder => {
 const opening: unique symbol = Symbol("PinnedRoot.open")
 
 /**
+ * An entry {@link PinnedRoot.glob} skips because its name is not valid UTF-8.
+ *
+ * @since 0.1.0
+ */
+export interface UnnamedEntry {
+  /** Its path relative to the glob's `root`, as bytes. */
+  readonly bytes: Uint8Array
+  /** A directory (not entered: what is beneath it is not listed). */
+  readonly directory: boolean
+}
+
+/**
+ * What {@link PinnedRoot.globListing} answers.
+ *
+ * @since 0.1.0
+ */
+export interface GlobListing {
+  readonly paths: Array<string>
+  readonly unnamed: Array<UnnamedEntry>
+}
+
+/**
  * A pinned root directory. Create one with {@link PinnedRoot.open}; close it when done (operations
  * already in flight finish first: the handle is reference-counted).
  *
@@ -399,8 +421,9 @@ export class PinnedRoot {
    * - `root` itself must not be or pass through a link (`PermissionDenied`);
    * - `..` in the pattern returns to the directory the walk came from; a pattern whose `..` could
    *   climb above the pinned root is refused (`PermissionDenied`, an escape) before anything is read;
-   * - names that are not valid UTF-8 are skipped; a literal segment with an escaped `/` matches
-   *   nothing;
+   * - names that are not valid UTF-8 are skipped (no string names them faithfully):
+   *   {@link PinnedRoot.globListing} answers them too; a literal segment with an escaped `/`
+   *   matches nothing;
    * - absolute patterns are refused (`BadArgument`), like every absolute path here.
    */
   async glob(
@@ -410,6 +433,41 @@ export class PinnedRoot {
       readonly exclude?: ReadonlyArray<string> | undefined
       readonly dot?: boolean | undefined
     }
+  ): Promise<Array<string>> {
+    return this.globRun(pattern, options, false)
+  }
+
+  /**
+   * {@link PinnedRoot.glob}, and also what it skips: the entries whose names are not valid UTF-8
+   * that the pattern would have reported or entered (matched with each invalid byte read as
+   * U+FFFD, the excludes applied). A directory among them is not entered, so nothing beneath it is
+   * listed. Each is answered as the bytes of its path relative to `root`, for a caller that must
+   * report such a name rather than drop it; no operation here can be given it.
+   */
+  async globListing(
+    pattern: string,
+    options?: {
+      readonly root?: string | undefined
+      readonly exclude?: ReadonlyArray<string> | undefined
+      readonly dot?: boolean | undefined
+    }
+  ): Promise<GlobListing> {
+    const paths: Array<string> = []
+    const unnamed: Array<UnnamedEntry> = []
+    // The addon marks them with a leading NUL, which no name holds: 'd' or 'e', then hex.
+    for (const p of await this.globRun(pattern, options, true)) {
+      if (p.charCodeAt(0) !== 0) paths.push(p)
+      else unnamed.push({ bytes: new Uint8Array(Buffer.from(p.slice(2), "hex")), directory: p[1] === "d" })
+    }
+    return { paths, unnamed }
+  }
+
+  private async globRun(
+    pattern: string,
+    options:
+      | { readonly root?: string | undefined; readonly exclude?: ReadonlyArray<string> | undefined; readonly dot?: boolean | undefined }
+      | undefined,
+    unnamed: boolean
   ): Promise<Array<string>> {
     if (typeof pattern !== "string") throw badArgument("glob pattern must be a string")
     const exclude = options?.exclude ?? []
@@ -423,7 +481,8 @@ export class PinnedRoot {
         to: relativePath(options?.root ?? "", "glob root"),
         pattern,
         exclude,
-        dot: options?.dot === true
+        dot: options?.dot === true,
+        ...(unnamed ? { unnamed: true } : {})
       },
       // The addon names what it refused: the pattern, or the root the pattern is read from.
       undefined

@@ -8,6 +8,7 @@ export {
   type BatchResult,
   type FileInfo,
   type FileType,
+  type GlobListing,
   type MkdirsResult,
   type OpenFlag,
   type OpenOptions,
@@ -18,6 +19,7 @@ export {
   type Resolution,
   type RmdirsResult,
   type Strategy,
+  type UnnamedEntry,
   type WriteOptions
 } from "./PinnedRoot.ts"
 export { type ContentBudget, contentBudget, defaultContentBudget } from "./budget.ts"

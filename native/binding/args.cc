@@ -315,6 +315,7 @@ bool read_request(Napi::Value value, Request* r, std::string* problem, Budget* b
     r->pattern = in.str("pattern", true);
     r->exclude = in.strings("exclude");
     r->dot = in.boolean("dot");
+    r->unnamed = in.boolean("unnamed");
   }
   read_scalars(in, r);
   if (in.has("data")) read_data(in, r);

@@ -95,6 +95,7 @@ struct Request {
   bool durable =
       false;         // writeFile: fsync the data before it is published, and the directory after
   bool dot = false;  // glob: wildcards match leading '.'
+  bool unnamed = false;     // glob: also answer the names that are not UTF-8 (see ops/glob.cc)
   bool no_replace = false;  // rename: an existing destination is refused by the rename itself
   bool has_mode = false;
   std::uint32_t mode = 0;

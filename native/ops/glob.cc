@@ -20,7 +20,12 @@
 //  - ".." segments are resolved physically, by returning to the handle the walk came from (or to
 //    an ancestor of the glob root, opened beneath the pinned root). A pattern that could climb
 //    above the pinned root is refused as an escape before any directory is read.
-//  - Names that are not valid UTF-8 are skipped: no JavaScript string can name them faithfully.
+//  - Names that are not valid UTF-8 are never visited: no JavaScript string can name them
+//    faithfully. By default they are skipped. With `unnamed`, each one the pattern would have
+//    reported or entered (matched with every invalid byte read as U+FFFD; excludes applied) is
+//    answered too, as a NUL (which no name holds), then 'd' for a directory (not entered: nothing
+//    beneath it is listed) or 'e' for any other entry, then its path's bytes in hex. A caller
+//    that must not drop a name silently (the in-place fixers) reports them.
 //  - A literal segment holding an escaped '/' (`a\/b`) matches nothing: no single name holds a
 //    '/', and probing it as a path would cross a component unchecked.
 //  - Absolute patterns ("/x", and "C:/x", which Effect reads as a drive root on every platform)
@@ -151,7 +156,8 @@ struct Frame {
 
 class Walker {
  public:
-  Walker(const Root& root, const Compiled& pattern, const Compiled& exclude, LexedPath to)
+  Walker(const Root& root, const Compiled& pattern, const Compiled& exclude, LexedPath to,
+         bool unnamed)
       : root_(root),
         pattern_(pattern),
         exclude_(exclude),
@@ -159,7 +165,8 @@ class Walker {
         to_shown_(to_.joined()),
         step_(pattern),
         step_excluded_(exclude),
-        exclude_needs_directory_(glob::any_directory_only(exclude)) {}
+        exclude_needs_directory_(glob::any_directory_only(exclude)),
+        unnamed_(unnamed) {}
 
   Result<Value> run();
 
@@ -203,6 +210,7 @@ class Walker {
   Status probe_literals(std::size_t index);
   Status probe_and_visit(std::size_t index, std::string_view name);
   Status visit(Frame& f, std::string_view name, Kind kind, int dirfd);
+  Status note_unnamed(const Frame& f, std::string_view name, Kind kind, int dirfd);
   Status descend(std::size_t parent, const Entry& e, bool* entered);
   // A handle that failed its proof. Below the glob root and moved or replaced within the pinned
   // root: a concurrent change whose subtree is not read (as a directory that vanished). Out of the
@@ -219,6 +227,7 @@ class Walker {
   std::string to_shown_;
   Stepper step_, step_excluded_;
   bool exclude_needs_directory_;
+  bool unnamed_;
   std::vector<Frame> frames_;
   std::deque<Held> ancestors_;  // [k-1]: k levels above the glob root, opened on demand
   std::vector<char> buffer_;    // getdents buffer, one for the whole walk
@@ -299,6 +308,49 @@ Status Walker::visit(Frame& f, std::string_view name, Kind kind, int dirfd) {
   return ok_status();
 }
 
+// A name that is not UTF-8 (see the top of the file): answered, never entered.
+Status Walker::note_unnamed(const Frame& f, std::string_view name, Kind kind, int dirfd) {
+  step_.step(f.states.data(), f.states.size(), name, next_);
+  if (next_.empty()) return ok_status();
+  step_excluded_.step(f.excluded.data(), f.excluded.size(), name, next_excluded_);
+  if (kind == Kind::Unknown) {
+    struct stat st;
+    std::string n(name);
+    if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      Error e = sys_error(errno, "fstatat", shown_in(f, n));
+      return skippable(e, false) ? ok_status() : Status(std::move(e));
+    }
+    kind = kind_of_mode(st.st_mode);
+  }
+  bool is_directory = kind == Kind::Directory;
+  bool enters = is_directory && glob::can_descend(pattern_, next_.data(), next_.size());
+  if ((!enters && !glob::accepts(pattern_, next_.data(), next_.size(), is_directory)) ||
+      glob::accepts(exclude_, next_excluded_.data(), next_excluded_.size(), is_directory)) {
+    return ok_status();
+  }
+  std::string_view rel = relative(f);
+  std::size_t bytes = rel.size() + (rel.empty() ? 0 : 1) + name.size();
+  out_bytes_ += 2 + 2 * bytes + kNameOverhead;
+  if (out_bytes_ > kMaxListingBytes) return too_many_names(shown(rel));
+  if (!room_for_one(out_)) {
+    return out_of_memory(out_.capacity() * 2 * sizeof(std::string), "glob", shown(rel));
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string entry;
+  entry.reserve(2 + 2 * bytes);
+  entry.push_back('\0');
+  entry.push_back(is_directory ? 'd' : 'e');
+  auto hex = [&entry](unsigned char c) {
+    entry.push_back(kHex[c >> 4]);
+    entry.push_back(kHex[c & 15]);
+  };
+  for (char c : rel) hex(static_cast<unsigned char>(c));
+  if (!rel.empty()) hex('/');
+  for (char c : name) hex(static_cast<unsigned char>(c));
+  out_.push_back(std::move(entry));
+  return ok_status();
+}
+
 // A literal probed by name rather than found in a listing: the literals of a directory reached
 // through literals only (its parent need not be readable, as in Effect), and "." and "..", which
 // no listing holds.
@@ -364,7 +416,12 @@ Status Walker::list(std::size_t index) {
           return departed(f.phys, still);
         }
       }
-      if (!glob::valid_utf8(name)) continue;
+      if (!glob::valid_utf8(name)) {
+        if (!unnamed_) continue;
+        auto u = note_unnamed(frames_[index], name, kind_of_dtype(type), fd);
+        if (!u.ok()) return u;
+        continue;
+      }
       auto v = visit(frames_[index], name, kind_of_dtype(type), fd);
       if (!v.ok()) return v;
     }
@@ -578,7 +635,7 @@ Result<Value> glob(const Root& root, const Request& request) {
                    "glob pattern climbs above the root with '..'", EXDEV);
   }
   base.must_be_dir = false;
-  Walker walker(root, pattern, exclude, std::move(base));
+  Walker walker(root, pattern, exclude, std::move(base), request.unnamed);
   return walker.run();
 }
 

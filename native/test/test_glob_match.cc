@@ -307,15 +307,18 @@ TEST(glob_match_survives_arbitrary_input) {
 // reuses handles, excluded and denied paths are skipped.
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "core/root.h"
 #include "ops/ops.h"
 
 namespace {
 std::vector<std::string> walk_glob(const Root& root, const std::string& pattern,
                                    const std::string& to = "",
-                                   std::vector<std::string> exclude = {}) {
+                                   std::vector<std::string> exclude = {}, bool unnamed = false) {
   Request r;
   r.op = Op::Glob;
+  r.unnamed = unnamed;
   r.to = to;
   r.pattern = pattern;
   r.exclude = std::move(exclude);
@@ -348,5 +351,30 @@ TEST(glob_walk_deep_tree_and_dotdot) {
     CHECK(walk_glob(r, "../../../x", "d/d")[0] == "error:EXDEV");
     CHECK(walk_glob(r, "d/../e/*")[0] == "d/../e/x.js");
     CHECK(walk_glob(r, "*", "missing").empty());
+  }
+}
+
+// Names that are not UTF-8 are skipped; with `unnamed` each one the pattern would report or enter
+// is answered as a NUL, 'd' (a directory, not entered) or 'e', and its path's bytes in hex.
+TEST(glob_walk_unnamed_entries) {
+  std::string dir = test::scratch_dir();
+  CHECK(::mkdir((dir + "/src").c_str(), 0755) == 0);
+  test::write_file(dir + "/src/a.ts", "");
+  test::write_file(dir + "/src/\xff\xfe.ts", "");
+  test::write_file(dir + "/src/\xff.md", "");
+  CHECK(::mkdir((dir + "/src/d\xff").c_str(), 0755) == 0);
+  test::write_file(dir + "/src/d\xff/c.ts", "");
+  for (Strategy s : test::strategies()) {
+    auto root = Root::pin(dir, s);
+    CHECK(root.ok());
+    const Root& r = *root.value();
+    CHECK(walk_glob(r, "src/**/*.ts") == std::vector<std::string>{"src/a.ts"});
+    std::vector<std::string> all = walk_glob(r, "src/**/*.ts", "", {}, true);
+    std::sort(all.begin(), all.end());
+    std::vector<std::string> want = {std::string("\0d", 2) + "7372632f64ff",
+                                     std::string("\0e", 2) + "7372632ffffe2e7473", "src/a.ts"};
+    CHECK(all == want);
+    // Excluded: neither answered nor entered.
+    CHECK(walk_glob(r, "src/**/*.ts", "", {"src/d*"}, true).size() == 2);
   }
 }

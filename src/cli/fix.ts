@@ -27,6 +27,7 @@ import { globList } from "../dev/globs.ts"
 import { PinnedFsError } from "../internal/errors.ts"
 import { PinnedRoot } from "../PinnedRoot.ts"
 import { type StepReport, stepReport, succeeded, textReport } from "./fixReport.ts"
+import { holdWorkspace } from "./hold.ts"
 import { CANNOT_CONFINE } from "./run.ts"
 
 /**
@@ -62,7 +63,7 @@ export interface FixOptions {
 }
 
 /** The exit statuses, as `--help` states them. @since 0.1.0 @category constants */
-export const exitStatus = { ok: 0, failed: 1, usage: 2, cannotConfine: CANNOT_CONFINE } as const
+export const exitStatus = { ok: 0, failed: 1, usage: 2, busy: 75, cannotConfine: CANNOT_CONFINE } as const
 
 /**
  * What a confined fixer may not write besides confine's defaults (`.git` read-only, `~/.ssh` and
@@ -105,9 +106,11 @@ const exitHelp =
   "  0    every step succeeded\n" +
   "  1    a step failed: the command exited non-zero, was killed (--timeout) or interrupted, could not\n" +
   "       be started or confined; it changed a file it must never write; or a file in scope could not\n" +
-  "       be read as text (binary, a link, not a regular file, too large), before or after the command\n" +
+  "       be read as text (binary, a link, not a regular file, too large), before or after the command,\n" +
+  "       or has a name that is not UTF-8 (listed as skipped: no fixer can be given it)\n" +
   "  2    usage: a bad option or glob, no --scope or no command, a bad configuration file, an unknown\n" +
   "       --step, a workspace that does not exist or cannot be opened\n" +
+  "  75   another pinnedfs fix is running on the workspace: nothing done (try again when it ends)\n" +
   "  125  --confine, and this machine cannot confine a command\n"
 
 /**
@@ -216,6 +219,20 @@ export const runFix = async (command: ReadonlyArray<string>, options: FixOptions
     io.err(`pinnedfs fix: cannot open the workspace ${escaped(workspace)}: ${escaped(e instanceof Error ? e.message : String(e))}\n`)
     return exitStatus.usage
   }
+  // Held before anything is read; released when the run ends (or the process does).
+  let release: (() => void) | undefined
+  try {
+    release = await holdWorkspace(root.path)
+  } catch (e) {
+    root.close()
+    io.err(`pinnedfs fix: cannot hold the workspace ${escaped(root.path)}: ${escaped(e instanceof Error ? e.message : String(e))}\n`)
+    return exitStatus.failed
+  }
+  if (release === undefined) {
+    root.close()
+    io.err(`pinnedfs fix: another pinnedfs fix is running on the workspace ${escaped(root.path)}: nothing done\n`)
+    return exitStatus.busy
+  }
   try {
     let specs: ReadonlyArray<ConfiguredStep>
     try {
@@ -238,6 +255,7 @@ export const runFix = async (command: ReadonlyArray<string>, options: FixOptions
     io.err(`pinnedfs fix: ${escaped(e instanceof Error ? e.message : String(e))}\n`)
     return exitStatus.failed
   } finally {
+    release()
     root.close()
   }
 }
@@ -330,7 +348,7 @@ const skipped = (spec: ConfiguredStep): StepReport => ({
   ...stepReport(
     { name: spec.name, kind: "fix", status: "skipped", diagnostics: [], capabilities: [], written: [], deleted: [] },
     spec.command,
-    []
+    { unreadable: [], skipped: [] }
   ),
   fixer: { status: "not-run", why: "an earlier step failed" }
 })
@@ -345,6 +363,7 @@ const aggregate = (reports: ReadonlyArray<StepReport>) => {
     removed: all("removed"),
     withheld: all("withheld"),
     unreadable: all("unreadable"),
+    skipped: all("skipped"),
     ignored: all("ignored"),
     restored: all("restored"),
     notRestored: all("notRestored"),
@@ -368,8 +387,15 @@ const runStep = async (
     `pinnedfs fix${configured ? ` ${escaped(spec.name)}` : ""}: workspace ${escaped(root.path)}, scope ${escaped(spec.scope.join(" "))}`
   )
   const ws = await acquire(root, { scope: spec.scope, limits })
-  const before = [...ws.unreadable].map(([p, reason]) => ({ path: p, reason }))
-  progress(`acquired ${ws.paths().length} file(s)${before.length ? `, ${before.length} unreadable (not given to the command)` : ""}`)
+  const before = {
+    unreadable: [...ws.unreadable].map(([p, reason]) => ({ path: p, reason })),
+    skipped: [...ws.unnamed].map(([name, reason]) => ({ name, reason }))
+  }
+  const left = [
+    ...(before.unreadable.length ? [`${before.unreadable.length} unreadable`] : []),
+    ...(before.skipped.length ? [`${before.skipped.length} skipped (names not UTF-8)`] : [])
+  ]
+  progress(`acquired ${ws.paths().length} file(s)${left.length ? `, ${left.join(", ")} (not given to the command)` : ""}`)
   if (spec.confine)
     progress("confined: only the files in scope and the --may-create names writable; the rest read-only; ~/.ssh, ~/.gnupg hidden")
   const [executable, ...args] = spec.command

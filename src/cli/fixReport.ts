@@ -40,6 +40,11 @@ export interface StepReport {
   readonly removed: ReadonlyArray<string>
   readonly withheld: ReadonlyArray<{ readonly path: string; readonly reason: string }>
   readonly unreadable: ReadonlyArray<{ readonly path: string; readonly reason: string }>
+  /**
+   * Entries of the scope whose names are not valid UTF-8, C-quoted (`"src/\377.ts"`): no string
+   * can name them, so they were never given to the command.
+   */
+  readonly skipped: ReadonlyArray<{ readonly name: string; readonly reason: string }>
   readonly ignored: ReadonlyArray<string>
   readonly restored: ReadonlyArray<string>
   readonly notRestored: ReadonlyArray<{ readonly path: string; readonly why: string }>
@@ -64,8 +69,9 @@ const fixerStatus = (step: Plan.StepResult): FixerStatus => {
 }
 
 /**
- * A step's report. `unreadableBefore` are the scope's files the acquisition could not take in as
- * text: never given to the command, so they belong to this step's account too.
+ * A step's report. `before` holds the scope's files the acquisition could not take in as text
+ * (`unreadable`) and the entries whose names are not UTF-8 (`skipped`): never given to the
+ * command, so they belong to this step's account too.
  *
  * @since 0.1.0
  * @category reporting
@@ -73,18 +79,23 @@ const fixerStatus = (step: Plan.StepResult): FixerStatus => {
 export const stepReport = (
   step: Plan.StepResult,
   command: ReadonlyArray<string>,
-  unreadableBefore: ReadonlyArray<{ readonly path: string; readonly reason: string }>
+  before: {
+    readonly unreadable: ReadonlyArray<{ readonly path: string; readonly reason: string }>
+    readonly skipped: ReadonlyArray<{ readonly name: string; readonly reason: string }>
+  }
 ): StepReport => {
   const c = step.capabilities[0]
   const r = c?.reread
-  const unreadable = new Map(unreadableBefore.map((u) => [u.path, u.reason]))
+  const unreadable = new Map(before.unreadable.map((u) => [u.path, u.reason]))
   for (const u of r?.unreadable ?? []) unreadable.set(u.path, u.reason)
+  const skipped = new Map(before.skipped.map((u) => [u.name, u.reason]))
+  for (const u of r?.unnamed ?? []) skipped.set(u.name, u.reason)
   const shown = (d: Diagnostic) => ({ ...(d.path === undefined ? {} : { path: d.path }), code: d.code, message: d.message })
-  // Withheld and unreadable paths have lists of their own.
-  const rest = step.diagnostics.filter((d) => d.code !== "withheld" && d.code !== "unreadable")
-  // A file of the scope that could not be read as text was never given to the command: the
-  // scope was not fixed, so the step does not count as a success.
-  const status = step.status === "ok" && unreadable.size > 0 ? "failed" : step.status
+  // Withheld, unreadable and skipped entries have lists of their own.
+  const rest = step.diagnostics.filter((d) => d.code !== "withheld" && d.code !== "unreadable" && d.code !== "unnamed")
+  // A file of the scope that could not be read as text, or named, was never given to the
+  // command: the scope was not fixed, so the step does not count as a success.
+  const status = step.status === "ok" && unreadable.size + skipped.size > 0 ? "failed" : step.status
   return {
     name: step.name,
     status,
@@ -96,6 +107,7 @@ export const stepReport = (
     removed: r?.dropped ?? [],
     withheld: (c?.withheld ?? []).map((w) => ({ path: w.path, reason: w.reason })),
     unreadable: [...unreadable].sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, reason]) => ({ path, reason })),
+    skipped: [...skipped].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, reason]) => ({ name, reason })),
     ignored: r?.ignored ?? [],
     restored: step.restore?.restored ?? [],
     notRestored: step.restore?.kept ?? [],
@@ -133,6 +145,11 @@ export const textReport = (report: StepReport, label: string): Array<string> => 
     "unreadable:",
     report.unreadable.map((u) => `${quoted(u.path)} (${escaped(u.reason)})`)
   )
+  // Already C-quoted: their bytes are not a string quoted() could take.
+  list(
+    "skipped:",
+    report.skipped.map((u) => `${u.name} (${escaped(u.reason)})`)
+  )
   list("ignored:", report.ignored.map(quoted))
   list("restored:", report.restored.map(quoted))
   list(
@@ -152,15 +169,21 @@ export const textReport = (report: StepReport, label: string): Array<string> => 
 
 /**
  * The step's status, with why when it failed only because files in its scope could not be read as
- * text.
+ * text or named.
  *
  * @since 0.1.0
  * @category reporting
  */
 export const verdict = (report: StepReport): string => {
   const n = report.unreadable.length
-  if (report.status !== "failed" || report.errors.length > 0 || n === 0) return report.status
-  return `failed (${n} file${n === 1 ? "" : "s"} in scope could not be read as text)`
+  const k = report.skipped.length
+  if (report.status !== "failed" || report.errors.length > 0 || n + k === 0) return report.status
+  const files = (m: number) => `${m} file${m === 1 ? "" : "s"} in scope`
+  const why = [
+    ...(n > 0 ? [`${files(n)} could not be read as text`] : []),
+    ...(k > 0 ? [`${files(k)} skipped: ${k === 1 ? "name" : "names"} not UTF-8`] : [])
+  ]
+  return `failed (${why.join("; ")})`
 }
 
 /** Whether the step counts as a success for the exit status. @since 0.1.0 @category reporting */

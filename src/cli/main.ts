@@ -9,9 +9,12 @@ import { createRequire } from "node:module"
 import { Command, CommanderError } from "commander"
 import { registerMcp } from "../mcp/command.ts"
 import { registerFix } from "./fix.ts"
+import { dropWritesToClosedPipes } from "./pipes.ts"
 import { registerRun } from "./run.ts"
 
 const { version } = createRequire(import.meta.url)("../../package.json") as { version: string }
+
+dropWritesToClosedPipes()
 
 const program = new Command("pinnedfs")
   .description("File operations confined to a pinned workspace directory.")

@@ -79,6 +79,17 @@ const baseStdio = (stdio: StdioOptions | undefined): Array<unknown> => {
   return out
 }
 
+/**
+ * The arguments with the caller's working directory in place of the plan's. bubblewrap takes the
+ * last `--chdir` and warns about every earlier one ("Only the last --chdir option will take
+ * effect"), so a spawn's `cwd` replaces the plan's instead of being added after it.
+ */
+const startingIn = (args: ReadonlyArray<BwrapArgument>, cwd: string): Array<BwrapArgument> => {
+  const at = args.lastIndexOf("--chdir")
+  if (at < 0 || at + 1 >= args.length) return [...args, "--chdir", cwd]
+  return [...args.slice(0, at), "--chdir", cwd, ...args.slice(at + 2)]
+}
+
 /** bubblewrap's `child-pid` from its JSON status stream, or null when it ends without one. */
 const childPid = (json: Readable | null): Promise<number | null> =>
   new Promise((resolve) => {
@@ -182,7 +193,7 @@ export const spawnSandboxed = (s: SandboxSpawn): Sandboxed => {
   }
   const emptyAt = launcherAt + 1 + passed.length
   const blob = encodeArguments(
-    s.args,
+    s.options.cwd === undefined ? s.args : startingIn(s.args, String(s.options.cwd)),
     (slot) => {
       const at = fdAt.get(slot)
       if (at === undefined) throw new Error(`internal: slot ${slot} has no descriptor`)
@@ -197,7 +208,6 @@ export const spawnSandboxed = (s: SandboxSpawn): Sandboxed => {
       String(argsAt),
       "--json-status-fd",
       String(jsonAt),
-      ...(s.options.cwd !== undefined ? ["--chdir", String(s.options.cwd)] : []),
       "--",
       `/proc/self/fd/${launcherAt}`,
       String(statusAt),

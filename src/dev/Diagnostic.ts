@@ -33,6 +33,7 @@ export type Severity = "ERROR" | "WARNING"
  */
 export type DiagnosticCode =
   | "unreadable"
+  | "unnamed"
   | "refused"
   | "engine"
   | "withheld"

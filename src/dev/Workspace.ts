@@ -7,6 +7,10 @@
  *   leaves nothing dirty, and a re-read that takes the disk's text makes the path clean.
  * - **Unreadable**: a path present on disk that could not be admitted as text (read error,
  *   binary, too large, a link, not a file). It has no text: stale text is never kept.
+ * - **Unnamed**: entries of a listed scope whose names are not valid UTF-8, by their printed
+ *   (C-quoted) names. No string can name them, so no fixer can be given one and the workspace
+ *   cannot hold it; they are kept here to be reported, never silently dropped. A later listing of
+ *   the same scope that no longer finds one clears it.
  * - **Pending deletions**: paths removed in memory, to be removed from disk by the next `write`.
  * - **Diagnostics**: the current ones. An `unreadable` diagnostic lasts as long as the path is
  *   unreadable: a later good read (or an edit giving it text) clears both.
@@ -42,6 +46,8 @@ export class Workspace {
   readonly #disk = new Map<string, string>()
   readonly #unreadable = new Map<string, string>()
   readonly #pendingDeletions = new Set<string>()
+  /** Printed name → reason, and the listing (its patterns) that found it. */
+  readonly #unnamed = new Map<string, { readonly reason: string; readonly listing: string }>()
   #diagnostics: Array<Diagnostic> = []
 
   /** Tracked paths with text, sorted. */
@@ -68,6 +74,11 @@ export class Workspace {
   /** Unreadable paths with the reason each could not be admitted. */
   get unreadable(): ReadonlyMap<string, string> {
     return this.#unreadable
+  }
+
+  /** Entries whose names are not valid UTF-8, by printed name, with the reason each was skipped. */
+  get unnamed(): ReadonlyMap<string, string> {
+    return new Map([...this.#unnamed].map(([name, u]) => [name, u.reason]))
   }
 
   get pendingDeletions(): ReadonlySet<string> {
@@ -127,6 +138,31 @@ export class Workspace {
     this.#unreadable.set(path, reason)
     this.#diagnostics = this.#diagnostics.filter((d) => !(d.code === "unreadable" && d.path === path))
     this.#diagnostics.push(diagnostic)
+  }
+
+  /**
+   * @internal What `listing` (a scope's patterns) found now of the unnamed entries: those it found
+   * before and not now are cleared with their diagnostics; answers the ones that are new.
+   */
+  markUnnamed(
+    listing: string,
+    found: ReadonlyMap<string, string>,
+    diagnostic: (name: string, reason: string) => Diagnostic
+  ): Array<{ readonly name: string; readonly reason: string; readonly diagnostic: Diagnostic }> {
+    for (const [name, u] of this.#unnamed) {
+      if (u.listing !== listing || found.has(name)) continue
+      this.#unnamed.delete(name)
+      this.#diagnostics = this.#diagnostics.filter((d) => !(d.code === "unnamed" && d.message === diagnostic(name, u.reason).message))
+    }
+    const added: Array<{ readonly name: string; readonly reason: string; readonly diagnostic: Diagnostic }> = []
+    for (const [name, reason] of found) {
+      if (this.#unnamed.has(name)) continue
+      this.#unnamed.set(name, { reason, listing })
+      const d = diagnostic(name, reason)
+      this.#diagnostics.push(d)
+      added.push({ name, reason, diagnostic: d })
+    }
+    return added
   }
 
   /** @internal The path's text was written to disk. */

@@ -54,3 +54,41 @@ export const quoted = (name: string): string => {
   if (name !== "" && !unsafe.test(name) && !/[ ,"\\']/.test(name)) return name
   return `"${name.replace(/[\\"]/g, (c) => `\\${c}`).replace(unsafeAll, octal)}"`
 }
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
+
+/** How many bytes the UTF-8 sequence led by `b` takes; 0 for a byte no sequence starts with. */
+const sequenceLength = (b: number): number =>
+  b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0
+
+/**
+ * A name given as bytes that are not all valid UTF-8 (one no string can hold), as a report prints
+ * it: always in double quotes, its valid characters as {@link quoted} writes them, each byte of an
+ * invalid sequence in octal (`"src/\377\376.ts"`), as GNU `ls --quoting-style=c` does.
+ *
+ * @since 0.1.0
+ * @category quoting
+ */
+export const quotedBytes = (bytes: Uint8Array): string => {
+  let out = ""
+  let i = 0
+  while (i < bytes.length) {
+    const n = sequenceLength(bytes[i]!)
+    let ch: string | undefined
+    if (n > 0 && i + n <= bytes.length) {
+      try {
+        ch = strictUtf8.decode(bytes.subarray(i, i + n))
+      } catch {
+        ch = undefined
+      }
+    }
+    if (ch === undefined) {
+      out += `\\${bytes[i]!.toString(8).padStart(3, "0")}`
+      i += 1
+    } else {
+      out += ch.replace(/[\\"]/g, (c) => `\\${c}`).replace(unsafeAll, octal)
+      i += n
+    }
+  }
+  return `"${out}"`
+}

@@ -28,7 +28,7 @@ import type { Envelope } from "./envelope.ts"
 import type { Limits } from "./limits.ts"
 import { readTexts } from "./readTexts.ts"
 import type { Workspace } from "./Workspace.ts"
-import { escaped } from "./quote.ts"
+import { escaped, quotedBytes } from "./quote.ts"
 
 /**
  * The paths of the envelope present on disk: one native glob per pattern (no link is entered) and,
@@ -41,11 +41,19 @@ export const listEnvelope = async (
   root: PinnedRoot,
   envelope: Envelope,
   limits: Limits,
-  options?: { readonly literals?: boolean | undefined }
+  options?: {
+    readonly literals?: boolean | undefined
+    /** Collects the entries whose names are not valid UTF-8 (printed name → reason). */
+    readonly unnamed?: Map<string, string> | undefined
+  }
 ): Promise<Set<string>> => {
   const found = new Set<string>()
   for (const pattern of envelope.patterns) {
-    for (const p of await root.glob(pattern, { dot: true })) if (envelope.matches(p)) found.add(p)
+    const listing = await root.globListing(pattern, { dot: true })
+    for (const p of listing.paths) if (envelope.matches(p)) found.add(p)
+    // Matched by the native walk alone (each invalid byte read as U+FFFD): the envelope's own
+    // matcher takes strings, and a name that may be in scope is reported rather than dropped.
+    for (const u of listing.unnamed) options?.unnamed?.set(quotedBytes(u.bytes), unnamedReason(u.directory))
   }
   if (options?.literals === false) return found
   const literals = envelope.literals
@@ -63,6 +71,11 @@ export const listEnvelope = async (
   }
   return found
 }
+
+const unnamedReason = (directory: boolean): string =>
+  directory
+    ? "a directory whose name is not valid UTF-8: not entered, so nothing beneath it was listed or given to a fixer"
+    : "its name is not valid UTF-8: no path string can name it, so it was neither read nor given to a fixer"
 
 /**
  * @since 0.1.0
@@ -98,6 +111,8 @@ export interface RereadReport {
   readonly unreadable: ReadonlyArray<{ readonly path: string; readonly reason: string }>
   /** Present before the capability ran, not in the workspace: not admitted. */
   readonly ignored: ReadonlyArray<string>
+  /** Entries of the envelope newly found with names that are not valid UTF-8, by printed name. */
+  readonly unnamed: ReadonlyArray<{ readonly name: string; readonly reason: string }>
   /** Every path whose state in the workspace changed: what the delta is compared with. */
   readonly observed: ReadonlySet<string>
   readonly diagnostics: ReadonlyArray<Diagnostic>
@@ -112,7 +127,14 @@ export interface RereadReport {
 export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput): Promise<RereadReport> => {
   const { envelope, snapshot, withheld, source } = input
   // Paths named outright need no listing: the read itself says whether each is there.
-  const after = await listEnvelope(root, envelope, input.limits, { literals: false })
+  const unnamedFound = new Map<string, string>()
+  const after = await listEnvelope(root, envelope, input.limits, { literals: false, unnamed: unnamedFound })
+  const unnamed = ws.markUnnamed(envelope.patterns.join("\0"), unnamedFound, (name, reason) => ({
+    severity: "ERROR",
+    code: "unnamed",
+    source,
+    message: `${name} was skipped: ${reason}`
+  }))
   const candidates = new Set<string>(envelope.literals)
   for (const p of ws.paths()) if (envelope.matches(p)) candidates.add(p)
   for (const p of ws.unreadable.keys()) if (envelope.matches(p)) candidates.add(p)
@@ -129,7 +151,7 @@ export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput
   const dropped: Array<string> = []
   const unreadable: Array<{ path: string; reason: string }> = []
   const ignored: Array<string> = []
-  const diagnostics: Array<Diagnostic> = []
+  const diagnostics: Array<Diagnostic> = unnamed.map((u) => u.diagnostic)
   const observed = new Set<string>()
 
   const listed: Array<string> = []
@@ -212,5 +234,15 @@ export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput
       }
     }
   }
-  return { paths: listed, changed, admitted, dropped, unreadable, ignored, observed, diagnostics }
+  return {
+    paths: listed,
+    changed,
+    admitted,
+    dropped,
+    unreadable,
+    ignored,
+    unnamed: unnamed.map(({ name, reason }) => ({ name, reason })),
+    observed,
+    diagnostics
+  }
 }

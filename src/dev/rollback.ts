@@ -228,7 +228,16 @@ export class Backup {
       return true
     }
     if (current.kind === "text" && Buffer.from(current.text, "utf8").equals(bytes)) return false
-    await this.#root.writeFile(path, bytes, { atomic: true })
+    try {
+      await this.#root.writeFile(path, bytes, { atomic: true })
+    } catch (e) {
+      // A fixer that filled the disk leaves no room for the replacement's second copy, and the
+      // kept bytes die with the process. Truncating the file frees what it holds now: when that
+      // is at least what the kept bytes need, they are written in place (a crash in between could
+      // leave a prefix, where the alternative is losing them for certain).
+      if (!outOfSpace(e) || (await this.#root.stat(path)).size < BigInt(bytes.length)) throw e
+      await this.#root.writeFile(path, bytes, { atomic: false })
+    }
     return true
   }
 
@@ -241,6 +250,11 @@ export class Backup {
     this.#kept.clear()
     if (dir !== undefined) await fs.promises.rm(dir, { recursive: true, force: true })
   }
+}
+
+const outOfSpace = (e: unknown): boolean => {
+  const code = (e as { code?: unknown } | null)?.code
+  return code === "ENOSPC" || code === "EDQUOT"
 }
 
 /** Every path's outcome as the re-read judges it (text, absent, unreadable with its reason). */

@@ -73,6 +73,8 @@ export interface NativeRequest {
   readonly pattern?: string
   readonly exclude?: ReadonlyArray<string>
   readonly dot?: boolean
+  /** glob: also answer the names that are not UTF-8, marked (see `PinnedRoot.globListing`). */
+  readonly unnamed?: boolean
   readonly recursive?: boolean
   readonly force?: boolean
   /** writeFile: always the replacement, never in place (see `WriteOptions.atomic`). */

@@ -20,7 +20,18 @@ const sandbox = await sandboxAvailable()
 if (!sandbox.available) console.warn(`test/dev/bypass.test.ts: sandbox cases skipped: ${sandbox.reason}`)
 
 /** Folders whose names broke the old glob matching: `**` did not cross these characters. */
-const broken = ["a\nb/.vscode/tasks.json", "p\u2028q/.vscode/tasks.json", "sub\rrepo/.git/hooks/pre-commit", "h\u2029/.bashrc"]
+const broken = [
+  "a\nb/.vscode/tasks.json",
+  "p\u2028q/.vscode/tasks.json",
+  "sub\rrepo/.git/hooks/pre-commit",
+  "h\u2029/.bashrc",
+  // Other control characters a folder name can hold: ESC (a terminal sequence), tab, CR, DEL.
+  "e\u001b[2Jx/.git/config",
+  "t\tx/.git/config",
+  "c\rr/.git/config",
+  "d\u007fx/.envrc",
+  "\u001b]0;t\u0007/.vscode/settings.json"
+]
 
 const shells = [".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile", ".zshrc", ".zprofile"]
 const moreShells = [".zshenv", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".mkshrc"]
@@ -53,7 +64,13 @@ const denied: Record<string, string> = {
   "sub-hooks/pre-commit": "#!/bin/sh\n",
   "tools/hooks/pre-push": "#!/bin/sh\n",
   "shared.gitconfig": "[alias]\n",
-  "linked-git/config": "[core]\n"
+  "linked-git/config": "[core]\n",
+  // Existing entries below folders whose names hold control characters.
+  "e\u001b[2Jx/.git/config": "[core]\n",
+  "t\tx/.git/config": "[core]\n",
+  "c\rr/.git/config": "[core]\n",
+  "n\nl/.vscode/tasks.json": "{}\n",
+  "d\u007fx/.envrc": "export B=1\n"
 }
 /** What a fixer might create beside them: each a new name the set covers. */
 const creations = [".git/hooks/post-checkout", ".vscode/settings.json", ".husky/pre-push", "gitdata/hooks/x", "sub-hooks/post-merge"]
@@ -184,7 +201,8 @@ describe.each(strategies)("the mandatory deny set, end to end (%s)", (strategy) 
         [".devcontainer/devcontainer.json", "policy"],
         [".devcontainer/x.json", "policy"],
         [".vscode/settings.json", "policy"],
-        [".vscode/tasks.json", "policy"]
+        [".vscode/tasks.json", "policy"],
+        ["n\nl/.vscode/tasks.json", "policy"]
       ])
       expect(disk(s, "src/x.json")).toBe('{ "a": 1 }\n')
       expect(disk(s, ".vscode/settings.json")).toBe('{"a":1}\n')

@@ -177,6 +177,32 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
       }
     })
 
+    it("a confined spawn given as externalFixer's spawn gets the runner's cwd as its one --chdir: no bubblewrap warning", async () => {
+      const { s, run, confinement, output } = await start()
+      const spawn = confinedSpawner(confinement())
+      const result = await run([
+        Step.fix("where", externalFixer({ command: "/bin/sh", args: ["-c", 'pwd; printf "// here\\n" >> "$1"', "where"], scope, spawn }))
+      ])
+      expect(result.steps[0]!.status).toBe("ok")
+      // bubblewrap says "Only the last --chdir option will take effect" when given two.
+      expect(output.join("")).toBe(`${fs.realpathSync(s.root)}\n`)
+      expect(disk(s, "src/a.ts")).toBe(`${aSource}// here\n`)
+    })
+
+    it("Confinement.spawn with a cwd starts there, with one --chdir", async () => {
+      const { s, confinement } = await start()
+      fs.mkdirSync(s.abs("src/deep"))
+      for (const cwd of [s.root, s.abs("src/deep")]) {
+        const child = await confinement().spawn("/bin/sh", ["-c", "pwd"], { cwd })
+        let out = ""
+        let err = ""
+        child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
+        child.stderr!.on("data", (d: Buffer) => (err += d.toString()))
+        const code = await new Promise((resolve) => child.on("close", resolve))
+        expect({ code, out, err }).toEqual({ code: 0, out: `${fs.realpathSync(cwd)}\n`, err: "" })
+      }
+    })
+
     it("a fixer may create its mayCreate names, a missing directory made for them, and nowhere else", async () => {
       const { s, run, confinement, output } = await start()
       const script = [
