@@ -155,7 +155,8 @@ export const readBetweenStats = async (
 export const writeText = (t: Target, text: string, sync: boolean): Promise<void> =>
   settle(
     t.root.handle.execute(
-      { op: ops.writeFile, path: t.rel, data: text, flag: native.flags.w, atomic: true, ...(sync ? { durable: true } : {}) },
+      // One shape whether or not it syncs (no spread): the addon reads `durable` as a boolean.
+      { op: ops.writeFile, path: t.rel, data: text, flag: native.flags.w, atomic: true, durable: sync },
       t.verify
     )
   )
