@@ -13,6 +13,12 @@
 // servers publish by rename; neither fsyncs, pinnedfs's default, as the reference); plus
 // get_file_info and list_directory of a 64-entry directory for context.
 //
+// Two more servers give the floor under both (read and write only): the SDK's McpServer with the
+// same tool table, answering every call from memory with the answer pinnedfs mcp gives (the
+// protocol's own cost: JSON-RPC over a pipe, the SDK's schema checks, the answer serialized), and
+// the same after one trip to the thread pool for a trivial system call (fs.promises.stat of the
+// directory): the least a server that does its file work off the JavaScript thread can cost.
+//
 // Then the same reads and writes in this process without the protocol, each server's own code for
 // the file work of one call: the reference's exported validatePath + readFileContent /
 // writeFileContent (its lib.js), pinnedfs mcp's locate + one trip to the addon. What the two
@@ -28,6 +34,28 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 const repo = path.resolve(fileURLToPath(new URL("../..", import.meta.url)))
 const referenceBin = path.join(repo, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 const oursBin = path.join(repo, "dist/cli/main.js")
+
+/**
+ * The floor servers (`--serve-floor answer|trip DIR`): the SDK's McpServer with pinnedfs mcp's tool
+ * table; read_text_file answers the 4 KiB file's text, read once at start, write_file its success
+ * line. `trip` first awaits one fs.promises.stat of DIR.
+ */
+const serveFloor = async (mode, root) => {
+  const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js")
+  const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js")
+  const { tools } = await import(path.join(repo, "dist/mcp/tools.js"))
+  const text = fs.readFileSync(path.join(root, "read.txt"), "utf8")
+  const server = new McpServer({ name: "pinnedfs-bench-floor", version: "0.0.0" })
+  for (const spec of tools) {
+    const { name, title, description, inputSchema, outputSchema, annotations } = spec
+    server.registerTool(name, { title, description, inputSchema, outputSchema, annotations }, async (args) => {
+      if (mode === "trip") await fs.promises.stat(root)
+      const answer = name === "write_file" ? `Successfully wrote to ${args.path}` : text
+      return { content: [{ type: "text", text: answer }], structuredContent: { content: answer } }
+    })
+  }
+  await server.connect(new StdioServerTransport())
+}
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -131,11 +159,15 @@ export const mcpBench = async ({ quick = false, log = () => {} } = {}) => {
   const failures = []
   if (!fs.existsSync(oursBin)) return { lines: [], rows: [], failures: ["mcp: dist/ is missing (npm run build:ts)"] }
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-bench-mcp-"))
-  /** @type {Array<[string, (root: string) => Array<string>]>} */
+  const self = fileURLToPath(import.meta.url)
+  const floors = ["read", "write"]
+  /** @type {Array<[string, (root: string) => Array<string>, Array<string>=]>} */
   const contenders = [
     ["reference (@modelcontextprotocol/server-filesystem)", (root) => [referenceBin, root]],
     ["pinnedfs mcp (openat2)", (root) => [oursBin, "mcp", "--strategy", "openat2", root]],
-    ["pinnedfs mcp (walk)", (root) => [oursBin, "mcp", "--strategy", "walk", root]]
+    ["pinnedfs mcp (walk)", (root) => [oursBin, "mcp", "--strategy", "walk", root]],
+    ["floor: the SDK alone, answers from memory", (root) => [self, "--serve-floor", "answer", root], floors],
+    ["floor + one thread-pool trip", (root) => [self, "--serve-floor", "trip", root], floors]
   ]
   const servers = []
   /** @type {Array<any>} */
@@ -146,27 +178,30 @@ export const mcpBench = async ({ quick = false, log = () => {} } = {}) => {
   const rounds = quick ? 15 : 40
   const warmup = quick ? 2000 : 3000
   try {
-    for (const [name, args] of contenders) {
+    for (const [name, args, only] of contenders) {
       const root = path.join(base, `tree-${servers.length}`)
       fs.mkdirSync(root)
       layout(root)
-      servers.push({ ...(await connect(name, args(root))), root })
+      servers.push({ ...(await connect(name, args(root))), root, only })
     }
+    const all = servers
     for (const s of scenarios) {
-      const results = servers.map(() => ({ ms: [], cpuMs: [] }))
+      // The reference first: every ratio is against it.
+      const active = all.filter((x) => x.only === undefined || x.only.includes(s.id))
+      const results = active.map(() => ({ ms: [], cpuMs: [] }))
       // Warm-up: both servers' JIT and caches settle before anything is counted.
-      for (const server of servers) await round(server, s.call(server.root), warmup)
+      for (const server of active) await round(server, s.call(server.root), warmup)
       for (let r = 0; r < rounds; r++) {
         // The order rotates, so no server is always the one measured right after another.
-        for (let k = 0; k < servers.length; k++) {
-          const i = (r + k) % servers.length
-          const one = await round(servers[i], s.call(servers[i].root), calls)
+        for (let k = 0; k < active.length; k++) {
+          const i = (r + k) % active.length
+          const one = await round(active[i], s.call(active[i].root), calls)
           results[i].ms.push(one.ms)
           results[i].cpuMs.push(one.cpuMs)
         }
       }
       const perSecond = results.map((x) => (calls * 1000) / median(x.ms))
-      for (const [i, server] of servers.entries()) {
+      for (const [i, server] of active.entries()) {
         rows.push({
           scenario: s.id,
           title: s.title,
@@ -214,7 +249,9 @@ export const mcpBench = async ({ quick = false, log = () => {} } = {}) => {
   return { lines, rows, failures }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === "--serve-floor") {
+  await serveFloor(process.argv[3], process.argv[4])
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { lines, failures } = await mcpBench({ quick: process.argv.includes("--quick"), log: (...a) => console.error(...a) })
   console.log(
     `pinnedfs mcp benchmark, node ${process.version}, ${os.cpus().length} CPUs, load average ${os

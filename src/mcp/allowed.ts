@@ -44,11 +44,11 @@ export interface PinOptions {
  * @category models
  */
 export class AllowedDirectories {
-  constructor(readonly spellings: ReadonlyArray<Spelling>) {}
+  /** The directories as the reference lists them, in its order (taken once: every call reads it). */
+  readonly texts: ReadonlyArray<string>
 
-  /** The directories as the reference lists them, in its order. */
-  get texts(): Array<string> {
-    return this.spellings.map((s) => s.text)
+  constructor(readonly spellings: ReadonlyArray<Spelling>) {
+    this.texts = spellings.map((s) => s.text)
   }
 
   /** Closes every pinned root; calls already running finish on their handles first. */

@@ -6,7 +6,7 @@
  */
 import type { AllowedDirectories } from "./allowed.ts"
 import { locate, type Target } from "./paths.ts"
-import { storedSpelling } from "./unicode.ts"
+import { mayNeedLookup, storedSpelling } from "./unicode.ts"
 
 /** @since 0.1.0 @category models */
 export interface Context {
@@ -17,5 +17,15 @@ export interface Context {
   readonly maxEntries: number
 }
 
-/** A requested path, located and then matched to its stored spelling. @since 0.1.0 */
-export const target = async (ctx: Context, requested: string): Promise<Target> => storedSpelling(locate(requested, ctx.allowed()))
+/**
+ * A requested path, located and then matched to its stored spelling. An ASCII path (every path a
+ * benchmark or most clients send) is answered at once, with no promise to wait for: every call
+ * takes this step, and the lookup is the only part of it that touches the disk. A refusal by
+ * {@link locate} is thrown, synchronously; callers await the answer inside an async function.
+ *
+ * @since 0.1.0
+ */
+export const target = (ctx: Context, requested: string): Target | Promise<Target> => {
+  const t = locate(requested, ctx.allowed())
+  return mayNeedLookup(t) ? storedSpelling(t) : t
+}

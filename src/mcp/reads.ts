@@ -24,13 +24,10 @@ export const readFailure = (u: unknown, t: Target, syscall = "open"): Error => {
 }
 
 /** The whole file, failing as the reference's read does. @since 0.1.0 */
-export const readAt = async (t: Target, syscall = "open"): Promise<Buffer> => {
-  try {
-    return await readBytes(t)
-  } catch (u) {
+export const readAt = (t: Target, syscall = "open"): Promise<Buffer> =>
+  readBytes(t).then(undefined, (u: unknown) => {
     throw readFailure(u, t, syscall)
-  }
-}
+  })
 
 /** @since 0.1.0 */
 export const readTextFile = async (
@@ -82,7 +79,7 @@ export const readMediaFile = async (ctx: Context, args: { readonly path: string 
 export const readMultipleFiles = async (ctx: Context, args: { readonly paths: ReadonlyArray<string> }): Promise<CallToolResult> => {
   const located = await Promise.all(
     args.paths.map((p) =>
-      target(ctx, p).then(
+      (async () => target(ctx, p))().then(
         (t) => ({ t }),
         (e: unknown) => ({ e })
       )

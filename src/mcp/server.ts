@@ -67,12 +67,13 @@ const register = (server: McpServer, ctx: Context, readOnly: boolean): void => {
         outputSchema: spec.outputSchema,
         annotations: spec.annotations
       },
-      (async (args: unknown) => {
-        // A disabled tool never reaches here; the check stands on its own all the same.
-        if (readOnly && writes)
-          throw new ToolFailure(`Access denied - read-only server: ${spec.name} changes files (pinnedfs mcp --read-only)`)
-        return handler(ctx, args as never)
-      }) as never
+      // Decided once, not per call: a disabled tool never reaches its callback, and the refusing
+      // one stands on its own all the same.
+      (readOnly && writes
+        ? async () => {
+            throw new ToolFailure(`Access denied - read-only server: ${spec.name} changes files (pinnedfs mcp --read-only)`)
+          }
+        : (args: unknown) => handler(ctx, args as never)) as never
     )
     if (readOnly && writes) tool.disable()
   }

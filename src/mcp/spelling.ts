@@ -25,13 +25,20 @@ export const normalizePath = (p: string): string => {
   return path.normalize(stripped)
 }
 
+// What `path.normalize` or `path.resolve` would change in an absolute path: `//`, a `.` or `..`
+// component, a trailing `/` (the root alone excepted).
+const notCanonical = /\/\/|\/\.{1,2}(?:\/|$)|(?<=.)\/$/
+
+/** `path.resolve(path.normalize(p))`, without the two calls when they would answer `p` itself. */
+const canonical = (p: string): string => (p.startsWith("/") && !notCanonical.test(p) ? p : path.resolve(path.normalize(p)))
+
 /** Whether `candidate` is one of `dirs` or beneath one, compared as the reference compares. */
 export const isWithin = (candidate: string, dirs: ReadonlyArray<string>): boolean => {
   if (candidate === "" || dirs.length === 0 || candidate.includes("\0")) return false
-  const target = path.resolve(path.normalize(candidate))
+  const target = canonical(candidate)
   return dirs.some((dir) => {
     if (dir === "" || dir.includes("\0")) return false
-    const d = path.resolve(path.normalize(dir))
+    const d = canonical(dir)
     if (target === d) return true
     if (d === "/") return target.startsWith("/")
     return target.startsWith(`${d}/`)

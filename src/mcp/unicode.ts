@@ -22,6 +22,9 @@ const child = (t: Target, rel: string): Target => {
   return { ...t, rel, abs: rel === "" ? real : real === "/" ? `/${rel}` : `${real}/${rel}` }
 }
 
+/** Whether `t` may need {@link storedSpelling}'s lookup: a path with a character outside ASCII. @since 0.1.0 */
+export const mayNeedLookup = (t: Target): boolean => t.rel !== "" && beyondAscii.test(t.rel)
+
 /**
  * `t` itself when it exists or is ASCII; else the same path with each missing component replaced by
  * the one stored name that is NFC-equal to it, as far as such names exist. Two such names in one
@@ -30,7 +33,7 @@ const child = (t: Target, rel: string): Target => {
  * @since 0.1.0
  */
 export const storedSpelling = async (t: Target): Promise<Target> => {
-  if (t.rel === "" || !beyondAscii.test(t.rel)) return t
+  if (!mayNeedLookup(t)) return t
   if (await exists(t).catch(() => true)) return t
   const parts = t.rel.split("/")
   const done: Array<string> = []
