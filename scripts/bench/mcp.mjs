@@ -51,7 +51,7 @@ const serveFloor = async (mode, root) => {
     server.registerTool(name, { title, description, inputSchema, outputSchema, annotations }, async (args) => {
       if (mode === "trip") await fs.promises.stat(root)
       const answer = name === "write_file" ? `Successfully wrote to ${args.path}` : text
-      return { content: [{ type: "text", text: answer }], structuredContent: { content: answer } }
+      return { content: [{ type: /** @type {const} */ ("text"), text: answer }], structuredContent: { content: answer } }
     })
   }
   await server.connect(new StdioServerTransport())
@@ -161,7 +161,7 @@ export const mcpBench = async ({ quick = false, log = () => {} } = {}) => {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-bench-mcp-"))
   const self = fileURLToPath(import.meta.url)
   const floors = ["read", "write"]
-  /** @type {Array<[string, (root: string) => Array<string>, Array<string>=]>} */
+  /** @type {Array<[string, (root: string) => Array<string>] | [string, (root: string) => Array<string>, Array<string>]>} */
   const contenders = [
     ["reference (@modelcontextprotocol/server-filesystem)", (root) => [referenceBin, root]],
     ["pinnedfs mcp (openat2)", (root) => [oursBin, "mcp", "--strategy", "openat2", root]],
