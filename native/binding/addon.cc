@@ -664,8 +664,10 @@ Napi::Value pin(const Napi::CallbackInfo& info) {
                      }));
 }
 
-// identify(path) -> Promise<"dev:ino">
-Napi::Value identify(const Napi::CallbackInfo& info) {
+// A path's identity, asked on the thread pool: the text of what `find(path)` answers. The path is
+// checked and copied here, on the JS thread, within the call's text budget.
+template <typename Find>
+Napi::Value identity_of_path(const Napi::CallbackInfo& info, Find find) {
   Napi::Env env = info.Env();
   if (!info[0].IsString()) return js(env, rejected(env, bad_argument("path must be a string")));
   Budget budget;
@@ -673,29 +675,23 @@ Napi::Value identify(const Napi::CallbackInfo& info) {
   if (!utf8_within(info[0], &budget.text, &path)) {
     return js(env, rejected(env, bad_argument(over_budget("path"))));
   }
-  return js(env, PromiseJob<Result<Identity>>::start(
-                     env, [path]() { return identify_path(path); },
-                     [](Out& out, EnvState&, Result<Identity>& r) -> Settled {
+  using Answer = decltype(find(path));
+  return js(env, PromiseJob<Answer>::start(
+                     env, [path, find]() { return find(path); },
+                     [](Out& out, EnvState&, Answer& r) -> Settled {
                        if (r.ok()) return {true, out.string(r.value().str())};
                        return {false, error_to_js(out, r.error())};
                      }));
 }
 
+// identify(path) -> Promise<"dev:ino">
+Napi::Value identify(const Napi::CallbackInfo& info) {
+  return identity_of_path(info, [](const std::string& path) { return identify_path(path); });
+}
+
 // identifyRoot(path) -> Promise<RootIdentity text>: what pin(path).identity would be.
 Napi::Value identify_root_js(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (!info[0].IsString()) return js(env, rejected(env, bad_argument("path must be a string")));
-  Budget budget;
-  std::string path;
-  if (!utf8_within(info[0], &budget.text, &path)) {
-    return js(env, rejected(env, bad_argument(over_budget("path"))));
-  }
-  return js(env, PromiseJob<Result<RootIdentity>>::start(
-                     env, [path]() { return identify_root(path); },
-                     [](Out& out, EnvState&, Result<RootIdentity>& r) -> Settled {
-                       if (r.ok()) return {true, out.string(r.value().str())};
-                       return {false, error_to_js(out, r.error())};
-                     }));
+  return identity_of_path(info, [](const std::string& path) { return identify_root(path); });
 }
 
 // The environment's cleanup hook, run when it is torn down (worker exit or terminate(), process
