@@ -335,13 +335,51 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
   it("a sandbox that cannot set itself up is refused, never retried unconfined", async () => {
     const t = sandboxTree()
     expect((await refusal(session(t, { bwrap: path.join(t.base, "no-such-bwrap") }).prepare())).reason).toBe("sandbox-unavailable")
-    // A bubblewrap that fails during setup exits 1, as a command might: the status pipe tells them apart.
+    // A bubblewrap that fails during setup exits 1, as a command might: the status pipe tells them
+    // apart. Its probe fails the same way (a machine that builds no sandbox): one try, no more.
     const broken = path.join(t.base, "broken-bwrap")
-    fs.writeFileSync(broken, `#!/bin/sh\nexec /usr/bin/bwrap --no-such-option "$@"\n`, { mode: 0o755 })
+    const count = path.join(t.base, "launches")
+    fs.writeFileSync(broken, `#!/bin/sh\n[ "$1" = --args ] && echo x >> '${count}'\nexec /usr/bin/bwrap --no-such-option "$@"\n`, {
+      mode: 0o755
+    })
     const launch = await session(t, { bwrap: broken }).prepare()
     const e = await refusal(launch.run("/bin/sh", ["-c", `touch '${t.ws}/ran'`], { stdio: "ignore" }))
     expect(e.reason).toBe("sandbox-unavailable")
+    expect(e.message).toMatch(/bubblewrap cannot build a sandbox for this user here/)
+    expect(fs.readFileSync(count, "utf8")).toBe("x\n")
     await launch.cleanup()
+    expect(fs.existsSync(path.join(t.ws, "ran"))).toBe(false)
+  })
+
+  it("a sandbox that exits during setup where sandboxes work is prepared afresh, a bounded number of times", async () => {
+    const t = sandboxTree()
+    // Launches (bubblewrap given --args) fail before any mount while `fail` says so; the probe of
+    // the machine (no --args) builds its sandbox: one sandbox failed, not the machine.
+    const count = path.join(t.base, "launches")
+    const fail = path.join(t.base, "fail")
+    const flaky = path.join(t.base, "flaky-bwrap")
+    fs.writeFileSync(
+      flaky,
+      `#!/bin/sh\nif [ "$1" = --args ]; then echo x >> '${count}'; n=$(wc -l < '${count}'); [ "$n" -le "$(cat '${fail}')" ] && exit 1; fi\nexec /usr/bin/bwrap "$@"\n`,
+      { mode: 0o755 }
+    )
+    // The first sandbox fails: the second, prepared afresh, runs the command once.
+    fs.writeFileSync(fail, "1")
+    const once = await session(t, { bwrap: flaky }).prepare()
+    const r = await runScript(once, "echo ran >> ran.txt; echo ok")
+    expect(r.stdout).toBe("ok\n")
+    expect(r.code).toBe(0)
+    expect(t.read("ws/ran.txt")).toBe("ran\n")
+    expect(fs.readFileSync(count, "utf8")).toBe("x\nx\n")
+    // Every sandbox fails: refused after three, saying what happened and that it was tried again.
+    fs.rmSync(count)
+    fs.writeFileSync(fail, "1000")
+    const always = await session(t, { bwrap: flaky }).prepare()
+    const e = await refusal(always.run("/bin/sh", ["-c", `touch '${t.ws}/ran'`], { stdio: "ignore" }))
+    expect(e.reason).toBe("sandbox-unavailable")
+    expect(e.message).toMatch(/^the sandbox exited while it was being set up \(bubblewrap exited with 1;.*\(3 sandboxes were tried/)
+    expect(fs.readFileSync(count, "utf8")).toBe("x\nx\nx\n")
+    await always.cleanup()
     expect(fs.existsSync(path.join(t.ws, "ran"))).toBe(false)
   })
 
