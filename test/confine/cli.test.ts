@@ -14,7 +14,7 @@ beforeAll(() => {
 })
 
 const pinnedfs = (t: SandboxTree, args: ReadonlyArray<string>, cwd = t.ws) =>
-  exec(process.execPath, [cli, ...args], { cwd, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } })
+  exec(process.execPath, [cli, ...args], { cwd, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") } })
 
 describe("pinnedfs run", () => {
   it("runs the command confined and exits with its status", async () => {

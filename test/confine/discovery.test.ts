@@ -110,7 +110,11 @@ describe.each(strategies)("discovery (%s)", (strategy) => {
     const t = sandboxTree()
     const bad = Buffer.concat([Buffer.from(`${t.ws}/key`), Buffer.from([0xff]), Buffer.from(".pem")])
     fs.writeFileSync(bad, "SECRET\n")
-    const s = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, policy: { protected: [["*.pem"]] }, strategy })
+    const s = new Confinement({
+      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") },
+      policy: { protected: [["*.pem"]] },
+      strategy
+    })
     const launch = await s.prepare()
     expect(launch.plan.restrictions.map((r) => r.path)).toContain(`${t.ws}/key\\xff.pem`)
     const r = await runScript(launch, `cat key*.pem || echo pem-denied; echo edit > other && echo edit-ok`)
@@ -123,14 +127,14 @@ describe.each(strategies)("discovery (%s)", (strategy) => {
     const t = sandboxTree()
     t.write("ws/scratch/r/.git/HEAD", "x")
     t.write("ws/keep/.git/HEAD", "x")
-    const d = await find(t.ws, [["**/.git", "read-only"]], { tempRoot: path.join(t.ws, "scratch") })
+    const d = await find(t.ws, [["**/.git", "read-only"]], { tempRoot: path.join(t.ws, "scratch"), runtimeDirectory: t.at("run") })
     expect(paths(t.ws, d)).toEqual([".git", "keep/.git"])
     expect(d.reports[0]!.skipped).toEqual([path.join(t.ws, "scratch")])
   })
 
   it("is fresh for every launch: a repository added after one launch is protected in the next", async () => {
     const t = sandboxTree()
-    const s = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy })
+    const s = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy })
     const first = await s.prepare()
     await first.cleanup()
     t.write("ws/vendor/lib/.git/config", "x")

@@ -15,7 +15,7 @@ const asRoot = process.getuid?.() === 0
 
 describe.each(strategies)("confined children (%s)", (strategy) => {
   const session = (t: SandboxTree, extra: Partial<ConfinementOptions> = {}) =>
-    new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy, ...extra })
+    new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy, ...extra })
   const env = (t: SandboxTree) => `HOME='${t.home}'; OUT='${t.outside}'; WS='${t.ws}';`
 
   it("a child that writes .git/config fails (read-only), while its edit of the workspace lands", async () => {
@@ -387,13 +387,17 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     const t = sandboxTree()
     // The temporary root inside the workspace: its repositories are the child's scratch.
     t.write("ws/scratch/repo/.git/config", "x")
-    const inside = await session(t, { target: { workspace: t.ws, home: t.home, tempRoot: path.join(t.ws, "scratch") } }).prepare()
+    const inside = await session(t, {
+      target: { workspace: t.ws, home: t.home, tempRoot: path.join(t.ws, "scratch"), runtimeDirectory: t.at("run") }
+    }).prepare()
     expect(inside.plan.restrictions.map((r) => r.path)).not.toContain(path.join(t.ws, "scratch", "repo", ".git"))
     expect(inside.plan.discovery.find((d) => d.anchor === t.ws)!.skipped).toEqual([path.join(t.ws, "scratch")])
     await inside.cleanup()
     // A workspace inside the temporary root is its own discovery root.
     t.write("tmp/project/.git/config", "x")
-    const nested = await session(t, { target: { workspace: t.at("tmp", "project"), home: t.home, tempRoot: t.tmp } }).prepare()
+    const nested = await session(t, {
+      target: { workspace: t.at("tmp", "project"), home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }
+    }).prepare()
     expect(nested.plan.restrictions.map((r) => r.path)).toContain(t.at("tmp", "project", ".git"))
     const r = await runScript(nested, `echo x >> .git/config || echo git-denied; echo y > ../other && echo tmp-ok`)
     expect(r.stdout).toContain("git-denied")

@@ -20,7 +20,10 @@ beforeAll(() => {
 })
 
 const pinnedfs = (t: SandboxTree, args: ReadonlyArray<string>) =>
-  exec(process.execPath, [cli, ...args], { cwd: t.ws, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } })
+  exec(process.execPath, [cli, ...args], {
+    cwd: t.ws,
+    env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") }
+  })
 
 describe("pinnedfs run's exit statuses", () => {
   it("127 for a command that is not found, on PATH or by path", async () => {
@@ -73,7 +76,7 @@ describe("pinnedfs run's exit statuses", () => {
     const t = sandboxTree()
     const own = spawnSync(process.execPath, [cli, "run", "--status-fd", "3", "--", "/bin/sh", "-c", "exit 125"], {
       cwd: t.ws,
-      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp },
+      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") },
       stdio: ["ignore", "pipe", "pipe", "pipe"],
       encoding: "utf8"
     })
@@ -85,7 +88,7 @@ describe("pinnedfs run's exit statuses", () => {
     fs.symlinkSync(t.outside, path.join(t.ws, ".git"))
     const refused = spawnSync(process.execPath, [cli, "run", "--status-fd", "3", "--", "/bin/sh", "-c", "exit 125"], {
       cwd: t.ws,
-      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp },
+      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") },
       stdio: ["ignore", "pipe", "pipe", "pipe"],
       encoding: "utf8"
     })
@@ -121,7 +124,7 @@ it.runIf(asRoot && python !== undefined)("when user namespaces are refused: 125,
   for (const p of ["ws", "tmp"]) fs.chownSync(t.at(p), 65534, 65534)
   const r = await exec(python!, ["-c", refuser, nodeForNobody(), cli, "run", "--", "/bin/sh", "-c", `touch '${t.ws}/ran'`], {
     cwd: t.ws,
-    env: { ...process.env, HOME: t.home, TMPDIR: t.tmp }
+    env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") }
   })
   expect(r.code).toBe(125)
   expect(r.stderr).toMatch(/cannot confine \/bin\/sh: bubblewrap cannot build a sandbox for this user here/)
