@@ -69,6 +69,12 @@ describe("pinnedfs run's exit statuses", () => {
       expect(r.stderr).toMatch(message)
       expect(r.stderr).not.toMatch(/cannot confine/)
     }
+    // No command at all, and a command given to --cleanup (which runs none): usage errors too.
+    const none = await pinnedfs(t, ["run"])
+    expect([none.code, none.stderr]).toEqual([2, "pinnedfs run: missing required argument 'command' (see pinnedfs run --help)\n"])
+    const both = await pinnedfs(t, ["run", "--cleanup", "--", "/bin/sh", "-c", `touch '${t.ws}/ran'`])
+    expect([both.code, both.stdout]).toEqual([2, ""])
+    expect(both.stderr).toMatch(/--cleanup runs no command/)
     expect(fs.existsSync(path.join(t.ws, "ran"))).toBe(false)
   })
 

@@ -47,7 +47,10 @@ describe.each(strategies)("a directory moved out mid-call (%s)", (strategy) => {
       await mover.ready
       const r = await synced.call("write_file", { path: path.join(dir, "big.txt"), content: "x".repeat(8 * 1024 * 1024) })
       const m = await mover.finish()
-      expect(m.fired && m.renamed === 1, JSON.stringify(m, (_k, v) => (typeof v === "bigint" ? String(v) : v))).toBe(true)
+      expect(
+        m.fired && m.renamed === 1,
+        JSON.stringify(m, (_k, v) => (typeof v === "bigint" ? String(v) : v))
+      ).toBe(true)
       expect(m.after, "at most the one act already past its proof").toBeLessThanOrEqual(1)
       if (r.isError !== true) {
         expect(textOf(r)).toBe(`Successfully wrote to ${dir}/big.txt`)
@@ -87,7 +90,10 @@ describe.each(strategies)("a directory moved out mid-call (%s)", (strategy) => {
         await mover.ready
         const text = textOf(await ours.call(tool, tool === "search_files" ? { path: top, pattern: "**/*.txt" } : { path: top }))
         const m = await mover.finish()
-        expect(m.fired && m.renamed === 2, JSON.stringify(m, (_k, v) => (typeof v === "bigint" ? String(v) : v))).toBe(true)
+        expect(
+          m.fired && m.renamed === 2,
+          JSON.stringify(m, (_k, v) => (typeof v === "bigint" ? String(v) : v))
+        ).toBe(true)
         expect(text).not.toContain("planted")
       }
     }
