@@ -127,7 +127,7 @@ describe.each(strategies)("discovery (%s)", (strategy) => {
     const t = sandboxTree()
     t.write("ws/scratch/r/.git/HEAD", "x")
     t.write("ws/keep/.git/HEAD", "x")
-    const d = await find(t.ws, [["**/.git", "read-only"]], { tempRoot: path.join(t.ws, "scratch"), runtimeDirectory: t.at("run") })
+    const d = await find(t.ws, [["**/.git", "read-only"]], { tempRoot: path.join(t.ws, "scratch") })
     expect(paths(t.ws, d)).toEqual([".git", "keep/.git"])
     expect(d.reports[0]!.skipped).toEqual([path.join(t.ws, "scratch")])
   })
