@@ -130,7 +130,7 @@ it.runIf(asRoot && python !== undefined)("when user namespaces are refused: 125,
   for (const p of ["ws", "tmp"]) fs.chownSync(t.at(p), 65534, 65534)
   const r = await exec(python!, ["-c", refuser, nodeForNobody(), cli, "run", "--", "/bin/sh", "-c", `touch '${t.ws}/ran'`], {
     cwd: t.ws,
-    env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") }
+    env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } // as nobody: the default runtime directory, in this TMPDIR
   })
   expect(r.code).toBe(125)
   expect(r.stderr).toMatch(/cannot confine \/bin\/sh: bubblewrap cannot build a sandbox for this user here/)
