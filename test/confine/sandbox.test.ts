@@ -416,7 +416,7 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
 
   it("the default private temporary root is made for the launch and removed with its contents", async () => {
     const t = sandboxTree()
-    const s = new Confinement({ target: { workspace: t.ws, home: t.home }, strategy })
+    const s = new Confinement({ target: { workspace: t.ws, home: t.home, runtimeDirectory: t.at("run") }, strategy })
     const launch = await s.prepare()
     const tmp = launch.plan.tempRoot
     expect(fs.statSync(tmp).mode & 0o777).toBe(0o700)
