@@ -288,7 +288,15 @@ export const registerRun = (program: Command): Command =>
     .argument("[args...]", "its arguments")
     .passThroughOptions()
     .action(async (command: string | undefined, args: Array<string>, options: RunOptions) => {
-      if (options.cleanup === true) return void (await sweepLeftovers())
+      if (options.cleanup === true) {
+        // Whoever wrote a command meant it to run: doing only the sweep would drop it silently.
+        if (command !== undefined) {
+          process.stderr.write(`pinnedfs run: --cleanup runs no command, and ${printable(command)} was given (see pinnedfs run --help)\n`)
+          process.exitCode = USAGE_ERROR
+          return
+        }
+        return void (await sweepLeftovers())
+      }
       if (command === undefined) {
         process.stderr.write("pinnedfs run: missing required argument 'command' (see pinnedfs run --help)\n")
         process.exitCode = USAGE_ERROR

@@ -45,3 +45,18 @@ export class ConfinementError extends Error {
     this.reason = reason
   }
 }
+
+/**
+ * A sandbox that exited while it set itself up, on a machine where sandboxes can be set up: under
+ * a concurrent rename, bubblewrap fails to mount a destination that came and went between the
+ * final validation and its mount, which looks the same as any other failure of that one sandbox.
+ * So it is worth a fresh preparation, a bounded number of times; a machine that refuses sandboxes
+ * (user namespaces refused, say) is a plain `sandbox-unavailable` and is never tried again.
+ *
+ * @internal
+ */
+export class SandboxDied extends ConfinementError {
+  constructor(message: string) {
+    super("sandbox-unavailable", message)
+  }
+}

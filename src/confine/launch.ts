@@ -13,7 +13,7 @@ import type { Strategy } from "../PinnedRoot.ts"
 import type { Anchors } from "./anchors.ts"
 import type { BwrapArgument } from "./bwrap.ts"
 import { type CleanupReport, cleanupAll, type HostHold, type Owned } from "./creation.ts"
-import { ConfinementError } from "./errors.ts"
+import { ConfinementError, SandboxDied } from "./errors.ts"
 import type { Grant } from "./grants.ts"
 import type { LaunchInputs, LaunchPlan } from "./plan.ts"
 import { type RawPath, shown, textOf } from "./raw.ts"
@@ -78,6 +78,12 @@ export interface SandboxCheck {
 
 /** Most sandboxes one launch starts when its refusals may be retried. */
 const maxSandboxAttempts = 3
+
+/** The refusal of the last of `tries` sandboxes, saying that it was not the first. */
+const afterTries = (e: unknown, tries: number): unknown =>
+  e instanceof ConfinementError
+    ? new ConfinementError(e.reason, `${e.message} (${tries} sandboxes were tried, each prepared afresh)`, { cause: e })
+    : e
 
 /**
  * The command's environment: the caller's, less the variables of the agents the policy masks (a
@@ -171,7 +177,7 @@ export class PreparedLaunch {
         if (!retry || again instanceof Error) {
           this.state = "closed"
           this.cleaned = Promise.resolve(report)
-          throw again
+          throw attempt > 1 && again === e ? afterTries(e, attempt) : again
         }
         this.f = again as PreparedFields
         continue
@@ -242,13 +248,23 @@ export class PreparedLaunch {
     return sandbox
   }
 
-  /** A sandbox that did not set itself up: why, with what the machine says would fix it. */
+  /**
+   * A sandbox that did not set itself up: why, with what the machine says would fix it. One that
+   * exited with a status of its own on a machine that builds sandboxes is a `SandboxDied`: this
+   * one sandbox failed (a destination that came and went under a concurrent rename, most often),
+   * so a fresh preparation may succeed.
+   */
   private async notReady(why: string): Promise<ConfinementError> {
     const exit = await this.exit.catch(() => null)
     const code = exit === null ? "" : ` (bubblewrap exited with ${exit.code ?? exit.signal})`
     const probe = this.f.platform === "linux" ? await sandboxAvailable({ bwrap: this.f.bwrap }) : null
-    const detail = probe === null || probe.available ? `${why}${code}` : probe.reason
-    return new ConfinementError("sandbox-unavailable", `${detail}: the command was not run`)
+    if (probe !== null && !probe.available) return new ConfinementError("sandbox-unavailable", `${probe.reason}: the command was not run`)
+    if (exit !== null && exit.code !== null) {
+      return new SandboxDied(
+        `the sandbox exited while it was being set up (bubblewrap exited with ${exit.code}; its message, if any, is above): the command was not run`
+      )
+    }
+    return new ConfinementError("sandbox-unavailable", `${why}${code}: the command was not run`)
   }
 
   /** A refused sandbox: gone before its command, and this preparation's own state cleaned up. */

@@ -588,8 +588,18 @@ const buildHolds = async (inputs: LaunchInputs, c: Captured, discovery: Discover
     grants: await grantPaths(inputs.grants, c.canonical),
     check: assertWithinBwrapLimit
   })
-  for (const [i, x] of discovery.candidates.entries())
-    if (needed.has(i)) restrict(x.path, anchorFor(x.path, within, x.anchor), x.access, x.rule, x.origin, x.identity ?? null)
+  // Each held from an anchor strictly above it, so that the hold answers the directory it was found
+  // in and the sandbox check compares that directory: a destination that is its own anchor could
+  // only be compared by its own identity, which a mask hides (a tmpfs is never the host's
+  // directory) and which a bind shows just the same when bubblewrap made it afresh at the old name
+  // of a renamed parent. A mount point is held from itself: no walk crosses into it from its parent,
+  // and no child can rename it.
+  const mountPoints = new Set(discovery.mounts)
+  for (const [i, x] of discovery.candidates.entries()) {
+    if (!needed.has(i)) continue
+    const anchor = anchorFor(x.path, mountPoints.has(x.path) ? within : beneath, x.anchor)
+    restrict(x.path, anchor, x.access, x.rule, x.origin, x.identity ?? null)
+  }
   for (const m of createdProtected) restrict(m.path, m.anchor, m.access, m.rule, "created")
   // The launch records say what a sweep removes: a child that could write them could aim a sweep.
   const records = c.runtimePath

@@ -16,7 +16,7 @@
 import type { Strategy } from "../PinnedRoot.ts"
 import type { Owned } from "./creation.ts"
 import type { PreparedFields, SandboxCheck } from "./launch.ts"
-import { ConfinementError } from "./errors.ts"
+import { ConfinementError, SandboxDied } from "./errors.ts"
 import type { Layer } from "./layers.ts"
 import { joinRaw, type RawPath, relativeTo, within } from "./raw.ts"
 import { type ExpectedLayer, type RecordHandle, removeStrays, verifyRemote } from "./wire.ts"
@@ -126,20 +126,12 @@ export const sandboxCheck = (
   refused: async (since) => {
     host.strays?.push(...(await afterRefusedSandbox(expected, since, strategy, host.record)))
   },
+  // Worth a fresh preparation: a destination that moved (seen by the check), or a sandbox that died
+  // setting itself up or while it was checked on a machine that can build sandboxes (the launch
+  // says which, in either phase); the launch bounds the tries.
   retry: (e) => e instanceof SandboxDied || (e instanceof ConfinementError && e.reason === "moved"),
   again
 })
-
-/**
- * A sandbox that exited while it set itself up, with nothing on the host moved by the time it was
- * looked at: bubblewrap failing to mount a destination a concurrent rename took away and put back
- * looks the same as one failing for good, so it is worth a bounded number of fresh tries.
- */
-export class SandboxDied extends ConfinementError {
-  constructor(message: string) {
-    super("sandbox-unavailable", message)
-  }
-}
 
 /**
  * After a refused sandbox has exited: the empty directories bubblewrap made on the host for

@@ -14,7 +14,7 @@ beforeAll(() => {
 })
 
 const pinnedfs = (t: SandboxTree, args: ReadonlyArray<string>, cwd = t.ws) =>
-  exec(process.execPath, [cli, ...args], { cwd, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } })
+  exec(process.execPath, [cli, ...args], { cwd, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") } })
 
 describe("pinnedfs run", () => {
   it("runs the command confined and exits with its status", async () => {
@@ -113,6 +113,39 @@ describe("pinnedfs run", () => {
     expect(link.stderr).toMatch(/cannot confine .*symbolic link/)
     expect(fs.existsSync(path.join(t.ws, "ran"))).toBe(false)
     // A bad --protect is a usage error (2), not a refusal to confine: see status.test.ts.
+  })
+
+  it("a workspace named with an escape sequence and a newline is printed escaped in the --verbose plan and the error lines", async () => {
+    const t = sandboxTree()
+    const name = "w\x1b]0;pwned\x07\npinnedfs run: granted \u202e"
+    const ws = t.at(name)
+    fs.mkdirSync(ws, { mode: 0o777 })
+    const escaped = t.at("w\\x1b]0;pwned\\x07\\x0apinnedfs run: granted \\u{202e}")
+    // Each stderr line is one of run's own: a plan line (indented), or one that starts "pinnedfs run:".
+    const own = (l: string) => /^ {2}\S/.test(l) || /^pinnedfs run: /.test(l)
+    const lines = (stderr: string) => {
+      expect(stderr).not.toMatch(/[\x1b\x07\u202e]/)
+      return stderr.split("\n").filter((l) => l !== "")
+    }
+    const ran = await pinnedfs(t, ["run", "--verbose", "--grant", `${ws}/absent/f=read`, "--", "/bin/sh", "-c", "echo ran"], ws)
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout).toBe("ran\n")
+    const plan = lines(ran.stderr)
+    expect(plan.filter((l) => !own(l))).toEqual([])
+    expect(plan).toContain(`  writable      ${escaped}`)
+    expect(plan.filter((l) => l.startsWith("  read-only") && l.includes("pwned"))).toEqual([`  read-only     ${escaped}/.git  (**/.git)`])
+    expect(plan).toContain(`pinnedfs run: grant ${escaped}/absent/f (read) not applied: its parent directory does not exist`)
+    // Refused: the message names the path, escaped, on one line.
+    fs.rmSync(path.join(ws, ".git"), { recursive: true, force: true })
+    fs.symlinkSync(t.outside, path.join(ws, ".git"))
+    const refused = await pinnedfs(t, ["run", "--", "/bin/sh", "-c", `touch '${t.ws}/ran'`], ws)
+    expect(refused.code).toBe(125)
+    const errors = lines(refused.stderr)
+    expect(errors.filter((l) => !own(l))).toEqual([])
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toMatch(/^pinnedfs run: cannot confine \/bin\/sh: /)
+    expect(errors[0]).toContain(`'${escaped}/.git'`)
+    expect(fs.existsSync(path.join(t.ws, "ran"))).toBe(false)
   })
 
   it("a command killed by a signal exits 128 + its number", async () => {

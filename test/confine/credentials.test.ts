@@ -65,7 +65,7 @@ describe.each(strategies)("agents and credential stores (%s)", (strategy) => {
   // itself, not the refusal of every Unix socket that is the default (sockets.test.ts).
   const run = async (t: SandboxTree, script: string, env: NodeJS.ProcessEnv, policy: PolicyConfig = {}) => {
     const session = new Confinement({
-      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp },
+      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("records") },
       strategy,
       policy: { unixSockets: "host", ...policy }
     })
@@ -199,7 +199,7 @@ describe("pinnedfs run", () => {
     const t = sandboxTree()
     t.write("home/.aws/credentials", "AWS-SECRET\n")
     const { socket } = await sshAgent(t)
-    const env = { ...process.env, HOME: t.home, TMPDIR: t.tmp, SSH_AUTH_SOCK: socket }
+    const env = { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("records"), SSH_AUTH_SOCK: socket }
     const r = await exec(
       process.execPath,
       [cli, "run", "--verbose", "--", "/bin/sh", "-c", 'cat "$HOME/.aws/credentials"; ssh-add -L && echo agent-listed'],

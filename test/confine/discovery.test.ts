@@ -110,7 +110,11 @@ describe.each(strategies)("discovery (%s)", (strategy) => {
     const t = sandboxTree()
     const bad = Buffer.concat([Buffer.from(`${t.ws}/key`), Buffer.from([0xff]), Buffer.from(".pem")])
     fs.writeFileSync(bad, "SECRET\n")
-    const s = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, policy: { protected: [["*.pem"]] }, strategy })
+    const s = new Confinement({
+      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") },
+      policy: { protected: [["*.pem"]] },
+      strategy
+    })
     const launch = await s.prepare()
     expect(launch.plan.restrictions.map((r) => r.path)).toContain(`${t.ws}/key\\xff.pem`)
     const r = await runScript(launch, `cat key*.pem || echo pem-denied; echo edit > other && echo edit-ok`)
@@ -130,7 +134,7 @@ describe.each(strategies)("discovery (%s)", (strategy) => {
 
   it("is fresh for every launch: a repository added after one launch is protected in the next", async () => {
     const t = sandboxTree()
-    const s = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy })
+    const s = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy })
     const first = await s.prepare()
     await first.cleanup()
     t.write("ws/vendor/lib/.git/config", "x")

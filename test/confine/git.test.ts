@@ -42,7 +42,7 @@ const attempt = [
 
 describe.each(strategies)("git under confinement (%s)", (strategy) => {
   const run = async (t: SandboxTree, git: "write" | undefined, grants: ReadonlyArray<string> = []) => {
-    const session = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy })
+    const session = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy })
     for (const g of grants) await session.grants.add({ path: g, access: "write", scope: "recursive", lifetime: "once" })
     const launch = await session.prepare({ git })
     const env = { ...process.env, HOME: t.home, GIT_CONFIG_NOSYSTEM: "1" }
@@ -112,7 +112,7 @@ it("pinnedfs run --git-write: the same, from the command line", async () => {
   const { git, config } = repository(t)
   const r = await exec(process.execPath, [cli, "run", "--git-write", "--", "/bin/sh", "-c", attempt], {
     cwd: t.ws,
-    env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, GIT_CONFIG_NOSYSTEM: "1" }
+    env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run"), GIT_CONFIG_NOSYSTEM: "1" }
   })
   expect(r.code).toBe(0)
   expect(r.stderr).not.toMatch(/pinnedfs run/)

@@ -60,7 +60,7 @@ const withInherited = async (t: SandboxTree, program: ReadonlyArray<string>) => 
   try {
     const child = spawn(process.execPath, [...program], {
       cwd: t.ws,
-      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp },
+      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") },
       stdio: at200([git, key, socket])
     })
     let stdout = ""
@@ -100,7 +100,7 @@ describe("descriptors the caller left open", () => {
 
   it.each(strategies)("the API (%s): the same descriptors never reach the command", async (strategy) => {
     const t = sandboxTree()
-    const options = { target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy }
+    const options = { target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy }
     const r = await withInherited(t, [path.join(stage, "fixtures", "api.mjs"), JSON.stringify(options), "--", "/bin/bash", "-c", attack])
     expect(r.stderr).not.toMatch(/api.mjs:/)
     expect(r.stderr).toMatch(/fd\/200/) // the child did try
@@ -109,7 +109,10 @@ describe("descriptors the caller left open", () => {
 
   it.each(strategies)("what the caller passes on purpose (%s): an extra stdio pipe reaches the command, and only it", async (strategy) => {
     const t = sandboxTree()
-    const launch = await new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy }).prepare()
+    const launch = await new Confinement({
+      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") },
+      strategy
+    }).prepare()
     const child = await launch.spawn("/bin/sh", ["-c", "echo on-purpose >&3; ls /proc/self/fd | sort -n | tr '\\n' ' '"], {
       stdio: ["ignore", "pipe", "pipe", "pipe"]
     })

@@ -59,6 +59,30 @@ describe("what a killed launch left", () => {
     expect(fs.readdirSync(t.at("run"))).toEqual([])
   })
 
+  it("by default the records are kept in $TMPDIR/pinnedfs-UID (0700, this user's), which stays, empty, like tmux's", async () => {
+    const t = gitless()
+    // No runtime directory named, none from systemd: the host's temporary directory holds it.
+    const env: NodeJS.ProcessEnv = { ...process.env, HOME: t.home, TMPDIR: t.tmp }
+    delete env["PINNEDFS_RUNTIME_DIR"]
+    delete env["XDG_RUNTIME_DIR"]
+    const name = `pinnedfs-${process.getuid!()}`
+    for (let i = 0; i < 2; i++) {
+      const r = await exec(process.execPath, [cli, "run", "--", "/bin/true"], { cwd: t.ws, env })
+      expect(r.code, r.stderr).toBe(0)
+      // The launch's private temporary root is gone; the runtime directory stays for the next
+      // launch (a dead one's record is found there), holding no record of a launch that ended.
+      expect(fs.readdirSync(t.tmp)).toEqual([name])
+      const st = fs.lstatSync(path.join(t.tmp, name))
+      expect(st.isDirectory()).toBe(true)
+      expect(st.mode & 0o777).toBe(0o700)
+      expect(st.uid).toBe(process.getuid!())
+      expect(fs.readdirSync(path.join(t.tmp, name))).toEqual([])
+    }
+    const r = await exec(process.execPath, [cli, "run", "--cleanup"], { cwd: t.ws, env })
+    expect(r.code).toBe(0)
+    expect(fs.readdirSync(t.tmp)).toEqual([name])
+  })
+
   it("--cleanup keeps what a live launch relies on, and says so", async () => {
     const t = gitless()
     await killedLaunch(t)

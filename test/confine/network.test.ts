@@ -44,7 +44,7 @@ const script = (l: { port: number; name: string }) => `${attempt("tcp", String(l
 describe.each(strategies)("the network (%s)", (strategy) => {
   const run = async (t: SandboxTree, network: Network | undefined, command: string, unixSockets?: UnixSockets) => {
     const session = new Confinement({
-      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp },
+      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") },
       strategy,
       policy: { ...(network === undefined ? {} : { network }), ...(unixSockets === undefined ? {} : { unixSockets }) }
     })
@@ -82,10 +82,14 @@ describe.each(strategies)("the network (%s)", (strategy) => {
 
   it("full access keeps the host's network unless the policy says none", async () => {
     const t = sandboxTree()
-    const full = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy, mode: "full-access" })
+    const full = new Confinement({
+      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") },
+      strategy,
+      mode: "full-access"
+    })
     expect(full.policy.network).toBe("host")
     const closed = new Confinement({
-      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp },
+      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") },
       strategy,
       mode: "full-access",
       policy: { network: "none" }
@@ -107,7 +111,7 @@ describe("pinnedfs run --network", () => {
   it("none by default, host when asked; --help states the default; a bad value is a usage error (2)", async () => {
     const t = sandboxTree()
     const l = await listeners()
-    const env = { ...process.env, HOME: t.home, TMPDIR: t.tmp }
+    const env = { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") }
     const closed = await exec(process.execPath, [cli, "run", "--", "/bin/sh", "-c", script(l)], { cwd: t.ws, env })
     expect(closed.stdout).toContain("tcp-failed")
     const open = await exec(process.execPath, [cli, "run", "--network", "host", "--", "/bin/sh", "-c", script(l)], { cwd: t.ws, env })

@@ -50,7 +50,9 @@ describe.each(ways)("the private temporary root (%s)", (_how, argv) => {
     async () => {
       const t = sandboxTree()
       if (asRoot) fs.chownSync(t.ws, NOBODY, NOBODY)
-      const env = { ...process.env, HOME: t.home, TMPDIR: t.tmp }
+      // As nobody: the default runtime directory, in this tree's TMPDIR (nobody cannot make the tree's own).
+      const env: NodeJS.ProcessEnv = { ...process.env, HOME: t.home, TMPDIR: t.tmp }
+      delete env["PINNEDFS_RUNTIME_DIR"]
       for (let launch = 0; launch < 3; launch++) {
         const r = await exec(nodeForNobody(), [...argv(), "/bin/sh", "-c", mess], { ...ids, cwd: t.ws, env })
         expect(r.stderr).toBe("")

@@ -17,7 +17,11 @@ import { refusal, sandboxTree, type SandboxTree } from "./support/tree.ts"
 
 describe.each(strategies)("races on confinement (%s)", (strategy) => {
   const session = (t: SandboxTree, rules: Array<[string, ("read-only" | "inaccessible")?]> = []) =>
-    new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, policy: { protected: rules }, strategy })
+    new Confinement({
+      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") },
+      policy: { protected: rules },
+      strategy
+    })
   const prepare = (s: Confinement, hooks: { afterDiscovery?: () => void; afterCreation?: () => void }) =>
     prepareLaunch(() => s.inputs(), { strategy, hooks })
 

@@ -13,7 +13,10 @@ describe.each(strategies)("documented residuals (%s)", (strategy) => {
   it("a hard link made before the launch from the workspace to a file inside .git lets the child rewrite that file", async () => {
     const t = sandboxTree()
     fs.linkSync(path.join(t.ws, ".git", "config"), path.join(t.ws, "alias"))
-    const launch = await new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy }).prepare()
+    const launch = await new Confinement({
+      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") },
+      strategy
+    }).prepare()
     const r = await runScript(launch, "echo x >> .git/config || echo direct-denied; echo through-alias >> alias && echo alias-written")
     expect(r.stdout).toContain("direct-denied")
     expect(r.stdout).toContain("alias-written")

@@ -15,7 +15,7 @@ const asRoot = process.getuid?.() === 0
 
 describe.each(strategies)("confined children (%s)", (strategy) => {
   const session = (t: SandboxTree, extra: Partial<ConfinementOptions> = {}) =>
-    new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy, ...extra })
+    new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy, ...extra })
   const env = (t: SandboxTree) => `HOME='${t.home}'; OUT='${t.outside}'; WS='${t.ws}';`
 
   it("a child that writes .git/config fails (read-only), while its edit of the workspace lands", async () => {
@@ -335,13 +335,51 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
   it("a sandbox that cannot set itself up is refused, never retried unconfined", async () => {
     const t = sandboxTree()
     expect((await refusal(session(t, { bwrap: path.join(t.base, "no-such-bwrap") }).prepare())).reason).toBe("sandbox-unavailable")
-    // A bubblewrap that fails during setup exits 1, as a command might: the status pipe tells them apart.
+    // A bubblewrap that fails during setup exits 1, as a command might: the status pipe tells them
+    // apart. Its probe fails the same way (a machine that builds no sandbox): one try, no more.
     const broken = path.join(t.base, "broken-bwrap")
-    fs.writeFileSync(broken, `#!/bin/sh\nexec /usr/bin/bwrap --no-such-option "$@"\n`, { mode: 0o755 })
+    const count = path.join(t.base, "launches")
+    fs.writeFileSync(broken, `#!/bin/sh\n[ "$1" = --args ] && echo x >> '${count}'\nexec /usr/bin/bwrap --no-such-option "$@"\n`, {
+      mode: 0o755
+    })
     const launch = await session(t, { bwrap: broken }).prepare()
     const e = await refusal(launch.run("/bin/sh", ["-c", `touch '${t.ws}/ran'`], { stdio: "ignore" }))
     expect(e.reason).toBe("sandbox-unavailable")
+    expect(e.message).toMatch(/bubblewrap cannot build a sandbox for this user here/)
+    expect(fs.readFileSync(count, "utf8")).toBe("x\n")
     await launch.cleanup()
+    expect(fs.existsSync(path.join(t.ws, "ran"))).toBe(false)
+  })
+
+  it("a sandbox that exits during setup where sandboxes work is prepared afresh, a bounded number of times", async () => {
+    const t = sandboxTree()
+    // Launches (bubblewrap given --args) fail before any mount while `fail` says so; the probe of
+    // the machine (no --args) builds its sandbox: one sandbox failed, not the machine.
+    const count = path.join(t.base, "launches")
+    const fail = path.join(t.base, "fail")
+    const flaky = path.join(t.base, "flaky-bwrap")
+    fs.writeFileSync(
+      flaky,
+      `#!/bin/sh\nif [ "$1" = --args ]; then echo x >> '${count}'; n=$(wc -l < '${count}'); [ "$n" -le "$(cat '${fail}')" ] && exit 1; fi\nexec /usr/bin/bwrap "$@"\n`,
+      { mode: 0o755 }
+    )
+    // The first sandbox fails: the second, prepared afresh, runs the command once.
+    fs.writeFileSync(fail, "1")
+    const once = await session(t, { bwrap: flaky }).prepare()
+    const r = await runScript(once, "echo ran >> ran.txt; echo ok")
+    expect(r.stdout).toBe("ok\n")
+    expect(r.code).toBe(0)
+    expect(t.read("ws/ran.txt")).toBe("ran\n")
+    expect(fs.readFileSync(count, "utf8")).toBe("x\nx\n")
+    // Every sandbox fails: refused after three, saying what happened and that it was tried again.
+    fs.rmSync(count)
+    fs.writeFileSync(fail, "1000")
+    const always = await session(t, { bwrap: flaky }).prepare()
+    const e = await refusal(always.run("/bin/sh", ["-c", `touch '${t.ws}/ran'`], { stdio: "ignore" }))
+    expect(e.reason).toBe("sandbox-unavailable")
+    expect(e.message).toMatch(/^the sandbox exited while it was being set up \(bubblewrap exited with 1;.*\(3 sandboxes were tried/)
+    expect(fs.readFileSync(count, "utf8")).toBe("x\nx\nx\n")
+    await always.cleanup()
     expect(fs.existsSync(path.join(t.ws, "ran"))).toBe(false)
   })
 
@@ -349,13 +387,17 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     const t = sandboxTree()
     // The temporary root inside the workspace: its repositories are the child's scratch.
     t.write("ws/scratch/repo/.git/config", "x")
-    const inside = await session(t, { target: { workspace: t.ws, home: t.home, tempRoot: path.join(t.ws, "scratch") } }).prepare()
+    const inside = await session(t, {
+      target: { workspace: t.ws, home: t.home, tempRoot: path.join(t.ws, "scratch"), runtimeDirectory: t.at("run") }
+    }).prepare()
     expect(inside.plan.restrictions.map((r) => r.path)).not.toContain(path.join(t.ws, "scratch", "repo", ".git"))
     expect(inside.plan.discovery.find((d) => d.anchor === t.ws)!.skipped).toEqual([path.join(t.ws, "scratch")])
     await inside.cleanup()
     // A workspace inside the temporary root is its own discovery root.
     t.write("tmp/project/.git/config", "x")
-    const nested = await session(t, { target: { workspace: t.at("tmp", "project"), home: t.home, tempRoot: t.tmp } }).prepare()
+    const nested = await session(t, {
+      target: { workspace: t.at("tmp", "project"), home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }
+    }).prepare()
     expect(nested.plan.restrictions.map((r) => r.path)).toContain(t.at("tmp", "project", ".git"))
     const r = await runScript(nested, `echo x >> .git/config || echo git-denied; echo y > ../other && echo tmp-ok`)
     expect(r.stdout).toContain("git-denied")
@@ -374,7 +416,7 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
 
   it("the default private temporary root is made for the launch and removed with its contents", async () => {
     const t = sandboxTree()
-    const s = new Confinement({ target: { workspace: t.ws, home: t.home }, strategy })
+    const s = new Confinement({ target: { workspace: t.ws, home: t.home, runtimeDirectory: t.at("run") }, strategy })
     const launch = await s.prepare()
     const tmp = launch.plan.tempRoot
     expect(fs.statSync(tmp).mode & 0o777).toBe(0o700)

@@ -53,7 +53,7 @@ beforeAll(() => {
 
 describe.each(strategies)("many protected paths (%s)", (strategy) => {
   const session = (workspace: string, extra: Partial<ConstructorParameters<typeof Confinement>[0]> = {}) =>
-    new Confinement({ target: { workspace, home: t.home, tempRoot: t.tmp }, strategy, ...extra })
+    new Confinement({ target: { workspace, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy, ...extra })
 
   it("a sandbox that exits at once, with 2,000 descriptors to release: refused at once, never a missed exit", async () => {
     // 2,000 held descriptors to release after the start, and a "bubblewrap" that exits at once.
@@ -124,7 +124,7 @@ describe("pinnedfs run with 20,000 protected candidates", () => {
   it("that cannot share a mount: refused with 125 and the count, the command not run, nothing left behind", async () => {
     const r = await exec(process.execPath, [cli, "run", "--", "/bin/sh", "-c", "touch ran"], {
       cwd: t.ws,
-      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp }
+      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") }
     })
     expect(r.code).toBe(125)
     const counted = /cannot confine .*needs (\d+) bubblewrap arguments for (\d+) mounts.* at most 9000/.exec(r.stderr)
@@ -138,11 +138,13 @@ describe("pinnedfs run with 20,000 protected candidates", () => {
     const r = await exec(
       process.execPath,
       [cli, "run", "--protect", "vendor=read-only", "--", "/bin/sh", "-c", "echo x > vendor/b/r9999/.git/x || echo denied; exit 4"],
-      { cwd: t.ws, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } }
+      { cwd: t.ws, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") } }
     )
     expect(r.stderr).not.toMatch(/cannot confine/)
     expect(r.stdout).toContain("denied")
     expect(r.code).toBe(4)
+    // The private temporary root was removed, and no record of the launch stays in its own runtime directory.
     expect(fs.readdirSync(t.tmp)).toEqual([])
+    expect(fs.readdirSync(t.at("run"))).toEqual([])
   }, 120_000)
 })

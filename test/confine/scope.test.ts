@@ -15,7 +15,7 @@ if (!sandbox.available) console.warn(`test/confine/scope.test.ts: sandbox cases 
 
 describe.each(strategies)("launch scopes (%s)", (strategy) => {
   const session = (t: SandboxTree, mode: "confined" | "full-access" = "confined") =>
-    new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy, mode })
+    new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy, mode })
   const tree = () => {
     const t = sandboxTree()
     t.write("ws/src/a.ts", "a\n")

@@ -43,7 +43,7 @@ const script = (at: { workspace: string; outside: string }) =>
 describe.each(strategies)("Unix sockets (%s)", (strategy) => {
   const run = async (t: SandboxTree, unixSockets: UnixSockets | undefined, command: string) => {
     const session = new Confinement({
-      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp },
+      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") },
       strategy,
       policy: unixSockets === undefined ? {} : { unixSockets }
     })
@@ -105,7 +105,7 @@ beforeAll(() => {
 it("pinnedfs run --unix-sockets host|none; a bad value is a usage error (2)", async () => {
   const t = sandboxTree()
   const l = await listeners(t)
-  const env = { ...process.env, HOME: t.home, TMPDIR: t.tmp }
+  const env = { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") }
   const closed = await exec(process.execPath, [cli, "run", "--", "/bin/sh", "-c", script(l.at)], { cwd: t.ws, env })
   expect(closed.stdout).toContain("workspace-failed EPERM")
   const open = await exec(process.execPath, [cli, "run", "--unix-sockets", "host", "--", "/bin/sh", "-c", script(l.at)], { cwd: t.ws, env })
@@ -127,7 +127,9 @@ it.runIf(haveIpc)("a System V message queue of the user's is out of the child's 
     // ipcs exits 0 either way: what tells is whether the queue's id is listed.
     const listed = (out: string) => out.split("\n").some((l) => l.trim().split(/\s+/)[1] === id)
     expect(listed((await exec("ipcs", ["-q"])).stdout)).toBe(true) // the control: the host sees it
-    const launch = await new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp } }).prepare()
+    const launch = await new Confinement({
+      target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }
+    }).prepare()
     const child = await launch.spawn("/bin/sh", ["-c", "ipcs -q; echo done"], {
       stdio: ["ignore", "pipe", "ignore"]
     })

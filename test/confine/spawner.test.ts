@@ -20,7 +20,9 @@ const outcome = (child: ConfinedChild) =>
 
 describe.each(strategies)("confinedSpawner (%s)", (strategy) => {
   const spawner = (t: SandboxTree) =>
-    confinedSpawner(new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy }))
+    confinedSpawner(
+      new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy })
+    )
 
   it("runs a fixer-like command confined: its edit lands, its write outside and to .git are stopped", async () => {
     const t = sandboxTree()
@@ -66,7 +68,11 @@ describe.each(strategies)("confinedSpawner (%s)", (strategy) => {
   it("a sandbox program that fails before starting the command ends as error then close, not as the command's exit 1", async () => {
     const t = sandboxTree()
     const spawn = confinedSpawner(
-      new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy, bwrap: "/bin/false" })
+      new Confinement({
+        target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") },
+        strategy,
+        bwrap: "/bin/false"
+      })
     )
     const r = await outcome(spawn("/bin/sh", ["-c", "touch ran"], { cwd: t.ws }))
     expect(r.error).toBeInstanceOf(ConfinementError)

@@ -20,7 +20,10 @@ beforeAll(() => {
 })
 
 const pinnedfs = (t: SandboxTree, args: ReadonlyArray<string>) =>
-  exec(process.execPath, [cli, ...args], { cwd: t.ws, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } })
+  exec(process.execPath, [cli, ...args], {
+    cwd: t.ws,
+    env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") }
+  })
 
 describe("pinnedfs run's exit statuses", () => {
   it("127 for a command that is not found, on PATH or by path", async () => {
@@ -66,6 +69,12 @@ describe("pinnedfs run's exit statuses", () => {
       expect(r.stderr).toMatch(message)
       expect(r.stderr).not.toMatch(/cannot confine/)
     }
+    // No command at all, and a command given to --cleanup (which runs none): usage errors too.
+    const none = await pinnedfs(t, ["run"])
+    expect([none.code, none.stderr]).toEqual([2, "pinnedfs run: missing required argument 'command' (see pinnedfs run --help)\n"])
+    const both = await pinnedfs(t, ["run", "--cleanup", "--", "/bin/sh", "-c", `touch '${t.ws}/ran'`])
+    expect([both.code, both.stdout]).toEqual([2, ""])
+    expect(both.stderr).toMatch(/--cleanup runs no command/)
     expect(fs.existsSync(path.join(t.ws, "ran"))).toBe(false)
   })
 
@@ -73,7 +82,7 @@ describe("pinnedfs run's exit statuses", () => {
     const t = sandboxTree()
     const own = spawnSync(process.execPath, [cli, "run", "--status-fd", "3", "--", "/bin/sh", "-c", "exit 125"], {
       cwd: t.ws,
-      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp },
+      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") },
       stdio: ["ignore", "pipe", "pipe", "pipe"],
       encoding: "utf8"
     })
@@ -85,7 +94,7 @@ describe("pinnedfs run's exit statuses", () => {
     fs.symlinkSync(t.outside, path.join(t.ws, ".git"))
     const refused = spawnSync(process.execPath, [cli, "run", "--status-fd", "3", "--", "/bin/sh", "-c", "exit 125"], {
       cwd: t.ws,
-      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp },
+      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") },
       stdio: ["ignore", "pipe", "pipe", "pipe"],
       encoding: "utf8"
     })
@@ -121,7 +130,7 @@ it.runIf(asRoot && python !== undefined)("when user namespaces are refused: 125,
   for (const p of ["ws", "tmp"]) fs.chownSync(t.at(p), 65534, 65534)
   const r = await exec(python!, ["-c", refuser, nodeForNobody(), cli, "run", "--", "/bin/sh", "-c", `touch '${t.ws}/ran'`], {
     cwd: t.ws,
-    env: { ...process.env, HOME: t.home, TMPDIR: t.tmp }
+    env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } // as nobody: the default runtime directory, in this TMPDIR
   })
   expect(r.code).toBe(125)
   expect(r.stderr).toMatch(/cannot confine \/bin\/sh: bubblewrap cannot build a sandbox for this user here/)

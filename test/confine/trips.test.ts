@@ -21,6 +21,7 @@ const stateScratch = (t: SandboxTree, strategy: (typeof strategies)[number]) => 
         workspace: t.ws,
         home: t.home,
         tempRoot: t.tmp,
+        runtimeDirectory: t.at("run"),
         state: ["", "/tmp", "/cache", "/config", "/data"].map((s) => ({ path: launch + s }))
       },
       policy: { defaults: false },
@@ -55,7 +56,7 @@ describe.each(strategies)("launch trips (%s)", (strategy) => {
     const t = sandboxTree()
     fs.rmSync(t.at("ws/.git"), { recursive: true })
     const outside = fs.readdirSync(t.outside)
-    const session = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy })
+    const session = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy })
     const e = await refusal(
       prepareLaunch(() => session.inputs(), {
         strategy,

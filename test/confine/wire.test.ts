@@ -70,7 +70,7 @@ describe.each(strategies)("confine programs from JavaScript (%s)", (strategy) =>
   it("a launch leaves no descriptor open: prepared and run, prepared and abandoned, or refused", async () => {
     const t = sandboxTree()
     fs.rmSync(path.join(t.ws, ".git"), { recursive: true })
-    const s = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp }, strategy })
+    const s = new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy })
     await (await s.prepare()).cleanup() // warm up: lazily opened descriptors (thread pool, /dev/null) stay out of the count
     const before = openDescriptorCount()
     const run = await runScript(await s.prepare(), "true")
