@@ -11,6 +11,9 @@
  *
  * One name is not a leak: `node-compile-cache`, where Node keeps compiled code for the tools that
  * call `module.enableCompileCache()` (npm, ESLint and Prettier do, from Node 22.1), to be reused.
+ * Nor is an empty `pinnedfs-<uid>`: confinement's per-user runtime directory of launch records,
+ * which stays between launches by design (removing it would race a launch about to record itself).
+ * A record left in it is a leak: a launch that did not clean up.
  *
  * The directory is world-writable with the sticky bit, as /tmp is, because tests drop to `nobody`
  * and write there. `PINNEDFS_TEST_KEEP_TMPDIR=1` keeps it for a look after a failure.
@@ -18,6 +21,15 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+const emptyRuntimeDirectory = (p: string): boolean => {
+  if (!/^pinnedfs-[0-9]+$/.test(path.basename(p))) return false
+  try {
+    return fs.lstatSync(p).isDirectory() && fs.readdirSync(p).length === 0
+  } catch {
+    return false
+  }
+}
 
 export default function setup(): () => void {
   const parent = os.tmpdir()
@@ -30,7 +42,7 @@ export default function setup(): () => void {
     else process.env["TMPDIR"] = previous
     const left = fs
       .readdirSync(dir)
-      .filter((name) => name !== "node-compile-cache")
+      .filter((name) => name !== "node-compile-cache" && !emptyRuntimeDirectory(path.join(dir, name)))
       .sort()
     if (process.env["PINNEDFS_TEST_KEEP_TMPDIR"] === "1") {
       console.log(`the run's temporary directory is kept: ${dir}`)
