@@ -222,7 +222,7 @@ export const runFix = async (command: ReadonlyArray<string>, options: FixOptions
   // Held before anything is read; released when the run ends (or the process does).
   let release: (() => void) | undefined
   try {
-    release = await holdWorkspace(root.path)
+    release = await holdWorkspace(root.identity)
   } catch (e) {
     root.close()
     io.err(`pinnedfs fix: cannot hold the workspace ${escaped(root.path)}: ${escaped(e instanceof Error ? e.message : String(e))}\n`)
