@@ -180,11 +180,14 @@ export const externalFixer = (o: ExternalFixerOptions): Capability => {
       const args = o.args ?? []
       const started = Date.now()
       const deadline = o.timeoutMs === undefined ? undefined : started + o.timeoutMs
+      // Prepared before the heartbeat starts: a preparation that is refused (a --may-create name
+      // the policy denies, a workspace that is not the confinement's) throws, and must not leave a
+      // timer behind that keeps the process alive.
+      const confined = o.confine === undefined ? undefined : await confinedRunner(o.confine, access, context.workspaceDir, mayCreate)
       const heartbeat = setInterval(
         () => context.progress({ type: "running", name, elapsedMs: Date.now() - started }),
         o.heartbeatMs ?? 2000
       )
-      const confined = o.confine === undefined ? undefined : await confinedRunner(o.confine, access, context.workspaceDir, mayCreate)
       try {
         const cut =
           confined === undefined
