@@ -64,6 +64,16 @@ export const mandatoryEntries: ReadonlyArray<MandatoryEntry> = [
   { segments: [".yarnrc"], covers: "name", why: "yarn obeys it, including the yarn-path it runs" },
   { segments: [".yarnrc.yml"], covers: "name", why: "yarn runs the file its yarnPath names, and its plugins" },
   { segments: [".pnpmfile.cjs"], covers: "name", why: "pnpm runs its hooks at install" },
+  {
+    segments: ["pinnedfs.config.js"],
+    covers: "name",
+    why: "pinnedfs fix imports it and runs the commands it names, unconfined unless it says otherwise"
+  },
+  {
+    segments: ["pinnedfs.config.json"],
+    covers: "name",
+    why: "pinnedfs fix runs the commands it names, and obeys its confine setting"
+  },
   { segments: ["config.fish"], covers: "name", why: shellStartup },
   ...[
     ".bashrc",

@@ -94,6 +94,8 @@ describe("Policy.fromRules", () => {
       ".yarnrc",
       ".yarnrc.yml",
       ".pnpmfile.cjs",
+      "pinnedfs.config.js",
+      "pinnedfs.config.json",
       "config.fish",
       ...[".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile", ".zshrc", ".zprofile"],
       ...[".zshenv", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".mkshrc"],
