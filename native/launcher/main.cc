@@ -98,7 +98,9 @@ int main(int argc, char** argv) {
     return kCannotConfine;
   }
   const int closed = pinnedfs::launcher::close_inherited(keep, status);
-  if (closed != 0 || pinnedfs::launcher::only_kept_open(keep, status) == 0) {
+  // Only a listing that shows nothing else open counts (1); one that cannot be taken (-1) is no
+  // proof that the counted loop reached every descriptor.
+  if (closed != 0 || pinnedfs::launcher::only_kept_open(keep, status) != 1) {
     say("inherited descriptors could not all be closed: ", std::strerror(closed ? closed : EBADF));
     return kCannotConfine;
   }

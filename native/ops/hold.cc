@@ -53,10 +53,11 @@ std::vector<Identity> chain_to(std::size_t above, const Identity& parent) {
 
 enum class Lease : unsigned char { Taken, Moved, Failed };
 
-// An empty directory's lease, in `out` (left invalid when there is nothing to lease: the
-// directory is not empty, or this user cannot read it, so no launch of this user can lease it or
-// tell whether it is empty). Moved: the directory was removed, or another one put at its name,
-// just before the lock was had.
+// A directory's lease, in `out` (left invalid when this user cannot read it, so no launch of this
+// user can lease it or tell whether it is empty). A directory with content is leased too: it can
+// be emptied later by someone outside the sandbox, and a sweep that then found it empty and
+// unleased would remove it from under this launch's mount. Moved: the directory was removed, or
+// another one put at its name, just before the lock was had.
 Lease take_lease(int member, int parent, const char* leaf, Fd* out, Error* error,
                  const std::string& path) {
   int fd = retry_eintr([&] { return ::openat(member, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
@@ -66,17 +67,6 @@ Lease take_lease(int member, int parent, const char* leaf, Fd* out, Error* error
     return Lease::Failed;
   }
   Fd dir(fd);
-  std::vector<char> buffer(4096);
-  {
-    DirectoryReader reader(fd, buffer);
-    std::string_view name;
-    unsigned char type = 0;
-    if (reader.next(&name, &type)) return Lease::Taken;  // not empty: no rmdir can take it away
-    if (reader.error() != 0) {
-      *error = sys_error(reader.error(), "getdents64", path);
-      return Lease::Failed;
-    }
-  }
   for (int attempt = 0;; ++attempt) {
     if (retry_eintr([&] { return ::flock(fd, LOCK_SH | LOCK_NB); }) == 0) break;
     if (errno != EWOULDBLOCK || attempt >= kLeaseAttempts) {
@@ -148,9 +138,7 @@ Held hold_one(const Root& root, const HoldPath& request) {
       return moved(std::move(out), path, "lost its parent");
     out.chain = chain_to(above, identity_of(ps));
   }
-  // A directory with more than two links has subdirectories (where the file system counts them):
-  // not empty, nothing to lease. Two or fewer (or a file system that always says one) is looked at.
-  if (request.lease && out.type == Type::Directory && out.nlink <= 2) {
+  if (request.lease && out.type == Type::Directory) {
     Error e;
     const char* leaf = p.parts.empty() ? nullptr : p.parts.back().c_str();
     switch (take_lease(out.fd.get(), parent.value().fd(), leaf, &out.lease, &e, path)) {

@@ -309,6 +309,14 @@ Fate remove_made(const Root& root, const std::string& anchor, const Made& m,
       return Fate::Done;
     }
     if (ns < m.intent) return Fate::Done;  // it was there before the launch meant to make it
+    // The launch makes a directory right after announcing it: one born long after is someone
+    // else's (the user's, or another launch's made since), not the dead launch's to take back.
+    if (ns - m.intent > kFreshSeconds * 1000000000u) {
+      items.push_back({shown, SweptStatus::Kept,
+                       "born long after the killed launch announced it: not that launch's, left in "
+                       "place"});
+      return Fate::Done;
+    }
   }
   if (m.purge) {
     if (!temp_root_name(m.rel)) {
@@ -600,6 +608,12 @@ Result<SweepResult> sweep(const RuntimePlace& place, const std::string& own, Str
       if (errno == EWOULDBLOCK) out.live += 1;
       continue;
     }
+    // Looked at again under the lock: another sweep may have finished this record (and unlinked
+    // it, with the lines it added) between the look above and the lock. A record swept once is
+    // never swept again from a stale copy.
+    if (::fstat(fd, &st) != 0 || st.st_nlink != 1 ||
+        static_cast<std::uint64_t>(st.st_size) > kMaxRecordBytes)
+      continue;
     bool gone = fresh;  // a record killed before it got its name holds nothing but its header
     if (!fresh) {
       std::string text(static_cast<std::size_t>(st.st_size), '\0');

@@ -319,7 +319,7 @@ bool lockable(const std::string& path) {
 
 }  // namespace
 
-TEST(hold_answers_the_chain_of_parents_and_leases_an_empty_directory) {
+TEST(hold_answers_the_chain_of_parents_and_leases_every_directory) {
   for (Strategy s : kStrategies) {
     std::string dir = test::scratch_dir();
     for (const char* d : {"/a", "/a/b", "/a/b/empty", "/a/b/full"})
@@ -335,11 +335,16 @@ TEST(hold_answers_the_chain_of_parents_and_leases_an_empty_directory) {
     // The parent it was opened from; what lies above that is not needed (see hold.cc).
     CHECK(m[0].chain[0] == Identity{} && m[0].chain[1] == id_of(dir + "/a/b"));
     CHECK(m[2].chain.empty());
-    // Only the empty directory asked for is leased, and the lease stops an exclusive lock.
-    CHECK(m[0].lease.valid() && !m[1].lease.valid() && !m[2].lease.valid() && !m[3].lease.valid());
+    // Every directory asked for is leased, and the lease stops an exclusive lock. One with content
+    // too: emptied later from outside, a sweep must still find it leased and leave it.
+    CHECK(m[0].lease.valid() && m[1].lease.valid() && m[2].lease.valid() && !m[3].lease.valid());
     CHECK(!lockable(dir + "/a/b/empty"));
     m[0].lease.reset();
     CHECK(lockable(dir + "/a/b/empty"));
+    ::unlink((dir + "/a/b/full/f").c_str());
+    CHECK(!lockable(dir + "/a/b/full"));
+    m[1].lease.reset();
+    CHECK(lockable(dir + "/a/b/full"));
   }
 }
 
