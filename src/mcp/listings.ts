@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { minimatch } from "minimatch"
+import { Minimatch } from "minimatch"
 import { type Context, target } from "./context.ts"
 import { childOf, described, type Entry, kinds } from "./entries.ts"
 import { at, ToolFailure } from "./failures.ts"
@@ -56,12 +56,13 @@ export const listDirectoryWithSizes = async (
  * The reference's exclusion test: a pattern with `*` matches the path relative to the tree's top;
  * one without also matches as a name anywhere, or as a directory anything lies under.
  */
-const excludedBy = (patterns: ReadonlyArray<string>) => (rel: string) =>
-  patterns.some((p) =>
-    p.includes("*")
-      ? minimatch(rel, p, { dot: true })
-      : minimatch(rel, p, { dot: true }) || minimatch(rel, `**/${p}`, { dot: true }) || minimatch(rel, `**/${p}/**`, { dot: true })
-  )
+const excludedBy = (patterns: ReadonlyArray<string>) => {
+  // Each compiled once per call, not once per entry.
+  const compiled = patterns
+    .flatMap((p) => (p.includes("*") ? [p] : [p, `**/${p}`, `**/${p}/**`]))
+    .map((p) => new Minimatch(p, { dot: true }))
+  return (rel: string) => compiled.some((m) => m.match(rel))
+}
 
 interface TreeNode {
   name: string

@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { minimatch } from "minimatch"
+import { Minimatch } from "minimatch"
 import { type Context, target } from "./context.ts"
 import { childOf } from "./entries.ts"
 import { textResult } from "./format.ts"
@@ -23,7 +23,10 @@ export const searchFiles = async (
   args: { readonly path: string; readonly pattern: string; readonly excludePatterns?: ReadonlyArray<string> | undefined }
 ): Promise<CallToolResult> => {
   const top = await target(ctx, args.path)
-  const excludes = args.excludePatterns ?? []
+  // Compiled once per call, not once per entry: a tree of a million names would otherwise compile
+  // each pattern a million times on the JavaScript thread.
+  const excludes = (args.excludePatterns ?? []).map((p) => new Minimatch(p, { dot: true }))
+  const pattern = new Minimatch(args.pattern, { dot: true })
   const budget = new Budget("search_files", ctx.maxEntries, top.abs)
   const search = async (t: Target, prefix: string): Promise<Array<string>> => {
     const list = await listed(t)
@@ -31,8 +34,8 @@ export const searchFiles = async (
     const found = await Promise.all(
       list.map(async (e): Promise<Array<string>> => {
         const rel = prefix === "" ? e.name : `${prefix}/${e.name}`
-        if (excludes.some((p) => minimatch(rel, p, { dot: true }))) return []
-        const here = minimatch(rel, args.pattern, { dot: true }) ? [childOf(t, e.name).abs] : []
+        if (excludes.some((p) => p.match(rel))) return []
+        const here = pattern.match(rel) ? [childOf(t, e.name).abs] : []
         if (e.kind !== "directory") return here
         const below = await search(childOf(t, e.name), rel).catch((u: unknown) => {
           if (u instanceof TooManyEntries) throw u
