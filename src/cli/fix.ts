@@ -26,6 +26,7 @@ import {
 import { globList } from "../dev/globs.ts"
 import { PinnedFsError } from "../internal/errors.ts"
 import { PinnedRoot } from "../PinnedRoot.ts"
+import { collect } from "./collect.ts"
 import { type StepReport, stepReport, succeeded, textReport } from "./fixReport.ts"
 import { holdWorkspace } from "./hold.ts"
 import { CANNOT_CONFINE } from "./run.ts"
@@ -75,8 +76,6 @@ export const exitStatus = { ok: 0, failed: 1, usage: 2, busy: 75, cannotConfine:
 export const confinedRules: ReadonlyArray<ProtectedRule> = Policy.mandatoryEntries
   .filter((e) => e.segments.join("/") !== ".git")
   .map((e) => ({ glob: `**/${e.segments.join("/")}`, access: "read-only", missing: "ignore" }))
-
-const collect = (value: string, previous: ReadonlyArray<string> | undefined): Array<string> => [...(previous ?? []), value]
 
 const positiveInt = (value: string): number => {
   const n = Number(value)

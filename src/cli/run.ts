@@ -28,6 +28,7 @@ import {
   type UnixSockets
 } from "../confine/index.ts"
 import { printable } from "../confine/raw.ts"
+import { collect } from "./collect.ts"
 
 /** The exit status of a launch that could not be confined (as `env` and `timeout` use it). @since 0.1.0 */
 export const CANNOT_CONFINE = 125
@@ -37,10 +38,10 @@ export const USAGE_ERROR = 2
 
 interface RunOptions {
   readonly workspace?: string
-  readonly protect: Array<string>
-  readonly unprotect: Array<string>
-  readonly grant: Array<string>
-  readonly allowAgent: Array<string>
+  readonly protect?: Array<string>
+  readonly unprotect?: Array<string>
+  readonly grant?: Array<string>
+  readonly allowAgent?: Array<string>
   readonly network?: string
   readonly unixSockets?: string
   readonly gitWrite?: boolean
@@ -52,8 +53,6 @@ interface RunOptions {
 
 /** A mistake in how `run` was called: exit 2, never 125 (nothing was tried). */
 class UsageError extends Error {}
-
-const collect = (value: string, previous: Array<string>) => [...previous, value]
 
 const splitLast = (value: string, what: string): [string, string] => {
   const at = value.lastIndexOf("=")
@@ -138,16 +137,16 @@ const sessionOf = async (options: RunOptions) => {
     const confinement = new Confinement({
       target: { workspace, cwd: inside ? here : workspace },
       policy: {
-        protected: options.protect.map(parseProtect),
-        exclude: options.unprotect,
-        agents: options.allowAgent.map(parseAgent),
+        protected: (options.protect ?? []).map(parseProtect),
+        exclude: options.unprotect ?? [],
+        agents: (options.allowAgent ?? []).map(parseAgent),
         network: parseNetwork(options.network),
         unixSockets: parseUnixSockets(options.unixSockets)
       },
       mode: options.fullAccess === true ? "full-access" : "confined",
       grants: GrantStore.memory()
     })
-    for (const g of options.grant) await confinement.grants.add(parseGrant(g))
+    for (const g of options.grant ?? []) await confinement.grants.add(parseGrant(g))
     return confinement
   } catch (e) {
     // A rule or grant the user wrote that cannot be applied faithfully is how `run` was called.
@@ -259,13 +258,12 @@ export const registerRun = (program: Command): Command =>
     )
     .usage("[options] -- COMMAND [ARGS...]")
     .option("--workspace <dir>", "the writable workspace (default: the current directory)")
-    .option("--protect <glob=access>", "also protect GLOB: read-only or inaccessible (repeatable)", collect, [])
-    .option("--unprotect <glob>", "drop a default protection or credential store, named as --verbose lists it (repeatable)", collect, [])
+    .option("--protect <glob=access>", "also protect GLOB: read-only or inaccessible (repeatable)", collect)
+    .option("--unprotect <glob>", "drop a default protection or credential store, named as --verbose lists it (repeatable)", collect)
     .option(
       "--grant <path=access>",
       "allow PATH for this run: read or write; a directory needs write:recursive or read:recursive (repeatable)",
-      collect,
-      []
+      collect
     )
     .option("--git-write", "let git write the workspace's repository for this run (commit, fetch); its hooks and config stay read-only")
     .option("--network <none|host>", "the command's network: none, a namespace with loopback only, or host (default: none)")
@@ -277,8 +275,7 @@ export const registerRun = (program: Command): Command =>
     .option(
       "--allow-agent <name>",
       `let the command reach this agent's socket: ${agentNames.join(", ")} (repeatable; default: none)`,
-      collect,
-      []
+      collect
     )
     .option("--full-access", "drop the default protections (the --protect rules still apply); the network is host unless --network none")
     .option("--verbose", "print what is protected before running")
