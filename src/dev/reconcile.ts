@@ -84,7 +84,10 @@ const ignore = (cx: ReconcileContext, path: string, detail?: string): void => {
 
 const text = (cx: ReconcileContext, at: Standing, content: string): void => {
   const { path, hadText, before, tracked, isNew } = at
-  if (!tracked && !isNew) return ignore(cx, path)
+  if (!tracked && !isNew) {
+    ignore(cx, path)
+    return
+  }
   const { tally, source } = cx
   cx.ws.admit(path, content)
   if (hadText) {
@@ -113,7 +116,10 @@ const absent = (cx: ReconcileContext, at: Standing): void => {
 
 const cannotAdmit = (cx: ReconcileContext, at: Standing, reason: string): void => {
   const { path, tracked, isNew, wasUnreadable } = at
-  if (!tracked && !isNew) return ignore(cx, path, reason)
+  if (!tracked && !isNew) {
+    ignore(cx, path, reason)
+    return
+  }
   if (wasUnreadable === reason) return
   const diagnostic: Diagnostic = {
     severity: "ERROR",
@@ -143,14 +149,18 @@ export const reconcile = (cx: ReconcileContext, path: string, outcome: ReadOutco
   const at: Standing = { path, hadText, before: ws.get(path), wasUnreadable, tracked, isNew: !tracked && !snapshot.has(path) }
   switch (outcome.kind) {
     case "text":
-      return text(cx, at, outcome.text)
+      text(cx, at, outcome.text)
+      break
     case "absent":
-      return absent(cx, at)
+      absent(cx, at)
+      break
     case "directory":
       // A directory the listing found is not a file the workspace wants; one where a tracked file
       // was is a file that can no longer be read.
-      return tracked ? cannotAdmit(cx, at, "now a directory, not a file") : undefined
+      if (tracked) cannotAdmit(cx, at, "now a directory, not a file")
+      break
     case "unreadable":
-      return cannotAdmit(cx, at, outcome.reason)
+      cannotAdmit(cx, at, outcome.reason)
+      break
   }
 }
