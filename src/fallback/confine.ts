@@ -11,7 +11,7 @@ import type { BigIntStats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
 import { type Root as PinnedRootTriple, rootIdentityOf, rootIdentityPattern } from "../protocol/root.ts"
-import { badArgument, type Failure, refuse, sysError } from "./failure.ts"
+import { badArgumentFailure, type Failure, refuse, sysError } from "./failure.ts"
 
 const NAME_MAX = 255
 const PATH_MAX = process.platform === "darwin" ? 1024 : 4096
@@ -48,9 +48,9 @@ const trimSlashes = (p: string): string => {
 }
 
 const absoluteString = (value: unknown, what: string): string => {
-  if (typeof value !== "string") throw badArgument(`${what} must be a string, got ${typeOf(value)}`)
-  if (value.includes("\0")) throw badArgument(`${what} contains a NUL byte`, value.slice(0, 256))
-  if (!value.startsWith("/")) throw badArgument(`${what} must be absolute, got '${value.slice(0, 256)}'`, value)
+  if (typeof value !== "string") throw badArgumentFailure(`${what} must be a string, got ${typeOf(value)}`)
+  if (value.includes("\0")) throw badArgumentFailure(`${what} contains a NUL byte`, value.slice(0, 256))
+  if (!value.startsWith("/")) throw badArgumentFailure(`${what} must be absolute, got '${value.slice(0, 256)}'`, value)
   return value
 }
 
@@ -68,7 +68,7 @@ export const rootOf = (
   const boundaryRoot = trimSlashes(absoluteString(request.boundaryRoot, "boundaryRoot"))
   const logicalRoot = request.logicalRoot === undefined ? boundaryRoot : trimSlashes(absoluteString(request.logicalRoot, "logicalRoot"))
   if (typeof request.rootIdentity !== "string" || !rootIdentityPattern.test(request.rootIdentity)) {
-    throw badArgument('rootIdentity must be a root identity ("dev:ino", then ":b<birth>" or ":g<generation>")')
+    throw badArgumentFailure('rootIdentity must be a root identity ("dev:ino", then ":b<birth>" or ":g<generation>")')
   }
   const triple = { boundaryRoot, logicalRoot, rootIdentity: request.rootIdentity }
   return checkThenUseWindow === undefined ? triple : { ...triple, checkThenUseWindow }
@@ -125,11 +125,11 @@ export const lex = (root: Root, value: unknown, what = "path"): Lexed => {
   if (rest === undefined) {
     throw refuse("escape", "EACCES", "validate", shown, `${what} is outside the pinned root`)
   }
-  if (Buffer.byteLength(rest) >= PATH_MAX) throw badArgument(`${what} is longer than PATH_MAX`, shown)
+  if (Buffer.byteLength(rest) >= PATH_MAX) throw badArgumentFailure(`${what} is longer than PATH_MAX`, shown)
   const steps: Array<string> = []
   let depth = 0
   for (const part of rest.split("/")) {
-    if (Buffer.byteLength(part) > NAME_MAX) throw badArgument(`${what} has a component longer than NAME_MAX`, shown)
+    if (Buffer.byteLength(part) > NAME_MAX) throw badArgumentFailure(`${what} has a component longer than NAME_MAX`, shown)
     if (part === "..") {
       if (depth === 0) throw refuse("escape", "EXDEV", "lex", shown, "path escapes the root: '..' climbs above it")
       depth--

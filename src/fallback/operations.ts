@@ -10,7 +10,7 @@ import * as nodePath from "node:path"
 import { TextDecoder } from "node:util"
 import type { Resolution } from "../protocol/wire.ts"
 import { found, gap, type Lexed, lex, noHardLink, noLink, regularOrDirectory, type Root, walk, type Walked } from "./confine.ts"
-import { badArgument, refuse, sysError } from "./failure.ts"
+import { badArgumentFailure, refuse, sysError } from "./failure.ts"
 import { fromNodeStats as fileInfo } from "../protocol/fileInfo.ts"
 import { replace } from "./replace.ts"
 
@@ -60,27 +60,27 @@ type Fields = Record<string, unknown>
 const optionsOf = (request: Fields): Fields => {
   const options = request.options
   if (options === undefined || options === null) return {}
-  if (typeof options !== "object" || Array.isArray(options)) throw badArgument("options must be an object")
+  if (typeof options !== "object" || Array.isArray(options)) throw badArgumentFailure("options must be an object")
   return options as Fields
 }
 
 const flagOf = (value: unknown): boolean => {
   if (value === undefined) return false
-  if (typeof value !== "boolean") throw badArgument("option must be a boolean")
+  if (typeof value !== "boolean") throw badArgumentFailure("option must be a boolean")
   return value
 }
 
 const modeOf = (value: unknown, fallback: number | undefined): number | undefined => {
   if (value === undefined) return fallback
   if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 0o7777) {
-    throw badArgument("mode must be an integer permission mode between 0 and 0o7777")
+    throw badArgumentFailure("mode must be an integer permission mode between 0 and 0o7777")
   }
   return value
 }
 
 const idOf = (value: unknown, name: string): number => {
   if (typeof value !== "number" || !Number.isInteger(value) || value < -1 || value > 0xfffffffe) {
-    throw badArgument(`${name} must be an integer between -1 and 4294967294`)
+    throw badArgumentFailure(`${name} must be an integer between -1 and 4294967294`)
   }
   return value
 }
@@ -132,11 +132,11 @@ const readBytes = async (root: Root, request: Fields, budget: Budget | undefined
 }
 
 const decoderFor = (encoding: unknown): TextDecoder => {
-  if (encoding !== undefined && typeof encoding !== "string") throw badArgument("encoding must be a string")
+  if (encoding !== undefined && typeof encoding !== "string") throw badArgumentFailure("encoding must be a string")
   try {
     return new TextDecoder(encoding)
   } catch {
-    throw badArgument("invalid encoding", String(encoding))
+    throw badArgumentFailure("invalid encoding", String(encoding))
   }
 }
 
@@ -151,11 +151,11 @@ const wholeFileFlags = new Set(["w", "w+", "wx", "wx+"])
 const write = async (root: Root, request: Fields, data: Uint8Array, writes: Writes): Promise<void> => {
   const { contentLimit } = writes
   if (data.byteLength > contentLimit) {
-    throw badArgument(`writeFile payload of ${data.byteLength} bytes exceeds the ${contentLimit} byte limit`)
+    throw badArgumentFailure(`writeFile payload of ${data.byteLength} bytes exceeds the ${contentLimit} byte limit`)
   }
   const options = optionsOf(request)
   const flag = options.flag ?? "w"
-  if (typeof flag !== "string" || !openFlags.has(flag)) throw badArgument(`unknown open flag '${String(flag)}'`)
+  if (typeof flag !== "string" || !openFlags.has(flag)) throw badArgumentFailure(`unknown open flag '${String(flag)}'`)
   const mode = modeOf(options.mode, undefined)
   const exclusive = flag === "wx" || flag === "wx+"
   const { lexed, walked } = await located(root, request)
@@ -214,7 +214,7 @@ const remove = async (root: Root, request: Fields): Promise<void> => {
   const recursive = flagOf(options.recursive)
   const force = flagOf(options.force)
   const { lexed, walked } = await located(root, request)
-  if (walked.parts.length === 0) throw badArgument("the root itself cannot be removed", lexed.shown)
+  if (walked.parts.length === 0) throw badArgumentFailure("the root itself cannot be removed", lexed.shown)
   if (walked.kind === "missing") {
     if (force && walked.code === "ENOENT") return
     throw sysError(walked.code, "lstat", lexed.shown)
@@ -235,7 +235,7 @@ const rename = async (root: Root, request: Fields): Promise<void> => {
   const from = await located(root, request, "from")
   const to = await located(root, request, "to")
   if (from.walked.parts.length === 0 || to.walked.parts.length === 0) {
-    throw badArgument("the root itself cannot be renamed", from.lexed.shown)
+    throw badArgumentFailure("the root itself cannot be renamed", from.lexed.shown)
   }
   found(from.lexed, from.walked)
   if (to.walked.kind === "missing" && (to.walked.code !== "ENOENT" || to.walked.at !== to.walked.parts.length - 1)) {
@@ -348,7 +348,7 @@ export const operations = {
   rename,
   chmod: async (root: Root, request: Fields): Promise<void> => {
     const mode = modeOf(optionsOf(request).mode, undefined)
-    if (mode === undefined) throw badArgument("chmod needs options.mode")
+    if (mode === undefined) throw badArgumentFailure("chmod needs options.mode")
     await fsp.chmod(await settable(root, request, "chmod"), mode)
   },
   chown: async (root: Root, request: Fields): Promise<void> => {
@@ -361,19 +361,19 @@ export const operations = {
     const { contentLimit } = writes
     const data = request.data
     if (typeof data !== "string" || data.length % 4 !== 0) {
-      throw badArgument("writeFile data must be padded base64 (RFC 4648, no line breaks)")
+      throw badArgumentFailure("writeFile data must be padded base64 (RFC 4648, no line breaks)")
     }
     // As the native extension: the size its length stands for is checked before its text, so an
     // oversized payload is refused for its size whatever it holds.
     const size = (data.length / 4) * 3 - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0)
     if (size > contentLimit) {
-      throw badArgument(`writeFile payload of ${size} bytes exceeds the ${contentLimit} byte limit`)
+      throw badArgumentFailure(`writeFile payload of ${size} bytes exceeds the ${contentLimit} byte limit`)
     }
-    if (!base64.test(data)) throw badArgument("writeFile data must be padded base64 (RFC 4648, no line breaks)")
+    if (!base64.test(data)) throw badArgumentFailure("writeFile data must be padded base64 (RFC 4648, no line breaks)")
     await write(root, request, Buffer.from(data, "base64"), writes)
   },
   writeFileString: async (root: Root, request: Fields, _budget: Budget | undefined, writes: Writes) => {
-    if (typeof request.data !== "string") throw badArgument("writeFileString data must be a string")
+    if (typeof request.data !== "string") throw badArgumentFailure("writeFileString data must be a string")
     await write(root, request, new TextEncoder().encode(request.data), writes)
   }
 } as const
