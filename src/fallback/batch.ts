@@ -8,7 +8,7 @@
 import { Cause, Effect, Exit, Option, PlatformError, Result } from "effect"
 import { isOneOf, pathReads } from "../protocol/operations.ts"
 import type { AtomicBatchResponse, AtomicBatchValue } from "../protocol/wire.ts"
-import { type Root, verifyRoot } from "./confine.ts"
+import { type RootWithWindow, verifyRoot } from "./confine.ts"
 import { badArgumentFailure, toFailure, toPlatformError } from "./failure.ts"
 import { glob } from "./glob.ts"
 import { type Budget, operations } from "./operations.ts"
@@ -26,7 +26,7 @@ export interface BatchLimits {
 
 const isRead = isOneOf(pathReads)
 
-const member = async (root: Root, request: unknown, budget: Budget): Promise<AtomicBatchValue> => {
+const member = async (root: RootWithWindow, request: unknown, budget: Budget): Promise<AtomicBatchValue> => {
   if (typeof request !== "object" || request === null) throw badArgumentFailure("batch member must be an object")
   const fields = request as Record<string, unknown>
   const operation = fields.operation
@@ -41,12 +41,12 @@ const member = async (root: Root, request: unknown, budget: Budget): Promise<Ato
   if (typeof operation !== "string" || !isRead(operation)) {
     throw badArgumentFailure(`batch member operation '${String(operation)}' is not a read`)
   }
-  const run = operations[operation as "exists"] as (r: Root, f: Record<string, unknown>, b: Budget) => Promise<unknown>
+  const run = operations[operation as "exists"] as (r: RootWithWindow, f: Record<string, unknown>, b: Budget) => Promise<unknown>
   return { operation, value: await run(root, fields, budget) } as AtomicBatchValue
 }
 
 /** @internal */
-export const batch = async (root: Root, request: Record<string, unknown>, limits: BatchLimits): Promise<AtomicBatchResponse> => {
+export const batch = async (root: RootWithWindow, request: Record<string, unknown>, limits: BatchLimits): Promise<AtomicBatchResponse> => {
   const requests = request.requests
   if (!Array.isArray(requests)) throw badArgumentFailure("batch requests must be an array")
   if (requests.length > limits.size) {

@@ -10,7 +10,7 @@
 import type { BigIntStats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
-import { type Root as PinnedRootTriple, rootIdentityOf, rootIdentityPattern } from "../protocol/root.ts"
+import { type Root, rootIdentityOf, rootIdentityPattern } from "../protocol/root.ts"
 import { badArgumentFailure, type Failure, refuse, sysError } from "./failure.ts"
 
 const NAME_MAX = 255
@@ -26,8 +26,8 @@ const PATH_MAX = process.platform === "darwin" ? 1024 : 4096
  */
 export type CheckThenUseWindow = () => Promise<void>
 
-/** The root triple of a request, and the test seam's window when one was installed. @internal */
-export interface Root extends PinnedRootTriple {
+/** A {@link Root} as a request named it, with the test seam's window when one was installed. @internal */
+export interface RootWithWindow extends Root {
   readonly checkThenUseWindow?: CheckThenUseWindow | undefined
 }
 
@@ -37,7 +37,7 @@ export interface Root extends PinnedRootTriple {
  *
  * @internal
  */
-export const gap = async (root: Root): Promise<void> => {
+export const gap = async (root: RootWithWindow): Promise<void> => {
   if (root.checkThenUseWindow !== undefined) await root.checkThenUseWindow()
 }
 
@@ -64,7 +64,7 @@ export const rootOf = (
     readonly rootIdentity?: unknown
   },
   checkThenUseWindow?: CheckThenUseWindow
-): Root => {
+): RootWithWindow => {
   const boundaryRoot = trimSlashes(absoluteString(request.boundaryRoot, "boundaryRoot"))
   const logicalRoot = request.logicalRoot === undefined ? boundaryRoot : trimSlashes(absoluteString(request.logicalRoot, "logicalRoot"))
   if (typeof request.rootIdentity !== "string" || !rootIdentityPattern.test(request.rootIdentity)) {
@@ -80,7 +80,7 @@ export const rootOf = (
  *
  * @internal
  */
-export const verifyRoot = async (root: Root): Promise<void> => {
+export const verifyRoot = async (root: RootWithWindow): Promise<void> => {
   const changed = (now: string) =>
     refuse("identity", "EBUSY", "stat", root.boundaryRoot, `workspace_identity_changed: the root path ${now}`)
   const st = await fsp.stat(root.boundaryRoot, { bigint: true }).catch((e: NodeJS.ErrnoException) => {
@@ -97,7 +97,7 @@ export const verifyRoot = async (root: Root): Promise<void> => {
 export interface Lexed {
   /** The path as the request spelled it, for error reports. */
   readonly shown: string
-  /** Root-relative steps, `..` kept: it is resolved physically by the walk. */
+  /** RootWithWindow-relative steps, `..` kept: it is resolved physically by the walk. */
   readonly steps: ReadonlyArray<string>
   /** The request ended in `/` (or `/.`, or `..`): the object must be a directory. */
   readonly mustBeDir: boolean
@@ -109,7 +109,7 @@ export interface Lexed {
  *
  * @internal
  */
-export const below = (root: Root, value: string): string | undefined => {
+export const below = (root: RootWithWindow, value: string): string | undefined => {
   for (const base of [root.logicalRoot, root.boundaryRoot]) {
     if (value === base) return ""
     const prefix = base === "/" ? "/" : `${base}/`
@@ -119,7 +119,7 @@ export const below = (root: Root, value: string): string | undefined => {
 }
 
 /** Maps and lexes a request path; the same refusals, in the same order, as the native lexer. @internal */
-export const lex = (root: Root, value: unknown, what = "path"): Lexed => {
+export const lex = (root: RootWithWindow, value: unknown, what = "path"): Lexed => {
   const shown = absoluteString(value, what)
   const rest = below(root, shown)
   if (rest === undefined) {
@@ -185,7 +185,7 @@ const linkMet = (lexed: Lexed, name: string): Failure =>
  *
  * @internal
  */
-export const walk = async (root: Root, lexed: Lexed, leafIsUse = false): Promise<Walked> => {
+export const walk = async (root: RootWithWindow, lexed: Lexed, leafIsUse = false): Promise<Walked> => {
   const parts: Array<string> = []
   const here = () => (parts.length === 0 ? root.boundaryRoot : nodePath.join(root.boundaryRoot, ...parts))
   const { steps } = lexed

@@ -15,7 +15,7 @@
 import { Effect, FileSystem, Glob, type PlatformError } from "effect"
 import * as fsp from "node:fs/promises"
 import { anchorExcludes } from "../protocol/excludes.ts"
-import { below, found, gap, lex, noLink, type Root, walk } from "./confine.ts"
+import { below, found, gap, lex, noLink, type RootWithWindow, walk } from "./confine.ts"
 import { badArgumentFailure, refuse, sysError, toFailure, toPlatformError } from "./failure.ts"
 import { fromNodeStats as fileInfo } from "../protocol/fileInfo.ts"
 
@@ -40,7 +40,7 @@ const direntType = (d: import("node:fs").Dirent): FileSystem.File.Type =>
                 : "Unknown"
 
 /** Effect's glob over a file system whose every lookup is checked and never follows a link. */
-const confinedGlob = (root: Root): FileSystem.FileSystem["glob"] => {
+const confinedGlob = (root: RootWithWindow): FileSystem.FileSystem["glob"] => {
   const stat = (path: string) =>
     checked(path, async () => {
       const lexed = lex(root, path)
@@ -93,7 +93,7 @@ const ancestors = (path: string): Array<string> => {
   return out
 }
 
-const prepare = (root: Root, request: Record<string, unknown>) => {
+const prepare = (root: RootWithWindow, request: Record<string, unknown>) => {
   const pattern = absolute(request.pattern, "pattern")
   // An absolute pattern decides alone, as in Effect's glob: `root` only has to be a string.
   if (typeof request.root !== "string" || request.root.includes("\0")) {
@@ -122,7 +122,7 @@ const prepare = (root: Root, request: Record<string, unknown>) => {
 }
 
 /** @internal */
-export const glob = (root: Root, request: Record<string, unknown>): Effect.Effect<Array<string>, PlatformError.PlatformError> =>
+export const glob = (root: RootWithWindow, request: Record<string, unknown>): Effect.Effect<Array<string>, PlatformError.PlatformError> =>
   Effect.try({
     try: () => prepare(root, request),
     catch: (u) => toPlatformError(toFailure(u, String(request.pattern)), "glob")

@@ -9,7 +9,7 @@ import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
 import { TextDecoder } from "node:util"
 import type { Resolution } from "../protocol/wire.ts"
-import { found, gap, type Lexed, lex, noHardLink, noLink, regularOrDirectory, type Root, walk, type Walked } from "./confine.ts"
+import { found, gap, type Lexed, lex, noHardLink, noLink, regularOrDirectory, type RootWithWindow, walk, type Walked } from "./confine.ts"
 import { badArgumentFailure, refuse, sysError } from "./failure.ts"
 import { fromNodeStats as fileInfo } from "../protocol/fileInfo.ts"
 import { replace } from "./replace.ts"
@@ -96,7 +96,7 @@ const openFlags = new Set(["r", "r+", "w", "wx", "w+", "wx+", "a", "ax", "a+", "
  * checked that no component is a link for it to follow. Linux `realpath(3)` never changes case, so
  * the requested spelling is the on-disk one as far as a path-based program can tell.
  */
-const spelled = async (root: Root, parts: ReadonlyArray<string>, existing = parts.length): Promise<string> => {
+const spelled = async (root: RootWithWindow, parts: ReadonlyArray<string>, existing = parts.length): Promise<string> => {
   const joined = nodePath.join(root.boundaryRoot, ...parts)
   if (process.platform !== "darwin" || existing === 0) return joined
   const head = await fsp.realpath(nodePath.join(root.boundaryRoot, ...parts.slice(0, existing)))
@@ -106,13 +106,18 @@ const spelled = async (root: Root, parts: ReadonlyArray<string>, existing = part
   return nodePath.join(root.boundaryRoot, rel, ...parts.slice(existing))
 }
 
-const located = async (root: Root, request: Fields, key = "path", leafIsUse = false): Promise<{ lexed: Lexed; walked: Walked }> => {
+const located = async (
+  root: RootWithWindow,
+  request: Fields,
+  key = "path",
+  leafIsUse = false
+): Promise<{ lexed: Lexed; walked: Walked }> => {
   const lexed = lex(root, request[key], key)
   return { lexed, walked: await walk(root, lexed, leafIsUse) }
 }
 
 /** Reads a file's bytes after the checks every read makes; shared by the readFile family. */
-const readBytes = async (root: Root, request: Fields, budget: Budget | undefined): Promise<Uint8Array> => {
+const readBytes = async (root: RootWithWindow, request: Fields, budget: Budget | undefined): Promise<Uint8Array> => {
   const { lexed, walked } = await located(root, request)
   const w = found(lexed, walked)
   noLink(lexed, w)
@@ -148,7 +153,7 @@ export interface Writes {
 
 const wholeFileFlags = new Set(["w", "w+", "wx", "wx+"])
 
-const write = async (root: Root, request: Fields, data: Uint8Array, writes: Writes): Promise<void> => {
+const write = async (root: RootWithWindow, request: Fields, data: Uint8Array, writes: Writes): Promise<void> => {
   const { contentLimit } = writes
   if (data.byteLength > contentLimit) {
     throw badArgumentFailure(`writeFile payload of ${data.byteLength} bytes exceeds the ${contentLimit} byte limit`)
@@ -182,7 +187,7 @@ const write = async (root: Root, request: Fields, data: Uint8Array, writes: Writ
   }
 }
 
-const makeDirectory = async (root: Root, request: Fields): Promise<void> => {
+const makeDirectory = async (root: RootWithWindow, request: Fields): Promise<void> => {
   const options = optionsOf(request)
   const recursive = flagOf(options.recursive)
   const mode = modeOf(options.mode, 0o777)
@@ -209,7 +214,7 @@ const makeDirectory = async (root: Root, request: Fields): Promise<void> => {
   }
 }
 
-const remove = async (root: Root, request: Fields): Promise<void> => {
+const remove = async (root: RootWithWindow, request: Fields): Promise<void> => {
   const options = optionsOf(request)
   const recursive = flagOf(options.recursive)
   const force = flagOf(options.force)
@@ -231,7 +236,7 @@ const remove = async (root: Root, request: Fields): Promise<void> => {
   await fsp.unlink(walked.path)
 }
 
-const rename = async (root: Root, request: Fields): Promise<void> => {
+const rename = async (root: RootWithWindow, request: Fields): Promise<void> => {
   const from = await located(root, request, "from")
   const to = await located(root, request, "to")
   if (from.walked.parts.length === 0 || to.walked.parts.length === 0) {
@@ -246,7 +251,7 @@ const rename = async (root: Root, request: Fields): Promise<void> => {
 }
 
 /** The checks before a metadata change: no link, no hard link. */
-const settable = async (root: Root, request: Fields, syscall: string): Promise<string> => {
+const settable = async (root: RootWithWindow, request: Fields, syscall: string): Promise<string> => {
   const { lexed, walked } = await located(root, request)
   const w = found(lexed, walked)
   noLink(lexed, w)
@@ -260,7 +265,7 @@ const settable = async (root: Root, request: Fields, syscall: string): Promise<s
  * (its path and text), or the whole request (existing names in on-disk spelling, a missing name and
  * what follows as requested). In boundary spelling, as the kernel maps its answers.
  */
-const resolve = async (root: Root, request: Fields): Promise<Resolution> => {
+const resolve = async (root: RootWithWindow, request: Fields): Promise<Resolution> => {
   const lexed = lex(root, request.path)
   const parts: Array<string> = []
   const { steps } = lexed
@@ -301,7 +306,7 @@ const resolve = async (root: Root, request: Fields): Promise<Resolution> => {
 
 /** The operations every executor call and batch member dispatches to. @internal */
 export const operations = {
-  exists: async (root: Root, request: Fields): Promise<boolean> => {
+  exists: async (root: RootWithWindow, request: Fields): Promise<boolean> => {
     const lexed = lex(root, request.path)
     const walked = await walk(root, lexed, true)
     if (walked.kind === "found") return true
@@ -309,19 +314,19 @@ export const operations = {
     if (walked.code === "ENOENT") return false
     throw sysError(walked.code, "lstat", lexed.shown)
   },
-  stat: async (root: Root, request: Fields) => {
+  stat: async (root: RootWithWindow, request: Fields) => {
     const { lexed, walked } = await located(root, request, "path", true)
     const w = found(lexed, walked)
     noHardLink(lexed, w.stat, "stat")
     return fileInfo(w.stat)
   },
-  readFile: (root: Root, request: Fields, budget?: Budget) => readBytes(root, request, budget),
-  readFileString: async (root: Root, request: Fields, budget?: Budget): Promise<string> => {
+  readFile: (root: RootWithWindow, request: Fields, budget?: Budget) => readBytes(root, request, budget),
+  readFileString: async (root: RootWithWindow, request: Fields, budget?: Budget): Promise<string> => {
     // The encoding is part of the request's shape: checked before any system call.
     const decoder = decoderFor(request.encoding)
     return decoder.decode(await readBytes(root, request, budget))
   },
-  readDirectory: async (root: Root, request: Fields): Promise<Array<string>> => {
+  readDirectory: async (root: RootWithWindow, request: Fields): Promise<Array<string>> => {
     const recursive = flagOf(optionsOf(request).recursive)
     const { lexed, walked } = await located(root, request)
     const w = found(lexed, walked)
@@ -330,13 +335,13 @@ export const operations = {
     await gap(root)
     return recursive ? listRecursive(w.path, lexed.shown) : fsp.readdir(w.path)
   },
-  readLink: async (root: Root, request: Fields): Promise<string> => {
+  readLink: async (root: RootWithWindow, request: Fields): Promise<string> => {
     const { lexed, walked } = await located(root, request)
     const w = found(lexed, walked)
     await gap(root)
     return fsp.readlink(w.path)
   },
-  realPath: async (root: Root, request: Fields): Promise<string> => {
+  realPath: async (root: RootWithWindow, request: Fields): Promise<string> => {
     const { lexed, walked } = await located(root, request)
     const w = found(lexed, walked)
     noLink(lexed, w)
@@ -346,18 +351,18 @@ export const operations = {
   makeDirectory,
   remove,
   rename,
-  chmod: async (root: Root, request: Fields): Promise<void> => {
+  chmod: async (root: RootWithWindow, request: Fields): Promise<void> => {
     const mode = modeOf(optionsOf(request).mode, undefined)
     if (mode === undefined) throw badArgumentFailure("chmod needs options.mode")
     await fsp.chmod(await settable(root, request, "chmod"), mode)
   },
-  chown: async (root: Root, request: Fields): Promise<void> => {
+  chown: async (root: RootWithWindow, request: Fields): Promise<void> => {
     const options = optionsOf(request)
     const uid = idOf(options.uid, "uid")
     const gid = idOf(options.gid, "gid")
     await fsp.chown(await settable(root, request, "chown"), uid, gid)
   },
-  writeFile: async (root: Root, request: Fields, _budget: Budget | undefined, writes: Writes): Promise<void> => {
+  writeFile: async (root: RootWithWindow, request: Fields, _budget: Budget | undefined, writes: Writes): Promise<void> => {
     const { contentLimit } = writes
     const data = request.data
     if (typeof data !== "string" || data.length % 4 !== 0) {
@@ -372,7 +377,7 @@ export const operations = {
     if (!base64.test(data)) throw badArgumentFailure("writeFile data must be padded base64 (RFC 4648, no line breaks)")
     await write(root, request, Buffer.from(data, "base64"), writes)
   },
-  writeFileString: async (root: Root, request: Fields, _budget: Budget | undefined, writes: Writes) => {
+  writeFileString: async (root: RootWithWindow, request: Fields, _budget: Budget | undefined, writes: Writes) => {
     if (typeof request.data !== "string") throw badArgumentFailure("writeFileString data must be a string")
     await write(root, request, new TextEncoder().encode(request.data), writes)
   }

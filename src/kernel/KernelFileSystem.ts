@@ -27,7 +27,7 @@ import { canonicalResource as canonical } from "./internal/canonical.ts"
 import { makeConfinedView } from "./internal/confinedView.ts"
 import { makeGuarded } from "./internal/guarded.ts"
 import { withIsolatedFileSystem as attest } from "./internal/isolated.ts"
-import type { KernelRoot } from "./internal/paths.ts"
+import type { Root } from "../protocol/root.ts"
 import { identifyRoot } from "./internal/pinning.ts"
 import { description, refusing, unconfined } from "./internal/refusing.ts"
 import { Workspace } from "./Workspace.ts"
@@ -197,7 +197,7 @@ export const make: Effect.Effect<
     atomic.isolated !== undefined && atomic.batchLimits === undefined
       ? Option.none<string>()
       : yield* identifyRoot(atomic, host, boundaryRoot)
-  const root: KernelRoot = { boundaryRoot, logicalRoot, rootIdentity: Option.getOrUndefined(rootIdentity) }
+  const root: Root<string | undefined> = { boundaryRoot, logicalRoot, rootIdentity: Option.getOrUndefined(rootIdentity) }
   const auth = makeAuthorizer({ path, root, atomic, grants, host })
   const guarded = Object.assign(makeGuarded({ auth, systemTemp }), { [ConfinedFileSystemTypeId]: logicalRoot })
   if (atomic.batchLimits === undefined) return guarded

@@ -27,7 +27,7 @@ import { bothPhasesOf } from "./authorize/bothPhases.ts"
 import { phaseOneOf } from "./authorize/phaseOne.ts"
 import { phaseTwoOf } from "./authorize/phaseTwo.ts"
 import { deny, methodOf, storeQuestions } from "./authorize/store.ts"
-import type { KernelRoot } from "./paths.ts"
+import type { Root } from "../../protocol/root.ts"
 
 /** One path an operation needs authorized. @internal */
 export interface Need {
@@ -49,7 +49,7 @@ export interface Granted {
 
 /** The authorization toolkit one guarded file system is built from. @internal */
 export interface Authorizer {
-  readonly root: KernelRoot
+  readonly root: Root<string | undefined>
   readonly path: Path.Path
   readonly atomic: AtomicFileSystem
   /** Absolute and normalized, read against `base` (the workspace root by default). */
@@ -99,7 +99,7 @@ export interface PhaseOneRefusal {
 /** @internal */
 export const makeAuthorizer = (options: {
   readonly path: Path.Path
-  readonly root: KernelRoot
+  readonly root: Root<string | undefined>
   readonly atomic: AtomicFileSystem
   readonly grants: GrantStore["Service"]
   /** The host `FileSystem`: asked for `realPath` when the executor does not resolve without following. */

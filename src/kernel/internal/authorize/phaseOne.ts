@@ -12,14 +12,15 @@ import type { AtomicRequest, AtomicResult } from "../../../protocol/wire.ts"
 import type { Action } from "../../Permission.ts"
 import type { Need, PhaseOneRefusal } from "../authorize.ts"
 import { canonicalResource, hardLinked, hardLinkGuard } from "../canonical.ts"
-import { globPrefix, isInside, type KernelRoot, logicalOf } from "../paths.ts"
+import type { Root } from "../../../protocol/root.ts"
+import { globPrefix, isInside, logicalOf } from "../paths.ts"
 import { type Refusal, resourceOf } from "../resolve.ts"
 import { deny } from "./store.ts"
 
 /** What phase 1 is built from. @internal */
 export interface PhaseOneContext {
   readonly path: Path.Path
-  readonly root: KernelRoot
+  readonly root: Root<string | undefined>
   readonly host: FileSystem.FileSystem
   readonly noFollow: boolean
   readonly run: <R extends AtomicRequest>(request: R) => Effect.Effect<AtomicResult<R>, PlatformError.PlatformError>

@@ -11,12 +11,13 @@
 import { Effect, type Path, type PlatformError } from "effect"
 import type { Action } from "../../Permission.ts"
 import type { Granted, Need, PhaseOneRefusal } from "../authorize.ts"
-import { isInside, type KernelRoot } from "../paths.ts"
+import type { Root } from "../../../protocol/root.ts"
+import { isInside } from "../paths.ts"
 
 /** What phase 2 is built from. @internal */
 export interface PhaseTwoContext {
   readonly path: Path.Path
-  readonly root: KernelRoot
+  readonly root: Root<string | undefined>
   readonly lexicalOf: (need: Need) => string
   readonly check: (action: Action, resource: string) => Effect.Effect<void, PlatformError.PlatformError>
 }
