@@ -174,6 +174,25 @@ const linkMet = (lexed: Lexed, name: string): Failure =>
   refuse("symlink", "ELOOP", "lstat", lexed.shown, `path component '${name}' is a symbolic link`)
 
 /**
+ * The positions of `steps` that name a component, in order, with `parts` kept as the components
+ * that reach the one yielded: a `..` drops the last part and yields nothing, any other step is
+ * pushed before its position is yielded. The one descent both the walk and `resolve` take.
+ *
+ * @internal
+ */
+export function* descend(steps: ReadonlyArray<string>, parts: Array<string>): Generator<number, void, undefined> {
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i]!
+    if (step === "..") {
+      parts.pop()
+      continue
+    }
+    parts.push(step)
+    yield i
+  }
+}
+
+/**
  * `lstat`s every component from the root. A link on the way (or last, under a trailing `/`) is
  * refused; a `..` pops back to the directory the walk came from, which it has just checked is a real
  * directory. A missing component ends the walk as `missing`, so each operation decides what that
@@ -189,13 +208,8 @@ export const walk = async (root: RootWithWindow, lexed: Lexed, leafIsUse = false
   const parts: Array<string> = []
   const here = () => (parts.length === 0 ? root.boundaryRoot : nodePath.join(root.boundaryRoot, ...parts))
   const { steps } = lexed
-  for (let i = 0; i < steps.length; i++) {
+  for (const i of descend(steps, parts)) {
     const step = steps[i]!
-    if (step === "..") {
-      parts.pop()
-      continue
-    }
-    parts.push(step)
     const last = i === steps.length - 1
     if (last && leafIsUse) await gap(root)
     const st = await lstatOrMissing(here())

@@ -9,7 +9,19 @@ import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
 import { TextDecoder } from "node:util"
 import type { Resolution } from "../protocol/wire.ts"
-import { found, gap, type Lexed, lex, noHardLink, noLink, regularOrDirectory, type RootWithWindow, walk, type Walked } from "./confine.ts"
+import {
+  descend,
+  found,
+  gap,
+  type Lexed,
+  lex,
+  noHardLink,
+  noLink,
+  regularOrDirectory,
+  type RootWithWindow,
+  walk,
+  type Walked
+} from "./confine.ts"
 import { badArgumentFailure, refuse, sysError } from "./failure.ts"
 import { fromNodeStats as fileInfo } from "../protocol/fileInfo.ts"
 import { replace } from "./replace.ts"
@@ -269,13 +281,8 @@ const resolve = async (root: RootWithWindow, request: Fields): Promise<Resolutio
   const lexed = lex(root, request.path)
   const parts: Array<string> = []
   const { steps } = lexed
-  for (let i = 0; i < steps.length; i++) {
+  for (const i of descend(steps, parts)) {
     const step = steps[i]!
-    if (step === "..") {
-      parts.pop()
-      continue
-    }
-    parts.push(step)
     const p = nodePath.join(root.boundaryRoot, ...parts)
     const st = await fsp.lstat(p).catch((e: NodeJS.ErrnoException) => {
       if (e.code === "ENOENT") return undefined
