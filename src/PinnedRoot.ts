@@ -10,7 +10,7 @@
  */
 import { isAbsolute, resolve } from "node:path"
 import { TextDecoder } from "node:util"
-import { badArgument, fromNative, PinnedFsError } from "./internal/errors.ts"
+import { badArgumentPinnedFsError, fromNative, PinnedFsError } from "./internal/errors.ts"
 import { native, type NativeRequest, type NativeRootHandle } from "./internal/native.ts"
 import { decodeText } from "./internal/text.ts"
 
@@ -174,14 +174,14 @@ const wholeFileFlags: ReadonlySet<string> = new Set(["w", "w+", "wx", "wx+"])
 
 const booleanOption = (value: unknown, name: string): boolean | undefined => {
   if (value === undefined || typeof value === "boolean") return value
-  throw badArgument(`${name} must be a boolean`)
+  throw badArgumentPinnedFsError(`${name} must be a boolean`)
 }
 
 /** @internal */
 export const relativePath = (value: unknown, what = "path"): string => {
-  if (typeof value !== "string") throw badArgument(`${what} must be a string, got ${typeOf(value)}`)
+  if (typeof value !== "string") throw badArgumentPinnedFsError(`${what} must be a string, got ${typeOf(value)}`)
   if (value.startsWith("/")) {
-    throw badArgument(`${what} must be relative to the root; '${value.slice(0, 200)}' is absolute`, value)
+    throw badArgumentPinnedFsError(`${what} must be relative to the root; '${value.slice(0, 200)}' is absolute`, value)
   }
   return value
 }
@@ -192,14 +192,14 @@ const typeOf = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ?
 export const checkMode = (mode: unknown, what = "mode"): number | undefined => {
   if (mode === undefined) return undefined
   if (typeof mode !== "number" || !Number.isInteger(mode) || mode < 0 || mode > 0o7777) {
-    throw badArgument(`${what} must be an integer permission mode between 0 and 0o7777`)
+    throw badArgumentPinnedFsError(`${what} must be an integer permission mode between 0 and 0o7777`)
   }
   return mode
 }
 
 const readLimitOf = (u: unknown, what: string): number => {
   if (typeof u !== "number" || !Number.isInteger(u) || u < 1 || u > maxReadLimit) {
-    throw badArgument(`${what} must be an integer from 1 to ${maxReadLimit}, got ${String(u)}`)
+    throw badArgumentPinnedFsError(`${what} must be an integer from 1 to ${maxReadLimit}, got ${String(u)}`)
   }
   return u
 }
@@ -214,11 +214,11 @@ const defaultReadLimit = 512 * 1024 * 1024
 const maxReadLimit = 2 ** 31 - 1
 
 const decoder = (encoding: unknown): TextDecoder => {
-  if (encoding !== undefined && typeof encoding !== "string") throw badArgument("encoding must be a string")
+  if (encoding !== undefined && typeof encoding !== "string") throw badArgumentPinnedFsError("encoding must be a string")
   try {
     return new TextDecoder(encoding ?? "utf-8")
   } catch {
-    throw badArgument(`unknown encoding '${String(encoding)}'`)
+    throw badArgumentPinnedFsError(`unknown encoding '${String(encoding)}'`)
   }
 }
 
@@ -306,10 +306,10 @@ export class PinnedRoot {
    * ```
    */
   static async open(dir: string, options?: OpenOptions): Promise<PinnedRoot> {
-    if (typeof dir !== "string" || dir === "") throw badArgument("root directory must be a non-empty string")
+    if (typeof dir !== "string" || dir === "") throw badArgumentPinnedFsError("root directory must be a non-empty string")
     const strategy = options?.strategy ?? "auto"
     if (strategy !== "auto" && strategy !== "openat2" && strategy !== "walk") {
-      throw badArgument(`strategy must be 'auto', 'openat2' or 'walk', got '${String(strategy)}'`)
+      throw badArgumentPinnedFsError(`strategy must be 'auto', 'openat2' or 'walk', got '${String(strategy)}'`)
     }
     const readLimit = options?.readLimit === undefined ? defaultReadLimit : readLimitOf(options.readLimit, "readLimit")
     try {
@@ -378,7 +378,7 @@ export class PinnedRoot {
 
   private limitOf(options: ReadOptions | undefined): number {
     if (options !== undefined && (typeof options !== "object" || options === null)) {
-      throw badArgument("read options must be an object")
+      throw badArgumentPinnedFsError("read options must be an object")
     }
     return options?.limit === undefined ? this.readLimit : readLimitOf(options.limit, "read limit")
   }
@@ -469,10 +469,10 @@ export class PinnedRoot {
       | undefined,
     unnamed: boolean
   ): Promise<Array<string>> {
-    if (typeof pattern !== "string") throw badArgument("glob pattern must be a string")
+    if (typeof pattern !== "string") throw badArgumentPinnedFsError("glob pattern must be a string")
     const exclude = options?.exclude ?? []
     if (!Array.isArray(exclude) || exclude.some((e) => typeof e !== "string")) {
-      throw badArgument("glob exclude must be an array of strings")
+      throw badArgumentPinnedFsError("glob exclude must be an array of strings")
     }
     return this.run(
       {
@@ -542,7 +542,7 @@ export class PinnedRoot {
   /** Sets the permission bits (`0` to `0o7777`) of what `path` names; a link is refused, never followed. */
   async chmod(path: string, mode: number): Promise<void> {
     const m = checkMode(mode)
-    if (m === undefined) throw badArgument("chmod needs a mode")
+    if (m === undefined) throw badArgumentPinnedFsError("chmod needs a mode")
     return this.run({ op: ops.chmod, path: relativePath(path), mode: m }, path)
   }
 
@@ -553,7 +553,7 @@ export class PinnedRoot {
       ["gid", gid]
     ] as const) {
       if (typeof id !== "number" || !Number.isInteger(id) || id < -1 || id > 0xfffffffe) {
-        throw badArgument(`${name} must be an integer between -1 and 4294967294`)
+        throw badArgumentPinnedFsError(`${name} must be an integer between -1 and 4294967294`)
       }
     }
     return this.run({ op: ops.chown, path: relativePath(path), uid, gid }, path)
@@ -572,13 +572,13 @@ export class PinnedRoot {
    * ```
    */
   async writeFile(path: string, data: Uint8Array, options?: WriteOptions): Promise<void> {
-    if (!(data instanceof Uint8Array)) throw badArgument("data must be a Uint8Array")
+    if (!(data instanceof Uint8Array)) throw badArgumentPinnedFsError("data must be a Uint8Array")
     return this.write(path, data, options)
   }
 
   /** {@link PinnedRoot.writeFile} for text, encoded as UTF-8. */
   async writeFileString(path: string, data: string, options?: WriteOptions): Promise<void> {
-    if (typeof data !== "string") throw badArgument("data must be a string")
+    if (typeof data !== "string") throw badArgumentPinnedFsError("data must be a string")
     return this.write(path, data, options)
   }
 
@@ -586,13 +586,13 @@ export class PinnedRoot {
     const flagName = options?.flag ?? "w"
     const flag = native.flags[flagName as OpenFlag]
     if (typeof flag !== "number" || !Object.hasOwn(native.flags, flagName)) {
-      throw badArgument(`unknown open flag '${String(flagName)}'`)
+      throw badArgumentPinnedFsError(`unknown open flag '${String(flagName)}'`)
     }
     const mode = checkMode(options?.mode)
     const atomic = booleanOption(options?.atomic, "atomic")
     const durable = booleanOption(options?.durable, "durable") === true
     if (atomic === true && !wholeFileFlags.has(flagName)) {
-      throw badArgument(`atomic writes replace the whole file: use a 'w' flag (w, w+, wx, wx+), not '${flagName}'`)
+      throw badArgumentPinnedFsError(`atomic writes replace the whole file: use a 'w' flag (w, w+, wx, wx+), not '${flagName}'`)
     }
     return this.run(
       {
@@ -611,9 +611,9 @@ export class PinnedRoot {
 
   /** Runs a planned directory creation in one trip; see {@link MkdirsResult}. */
   async mkdirs(plan: ReadonlyArray<PlannedDirectory>): Promise<MkdirsResult> {
-    if (!Array.isArray(plan)) throw badArgument("mkdirs plan must be an array")
+    if (!Array.isArray(plan)) throw badArgumentPinnedFsError("mkdirs plan must be an array")
     const request = plan.map((d) => {
-      if (typeof d !== "object" || d === null) throw badArgument("mkdirs plan member must be an object")
+      if (typeof d !== "object" || d === null) throw badArgumentPinnedFsError("mkdirs plan member must be an object")
       const mode = checkMode(d.mode)
       return { path: relativePath(d.path), ...(mode === undefined ? {} : { mode }) }
     })
@@ -623,10 +623,10 @@ export class PinnedRoot {
 
   /** Removes owned directories, child before parent, each only while it keeps its identity. */
   async rmdirs(owned: ReadonlyArray<OwnedDirectory>): Promise<RmdirsResult> {
-    if (!Array.isArray(owned)) throw badArgument("rmdirs members must be an array")
+    if (!Array.isArray(owned)) throw badArgumentPinnedFsError("rmdirs members must be an array")
     const request = owned.map((d) => {
-      if (typeof d !== "object" || d === null) throw badArgument("rmdirs member must be an object")
-      if (typeof d.identity !== "string") throw badArgument('rmdirs member identity must be a "dev:ino" string')
+      if (typeof d !== "object" || d === null) throw badArgumentPinnedFsError("rmdirs member must be an object")
+      if (typeof d.identity !== "string") throw badArgumentPinnedFsError('rmdirs member identity must be a "dev:ino" string')
       return { path: relativePath(d.path), identity: d.identity, optional: d.optional === true }
     })
     const out = await this.run<{
@@ -647,10 +647,10 @@ export class PinnedRoot {
     requests: ReadonlyArray<BatchRequest>,
     limits: { readonly size?: number; readonly response?: number } = {}
   ): Promise<Array<BatchResult>> {
-    if (!Array.isArray(requests)) throw badArgument("batch requests must be an array")
+    if (!Array.isArray(requests)) throw badArgumentPinnedFsError("batch requests must be an array")
     const size = limits.size ?? 256
     const response = limits.response ?? 64 * 1024 * 1024
-    if (requests.length > size) throw badArgument(`batch of ${requests.length} members exceeds the limit of ${size}`)
+    if (requests.length > size) throw badArgumentPinnedFsError(`batch of ${requests.length} members exceeds the limit of ${size}`)
     // Compact wire form: one op byte, one path and one recursive byte per member (see
     // NativeRootHandle.readMany); a member refused here travels as op `native.refusedMember` and is not run.
     const n = requests.length
@@ -668,7 +668,7 @@ export class PinnedRoot {
         if (r.operation === "readFileString") (decoders ??= [])[i] = decoder(r.encoding)
         else if (r.operation === "readDirectory" && r.recursive === true) recursive[i] = 1
       } catch (e) {
-        ;(early ??= [])[i] = e instanceof PinnedFsError ? e : badArgument(String(e))
+        ;(early ??= [])[i] = e instanceof PinnedFsError ? e : badArgumentPinnedFsError(String(e))
         opCodes[i] = native.refusedMember
         paths[i] = ""
       }
@@ -705,7 +705,7 @@ export class PinnedRoot {
 }
 
 const batchOp = (r: unknown): number => {
-  if (typeof r !== "object" || r === null) throw badArgument("batch member must be an object")
+  if (typeof r !== "object" || r === null) throw badArgumentPinnedFsError("batch member must be an object")
   const op = (r as { operation?: unknown }).operation
   switch (op) {
     case "exists":
@@ -719,6 +719,6 @@ const batchOp = (r: unknown): number => {
     case "readFileString":
       return ops.readFile
     default:
-      throw badArgument(`batch member operation '${String(op)}' is not a read`)
+      throw badArgumentPinnedFsError(`batch member operation '${String(op)}' is not a read`)
   }
 }

@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { badArgument } from "./internal/errors.ts"
+import { badArgumentPinnedFsError } from "./internal/errors.ts"
 import { native } from "./internal/native.ts"
 
 /**
@@ -50,7 +50,7 @@ export interface ContentBudget {
  */
 export const contentBudget = (bytes?: number): ContentBudget => {
   if (bytes !== undefined && !(Number.isSafeInteger(bytes) && bytes >= 0)) {
-    throw badArgument(`content budget must be a non-negative safe integer, got ${String(bytes)}`)
+    throw badArgumentPinnedFsError(`content budget must be a non-negative safe integer, got ${String(bytes)}`)
   }
   const [budget, inFlight] = native.contentBudget(bytes)
   return { budget, inFlight }

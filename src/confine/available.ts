@@ -9,6 +9,7 @@
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { bwrapArguments } from "./bwrap.ts"
 import { ConfinementError } from "./errors.ts"
 
 // Where `bwrap` was found on PATH, once per process: its location is not an observation a launch
@@ -108,24 +109,10 @@ export const sandboxAvailable = async (options: { readonly bwrap?: string | unde
       return { available: false, reason: (e as Error).message }
     }
     const shell = fs.existsSync("/bin/sh") ? ["/bin/sh", "-c", "exit 0"] : [process.execPath, "-e", ""]
-    const failed = await runs(bwrap, [
-      "--die-with-parent",
-      "--new-session",
-      "--unshare-pid",
-      "--unshare-ipc",
-      "--unshare-net",
-      "--cap-drop",
-      "ALL",
-      "--ro-bind",
-      "/",
-      "/",
-      "--dev",
-      "/dev",
-      "--proc",
-      "/proc",
-      "--",
-      ...shell
-    ])
+    // The same fixed hardening every launch starts with, over no layers: what the probe proves is
+    // what a launch needs, and the two cannot drift apart.
+    const hardening = bwrapArguments({ mode: "confined", network: "none", layers: [], remountReadOnly: [], cwd: "/" })
+    const failed = await runs(bwrap, [...hardening.filter((a) => typeof a === "string"), "--", ...shell])
     if (failed === null) return { available: true, sandbox: "bubblewrap", executable: bwrap }
     const namespaces = process.geteuid?.() !== 0 || /namespace|uid map|userns/i.test(failed)
     return {

@@ -33,7 +33,7 @@
  */
 import { TextDecoder } from "node:util"
 import type { PinnedRoot } from "../PinnedRoot.ts"
-import { badArgument, permissionDenied, PinnedFsError } from "../internal/errors.ts"
+import { badArgumentPinnedFsError, permissionDenied, PinnedFsError } from "../internal/errors.ts"
 import { type CreatedDirectory, ensureDirectories, withParents } from "./directories.ts"
 import { globList, type GlobList } from "./globs.ts"
 import { ancestors, workspacePath } from "./paths.ts"
@@ -198,7 +198,7 @@ export class DevFileAccess {
   /** Replaces a file in the allowlist atomically, or creates one a `mayCreate` glob allows. */
   write(path: string, content: string): Promise<void> {
     return this.#guard("write", path, async (p) => {
-      if (typeof content !== "string") throw badArgument("write content must be a string", p, "write")
+      if (typeof content !== "string") throw badArgumentPinnedFsError("write content must be a string", p, "write")
       this.#mutable("write", p)
       const creating = !this.#isMember(p)
       if (creating) this.#creatable(p)
@@ -394,7 +394,7 @@ export class DevFileAccess {
       }
       return await body(p)
     } catch (e) {
-      const error = e instanceof PinnedFsError ? e : badArgument(e instanceof Error ? e.message : String(e), p, method)
+      const error = e instanceof PinnedFsError ? e : badArgumentPinnedFsError(e instanceof Error ? e.message : String(e), p, method)
       if (this.#closed) this.#onLateCall?.(method, p, error)
       else if (error.reason === "PermissionDenied" || error.refusal === "badargument") {
         this.#journal.refusals.push({ method, path: p, error })

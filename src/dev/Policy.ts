@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { badArgument, permissionDenied, type PinnedFsError } from "../internal/errors.ts"
+import { badArgumentPinnedFsError, permissionDenied, type PinnedFsError } from "../internal/errors.ts"
 import { globList } from "./globs.ts"
 import { fixedMandatorySet, type MandatorySet } from "./mandatory.ts"
 import { escaped } from "./quote.ts"
@@ -63,7 +63,7 @@ export const isMandatoryDenied = (path: string): boolean => fixedMandatorySet.de
  * @category constructors
  */
 export const fromRules = (rules: PolicyRules): Policy => {
-  if (typeof rules !== "object" || rules === null) throw badArgument("policy rules must be an object")
+  if (typeof rules !== "object" || rules === null) throw badArgumentPinnedFsError("policy rules must be an object")
   const read = globList(rules.read, "policy read")
   const write = globList(rules.write, "policy write")
   const deny = globList(rules.deny ?? [], "policy deny", { nocase: true })

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { badArgument } from "../internal/errors.ts"
+import { badArgumentPinnedFsError } from "../internal/errors.ts"
 import { globList, type GlobList } from "./globs.ts"
 import type { MandatorySet } from "./mandatory.ts"
 import { decide, type Policy } from "./Policy.ts"
@@ -56,9 +56,9 @@ export interface Envelope {
  * @category constructors
  */
 export const envelopeOf = (d: Declaration): Envelope => {
-  if (typeof d.name !== "string" || d.name === "") throw badArgument("a capability needs a name")
+  if (typeof d.name !== "string" || d.name === "") throw badArgumentPinnedFsError("a capability needs a name")
   const scope = globList(d.scope, `scope of '${d.name}'`)
-  if (scope.globs.length === 0) throw badArgument(`capability '${d.name}' declares an empty scope`)
+  if (scope.globs.length === 0) throw badArgumentPinnedFsError(`capability '${d.name}' declares an empty scope`)
   const selectors = d.selectors === undefined ? undefined : globList(d.selectors, `selectors of '${d.name}'`)
   const mayCreate = globList(d.mayCreate, `mayCreate of '${d.name}'`)
   const named = selectors ?? scope

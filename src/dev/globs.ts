@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 import picomatch from "picomatch"
-import { badArgument } from "../internal/errors.ts"
+import { badArgumentPinnedFsError } from "../internal/errors.ts"
 import { escaped } from "./quote.ts"
 
 /**
@@ -57,17 +57,17 @@ const nativeReads = (g: string): boolean => !/[()|]/.test(g) && !/\{[^}]*\.\.[^}
  */
 export const globList = (globs: unknown, what: string, options?: { readonly nocase?: boolean }): GlobList => {
   if (!Array.isArray(globs) || globs.some((g) => typeof g !== "string")) {
-    throw badArgument(`${what} must be an array of glob strings`)
+    throw badArgumentPinnedFsError(`${what} must be an array of glob strings`)
   }
   const list = globs as ReadonlyArray<string>
   for (const g of list) {
-    if (g === "") throw badArgument(`${what} contains an empty glob`)
-    if (g.startsWith("/")) throw badArgument(`${what} glob '${escaped(g)}' is absolute: globs are workspace-relative`, g)
+    if (g === "") throw badArgumentPinnedFsError(`${what} contains an empty glob`)
+    if (g.startsWith("/")) throw badArgumentPinnedFsError(`${what} glob '${escaped(g)}' is absolute: globs are workspace-relative`, g)
     // `!(a|b)` is an extglob (anything but a or b), which covers something; `!a` is a negation.
     if (g.startsWith("!") && !g.startsWith("!(")) {
-      throw badArgument(`${what} glob '${escaped(g)}' is negated: list what is covered, not what is not`, g)
+      throw badArgumentPinnedFsError(`${what} glob '${escaped(g)}' is negated: list what is covered, not what is not`, g)
     }
-    if (g.split("/").includes("..")) throw badArgument(`${what} glob '${escaped(g)}' contains '..'`, g)
+    if (g.split("/").includes("..")) throw badArgumentPinnedFsError(`${what} glob '${escaped(g)}' contains '..'`, g)
   }
   const nocase = options?.nocase === true
   const fold = (p: string): string => (nocase ? p.toLowerCase() : p)

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { badArgument } from "../internal/errors.ts"
+import { badArgumentPinnedFsError } from "../internal/errors.ts"
 
 /**
  * @since 0.1.0
@@ -38,7 +38,7 @@ export const defaultLimits: Limits = {
 const positive = (value: unknown, name: string, fallback: number): number => {
   if (value === undefined) return fallback
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-    throw badArgument(`${name} must be a positive integer`)
+    throw badArgumentPinnedFsError(`${name} must be a positive integer`)
   }
   return value
 }

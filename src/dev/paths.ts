@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { badArgument } from "../internal/errors.ts"
+import { badArgumentPinnedFsError } from "../internal/errors.ts"
 import { escaped } from "./quote.ts"
 
 /**
@@ -24,25 +24,25 @@ import { escaped } from "./quote.ts"
  * @category paths
  */
 export const workspacePath = (value: unknown, what = "path"): string => {
-  if (typeof value !== "string") throw badArgument(`${what} must be a string, got ${value === null ? "null" : typeof value}`)
+  if (typeof value !== "string") throw badArgumentPinnedFsError(`${what} must be a string, got ${value === null ? "null" : typeof value}`)
   const shown = escaped(value.slice(0, 200))
   if (value.startsWith("/")) {
-    throw badArgument(
+    throw badArgumentPinnedFsError(
       `${what} '${shown}' is absolute: dev engines take workspace-relative paths, and a leading '/' is ` +
         "refused because it is almost always a host path leaking in",
       value
     )
   }
-  if (value.includes("\0")) throw badArgument(`${what} contains a NUL byte`, shown)
+  if (value.includes("\0")) throw badArgumentPinnedFsError(`${what} contains a NUL byte`, shown)
   const parts: Array<string> = []
   for (const part of value.split("/")) {
     if (part === "" || part === ".") continue
     if (part === "..") {
-      throw badArgument(`${what} '${shown}' contains '..': workspace paths name files beneath the root directly`, value)
+      throw badArgumentPinnedFsError(`${what} '${shown}' contains '..': workspace paths name files beneath the root directly`, value)
     }
     parts.push(part)
   }
-  if (parts.length === 0) throw badArgument(`${what} '${shown}' names the workspace root, not a file`, value)
+  if (parts.length === 0) throw badArgumentPinnedFsError(`${what} '${shown}' names the workspace root, not a file`, value)
   return parts.join("/")
 }
 

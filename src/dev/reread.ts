@@ -28,7 +28,8 @@ import type { Envelope } from "./envelope.ts"
 import type { Limits } from "./limits.ts"
 import { readTexts } from "./readTexts.ts"
 import type { Workspace } from "./Workspace.ts"
-import { escaped, quotedBytes } from "./quote.ts"
+import { quotedBytes } from "./quote.ts"
+import { emptyTally, reconcile } from "./reconcile.ts"
 
 /**
  * The paths of the envelope present on disk: one native glob per pattern (no link is entered) and,
@@ -119,13 +120,30 @@ export interface RereadReport {
 }
 
 /**
+ * The paths to read back: what the envelope names outright or matches (in the workspace, tracked
+ * as unreadable, or listed on disk now), and what the façade saw made, less the paths memory owns.
+ */
+const candidatesOf = (ws: Workspace, input: RereadInput, after: ReadonlySet<string>): Array<string> => {
+  const { envelope } = input
+  const candidates = new Set<string>(envelope.literals)
+  for (const p of ws.paths()) if (envelope.matches(p)) candidates.add(p)
+  for (const p of ws.unreadable.keys()) if (envelope.matches(p)) candidates.add(p)
+  for (const p of after) candidates.add(p)
+  for (const p of input.extra) candidates.add(p)
+  for (const p of input.withheld) candidates.delete(p)
+  // Removed in memory on purpose; the coming write deletes them. Not the fixer's to bring back.
+  for (const p of ws.pendingDeletions) candidates.delete(p)
+  return [...candidates].sort()
+}
+
+/**
  * Re-reads the envelope and reconciles the workspace with it.
  *
  * @since 0.1.0
  * @category re-read
  */
 export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput): Promise<RereadReport> => {
-  const { envelope, snapshot, withheld, source } = input
+  const { envelope, snapshot, source } = input
   // Paths named outright need no listing: the read itself says whether each is there.
   const unnamedFound = new Map<string, string>()
   const after = await listEnvelope(root, envelope, input.limits, { literals: false, unnamed: unnamedFound })
@@ -135,114 +153,11 @@ export const reread = async (root: PinnedRoot, ws: Workspace, input: RereadInput
     source,
     message: `${name} was skipped: ${reason}`
   }))
-  const candidates = new Set<string>(envelope.literals)
-  for (const p of ws.paths()) if (envelope.matches(p)) candidates.add(p)
-  for (const p of ws.unreadable.keys()) if (envelope.matches(p)) candidates.add(p)
-  for (const p of after) candidates.add(p)
-  for (const p of input.extra) candidates.add(p)
-  for (const p of withheld) candidates.delete(p)
-  // Removed in memory on purpose; the coming write deletes them. Not the fixer's to bring back.
-  for (const p of ws.pendingDeletions) candidates.delete(p)
-  const paths = [...candidates].sort()
+  const paths = candidatesOf(ws, input, after)
   const outcomes = await readTexts(root, paths, input.limits)
-
-  const changed: Array<string> = []
-  const admitted: Array<string> = []
-  const dropped: Array<string> = []
-  const unreadable: Array<{ path: string; reason: string }> = []
-  const ignored: Array<string> = []
-  const diagnostics: Array<Diagnostic> = unnamed.map((u) => u.diagnostic)
-  const observed = new Set<string>()
-
-  const listed: Array<string> = []
-  for (const path of paths) {
-    const outcome = outcomes.get(path)!
-    if (outcome.kind !== "directory" || ws.tracks(path)) listed.push(path)
-    const hadText = ws.has(path)
-    const before = ws.get(path)
-    const wasUnreadable = ws.unreadable.get(path)
-    const tracked = hadText || wasUnreadable !== undefined
-    const isNew = !tracked && !snapshot.has(path)
-    switch (outcome.kind) {
-      case "text": {
-        if (tracked || isNew) {
-          ws.admit(path, outcome.text)
-          if (hadText) {
-            if (before !== outcome.text) changed.push(path)
-          } else {
-            admitted.push(path)
-            if (isNew && !input.mayCreate(path)) {
-              diagnostics.push({
-                severity: "WARNING",
-                code: "outside-may-create",
-                path,
-                source,
-                message: `'${escaped(path)}' was created, but no mayCreate glob of ${source} allows it: admitted, since the disk is authoritative`
-              })
-            }
-          }
-          if (!hadText || before !== outcome.text) observed.add(path)
-        } else {
-          ignored.push(path)
-          diagnostics.push({
-            severity: "WARNING",
-            code: "untracked",
-            path,
-            source,
-            message: `'${escaped(path)}' was on disk before ${source} ran and is not part of the workspace: not admitted`
-          })
-        }
-        break
-      }
-      case "absent":
-        if (tracked) {
-          ws.drop(path)
-          dropped.push(path)
-          observed.add(path)
-        }
-        break
-      case "directory":
-      case "unreadable": {
-        // A directory the listing found is not a file the workspace wants; one where a tracked
-        // file was is a file that can no longer be read.
-        if (outcome.kind === "directory" && !tracked) break
-        const reason = outcome.kind === "directory" ? "now a directory, not a file" : outcome.reason
-        if (tracked || isNew) {
-          if (wasUnreadable === reason) break
-          const diagnostic: Diagnostic = {
-            severity: "ERROR",
-            code: "unreadable",
-            path,
-            source,
-            message: `'${escaped(path)}' cannot be admitted: ${reason}`
-          }
-          ws.markUnreadable(path, reason, diagnostic)
-          unreadable.push({ path, reason })
-          diagnostics.push(diagnostic)
-          observed.add(path)
-        } else {
-          ignored.push(path)
-          diagnostics.push({
-            severity: "WARNING",
-            code: "untracked",
-            path,
-            source,
-            message: `'${escaped(path)}' was on disk before ${source} ran and is not part of the workspace: not admitted (${reason})`
-          })
-        }
-        break
-      }
-    }
-  }
-  return {
-    paths: listed,
-    changed,
-    admitted,
-    dropped,
-    unreadable,
-    ignored,
-    unnamed: unnamed.map(({ name, reason }) => ({ name, reason })),
-    observed,
-    diagnostics
-  }
+  const tally = emptyTally(unnamed.map((u) => u.diagnostic))
+  const cx = { ws, snapshot, mayCreate: input.mayCreate, source, tally }
+  for (const path of paths) reconcile(cx, path, outcomes.get(path)!)
+  const { listed, ...found } = tally
+  return { paths: listed, ...found, unnamed: unnamed.map(({ name, reason }) => ({ name, reason })) }
 }

@@ -8,8 +8,8 @@
 import { Cause, Effect, Exit, Option, PlatformError, Result } from "effect"
 import { isOneOf, pathReads } from "../protocol/operations.ts"
 import type { AtomicBatchResponse, AtomicBatchValue } from "../protocol/wire.ts"
-import { type Root, verifyRoot } from "./confine.ts"
-import { badArgument, toFailure, toPlatformError } from "./failure.ts"
+import { type RootWithWindow, verifyRoot } from "./confine.ts"
+import { badArgumentFailure, toFailure, toPlatformError } from "./failure.ts"
 import { glob } from "./glob.ts"
 import { type Budget, operations } from "./operations.ts"
 
@@ -26,8 +26,8 @@ export interface BatchLimits {
 
 const isRead = isOneOf(pathReads)
 
-const member = async (root: Root, request: unknown, budget: Budget): Promise<AtomicBatchValue> => {
-  if (typeof request !== "object" || request === null) throw badArgument("batch member must be an object")
+const member = async (root: RootWithWindow, request: unknown, budget: Budget): Promise<AtomicBatchValue> => {
+  if (typeof request !== "object" || request === null) throw badArgumentFailure("batch member must be an object")
   const fields = request as Record<string, unknown>
   const operation = fields.operation
   if (operation === "resolve") return { operation, resolution: await operations.resolve(root, fields) }
@@ -39,18 +39,18 @@ const member = async (root: Root, request: unknown, budget: Budget): Promise<Ato
     throw Option.getOrElse(Cause.findErrorOption(exit.cause), () => Cause.squash(exit.cause))
   }
   if (typeof operation !== "string" || !isRead(operation)) {
-    throw badArgument(`batch member operation '${String(operation)}' is not a read`)
+    throw badArgumentFailure(`batch member operation '${String(operation)}' is not a read`)
   }
-  const run = operations[operation as "exists"] as (r: Root, f: Record<string, unknown>, b: Budget) => Promise<unknown>
+  const run = operations[operation as "exists"] as (r: RootWithWindow, f: Record<string, unknown>, b: Budget) => Promise<unknown>
   return { operation, value: await run(root, fields, budget) } as AtomicBatchValue
 }
 
 /** @internal */
-export const batch = async (root: Root, request: Record<string, unknown>, limits: BatchLimits): Promise<AtomicBatchResponse> => {
+export const batch = async (root: RootWithWindow, request: Record<string, unknown>, limits: BatchLimits): Promise<AtomicBatchResponse> => {
   const requests = request.requests
-  if (!Array.isArray(requests)) throw badArgument("batch requests must be an array")
+  if (!Array.isArray(requests)) throw badArgumentFailure("batch requests must be an array")
   if (requests.length > limits.size) {
-    throw badArgument(`batch of ${requests.length} members exceeds the limit of ${limits.size}`)
+    throw badArgumentFailure(`batch of ${requests.length} members exceeds the limit of ${limits.size}`)
   }
   await verifyRoot(root)
   const budget: Budget = { remaining: limits.response }

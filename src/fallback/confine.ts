@@ -10,8 +10,8 @@
 import type { BigIntStats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
-import { type Root as PinnedRootTriple, rootIdentityOf, rootIdentityPattern } from "../protocol/root.ts"
-import { badArgument, type Failure, refuse, sysError } from "./failure.ts"
+import { type Root, rootIdentityOf, rootIdentityPattern } from "../protocol/root.ts"
+import { badArgumentFailure, type Failure, refuse, sysError } from "./failure.ts"
 
 const NAME_MAX = 255
 const PATH_MAX = process.platform === "darwin" ? 1024 : 4096
@@ -26,8 +26,8 @@ const PATH_MAX = process.platform === "darwin" ? 1024 : 4096
  */
 export type CheckThenUseWindow = () => Promise<void>
 
-/** The root triple of a request, and the test seam's window when one was installed. @internal */
-export interface Root extends PinnedRootTriple {
+/** A {@link Root} as a request named it, with the test seam's window when one was installed. @internal */
+export interface RootWithWindow extends Root {
   readonly checkThenUseWindow?: CheckThenUseWindow | undefined
 }
 
@@ -37,7 +37,7 @@ export interface Root extends PinnedRootTriple {
  *
  * @internal
  */
-export const gap = async (root: Root): Promise<void> => {
+export const gap = async (root: RootWithWindow): Promise<void> => {
   if (root.checkThenUseWindow !== undefined) await root.checkThenUseWindow()
 }
 
@@ -48,9 +48,9 @@ const trimSlashes = (p: string): string => {
 }
 
 const absoluteString = (value: unknown, what: string): string => {
-  if (typeof value !== "string") throw badArgument(`${what} must be a string, got ${typeOf(value)}`)
-  if (value.includes("\0")) throw badArgument(`${what} contains a NUL byte`, value.slice(0, 256))
-  if (!value.startsWith("/")) throw badArgument(`${what} must be absolute, got '${value.slice(0, 256)}'`, value)
+  if (typeof value !== "string") throw badArgumentFailure(`${what} must be a string, got ${typeOf(value)}`)
+  if (value.includes("\0")) throw badArgumentFailure(`${what} contains a NUL byte`, value.slice(0, 256))
+  if (!value.startsWith("/")) throw badArgumentFailure(`${what} must be absolute, got '${value.slice(0, 256)}'`, value)
   return value
 }
 
@@ -64,11 +64,11 @@ export const rootOf = (
     readonly rootIdentity?: unknown
   },
   checkThenUseWindow?: CheckThenUseWindow
-): Root => {
+): RootWithWindow => {
   const boundaryRoot = trimSlashes(absoluteString(request.boundaryRoot, "boundaryRoot"))
   const logicalRoot = request.logicalRoot === undefined ? boundaryRoot : trimSlashes(absoluteString(request.logicalRoot, "logicalRoot"))
   if (typeof request.rootIdentity !== "string" || !rootIdentityPattern.test(request.rootIdentity)) {
-    throw badArgument('rootIdentity must be a root identity ("dev:ino", then ":b<birth>" or ":g<generation>")')
+    throw badArgumentFailure('rootIdentity must be a root identity ("dev:ino", then ":b<birth>" or ":g<generation>")')
   }
   const triple = { boundaryRoot, logicalRoot, rootIdentity: request.rootIdentity }
   return checkThenUseWindow === undefined ? triple : { ...triple, checkThenUseWindow }
@@ -80,7 +80,7 @@ export const rootOf = (
  *
  * @internal
  */
-export const verifyRoot = async (root: Root): Promise<void> => {
+export const verifyRoot = async (root: RootWithWindow): Promise<void> => {
   const changed = (now: string) =>
     refuse("identity", "EBUSY", "stat", root.boundaryRoot, `workspace_identity_changed: the root path ${now}`)
   const st = await fsp.stat(root.boundaryRoot, { bigint: true }).catch((e: NodeJS.ErrnoException) => {
@@ -97,7 +97,7 @@ export const verifyRoot = async (root: Root): Promise<void> => {
 export interface Lexed {
   /** The path as the request spelled it, for error reports. */
   readonly shown: string
-  /** Root-relative steps, `..` kept: it is resolved physically by the walk. */
+  /** RootWithWindow-relative steps, `..` kept: it is resolved physically by the walk. */
   readonly steps: ReadonlyArray<string>
   /** The request ended in `/` (or `/.`, or `..`): the object must be a directory. */
   readonly mustBeDir: boolean
@@ -109,7 +109,7 @@ export interface Lexed {
  *
  * @internal
  */
-export const below = (root: Root, value: string): string | undefined => {
+export const below = (root: RootWithWindow, value: string): string | undefined => {
   for (const base of [root.logicalRoot, root.boundaryRoot]) {
     if (value === base) return ""
     const prefix = base === "/" ? "/" : `${base}/`
@@ -119,17 +119,17 @@ export const below = (root: Root, value: string): string | undefined => {
 }
 
 /** Maps and lexes a request path; the same refusals, in the same order, as the native lexer. @internal */
-export const lex = (root: Root, value: unknown, what = "path"): Lexed => {
+export const lex = (root: RootWithWindow, value: unknown, what = "path"): Lexed => {
   const shown = absoluteString(value, what)
   const rest = below(root, shown)
   if (rest === undefined) {
     throw refuse("escape", "EACCES", "validate", shown, `${what} is outside the pinned root`)
   }
-  if (Buffer.byteLength(rest) >= PATH_MAX) throw badArgument(`${what} is longer than PATH_MAX`, shown)
+  if (Buffer.byteLength(rest) >= PATH_MAX) throw badArgumentFailure(`${what} is longer than PATH_MAX`, shown)
   const steps: Array<string> = []
   let depth = 0
   for (const part of rest.split("/")) {
-    if (Buffer.byteLength(part) > NAME_MAX) throw badArgument(`${what} has a component longer than NAME_MAX`, shown)
+    if (Buffer.byteLength(part) > NAME_MAX) throw badArgumentFailure(`${what} has a component longer than NAME_MAX`, shown)
     if (part === "..") {
       if (depth === 0) throw refuse("escape", "EXDEV", "lex", shown, "path escapes the root: '..' climbs above it")
       depth--
@@ -174,6 +174,25 @@ const linkMet = (lexed: Lexed, name: string): Failure =>
   refuse("symlink", "ELOOP", "lstat", lexed.shown, `path component '${name}' is a symbolic link`)
 
 /**
+ * The positions of `steps` that name a component, in order, with `parts` kept as the components
+ * that reach the one yielded: a `..` drops the last part and yields nothing, any other step is
+ * pushed before its position is yielded. The one descent both the walk and `resolve` take.
+ *
+ * @internal
+ */
+export function* descend(steps: ReadonlyArray<string>, parts: Array<string>): Generator<number, void, undefined> {
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i]!
+    if (step === "..") {
+      parts.pop()
+      continue
+    }
+    parts.push(step)
+    yield i
+  }
+}
+
+/**
  * `lstat`s every component from the root. A link on the way (or last, under a trailing `/`) is
  * refused; a `..` pops back to the directory the walk came from, which it has just checked is a real
  * directory. A missing component ends the walk as `missing`, so each operation decides what that
@@ -185,17 +204,12 @@ const linkMet = (lexed: Lexed, name: string): Failure =>
  *
  * @internal
  */
-export const walk = async (root: Root, lexed: Lexed, leafIsUse = false): Promise<Walked> => {
+export const walk = async (root: RootWithWindow, lexed: Lexed, leafIsUse = false): Promise<Walked> => {
   const parts: Array<string> = []
   const here = () => (parts.length === 0 ? root.boundaryRoot : nodePath.join(root.boundaryRoot, ...parts))
   const { steps } = lexed
-  for (let i = 0; i < steps.length; i++) {
+  for (const i of descend(steps, parts)) {
     const step = steps[i]!
-    if (step === "..") {
-      parts.pop()
-      continue
-    }
-    parts.push(step)
     const last = i === steps.length - 1
     if (last && leafIsUse) await gap(root)
     const st = await lstatOrMissing(here())

@@ -11,7 +11,7 @@ import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../protocol/
 import { batch, type BatchLimits } from "./batch.ts"
 import { rootIdentityOf } from "../protocol/root.ts"
 import { type CheckThenUseWindow, rootOf, verifyRoot } from "./confine.ts"
-import { badArgument, sysError, toFailure, toPlatformError } from "./failure.ts"
+import { badArgumentFailure, sysError, toFailure, toPlatformError } from "./failure.ts"
 import { glob } from "./glob.ts"
 import { operations, type Writes } from "./operations.ts"
 
@@ -51,7 +51,7 @@ const attempt = <A>(method: string, path: string, run: () => Promise<A>): Effect
 
 const identify = async (path: unknown): Promise<string> => {
   if (typeof path !== "string" || !path.startsWith("/") || path.includes("\0")) {
-    throw badArgument("identifyRoot needs an absolute path without NUL bytes")
+    throw badArgumentFailure("identifyRoot needs an absolute path without NUL bytes")
   }
   // Followed on purpose: a workspace given through a link is identified by the directory it names.
   const st = await fsp.stat(path, { bigint: true })
@@ -66,7 +66,7 @@ export const executor = ({ batchLimits, contentLimit, durable }: Limits, window?
     const method = typeof operation === "string" ? operation : "execute"
     const path = shownPath(request)
     if (typeof request !== "object" || request === null) {
-      return Effect.fail(toPlatformError(badArgument("request must be an object"), method))
+      return Effect.fail(toPlatformError(badArgumentFailure("request must be an object"), method))
     }
     const fields = request as Record<string, unknown>
     if (operation === "glob") {
@@ -80,7 +80,7 @@ export const executor = ({ batchLimits, contentLimit, durable }: Limits, window?
       return attempt(method, path, () => batch(rootOf(fields, window), fields, batchLimits))
     }
     if (typeof operation !== "string" || !Object.hasOwn(operations, operation)) {
-      return Effect.fail(toPlatformError(badArgument(`unknown operation '${String(operation)}'`, path), method))
+      return Effect.fail(toPlatformError(badArgumentFailure(`unknown operation '${String(operation)}'`, path), method))
     }
     const run = operations[operation as keyof typeof operations] as (
       root: ReturnType<typeof rootOf>,

@@ -22,8 +22,9 @@ export class Failure {
   ) {}
 }
 
-/** Malformed input, caught before any system call. @internal */
-export const badArgument = (description: string, path = ""): Failure => new Failure("EINVAL", "validate", path, "badargument", description)
+/** Malformed input as a {@link Failure}, caught before any system call. @internal */
+export const badArgumentFailure = (description: string, path = ""): Failure =>
+  new Failure("EINVAL", "validate", path, "badargument", description)
 
 /** A refusal of ours, with the errno a native executor would report beside it. @internal */
 export const refuse = (refusal: Exclude<Refusal, "">, code: string, syscall: string, path: string, description: string) =>

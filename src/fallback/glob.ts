@@ -15,8 +15,8 @@
 import { Effect, FileSystem, Glob, type PlatformError } from "effect"
 import * as fsp from "node:fs/promises"
 import { anchorExcludes } from "../protocol/excludes.ts"
-import { below, found, gap, lex, noLink, type Root, walk } from "./confine.ts"
-import { badArgument, refuse, sysError, toFailure, toPlatformError } from "./failure.ts"
+import { below, found, gap, lex, noLink, type RootWithWindow, walk } from "./confine.ts"
+import { badArgumentFailure, refuse, sysError, toFailure, toPlatformError } from "./failure.ts"
 import { fromNodeStats as fileInfo } from "../protocol/fileInfo.ts"
 
 const checked = <A>(path: string, run: () => Promise<A>): Effect.Effect<A, PlatformError.PlatformError> =>
@@ -40,7 +40,7 @@ const direntType = (d: import("node:fs").Dirent): FileSystem.File.Type =>
                 : "Unknown"
 
 /** Effect's glob over a file system whose every lookup is checked and never follows a link. */
-const confinedGlob = (root: Root): FileSystem.FileSystem["glob"] => {
+const confinedGlob = (root: RootWithWindow): FileSystem.FileSystem["glob"] => {
   const stat = (path: string) =>
     checked(path, async () => {
       const lexed = lex(root, path)
@@ -69,19 +69,19 @@ const confinedGlob = (root: Root): FileSystem.FileSystem["glob"] => {
 }
 
 const absolute = (value: unknown, what: string): string => {
-  if (typeof value !== "string") throw badArgument(`glob ${what} must be a string`)
-  if (value.includes("\0")) throw badArgument(`glob ${what} contains a NUL byte`)
-  if (!value.startsWith("/")) throw badArgument(`glob ${what} must be absolute, got '${value.slice(0, 256)}'`)
+  if (typeof value !== "string") throw badArgumentFailure(`glob ${what} must be a string`)
+  if (value.includes("\0")) throw badArgumentFailure(`glob ${what} contains a NUL byte`)
+  if (!value.startsWith("/")) throw badArgumentFailure(`glob ${what} must be absolute, got '${value.slice(0, 256)}'`)
   return value
 }
 
 const excludesOf = (request: Record<string, unknown>): Array<string> => {
   const options = request.options
   if (options === undefined || options === null) return []
-  if (typeof options !== "object" || Array.isArray(options)) throw badArgument("glob options must be an object")
+  if (typeof options !== "object" || Array.isArray(options)) throw badArgumentFailure("glob options must be an object")
   const exclude = (options as { exclude?: unknown }).exclude ?? []
   if (!Array.isArray(exclude) || exclude.some((e) => typeof e !== "string" || e.includes("\0"))) {
-    throw badArgument("glob exclude must be an array of strings without NUL bytes")
+    throw badArgumentFailure("glob exclude must be an array of strings without NUL bytes")
   }
   return exclude as Array<string>
 }
@@ -93,11 +93,11 @@ const ancestors = (path: string): Array<string> => {
   return out
 }
 
-const prepare = (root: Root, request: Record<string, unknown>) => {
+const prepare = (root: RootWithWindow, request: Record<string, unknown>) => {
   const pattern = absolute(request.pattern, "pattern")
   // An absolute pattern decides alone, as in Effect's glob: `root` only has to be a string.
   if (typeof request.root !== "string" || request.root.includes("\0")) {
-    throw badArgument("glob root must be a string without NUL bytes")
+    throw badArgumentFailure("glob root must be a string without NUL bytes")
   }
   const exclude = excludesOf(request)
   const rest = below(root, pattern)
@@ -122,7 +122,7 @@ const prepare = (root: Root, request: Record<string, unknown>) => {
 }
 
 /** @internal */
-export const glob = (root: Root, request: Record<string, unknown>): Effect.Effect<Array<string>, PlatformError.PlatformError> =>
+export const glob = (root: RootWithWindow, request: Record<string, unknown>): Effect.Effect<Array<string>, PlatformError.PlatformError> =>
   Effect.try({
     try: () => prepare(root, request),
     catch: (u) => toPlatformError(toFailure(u, String(request.pattern)), "glob")

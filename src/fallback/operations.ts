@@ -9,8 +9,20 @@ import * as fsp from "node:fs/promises"
 import * as nodePath from "node:path"
 import { TextDecoder } from "node:util"
 import type { Resolution } from "../protocol/wire.ts"
-import { found, gap, type Lexed, lex, noHardLink, noLink, regularOrDirectory, type Root, walk, type Walked } from "./confine.ts"
-import { badArgument, refuse, sysError } from "./failure.ts"
+import {
+  descend,
+  found,
+  gap,
+  type Lexed,
+  lex,
+  noHardLink,
+  noLink,
+  regularOrDirectory,
+  type RootWithWindow,
+  walk,
+  type Walked
+} from "./confine.ts"
+import { badArgumentFailure, refuse, sysError } from "./failure.ts"
 import { fromNodeStats as fileInfo } from "../protocol/fileInfo.ts"
 import { replace } from "./replace.ts"
 
@@ -60,27 +72,27 @@ type Fields = Record<string, unknown>
 const optionsOf = (request: Fields): Fields => {
   const options = request.options
   if (options === undefined || options === null) return {}
-  if (typeof options !== "object" || Array.isArray(options)) throw badArgument("options must be an object")
+  if (typeof options !== "object" || Array.isArray(options)) throw badArgumentFailure("options must be an object")
   return options as Fields
 }
 
 const flagOf = (value: unknown): boolean => {
   if (value === undefined) return false
-  if (typeof value !== "boolean") throw badArgument("option must be a boolean")
+  if (typeof value !== "boolean") throw badArgumentFailure("option must be a boolean")
   return value
 }
 
 const modeOf = (value: unknown, fallback: number | undefined): number | undefined => {
   if (value === undefined) return fallback
   if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 0o7777) {
-    throw badArgument("mode must be an integer permission mode between 0 and 0o7777")
+    throw badArgumentFailure("mode must be an integer permission mode between 0 and 0o7777")
   }
   return value
 }
 
 const idOf = (value: unknown, name: string): number => {
   if (typeof value !== "number" || !Number.isInteger(value) || value < -1 || value > 0xfffffffe) {
-    throw badArgument(`${name} must be an integer between -1 and 4294967294`)
+    throw badArgumentFailure(`${name} must be an integer between -1 and 4294967294`)
   }
   return value
 }
@@ -96,7 +108,7 @@ const openFlags = new Set(["r", "r+", "w", "wx", "w+", "wx+", "a", "ax", "a+", "
  * checked that no component is a link for it to follow. Linux `realpath(3)` never changes case, so
  * the requested spelling is the on-disk one as far as a path-based program can tell.
  */
-const spelled = async (root: Root, parts: ReadonlyArray<string>, existing = parts.length): Promise<string> => {
+const spelled = async (root: RootWithWindow, parts: ReadonlyArray<string>, existing = parts.length): Promise<string> => {
   const joined = nodePath.join(root.boundaryRoot, ...parts)
   if (process.platform !== "darwin" || existing === 0) return joined
   const head = await fsp.realpath(nodePath.join(root.boundaryRoot, ...parts.slice(0, existing)))
@@ -106,13 +118,18 @@ const spelled = async (root: Root, parts: ReadonlyArray<string>, existing = part
   return nodePath.join(root.boundaryRoot, rel, ...parts.slice(existing))
 }
 
-const located = async (root: Root, request: Fields, key = "path", leafIsUse = false): Promise<{ lexed: Lexed; walked: Walked }> => {
+const located = async (
+  root: RootWithWindow,
+  request: Fields,
+  key = "path",
+  leafIsUse = false
+): Promise<{ lexed: Lexed; walked: Walked }> => {
   const lexed = lex(root, request[key], key)
   return { lexed, walked: await walk(root, lexed, leafIsUse) }
 }
 
 /** Reads a file's bytes after the checks every read makes; shared by the readFile family. */
-const readBytes = async (root: Root, request: Fields, budget: Budget | undefined): Promise<Uint8Array> => {
+const readBytes = async (root: RootWithWindow, request: Fields, budget: Budget | undefined): Promise<Uint8Array> => {
   const { lexed, walked } = await located(root, request)
   const w = found(lexed, walked)
   noLink(lexed, w)
@@ -132,11 +149,11 @@ const readBytes = async (root: Root, request: Fields, budget: Budget | undefined
 }
 
 const decoderFor = (encoding: unknown): TextDecoder => {
-  if (encoding !== undefined && typeof encoding !== "string") throw badArgument("encoding must be a string")
+  if (encoding !== undefined && typeof encoding !== "string") throw badArgumentFailure("encoding must be a string")
   try {
     return new TextDecoder(encoding)
   } catch {
-    throw badArgument("invalid encoding", String(encoding))
+    throw badArgumentFailure("invalid encoding", String(encoding))
   }
 }
 
@@ -148,14 +165,14 @@ export interface Writes {
 
 const wholeFileFlags = new Set(["w", "w+", "wx", "wx+"])
 
-const write = async (root: Root, request: Fields, data: Uint8Array, writes: Writes): Promise<void> => {
+const write = async (root: RootWithWindow, request: Fields, data: Uint8Array, writes: Writes): Promise<void> => {
   const { contentLimit } = writes
   if (data.byteLength > contentLimit) {
-    throw badArgument(`writeFile payload of ${data.byteLength} bytes exceeds the ${contentLimit} byte limit`)
+    throw badArgumentFailure(`writeFile payload of ${data.byteLength} bytes exceeds the ${contentLimit} byte limit`)
   }
   const options = optionsOf(request)
   const flag = options.flag ?? "w"
-  if (typeof flag !== "string" || !openFlags.has(flag)) throw badArgument(`unknown open flag '${String(flag)}'`)
+  if (typeof flag !== "string" || !openFlags.has(flag)) throw badArgumentFailure(`unknown open flag '${String(flag)}'`)
   const mode = modeOf(options.mode, undefined)
   const exclusive = flag === "wx" || flag === "wx+"
   const { lexed, walked } = await located(root, request)
@@ -182,7 +199,7 @@ const write = async (root: Root, request: Fields, data: Uint8Array, writes: Writ
   }
 }
 
-const makeDirectory = async (root: Root, request: Fields): Promise<void> => {
+const makeDirectory = async (root: RootWithWindow, request: Fields): Promise<void> => {
   const options = optionsOf(request)
   const recursive = flagOf(options.recursive)
   const mode = modeOf(options.mode, 0o777)
@@ -209,12 +226,12 @@ const makeDirectory = async (root: Root, request: Fields): Promise<void> => {
   }
 }
 
-const remove = async (root: Root, request: Fields): Promise<void> => {
+const remove = async (root: RootWithWindow, request: Fields): Promise<void> => {
   const options = optionsOf(request)
   const recursive = flagOf(options.recursive)
   const force = flagOf(options.force)
   const { lexed, walked } = await located(root, request)
-  if (walked.parts.length === 0) throw badArgument("the root itself cannot be removed", lexed.shown)
+  if (walked.parts.length === 0) throw badArgumentFailure("the root itself cannot be removed", lexed.shown)
   if (walked.kind === "missing") {
     if (force && walked.code === "ENOENT") return
     throw sysError(walked.code, "lstat", lexed.shown)
@@ -231,11 +248,11 @@ const remove = async (root: Root, request: Fields): Promise<void> => {
   await fsp.unlink(walked.path)
 }
 
-const rename = async (root: Root, request: Fields): Promise<void> => {
+const rename = async (root: RootWithWindow, request: Fields): Promise<void> => {
   const from = await located(root, request, "from")
   const to = await located(root, request, "to")
   if (from.walked.parts.length === 0 || to.walked.parts.length === 0) {
-    throw badArgument("the root itself cannot be renamed", from.lexed.shown)
+    throw badArgumentFailure("the root itself cannot be renamed", from.lexed.shown)
   }
   found(from.lexed, from.walked)
   if (to.walked.kind === "missing" && (to.walked.code !== "ENOENT" || to.walked.at !== to.walked.parts.length - 1)) {
@@ -246,7 +263,7 @@ const rename = async (root: Root, request: Fields): Promise<void> => {
 }
 
 /** The checks before a metadata change: no link, no hard link. */
-const settable = async (root: Root, request: Fields, syscall: string): Promise<string> => {
+const settable = async (root: RootWithWindow, request: Fields, syscall: string): Promise<string> => {
   const { lexed, walked } = await located(root, request)
   const w = found(lexed, walked)
   noLink(lexed, w)
@@ -260,17 +277,12 @@ const settable = async (root: Root, request: Fields, syscall: string): Promise<s
  * (its path and text), or the whole request (existing names in on-disk spelling, a missing name and
  * what follows as requested). In boundary spelling, as the kernel maps its answers.
  */
-const resolve = async (root: Root, request: Fields): Promise<Resolution> => {
+const resolve = async (root: RootWithWindow, request: Fields): Promise<Resolution> => {
   const lexed = lex(root, request.path)
   const parts: Array<string> = []
   const { steps } = lexed
-  for (let i = 0; i < steps.length; i++) {
+  for (const i of descend(steps, parts)) {
     const step = steps[i]!
-    if (step === "..") {
-      parts.pop()
-      continue
-    }
-    parts.push(step)
     const p = nodePath.join(root.boundaryRoot, ...parts)
     const st = await fsp.lstat(p).catch((e: NodeJS.ErrnoException) => {
       if (e.code === "ENOENT") return undefined
@@ -301,7 +313,7 @@ const resolve = async (root: Root, request: Fields): Promise<Resolution> => {
 
 /** The operations every executor call and batch member dispatches to. @internal */
 export const operations = {
-  exists: async (root: Root, request: Fields): Promise<boolean> => {
+  exists: async (root: RootWithWindow, request: Fields): Promise<boolean> => {
     const lexed = lex(root, request.path)
     const walked = await walk(root, lexed, true)
     if (walked.kind === "found") return true
@@ -309,19 +321,19 @@ export const operations = {
     if (walked.code === "ENOENT") return false
     throw sysError(walked.code, "lstat", lexed.shown)
   },
-  stat: async (root: Root, request: Fields) => {
+  stat: async (root: RootWithWindow, request: Fields) => {
     const { lexed, walked } = await located(root, request, "path", true)
     const w = found(lexed, walked)
     noHardLink(lexed, w.stat, "stat")
     return fileInfo(w.stat)
   },
-  readFile: (root: Root, request: Fields, budget?: Budget) => readBytes(root, request, budget),
-  readFileString: async (root: Root, request: Fields, budget?: Budget): Promise<string> => {
+  readFile: (root: RootWithWindow, request: Fields, budget?: Budget) => readBytes(root, request, budget),
+  readFileString: async (root: RootWithWindow, request: Fields, budget?: Budget): Promise<string> => {
     // The encoding is part of the request's shape: checked before any system call.
     const decoder = decoderFor(request.encoding)
     return decoder.decode(await readBytes(root, request, budget))
   },
-  readDirectory: async (root: Root, request: Fields): Promise<Array<string>> => {
+  readDirectory: async (root: RootWithWindow, request: Fields): Promise<Array<string>> => {
     const recursive = flagOf(optionsOf(request).recursive)
     const { lexed, walked } = await located(root, request)
     const w = found(lexed, walked)
@@ -330,13 +342,13 @@ export const operations = {
     await gap(root)
     return recursive ? listRecursive(w.path, lexed.shown) : fsp.readdir(w.path)
   },
-  readLink: async (root: Root, request: Fields): Promise<string> => {
+  readLink: async (root: RootWithWindow, request: Fields): Promise<string> => {
     const { lexed, walked } = await located(root, request)
     const w = found(lexed, walked)
     await gap(root)
     return fsp.readlink(w.path)
   },
-  realPath: async (root: Root, request: Fields): Promise<string> => {
+  realPath: async (root: RootWithWindow, request: Fields): Promise<string> => {
     const { lexed, walked } = await located(root, request)
     const w = found(lexed, walked)
     noLink(lexed, w)
@@ -346,34 +358,34 @@ export const operations = {
   makeDirectory,
   remove,
   rename,
-  chmod: async (root: Root, request: Fields): Promise<void> => {
+  chmod: async (root: RootWithWindow, request: Fields): Promise<void> => {
     const mode = modeOf(optionsOf(request).mode, undefined)
-    if (mode === undefined) throw badArgument("chmod needs options.mode")
+    if (mode === undefined) throw badArgumentFailure("chmod needs options.mode")
     await fsp.chmod(await settable(root, request, "chmod"), mode)
   },
-  chown: async (root: Root, request: Fields): Promise<void> => {
+  chown: async (root: RootWithWindow, request: Fields): Promise<void> => {
     const options = optionsOf(request)
     const uid = idOf(options.uid, "uid")
     const gid = idOf(options.gid, "gid")
     await fsp.chown(await settable(root, request, "chown"), uid, gid)
   },
-  writeFile: async (root: Root, request: Fields, _budget: Budget | undefined, writes: Writes): Promise<void> => {
+  writeFile: async (root: RootWithWindow, request: Fields, _budget: Budget | undefined, writes: Writes): Promise<void> => {
     const { contentLimit } = writes
     const data = request.data
     if (typeof data !== "string" || data.length % 4 !== 0) {
-      throw badArgument("writeFile data must be padded base64 (RFC 4648, no line breaks)")
+      throw badArgumentFailure("writeFile data must be padded base64 (RFC 4648, no line breaks)")
     }
     // As the native extension: the size its length stands for is checked before its text, so an
     // oversized payload is refused for its size whatever it holds.
     const size = (data.length / 4) * 3 - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0)
     if (size > contentLimit) {
-      throw badArgument(`writeFile payload of ${size} bytes exceeds the ${contentLimit} byte limit`)
+      throw badArgumentFailure(`writeFile payload of ${size} bytes exceeds the ${contentLimit} byte limit`)
     }
-    if (!base64.test(data)) throw badArgument("writeFile data must be padded base64 (RFC 4648, no line breaks)")
+    if (!base64.test(data)) throw badArgumentFailure("writeFile data must be padded base64 (RFC 4648, no line breaks)")
     await write(root, request, Buffer.from(data, "base64"), writes)
   },
-  writeFileString: async (root: Root, request: Fields, _budget: Budget | undefined, writes: Writes) => {
-    if (typeof request.data !== "string") throw badArgument("writeFileString data must be a string")
+  writeFileString: async (root: RootWithWindow, request: Fields, _budget: Budget | undefined, writes: Writes) => {
+    if (typeof request.data !== "string") throw badArgumentFailure("writeFileString data must be a string")
     await write(root, request, new TextEncoder().encode(request.data), writes)
   }
 } as const

@@ -182,8 +182,13 @@ export const fromNative = (u: unknown, path?: string, root?: string): PinnedFsEr
   })
 }
 
-/** A malformed-input error raised before anything reaches the addon. @internal */
-export const badArgument = (description: string, path = "", syscall = "validate"): PinnedFsError =>
+/**
+ * A malformed-input {@link PinnedFsError} (`EINVAL`, `badargument`), raised before anything reaches
+ * the addon. Its `PlatformError` counterpart is `badArgument` in `protocol/errors.ts`.
+ *
+ * @internal
+ */
+export const badArgumentPinnedFsError = (description: string, path = "", syscall = "validate"): PinnedFsError =>
   new PinnedFsError({ code: "EINVAL", errno: -22, syscall, path, refusal: "badargument", description })
 
 /**

@@ -23,11 +23,10 @@ import { FileSystemBatchTypeId } from "./FileSystemBatch.ts"
 import { GrantStore } from "./GrantStore.ts"
 import { makeAuthorizer } from "./internal/authorize.ts"
 import { makeBatch } from "./internal/batch.ts"
-import { canonicalResource as canonical } from "./internal/canonical.ts"
 import { makeConfinedView } from "./internal/confinedView.ts"
 import { makeGuarded } from "./internal/guarded.ts"
 import { withIsolatedFileSystem as attest } from "./internal/isolated.ts"
-import type { KernelRoot } from "./internal/paths.ts"
+import type { Root } from "../protocol/root.ts"
 import { identifyRoot } from "./internal/pinning.ts"
 import { description, refusing, unconfined } from "./internal/refusing.ts"
 import { Workspace } from "./Workspace.ts"
@@ -140,24 +139,15 @@ export const confinedRoot = (fileSystem: FileSystem.FileSystem): string | undefi
 export const requireConfinable = (fileSystem: FileSystem.FileSystem, root: string): Effect.Effect<void, PlatformError.PlatformError> =>
   isConfinable(fileSystem) ? Effect.void : Effect.fail(unconfined("confined", root))
 
-/**
- * The resource `value` names for a host asked for its own `realPath`: resolved through every
- * existing ancestor (a dangling link read and resolved in its place), and spelled below the
- * workspace root as the program names it when it lies inside the canonical workspace. What the
- * kernel asks the grant store about over an executor without `noFollowAuthorization`.
- *
- * @since 0.1.0
- * @category security
- */
-export const canonicalResource = (
-  fileSystem: FileSystem.FileSystem,
-  path: Path.Path,
-  workspaceRoot: string,
-  value: string
-): Effect.Effect<string, PlatformError.PlatformError> => {
-  const logicalRoot = path.normalize(workspaceRoot)
-  return canonical(fileSystem, path, logicalRoot, path.normalize(path.isAbsolute(value) ? value : path.resolve(logicalRoot, value)))
-}
+export {
+  /**
+   * The resource a path names for a host asked for its own `realPath` (see `internal/canonical.ts`).
+   *
+   * @since 0.1.0
+   * @category security
+   */
+  canonicalResource
+} from "./internal/canonical.ts"
 
 const rootChanged = (logicalRoot: string, cause: unknown) =>
   PlatformError.systemError({
@@ -197,7 +187,7 @@ export const make: Effect.Effect<
     atomic.isolated !== undefined && atomic.batchLimits === undefined
       ? Option.none<string>()
       : yield* identifyRoot(atomic, host, boundaryRoot)
-  const root: KernelRoot = { boundaryRoot, logicalRoot, rootIdentity: Option.getOrUndefined(rootIdentity) }
+  const root: Root<string | undefined> = { boundaryRoot, logicalRoot, rootIdentity: Option.getOrUndefined(rootIdentity) }
   const auth = makeAuthorizer({ path, root, atomic, grants, host })
   const guarded = Object.assign(makeGuarded({ auth, systemTemp }), { [ConfinedFileSystemTypeId]: logicalRoot })
   if (atomic.batchLimits === undefined) return guarded

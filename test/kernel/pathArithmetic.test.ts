@@ -8,7 +8,8 @@
 import * as NodePath from "node:path"
 import { describe, expect, it } from "vitest"
 import type { Path } from "effect"
-import { childOf, isInside, isPlainRelative, type KernelRoot, logicalOf, toBoundary, toLogical } from "../../src/kernel/internal/paths.ts"
+import type { Root } from "../../src/protocol/root.ts"
+import { childOf, isInside, isPlainRelative, logicalOf, toBoundary, toLogical } from "../../src/kernel/internal/paths.ts"
 import { generator } from "./support/randomTrees.ts"
 
 /** The arithmetic as it was written before the shortcut: the reference. */
@@ -17,7 +18,7 @@ const reference = {
     const relative = NodePath.relative(root, candidate)
     return relative === "" || (relative !== ".." && !relative.startsWith(`..${NodePath.sep}`) && !NodePath.isAbsolute(relative))
   },
-  toBoundary: (root: KernelRoot, value: string): string | undefined => {
+  toBoundary: (root: Root<string | undefined>, value: string): string | undefined => {
     const base = reference.isInside(root.logicalRoot, value)
       ? root.logicalRoot
       : reference.isInside(root.boundaryRoot, value)
@@ -25,9 +26,9 @@ const reference = {
         : undefined
     return base === undefined ? undefined : NodePath.join(root.boundaryRoot, NodePath.relative(base, value))
   },
-  toLogical: (root: KernelRoot, canonical: string): string =>
+  toLogical: (root: Root<string | undefined>, canonical: string): string =>
     NodePath.normalize(NodePath.join(root.logicalRoot, NodePath.relative(root.boundaryRoot, canonical))),
-  logicalOf: (root: KernelRoot, value: string): string => {
+  logicalOf: (root: Root<string | undefined>, value: string): string => {
     const boundary = reference.toBoundary(root, value)
     return boundary === undefined ? NodePath.normalize(value) : reference.toLogical(root, boundary)
   }
@@ -45,7 +46,7 @@ describe("path arithmetic between the root spellings", () => {
     for (let n = 0; n < 20_000; n++) {
       const logicalRoot = rng.pick(roots)
       const boundaryRoot = rng.next() < 0.5 ? logicalRoot : rng.pick(roots)
-      const root: KernelRoot = { logicalRoot, boundaryRoot, rootIdentity: "1:1" }
+      const root: Root<string | undefined> = { logicalRoot, boundaryRoot, rootIdentity: "1:1" }
       const parts = Array.from({ length: rng.int(5) }, () => rng.pick(segments))
       const start = rng.pick([logicalRoot, boundaryRoot, "/", "/elsewhere"])
       const raw = `${start}/${parts.join("/")}`

@@ -13,15 +13,21 @@
  *    before the refusal is reported, so that a denied path is refused the same way whatever lies
  *    behind it.
  *
+ * This file holds the shapes and puts the phases together; each lives in its own module under
+ * `authorize/`: the grant store's questions (`store.ts`), phase 1 (`phaseOne.ts`), phase 2
+ * (`phaseTwo.ts`), and both in order (`bothPhases.ts`).
+ *
  * @internal
  */
-import { Effect, type FileSystem, type Path, PlatformError, type Result } from "effect"
+import type { Effect, FileSystem, Path, PlatformError, Result } from "effect"
 import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../protocol/wire.ts"
 import type { GrantStore } from "../GrantStore.ts"
-import { type Action, type Capability, GrantStoreError, isPermissionError, PermissionDenied, toPlatformError } from "../Permission.ts"
-import { canonicalResource, hardLinked, hardLinkGuard } from "./canonical.ts"
-import { globPrefix, isInside, logicalOf, type KernelRoot } from "./paths.ts"
-import { type Refusal, resourceOf } from "./resolve.ts"
+import type { Action } from "../Permission.ts"
+import { bothPhasesOf } from "./authorize/bothPhases.ts"
+import { phaseOneOf } from "./authorize/phaseOne.ts"
+import { phaseTwoOf } from "./authorize/phaseTwo.ts"
+import { deny, methodOf, storeQuestions } from "./authorize/store.ts"
+import type { Root } from "../../protocol/root.ts"
 
 /** One path an operation needs authorized. @internal */
 export interface Need {
@@ -43,7 +49,7 @@ export interface Granted {
 
 /** The authorization toolkit one guarded file system is built from. @internal */
 export interface Authorizer {
-  readonly root: KernelRoot
+  readonly root: Root<string | undefined>
   readonly path: Path.Path
   readonly atomic: AtomicFileSystem
   /** Absolute and normalized, read against `base` (the workspace root by default). */
@@ -90,15 +96,10 @@ export interface PhaseOneRefusal {
   readonly ownAnswered: boolean
 }
 
-const describeCause = (cause: unknown): string | undefined =>
-  PlatformError.isPlatformError(cause)
-    ? ((cause.reason as { readonly description?: string | undefined }).description ?? cause.message)
-    : undefined
-
 /** @internal */
 export const makeAuthorizer = (options: {
   readonly path: Path.Path
-  readonly root: KernelRoot
+  readonly root: Root<string | undefined>
   readonly atomic: AtomicFileSystem
   readonly grants: GrantStore["Service"]
   /** The host `FileSystem`: asked for `realPath` when the executor does not resolve without following. */
@@ -106,7 +107,6 @@ export const makeAuthorizer = (options: {
 }): Authorizer => {
   const { atomic, grants, host, path, root } = options
   const noFollow = atomic.noFollowAuthorization === true
-  const methodOf = (action: Action) => (action === "fs:read" ? "read" : "write")
   const run = <R extends AtomicRequest>(request: R) =>
     atomic.execute<R>({
       ...request,
@@ -116,205 +116,27 @@ export const makeAuthorizer = (options: {
     })
   const normalize = (value: string, base: string = root.logicalRoot) =>
     path.normalize(path.isAbsolute(value) ? value : path.resolve(base, value))
-
-  const deny = (action: Action, resource: string, reason: string, cause?: unknown, method = methodOf(action)) => {
-    const detail = describeCause(cause)
-    return toPlatformError({
-      method,
-      error: new PermissionDenied({
-        capability: { action, resource },
-        reason: detail === undefined ? reason : `${reason}: ${detail}`,
-        cause
-      })
-    })
-  }
-
-  /**
-   * The store's decision as a boolean, for questions whose refusal is not reported (a listed name):
-   * a refusal is `false`, built into no error; a store that cannot decide still fails.
-   */
-  const decide = (action: Action, resource: string, method = methodOf(action)) => {
-    const capability: Capability = { action, resource }
-    return Effect.matchEffect(grants.check(capability), {
-      onSuccess: () => Effect.succeed(true),
-      onFailure: (error: unknown) =>
-        isPermissionError(error) && error._tag !== "GrantStoreError"
-          ? Effect.succeed(false)
-          : Effect.fail(
-              toPlatformError({
-                method,
-                error: isPermissionError(error)
-                  ? error
-                  : new GrantStoreError({ capability, message: "the grant store failed with an error of unknown shape", cause: error })
-              })
-            )
-    })
-  }
-
-  const check = (action: Action, resource: string, method = methodOf(action)) => {
-    const capability: Capability = { action, resource }
-    return grants.check(capability).pipe(
-      Effect.mapError((error: unknown) =>
-        toPlatformError({
-          method,
-          // A store's own failure of another shape is still a failure to decide, never a grant.
-          error: isPermissionError(error)
-            ? error
-            : new GrantStoreError({ capability, message: "the grant store failed with an error of unknown shape", cause: error })
-        })
-      )
-    )
-  }
-
-  const insideWorkspace = (action: Action) => (resource: string) =>
-    isInside(path, root.logicalRoot, resource)
-      ? Effect.succeed(resource)
-      : Effect.fail(deny(action, resource, "path is outside the workspace"))
-
-  const resolveOne = (boundaryPath: string) => run({ operation: "resolve", path: boundaryPath })
-
-  const resolve = (need: Need): Effect.Effect<string, PlatformError.PlatformError> => {
-    const { action, value } = need
-    if (noFollow) {
-      const { prefix, rest } = need.glob === true ? globPrefix(path, root, value) : { prefix: value, rest: [] }
-      return resourceOf(path, root, resolveOne, prefix).pipe(
-        Effect.mapError((refusal: Refusal) => deny(action, refusal.resource, refusal.reason, refusal.cause)),
-        Effect.map((resolved) => (rest.length === 0 ? resolved : `${resolved}/${rest.join("/")}`)),
-        Effect.flatMap(insideWorkspace(action))
-      )
-    }
-    // The client asks such a host for its own realPath, then refuses a hard-linked file itself,
-    // and asks the store about whatever that names (outside the workspace included).
-    return canonicalResource(host, path, root.logicalRoot, value).pipe(
-      Effect.flatMap((resolved) =>
-        Effect.flatMap(hardLinked(host, value), (linked) =>
-          linked ? Effect.fail(deny(action, resolved, hardLinkGuard)) : Effect.succeed(resolved)
-        )
-      )
-    )
-  }
-
-  const lexicalOf = (need: Need) => logicalOf(path, root, need.value)
-
-  const refuseWith =
-    (ownAnswered: boolean) =>
-    (error: PlatformError.PlatformError): PhaseOneRefusal => ({ error, ownAnswered })
-
-  /**
-   * Phase 1 up to the store's answer: the resource asked about, whether it is the path itself, and
-   * whether the store made anything wait for its answer. A microtask queued just before the question
-   * has run by the time the answer arrives exactly when the answer did not come within the same
-   * synchronous run: a person, a journal, a timer or any other fiber came in between.
-   */
-  const decideFirst = (
-    need: Need
-  ): Effect.Effect<{ readonly before: string; readonly own: boolean; readonly waited: boolean }, PhaseOneRefusal> =>
-    Effect.gen(function* () {
-      const before = yield* Effect.mapError(resolve(need), refuseWith(false))
-      const own = before === lexicalOf(need)
-      const clock = { waited: false }
-      queueMicrotask(() => {
-        clock.waited = true
-      })
-      yield* Effect.mapError(check(need.action, before), refuseWith(own))
-      return { before, own, waited: clock.waited }
-    })
-
-  /**
-   * The rest of phase 1: the decision may have waited on a person or a journal. What was granted is
-   * the resource the path named when asked; if it names another one now, the grant does not carry
-   * over.
-   */
-  const confirm = (need: Need, before: string, own: boolean): Effect.Effect<void, PhaseOneRefusal> =>
-    Effect.flatMap(Effect.mapError(resolve(need), refuseWith(own)), (after) =>
-      after === before
-        ? Effect.void
-        : Effect.fail(refuseWith(own)(deny(need.action, before, "path no longer names the resource that was authorized")))
-    )
-
-  const phaseOne = (need: Need): Effect.Effect<string, PhaseOneRefusal> =>
-    Effect.flatMap(decideFirst(need), ({ before, own }) => Effect.as(confirm(need, before, own), before))
-
-  const entry = (granted: Granted) =>
-    granted.lexical !== granted.resource && isInside(path, root.logicalRoot, granted.lexical)
-      ? check(granted.need.action, granted.lexical)
-      : Effect.void
-
-  const conceal = (need: Need, refusal: PhaseOneRefusal): Effect.Effect<never, PlatformError.PlatformError> => {
-    const lexical = lexicalOf(need)
-    return refusal.ownAnswered || !isInside(path, root.logicalRoot, lexical)
-      ? Effect.fail(refusal.error)
-      : Effect.flatMap(check(need.action, lexical), () => Effect.fail(refusal.error))
-  }
-
-  const authorize = (needs: ReadonlyArray<Need>) =>
-    Effect.gen(function* () {
-      const granted: Array<Granted> = []
-      for (const need of needs) {
-        const resource = yield* Effect.catch(phaseOne(need), (refusal) => conceal(need, refusal))
-        granted.push({ need, resource, lexical: lexicalOf(need) })
-      }
-      for (const one of granted) yield* entry(one)
-      return granted
-    })
-
-  /**
-   * One need authorized, then `use` run: the same questions, in the same order, and the same
-   * answers as `authorize` followed by `use`, with one executor trip fewer when it can be spared.
-   *
-   * Over a no-follow executor, when the path resolved to itself (no link on it) and the store
-   * answered at once (nothing waited on a person, a journal or another fiber, so the first
-   * resolution is as fresh as a second would be), the store was asked about the very path the
-   * operation names, and `attempt`, a request that refuses or reports any link it meets, is sent
-   * at once: it cannot describe anything but what was granted, so it stands in for the second
-   * resolution. `answer` takes its outcome only when that outcome proves no link lay on the path,
-   * and says what `use` would then have answered: `use`'s own value for a read, or for `exists`
-   * (whose request answers `true` for a final link without saying so) the `stat` it sent instead:
-   * a description of anything but a link is `true`, a component missing before any link is `false`
-   * (a no-follow lookup runs in order and stops at the first link, so a missing component was
-   * reached with none before it). A decision that waited always takes the full protocol: nothing
-   * is sent on a path until it has been resolved again after the wait. Any outcome `answer` does
-   * not take (a link that appeared during the decision among them, or a no-follow `stat`
-   * describing a final link) hands over to the full protocol from where it was: the second
-   * resolution, its refusal when the path now names something else, and `use`. Any other path (a
-   * link on it, a host asked for `realPath`) takes the full protocol from the start. `attempt` must
-   * be one request with no effect when it fails and no question of its own; the guarded
-   * `readFile`, `readFileString`, `stat`, `lstat` and `exists` use it (`readLink` and `realPath`
-   * answer about a final link without refusing it, so they keep the full protocol).
-   */
-  const authorizeThen = <A, L>(
-    need: Need,
-    attempt: Effect.Effect<L, PlatformError.PlatformError>,
-    answer: (outcome: Result.Result<L, PlatformError.PlatformError>) => Result.Result<A, PlatformError.PlatformError> | undefined,
-    use: Effect.Effect<A, PlatformError.PlatformError>
-  ) =>
-    Effect.gen(function* () {
-      const { before, own, waited } = yield* Effect.catch(decideFirst(need), (refusal) => conceal(need, refusal))
-      if (noFollow && own && !waited) {
-        const taken = answer(yield* Effect.result(attempt))
-        if (taken !== undefined) return yield* Effect.fromResult(taken)
-      }
-      yield* Effect.catch(confirm(need, before, own), (refusal) => conceal(need, refusal))
-      yield* entry({ need, resource: before, lexical: lexicalOf(need) })
-      return yield* use
-    })
-
+  const store = storeQuestions(grants)
+  const check = (action: Action, resource: string) => store.check(action, resource)
+  const one = phaseOneOf({ path, root, host, noFollow, run, check })
+  const two = phaseTwoOf({ path, root, lexicalOf: one.lexicalOf, check })
+  const { authorize, authorizeThen } = bothPhasesOf(noFollow, one, two)
   return {
     root,
     path,
     atomic,
     normalize,
     run,
-    resolve,
-    lexicalOf,
+    resolve: one.resolve,
+    lexicalOf: one.lexicalOf,
     authorize,
     authorizeThen,
-    phaseOne,
-    entry,
-    conceal,
-    check,
-    decide,
-    grantsBelow: (action: Action, directory: string) => grants.grantsBelow?.(action, directory) === true,
+    phaseOne: one.phaseOne,
+    entry: two.entry,
+    conceal: two.conceal,
+    check: store.check,
+    decide: store.decide,
+    grantsBelow: store.grantsBelow,
     deny,
     methodOf
   }

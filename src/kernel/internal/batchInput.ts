@@ -5,10 +5,11 @@
  *
  * @internal
  */
-import { type PlatformError, Result } from "effect"
+import { type Path, type PlatformError, Result } from "effect"
 import { badArgument } from "../../protocol/errors.ts"
 import { batchReads, isOneOf } from "../../protocol/operations.ts"
-import type { BatchRequest } from "../FileSystemBatch.ts"
+import type { BatchEntry, BatchRequest } from "../FileSystemBatch.ts"
+import { copyData } from "./snapshot.ts"
 
 const isRead = isOneOf(batchReads)
 
@@ -56,4 +57,54 @@ export const checkMember = (u: unknown): Result.Result<BatchRequest, PlatformErr
     }
   }
   return Result.succeed(u as unknown as BatchRequest)
+}
+
+/** A well-formed member, normalized, with its index in the caller's batch. @internal */
+export interface Member {
+  readonly index: number
+  readonly request: BatchRequest
+}
+
+/**
+ * Copies and checks every member; normalizes the well-formed ones as the client frames them
+ * (`normalize` reads a path against a base, the workspace root by default). A malformed member
+ * becomes its failed entry; a missing or accessor slot fails the whole batch.
+ *
+ * @internal
+ */
+export const captureMembers = (
+  requests: ReadonlyArray<unknown>,
+  path: Path.Path,
+  normalize: (value: string, base?: string) => string
+): Result.Result<{ readonly failed: Array<BatchEntry>; readonly members: Array<Member> }, PlatformError.PlatformError> => {
+  const failed: Array<BatchEntry> = []
+  const members: Array<Member> = []
+  for (let index = 0; index < requests.length; index++) {
+    const slot = Object.getOwnPropertyDescriptor(requests, index)
+    if (slot === undefined || !("value" in slot)) return bad(`batch member ${index} is missing or an accessor`)
+    const copied = copyData(slot.value)
+    const checked = Result.isFailure(copied) ? bad(copied.failure) : checkMember(copied.success)
+    if (Result.isFailure(checked)) {
+      const raw = (slot.value as { readonly path?: unknown } | null)?.path
+      failed.push({ index, path: typeof raw === "string" ? raw : "", result: Result.fail(checked.failure) })
+      continue
+    }
+    members.push({ index, request: normalized(checked.success, path, normalize) })
+  }
+  return Result.succeed({ failed, members })
+}
+
+const normalized = (request: BatchRequest, path: Path.Path, normalize: (value: string, base?: string) => string): BatchRequest => {
+  if (request.operation !== "glob") return { ...request, path: normalize(request.path) }
+  // A glob's pattern is read against its own root, itself read against the workspace root. An
+  // exclude of the kind its pattern can never match (see `glob`) is not sent.
+  const base = normalize(request.root)
+  const absolute = path.isAbsolute(request.path)
+  const exclude = request.options?.exclude
+  return {
+    ...request,
+    root: base,
+    path: normalize(request.path, base),
+    ...(exclude === undefined ? {} : { options: { exclude: exclude.filter((e) => e.startsWith("/") === absolute) } })
+  }
 }

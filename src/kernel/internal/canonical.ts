@@ -17,17 +17,24 @@ import { isInside } from "./paths.ts"
 import { maxLinkHops } from "./resolve.ts"
 
 /**
- * The canonical resource `value` (absolute, normalized) names, in logical spelling when it lies in
- * the workspace; otherwise its canonical path, for the caller to deny as outside.
+ * The resource `value` names for a host asked for its own `realPath`: resolved through every
+ * existing ancestor (a dangling link read and resolved in its place), and spelled below the
+ * workspace root as the program names it when it lies inside the canonical workspace; otherwise
+ * its canonical path, for the caller to deny as outside. What the kernel asks the grant store
+ * about over an executor without `noFollowAuthorization`. `workspaceRoot` and `value` are
+ * normalized first, `value` read against the workspace root when relative.
  *
- * @internal
+ * @since 0.1.0
+ * @category security
  */
 export const canonicalResource = (
   host: FileSystem.FileSystem,
   path: Path.Path,
-  logicalRoot: string,
-  value: string
+  workspaceRoot: string,
+  relativeOrAbsolute: string
 ): Effect.Effect<string, PlatformError.PlatformError> => {
+  const logicalRoot = path.normalize(workspaceRoot)
+  const value = path.normalize(path.isAbsolute(relativeOrAbsolute) ? relativeOrAbsolute : path.resolve(logicalRoot, relativeOrAbsolute))
   const existing = (candidate: string, hops: number): Effect.Effect<string, PlatformError.PlatformError> =>
     host.realPath(candidate).pipe(
       Effect.catch((error) => {

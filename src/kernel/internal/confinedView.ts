@@ -8,11 +8,11 @@
  */
 import { Effect, FileSystem, type Path, PlatformError, Result, Sink, Stream } from "effect"
 import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../protocol/wire.ts"
-import type { KernelRoot } from "./paths.ts"
+import type { Root } from "../../protocol/root.ts"
 import { unconfined } from "./refusing.ts"
 
 /** @internal */
-export const makeConfinedView = (atomic: AtomicFileSystem, path: Path.Path, root: KernelRoot): FileSystem.FileSystem => {
+export const makeConfinedView = (atomic: AtomicFileSystem, path: Path.Path, root: Root<string | undefined>): FileSystem.FileSystem => {
   const { logicalRoot } = root
   const run = <R extends AtomicRequest>(request: R): Effect.Effect<AtomicResult<R>, PlatformError.PlatformError> =>
     atomic.execute<R>({ ...request, boundaryRoot: root.boundaryRoot, logicalRoot, rootIdentity: root.rootIdentity })

@@ -8,14 +8,6 @@
 import type { Path } from "effect"
 import type { Root } from "../../protocol/root.ts"
 
-/**
- * The pinned root every request is stamped with. `rootIdentity` is absent only when the host
- * reports no inode identity for it (an isolated volume), as the client's kernel leaves it.
- *
- * @internal
- */
-export type KernelRoot = Root<string | undefined>
-
 // A relative path with an empty, `.` or `..` segment, or a trailing separator: not spelled as
 // `path.normalize` would leave it.
 const unnormal = /(?:^|\/)\.{1,2}(?:\/|$)|\/\/|^\/|\/$/
@@ -56,7 +48,7 @@ export const segmentsBelow = (path: Path.Path, root: string, value: string): Arr
     .filter((segment) => segment !== "")
 
 /** `value` respelled below the boundary root, or `undefined` when it is inside neither root. @internal */
-export const toBoundary = (path: Path.Path, root: KernelRoot, value: string): string | undefined => {
+export const toBoundary = (path: Path.Path, root: Root<string | undefined>, value: string): string | undefined => {
   const tail = plainTail(root.logicalRoot, value)
   if (tail !== undefined && normalAbsolute(root.boundaryRoot)) return below(root.boundaryRoot, tail)
   // The logical spelling is tried first: when one root contains the other (a workspace link placed
@@ -70,7 +62,7 @@ export const toBoundary = (path: Path.Path, root: KernelRoot, value: string): st
 }
 
 /** A canonical path below the boundary root respelled below the logical root. @internal */
-export const toLogical = (path: Path.Path, root: KernelRoot, canonical: string): string => {
+export const toLogical = (path: Path.Path, root: Root<string | undefined>, canonical: string): string => {
   const tail = plainTail(root.boundaryRoot, canonical)
   if (tail !== undefined && normalAbsolute(root.logicalRoot)) return below(root.logicalRoot, tail)
   return path.normalize(path.join(root.logicalRoot, path.relative(root.boundaryRoot, canonical)))
@@ -106,7 +98,7 @@ export const childOf = (path: Path.Path, directory: string, relative: string): s
  *
  * @internal
  */
-export const plainlyBelowLogicalRoot = (root: Pick<KernelRoot, "logicalRoot">, value: string): boolean => {
+export const plainlyBelowLogicalRoot = (root: Pick<Root<string | undefined>, "logicalRoot">, value: string): boolean => {
   const head = root.logicalRoot === "/" ? "/" : `${root.logicalRoot}/`
   return value.length > head.length && value.startsWith(head) && !unnormal.test(value.slice(head.length))
 }
@@ -117,7 +109,7 @@ export const plainlyBelowLogicalRoot = (root: Pick<KernelRoot, "logicalRoot">, v
  *
  * @internal
  */
-export const logicalOf = (path: Path.Path, root: KernelRoot, value: string): string => {
+export const logicalOf = (path: Path.Path, root: Root<string | undefined>, value: string): string => {
   const boundary = toBoundary(path, root, value)
   return boundary === undefined ? path.normalize(value) : toLogical(path, root, boundary)
 }
@@ -136,7 +128,7 @@ export const patternSyntax = /[*?[\]{}\\]|[@+!]\(/
  */
 export const globPrefix = (
   path: Path.Path,
-  root: Pick<KernelRoot, "boundaryRoot" | "logicalRoot">,
+  root: Pick<Root<string | undefined>, "boundaryRoot" | "logicalRoot">,
   pattern: string,
   base: string = root.logicalRoot
 ): { readonly prefix: string; readonly rest: ReadonlyArray<string>; readonly full: string } => {

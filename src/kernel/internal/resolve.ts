@@ -6,7 +6,8 @@
  */
 import { Effect, type Path, type PlatformError, Result } from "effect"
 import type { Resolution } from "../../protocol/wire.ts"
-import { isInside, type KernelRoot, normalAbsolute, segmentsBelow, toBoundary, toLogical } from "./paths.ts"
+import type { Root } from "../../protocol/root.ts"
+import { isInside, normalAbsolute, segmentsBelow, toBoundary, toLogical } from "./paths.ts"
 
 /** Links followed while resolving one path before giving up, as the kernel's ELOOP. @internal */
 export const maxLinkHops = 40
@@ -29,7 +30,7 @@ export type Resolve = (boundaryPath: string) => Effect.Effect<Resolution, Platfo
  */
 export const resourceOf = (
   path: Path.Path,
-  root: KernelRoot,
+  root: Root<string | undefined>,
   resolve: Resolve,
   value: string,
   hops = 0
@@ -49,7 +50,7 @@ export const resourceOf = (
 }
 
 /** Where a `resolve` answer stopped, read below the boundary root. */
-const reachedOf = (path: Path.Path, root: KernelRoot, resolution: Resolution): string =>
+const reachedOf = (path: Path.Path, root: Root<string | undefined>, resolution: Resolution): string =>
   // An executor may answer root-relative or absolute; both are read below the boundary root. An
   // absolute answer already normalized (the usual one) is its own reading.
   normalAbsolute(resolution.path) ? resolution.path : path.normalize(path.resolve(root.boundaryRoot, resolution.path))
@@ -63,7 +64,7 @@ const reachedOf = (path: Path.Path, root: KernelRoot, resolution: Resolution): s
  */
 export const settledResolution = (
   path: Path.Path,
-  root: KernelRoot,
+  root: Root<string | undefined>,
   requested: string,
   resolution: Resolution
 ): Result.Result<string, Refusal> | undefined => {
@@ -77,7 +78,7 @@ export const settledResolution = (
 /** Turns one `resolve` answer for `requested` into the resource it names. @internal */
 export const follow = (
   path: Path.Path,
-  root: KernelRoot,
+  root: Root<string | undefined>,
   resolve: Resolve,
   requested: string,
   resolution: Resolution,

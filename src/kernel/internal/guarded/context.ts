@@ -7,7 +7,8 @@
  *
  * @internal
  */
-import { Effect, type FileSystem, PlatformError } from "effect"
+import { Effect, type FileSystem, type PlatformError } from "effect"
+import { badArgument } from "../../../protocol/errors.ts"
 import type { Action } from "../../Permission.ts"
 import type { Authorizer } from "../authorize.ts"
 import { isInside, logicalOf, plainlyBelowLogicalRoot } from "../paths.ts"
@@ -15,12 +16,13 @@ import { unavailable } from "../refusing.ts"
 import { captured } from "../snapshot.ts"
 
 /**
- * A `BadArgument` from the file system module, naming the method.
+ * A `BadArgument` from the file system module, naming the method: the one factory every executor
+ * uses, so a guarded method's malformed argument fails as an executor's does.
  *
  * @since 0.1.0
  * @internal
  */
-export const badArgument = (method: string, description: string) => PlatformError.badArgument({ module: "FileSystem", method, description })
+export { badArgument } from "../../../protocol/errors.ts"
 
 /**
  * A path argument: a string without NUL, or a `BadArgument` failure.
