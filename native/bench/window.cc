@@ -79,12 +79,13 @@ int run_proven(const char* name, const std::string& dir, Strategy s, std::size_t
   for (int i = 0; i < rounds; ++i) {
     h.spend();
     auto t0 = Clock::now();
-    auto proof = h.beneath(*root.value(), "mkdir", rel);
+    auto proof = h.prove(*root.value(), "mkdir", rel);
     auto t1 = Clock::now();
-    int rc = ::mkdirat(h.fd(), "x", 0755);
+    if (!proof.ok()) return 1;
+    int rc = ::mkdirat(proof.value().fd(), "x", 0755);
     auto t2 = Clock::now();
-    if (!proof.ok() || rc != 0) return 1;
-    ::unlinkat(h.fd(), "x", AT_REMOVEDIR);
+    if (rc != 0) return 1;
+    ::unlinkat(proof.value().fd(), "x", AT_REMOVEDIR);
     span.push_back(us(t0, t2));
     gap.push_back(us(t1, t2));
   }
@@ -105,11 +106,12 @@ int run_fresh(const std::string& dir, int rounds) {
     auto t1 = Clock::now();
     if (!parent.ok()) return 1;
     Held& h = parent.value().dir;
-    if (!h.beneath(*root.value(), "mkdir", rel).ok()) return 1;  // spends the lookup: no syscall
-    int rc = ::mkdirat(h.fd(), "x", 0755);
+    auto proof = h.prove(*root.value(), "mkdir", rel);  // spends the lookup: no syscall
+    if (!proof.ok()) return 1;
+    int rc = ::mkdirat(proof.value().fd(), "x", 0755);
     auto t2 = Clock::now();
     if (rc != 0) return 1;
-    ::unlinkat(h.fd(), "x", AT_REMOVEDIR);
+    ::unlinkat(proof.value().fd(), "x", AT_REMOVEDIR);
     span.push_back(us(t0, t2));
     gap.push_back(us(t1, t2));
   }

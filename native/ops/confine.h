@@ -153,7 +153,7 @@ struct HoldPath {
   bool lease = false;  // an empty directory here is leased (flock LOCK_SH) for the launch's life
 };
 
-struct Held {
+struct HeldMember {
   HoldStatus status = HoldStatus::Missing;
   Type type = Type::Unknown;
   Identity identity;
@@ -168,7 +168,7 @@ struct Held {
 
 struct HoldResult {
   Identity anchor;
-  std::vector<Held> members;
+  std::vector<HeldMember> members;
 };
 
 // Most paths one hold may name: each held one is a descriptor.

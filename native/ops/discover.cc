@@ -27,6 +27,7 @@
 
 #include "../core/eintr.h"
 #include "../core/resolve.h"
+#include "../platform/platform.h"
 #include "confine.h"
 #include "dir_list.h"
 #include "glob_match.h"
@@ -168,7 +169,7 @@ Access Walker::strictest_alive(const States& states) const {
 
 Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& out) {
   // Only a directory still beneath the anchor at its path is listed; a departed one is skipped.
-  auto listable = frame.dir.beneath(root_, "getdents64", frame.relative);
+  auto listable = frame.dir.prove(root_, "getdents64", frame.relative);
   if (!listable.ok()) {
     if (listable.error().moved) return true;
     return listable.take_error();
@@ -177,18 +178,18 @@ Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& ou
     Listed l;
     l.relative = frame.relative;
     l.states = states;
-    if (::fstat(frame.dir.fd(), &l.st) != 0) return sys_error(errno, "fstat", frame.relative);
+    if (::fstat(frame.dir.look(), &l.st) != 0) return sys_error(errno, "fstat", frame.relative);
     frame.listed = listed_.size();
     listed_.push_back(std::move(l));
   }
-  DirectoryReader reader(frame.dir.fd(), buffer_);
+  DirectoryReader reader(listable.value().fd(), buffer_);
   std::string_view name;
   unsigned char dtype = DT_UNKNOWN;
   std::size_t proven = 1;
   while (reader.next(&name, &dtype)) {
     if (reader.batches() > proven) {
       proven = reader.batches();
-      auto still = frame.dir.beneath(root_, "getdents64", frame.relative);
+      auto still = frame.dir.prove(root_, "getdents64", frame.relative);
       if (!still.ok()) {
         frame.children.clear();  // what was queued came from a place that may now be outside
         if (still.error().moved) return true;
@@ -202,8 +203,8 @@ Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& ou
     if ((out.entries & 1023u) == 0 && cancelled()) break;
     Type type = Type::Unknown;
     std::size_t matched = 0;
-    auto verdict =
-        classify(frame.dir.fd(), states, name, dtype, join(frame.relative, name), &type, &matched);
+    auto verdict = classify(frame.dir.look(), states, name, dtype, join(frame.relative, name),
+                            &type, &matched);
     if (!verdict.ok()) return verdict.take_error();
     if (verdict.value() == Verdict::Ignore || verdict.value() == Verdict::Vanished) continue;
     if (verdict.value() == Verdict::Match) {
@@ -214,7 +215,7 @@ Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& ou
       Match found{join(frame.relative, name), type, static_cast<std::uint32_t>(matched), {}};
       struct stat mst;
       std::string n(name);
-      if (::fstatat(frame.dir.fd(), n.c_str(), &mst, AT_SYMLINK_NOFOLLOW) == 0) {
+      if (::fstatat(frame.dir.look(), n.c_str(), &mst, AT_SYMLINK_NOFOLLOW) == 0) {
         found.identity = identity_of(mst);
       } else if (errno == ENOENT) {
         continue;  // vanished since the listing: the recheck of this directory tells
@@ -312,7 +313,7 @@ Status Walker::run(DiscoverResult& out) {
       // Not entered, but seen: what the recheck compares (a vanished one stays unknown).
       struct stat seen;
       if ((e.mount || permission(e.err)) &&
-          ::fstatat(f.dir.fd(), child.name.c_str(), &seen, AT_SYMLINK_NOFOLLOW) == 0) {
+          ::fstatat(f.dir.look(), child.name.c_str(), &seen, AT_SYMLINK_NOFOLLOW) == 0) {
         listed_[f.listed].relevant[child.relevant].second = identity_of(seen);
       }
       // A mount is not entered: the caller walks it as an anchor of its own.
@@ -332,7 +333,7 @@ Status Walker::run(DiscoverResult& out) {
     next.dir = opened.take();
     {
       struct stat cst;
-      if (::fstat(next.dir.fd(), &cst) == 0)
+      if (::fstat(next.dir.look(), &cst) == 0)
         listed_[f.listed].relevant[child.relevant].second = identity_of(cst);
     }
     next.relative = std::move(relative);
@@ -511,11 +512,15 @@ Probe probe(const Root& root, const std::string& path, std::vector<std::string>&
     return out;
   }
   auto parent = open_parent(root, p);
+  int dirfd = -1;
   if (parent.ok()) {
     // The type answered must be the type of what the path names beneath the anchor, not of an
     // entry in a parent that left it.
-    auto still = parent.value().dir.beneath(root, "fstatat", path);
-    if (!still.ok()) parent = still.take_error();
+    auto still = parent.value().dir.prove(root, "fstatat", path);
+    if (still.ok())
+      dirfd = still.value().fd();
+    else
+      parent = still.take_error();
   }
   if (!parent.ok()) {
     Error e = parent.take_error();
@@ -536,10 +541,8 @@ Probe probe(const Root& root, const std::string& path, std::vector<std::string>&
     return out;
   }
   struct stat st;
-  int rc = retry_eintr([&] {
-    return ::fstatat(parent.value().dir.fd(), parent.value().leaf.c_str(), &st,
-                     AT_SYMLINK_NOFOLLOW);
-  });
+  int rc = retry_eintr(
+      [&] { return ::fstatat(dirfd, parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW); });
   if (rc != 0) {
     if (errno == ENOENT || errno == ENOTDIR) {
       out.err = errno;

@@ -40,6 +40,7 @@
 
 #include "../core/alloc.h"
 #include "../core/limits.h"
+#include "../platform/platform.h"
 #include "dir_list.h"
 #include "glob_match.h"
 #include "ops.h"
@@ -359,12 +360,12 @@ Status Walker::probe_and_visit(std::size_t index, std::string_view name) {
   if (name == "." || name == "..") {
     auto fd = handle(f.phys);
     if (!fd.ok()) return fd.take_error();
-    return visit(f, name, Kind::Directory, fd.value()->fd());
+    return visit(f, name, Kind::Directory, fd.value()->look());
   }
   if (name.find('/') != std::string_view::npos || name.size() > kNameMax) return ok_status();
   auto fd = handle(f.phys);
   if (!fd.ok()) return fd.take_error();
-  int dirfd = fd.value()->fd();
+  int dirfd = fd.value()->look();
   std::string n(name);
   struct stat st;
   if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -385,15 +386,15 @@ Status Walker::list(std::size_t index) {
   if (!owner.ok()) return owner.take_error();
   Held* held = owner.value();
   std::string here = shown(relative(f));
-  auto listable = held->beneath(root_, "getdents64", here);
-  if (!listable.ok()) return departed(f.phys, listable);
+  auto listable = held->prove(root_, "getdents64", here);
+  if (!listable.ok()) return departed(f.phys, listable.take_error());
   if (f.dir_unread) {
-    fd = f.dir.fd();
+    fd = listable.value().fd();  // a frame left unread is its own handle (phys is its index)
     f.dir_unread = false;
   } else {
     // Another frame's handle, or an O_PATH one: list a fresh open description of it, never a
     // shared offset.
-    auto opened = open_child(root_, held->fd(), ".", kListFlags, 0, here);
+    auto opened = open_child(root_, listable.value().fd(), ".", kListFlags, 0, here);
     if (!opened.ok()) {
       if (!skippable(opened.error(), f.named)) return opened.take_error();
     } else {

@@ -17,6 +17,7 @@
 
 #include "../core/eintr.h"
 #include "../core/resolve.h"
+#include "../platform/platform.h"
 #include "confine.h"
 
 namespace pinnedfs::confine {

@@ -14,6 +14,7 @@
 #include "core/resolve.h"
 #include "harness.h"
 #include "ops/dir_cursor.h"
+#include "platform/platform.h"
 
 using namespace pinnedfs;
 

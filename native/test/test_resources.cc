@@ -21,6 +21,7 @@
 #include "core/execute.h"
 #include "core/resolve.h"
 #include "harness.h"
+#include "platform/platform.h"
 
 using namespace pinnedfs;
 
