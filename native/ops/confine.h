@@ -309,6 +309,11 @@ Result<SweepResult> sweep(const RuntimePlace& place, const std::string& own, Str
 // directory its owner's rwx when a mode stands in the way, while it is still `identity`. Never
 // leaves the directory's mount; never follows a link.
 Status purge(const Root& anchor, const std::string& name, const Identity& identity);
+#ifdef PINNEDFS_TEST_HOOKS
+// The directory entries the purges of this thread have read since the last call: a wide directory
+// must cost a pass over its entries, not a pass per subdirectory.
+std::uint64_t purge_entries_read();
+#endif
 
 // ---- the sandbox check (verify_sandbox.cc) ------------------------------------------------------
 

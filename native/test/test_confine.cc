@@ -373,6 +373,38 @@ TEST(rmdirs_keeps_a_leased_directory_and_removes_it_once_the_lease_is_gone) {
   }
 }
 
+TEST(purge_reads_a_wide_directory_once_not_once_per_subdirectory) {
+  std::string dir = test::scratch_dir();
+  std::string top = dir + "/pinnedfs-confine-00000000000000aa";
+  CHECK(::mkdir(top.c_str(), 0700) == 0);
+  Fd at(::open(top.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  // 3,000 subdirectories (one file in each) between 3,000 files: 9,000 entries in all.
+  constexpr int kWide = 3000;
+  for (int i = 0; i < kWide; ++i) {
+    std::string n = std::to_string(i);
+    CHECK(::mkdirat(at.get(), ("d" + n).c_str(), 0755) == 0);
+    int f = ::openat(at.get(), ("f" + n).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    CHECK(f >= 0);
+    ::close(f);
+    f = ::openat(at.get(), ("d" + n + "/x").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    CHECK(f >= 0);
+    ::close(f);
+  }
+  at.reset();
+  auto root = Root::pin(dir, Strategy::Walk);
+  CHECK(root.ok());
+  purge_entries_read();
+  CHECK(purge(*root.value(), "pinnedfs-confine-00000000000000aa", id_of(top)).ok());
+  std::uint64_t read = purge_entries_read();
+  struct stat st;
+  CHECK(::lstat(top.c_str(), &st) != 0 && errno == ENOENT);
+  // Linear: a few reads per entry at most. A pass over the whole directory per subdirectory read
+  // millions (kWide * kWide).
+  std::fprintf(stderr, "  purge read %llu entries for %d\n", static_cast<unsigned long long>(read),
+               3 * kWide);
+  CHECK(read <= 4u * 3 * kWide);
+}
+
 TEST(purge_removes_a_tree_deeper_than_path_max_with_closed_directories) {
   for (Strategy s : kStrategies) {
     std::string dir = test::scratch_dir();
