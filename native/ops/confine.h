@@ -45,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/entry_kind.h"
 #include "../core/error.h"
 #include "../core/fd.h"
 #include "../core/request.h"
@@ -63,17 +64,7 @@ enum class Kind : std::uint8_t {
   Strays = 7
 };
 
-// What a directory entry or an opened object is.
-enum class Type : std::uint8_t { Unknown = 0, File = 1, Directory = 2, Link = 3, Other = 4 };
-
 // Protection levels, ordered: a larger value is stricter.
-// The type of an object from its st_mode.
-inline Type type_of_mode(mode_t mode) {
-  if (S_ISDIR(mode)) return Type::Directory;
-  if (S_ISLNK(mode)) return Type::Link;
-  if (S_ISREG(mode)) return Type::File;
-  return Type::Other;
-}
 
 enum class Access : std::uint8_t { None = 0, ReadOnly = 1, Inaccessible = 2 };
 
@@ -98,7 +89,7 @@ struct DiscoverRequest {
 
 struct Match {
   std::string path;  // anchor-relative, raw bytes
-  Type type = Type::Unknown;
+  EntryKind type = EntryKind::Unknown;
   std::uint32_t pattern = 0;  // index of the first pattern that matched
   Identity identity;          // what was there when it matched (the final validation compares)
 };
@@ -114,7 +105,7 @@ enum class ProbeStatus : std::uint8_t { Missing = 0, Present = 1, Refused = 2, B
 
 struct Probe {
   ProbeStatus status = ProbeStatus::Missing;
-  Type type = Type::Unknown;
+  EntryKind type = EntryKind::Unknown;
   int err = 0;
   Error error;        // Refused: why
   Identity identity;  // Present
@@ -155,7 +146,7 @@ struct HoldPath {
 
 struct HeldMember {
   HoldStatus status = HoldStatus::Missing;
-  Type type = Type::Unknown;
+  EntryKind type = EntryKind::Unknown;
   Identity identity;
   std::uint64_t nlink = 0;
   Fd fd;     // Held, and not a link: the O_PATH descriptor of exactly what was checked

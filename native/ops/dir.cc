@@ -116,6 +116,7 @@ class Lister {
     switch (e.kind) {
       case EntryKind::Directory:
         return true;
+      case EntryKind::File:
       case EntryKind::Link:
       case EntryKind::Other:
         return false;

@@ -58,18 +58,18 @@ struct Frame {
   std::size_t listed = 0;  // its record among the directories listed
 };
 
-Type type_of_dtype(unsigned char t) {
+EntryKind type_of_dtype(unsigned char t) {
   switch (t) {
     case DT_DIR:
-      return Type::Directory;
+      return EntryKind::Directory;
     case DT_LNK:
-      return Type::Link;
+      return EntryKind::Link;
     case DT_REG:
-      return Type::File;
+      return EntryKind::File;
     case DT_UNKNOWN:
-      return Type::Unknown;
+      return EntryKind::Unknown;
     default:
-      return Type::Other;
+      return EntryKind::Other;
   }
 }
 
@@ -134,7 +134,7 @@ class Walker {
   enum class Verdict : unsigned char { Ignore, Match, Descend, Vanished };
   // What the patterns make of entry `name` of the directory open at `dir`, reached with `states`.
   Result<Verdict> classify(int dir, const States& states, std::string_view name,
-                           unsigned char dtype, const std::string& shown, Type* type,
+                           unsigned char dtype, const std::string& shown, EntryKind* type,
                            std::size_t* matched);
   // Whether directory `l` still holds what mattered in it, and nothing new but what was born
   // during the walk.
@@ -201,7 +201,7 @@ Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& ou
       return false;
     }
     if ((out.entries & 1023u) == 0 && cancelled()) break;
-    Type type = Type::Unknown;
+    EntryKind type = EntryKind::Unknown;
     std::size_t matched = 0;
     auto verdict = classify(frame.dir.look(), states, name, dtype, join(frame.relative, name),
                             &type, &matched);
@@ -395,8 +395,8 @@ bool born_after(int dir, const std::string& name, std::uint64_t since) {
 }  // namespace
 
 Result<Walker::Verdict> Walker::classify(int dir, const States& states, std::string_view name,
-                                         unsigned char dtype, const std::string& shown, Type* type,
-                                         std::size_t* matched) {
+                                         unsigned char dtype, const std::string& shown,
+                                         EntryKind* type, std::size_t* matched) {
   bool alive = false;
   for (std::size_t p = 0; p < compiled_.size(); ++p) {
     const auto& s = states[p];
@@ -411,18 +411,18 @@ Result<Walker::Verdict> Walker::classify(int dir, const States& states, std::str
     typed = !n.empty() && (glob::can_descend(compiled_[p], n.data(), n.size()) ||
                            glob::needs_directory(compiled_[p], n.data(), n.size()));
   }
-  if (typed && *type == Type::Unknown) {
+  if (typed && *type == EntryKind::Unknown) {
     struct stat st;
     std::string n(name);
     if (::fstatat(dir, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-      *type = type_of_mode(st.st_mode);
+      *type = entry_kind_of_mode(st.st_mode);
     } else if (errno == ENOENT) {
       return Verdict::Vanished;
     } else {
       return sys_error(errno, "fstatat", shown);
     }
   }
-  bool is_dir = *type == Type::Directory;
+  bool is_dir = *type == EntryKind::Directory;
   for (std::size_t p = 0; p < compiled_.size(); ++p) {
     const auto& n = next_[p];
     if (!n.empty() && glob::accepts(compiled_[p], n.data(), n.size(), is_dir)) {
@@ -460,7 +460,7 @@ bool Walker::still_as_listed(const Listed& l) {
     while (reader.next(&entry, &dtype)) {
       std::string full = join(l.relative, entry);
       if (skip_.count(full)) continue;
-      Type type = Type::Unknown;
+      EntryKind type = EntryKind::Unknown;
       std::size_t matched = 0;
       auto verdict = classify(fd, l.states, entry, dtype, full, &type, &matched);
       if (!verdict.ok()) return false;
@@ -553,7 +553,7 @@ Probe probe(const Root& root, const std::string& path, std::vector<std::string>&
     return out;
   }
   out.status = ProbeStatus::Present;
-  out.type = type_of_mode(st.st_mode);
+  out.type = entry_kind_of_mode(st.st_mode);
   out.identity = identity_of(st);
   return out;
 }

@@ -127,18 +127,18 @@ HeldMember hold_one(const Root& root, const HoldPath& request) {
     return out;
   }
   out.status = HoldStatus::Held;
-  out.type = type_of_mode(st.st_mode);
+  out.type = entry_kind_of_mode(st.st_mode);
   out.identity = identity_of(st);
   out.nlink = static_cast<std::uint64_t>(st.st_nlink);
   // A link's descriptor is never handed out: binding it would bind what it names.
-  if (out.type != Type::Link) out.fd = opened.take();
+  if (out.type != EntryKind::Link) out.fd = opened.take();
   if (above > 0) {
     struct stat ps;
     if (::fstat(parent.value().look(), &ps) != 0)
       return moved(std::move(out), path, "lost its parent");
     out.chain = chain_to(above, identity_of(ps));
   }
-  if (request.lease && out.type == Type::Directory) {
+  if (request.lease && out.type == EntryKind::Directory) {
     Error e;
     const char* leaf = p.parts.empty() ? nullptr : p.parts.back().c_str();
     switch (take_lease(out.fd.get(), parent.value().look(), leaf, &out.lease, &e, path)) {

@@ -41,6 +41,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../core/entry_kind.h"
 #include "../core/error.h"
 #include "../core/fd.h"
 #include "../core/path_lex.h"
@@ -99,10 +100,6 @@ void advise_huge_pages(void* p, std::size_t n);
 
 // ---- the directory reader -----------------------------------------------------------------------
 
-// What d_type said about an entry. A hint only: the decision to descend
-// is enforced by an O_DIRECTORY|O_NOFOLLOW open, never by this value.
-enum class EntryKind : unsigned char { Unknown, Directory, Link, Other };
-
 struct DirEntry {
   std::string name;  // bytes as the kernel gave them; never "." or ".."
   EntryKind kind = EntryKind::Unknown;
@@ -140,19 +137,6 @@ class DirectoryReader {
   std::size_t batches_ = 0;
   alignas(std::max_align_t) unsigned char state_[kStateSize];
 };
-
-inline EntryKind entry_kind(unsigned char d_type) {
-  switch (d_type) {
-    case DT_DIR:
-      return EntryKind::Directory;
-    case DT_LNK:
-      return EntryKind::Link;
-    case DT_UNKNOWN:
-      return EntryKind::Unknown;
-    default:
-      return EntryKind::Other;
-  }
-}
 
 #if defined(__linux__)
 // Appends the entries of one getdents64 answer (`len` bytes of linux_dirent64 records) to `out`,

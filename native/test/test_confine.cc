@@ -80,7 +80,7 @@ TEST(discover_finds_prunes_and_never_follows_a_link) {
     }
     CHECK(d.skipped.size() == 1 && d.skipped[0] == "skipme");
     CHECK(d.probes.size() == 3);
-    CHECK(d.probes[0].status == ProbeStatus::Present && d.probes[0].type == Type::Directory);
+    CHECK(d.probes[0].status == ProbeStatus::Present && d.probes[0].type == EntryKind::Directory);
     CHECK(d.probes[1].status == ProbeStatus::Missing && d.probes[1].err == ENOENT);
     CHECK(d.probes[2].status == ProbeStatus::Refused &&
           d.probes[2].error.refusal == Refusal::Symlink);
@@ -98,7 +98,7 @@ TEST(discover_reports_a_matched_link_as_a_link) {
     CHECK(root.ok());
     auto found = discover(*root.value(), git_and_pem(), nullptr);
     CHECK(found.ok());
-    CHECK(found.value().matches.size() == 1 && found.value().matches[0].type == Type::Link);
+    CHECK(found.value().matches.size() == 1 && found.value().matches[0].type == EntryKind::Link);
   }
 }
 
@@ -155,12 +155,12 @@ TEST(hold_opens_afresh_without_following_and_hands_out_descriptors) {
     CHECK(held.ok());
     auto& m = held.value().members;
     CHECK(m.size() == 6);
-    CHECK(m[0].status == HoldStatus::Held && m[0].type == Type::Directory && m[0].fd.valid());
-    CHECK(m[1].status == HoldStatus::Held && m[1].type == Type::Directory && m[1].fd.valid());
-    CHECK(m[2].status == HoldStatus::Held && m[2].type == Type::Link && !m[2].fd.valid());
+    CHECK(m[0].status == HoldStatus::Held && m[0].type == EntryKind::Directory && m[0].fd.valid());
+    CHECK(m[1].status == HoldStatus::Held && m[1].type == EntryKind::Directory && m[1].fd.valid());
+    CHECK(m[2].status == HoldStatus::Held && m[2].type == EntryKind::Link && !m[2].fd.valid());
     CHECK(m[3].status == HoldStatus::Refused && m[3].error.refusal == Refusal::Symlink);
     CHECK(m[4].status == HoldStatus::Missing);
-    CHECK(m[5].status == HoldStatus::Held && m[5].type == Type::File && m[5].nlink == 1);
+    CHECK(m[5].status == HoldStatus::Held && m[5].type == EntryKind::File && m[5].nlink == 1);
     struct stat a, b;
     CHECK(::fstat(m[1].fd.get(), &a) == 0 && ::lstat((dir + "/.git").c_str(), &b) == 0);
     CHECK(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
