@@ -58,21 +58,6 @@ struct Frame {
   std::size_t listed = 0;  // its record among the directories listed
 };
 
-EntryKind type_of_dtype(unsigned char t) {
-  switch (t) {
-    case DT_DIR:
-      return EntryKind::Directory;
-    case DT_LNK:
-      return EntryKind::Link;
-    case DT_REG:
-      return EntryKind::File;
-    case DT_UNKNOWN:
-      return EntryKind::Unknown;
-    default:
-      return EntryKind::Other;
-  }
-}
-
 std::uint64_t realtime_ns() {
   struct timespec ts;
   ::clock_gettime(CLOCK_REALTIME, &ts);
@@ -404,7 +389,7 @@ Result<Walker::Verdict> Walker::classify(int dir, const States& states, std::str
     alive = alive || !next_[p].empty();
   }
   if (!alive) return Verdict::Ignore;
-  *type = type_of_dtype(dtype);
+  *type = entry_kind(dtype);
   bool typed = false;
   for (std::size_t p = 0; p < compiled_.size() && !typed; ++p) {
     const auto& n = next_[p];
