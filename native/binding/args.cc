@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "core/alloc.h"
-#include "platform/platform.h"
 
 namespace pinnedfs {
 namespace binding {
@@ -52,7 +51,7 @@ bool utf8_within(Napi::Value v, std::size_t* left, std::string* out, std::size_t
     return false;
   }
   *left -= length;
-  if (length >= kHugeBuffer) platform::advise_huge_pages(&(*out)[0], length);
+  if (length >= kHugeBuffer) advise_large_buffer(&(*out)[0], length);
   out->resize(length);
   // The terminating NUL napi writes lands on the string's own terminator.
   return napi_get_value_string_utf8(v.Env(), v, &(*out)[0], length + 1, &length) == napi_ok;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "../platform/platform.h"
 #include "eintr.h"
 
 namespace pinnedfs {
@@ -41,6 +42,10 @@ bool room_for(std::size_t bytes) noexcept {
   if (size == 0) return true;
   std::uint64_t left = limit / 4 < kRoomLeft ? limit / 4 : kRoomLeft;
   return size + bytes + left <= limit;
+}
+
+void advise_large_buffer(void* p, std::size_t n) noexcept {
+  platform::advise_huge_pages(p, n);
 }
 
 }  // namespace pinnedfs

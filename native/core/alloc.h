@@ -21,6 +21,11 @@ namespace pinnedfs {
 // allocation (kRoomChecked or more) must leave kRoomLeft (or a quarter of the limit, if less)
 // unused. True where there is no such limit, or where the process's size cannot be read.
 bool room_for(std::size_t bytes) noexcept;
+
+// For a large buffer about to be written whole (a big write payload copied out of its JavaScript
+// string, a big read): asks the platform for huge pages behind it, one fault per 2 MiB instead of
+// per 4 KiB. Changes no content; its failure changes nothing.
+void advise_large_buffer(void* p, std::size_t n) noexcept;
 constexpr std::size_t kRoomChecked = std::size_t{8} << 20;
 constexpr std::size_t kRoomLeft = std::size_t{512} << 20;
 

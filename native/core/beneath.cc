@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "../platform/platform.h"
 #include "eintr.h"
 #include "resolve.h"
 
@@ -262,18 +263,20 @@ Held Held::from_lookup(const Root& root, Fd fd, std::string rel) {
                                              : unproven(std::move(fd), std::move(rel));
 }
 
-Status Held::beneath(const Root& root, const char* syscall, const std::string& shown) {
-  if (root_) return ok_status();
+Result<Proven> Held::prove(const Root& root, const char* syscall, const std::string& shown) {
+  if (root_) return Proven(dir_.get());
   if (fresh_) {
     fresh_ = false;
-    return ok_status();
+    return Proven(dir_.get());
   }
   if (root.strategy() == Strategy::Kernel) {
     // The lookup proof compares identities: learn ours once, not at every proof.
     auto id = identity(shown);
     if (!id.ok()) return id.take_error();
   }
-  return prove_beneath(root, dir_.get(), have_id_ ? &id_ : nullptr, rel_, syscall, shown);
+  auto proven = prove_beneath(root, dir_.get(), have_id_ ? &id_ : nullptr, rel_, syscall, shown);
+  if (!proven.ok()) return proven.take_error();
+  return Proven(dir_.get());
 }
 
 Result<Identity> Held::identity(const std::string& shown) {

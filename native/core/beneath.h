@@ -5,8 +5,9 @@
 // root when the lookup ended. It says nothing about a moment later: an attacker with write access
 // on both sides can rename the directory (or an ancestor) out of the root while we hold it, and
 // every *at() call through the held descriptor then acts out there. So each act through a held
-// handle is preceded by Held::beneath(): free exactly once right after a kernel-confined lookup
-// from the root (that lookup was the proof, taken an instant before), a proof otherwise:
+// handle is preceded by Held::prove(), the only source of a descriptor to act through: free exactly
+// once right after a kernel-confined lookup from the root (that lookup was the proof, taken an
+// instant before), a proof otherwise:
 //  - kernel strategy, up to kLookupDepth components: the root-relative path is looked up again
 //    from the root, confined (openat2, one atomic beneath check in the kernel), and the object
 //    found must be the held one (dev:ino);
@@ -45,6 +46,21 @@ namespace pinnedfs {
 // /proc's account and a proof taken from the parent.
 constexpr std::size_t kLookupDepth = 32;
 
+class Held;
+
+// A held handle just proven beneath the root: the one way to a descriptor to act through (create,
+// unlink, rename, change, list). Only Held::prove makes one, so an act written without a proof
+// does not compile; keep it for the one act that follows, never across a wait.
+class Proven {
+ public:
+  int fd() const { return fd_; }
+
+ private:
+  friend class Held;
+  explicit Proven(int fd) : fd_(fd) {}
+  int fd_;
+};
+
 class Held {
  public:
   Held() = default;
@@ -57,14 +73,31 @@ class Held {
   // What a lookup from the root gave: fresh under the kernel strategy, unproven under the walk.
   static Held from_lookup(const Root& root, Fd fd, std::string rel);
 
-  int fd() const { return dir_.get(); }
+  // The descriptor, for looking only: fstat, fstatat, readlinkat, opening a child that is itself
+  // proven before anything is done through it. Every act and every listing goes through prove().
+  int look() const { return dir_.get(); }
   bool valid() const { return dir_.get() >= 0; }
   bool is_root() const { return root_; }
   const std::string& rel() const { return rel_; }
 
   // Before every mutation or listing through this handle. Spends the lookup's proof, or proves
   // again; refuses (Escape, "moved out of the root") when the handle is no longer beneath.
-  Status beneath(const Root& root, const char* syscall, const std::string& shown);
+  Result<Proven> prove(const Root& root, const char* syscall, const std::string& shown);
+  // The same proof as a Status, handing out nothing: for a proof taken again during an act already
+  // under way (a listing's later batches).
+  Status beneath(const Root& root, const char* syscall, const std::string& shown) {
+    auto proven = prove(root, syscall, shown);
+    if (!proven.ok()) return proven.take_error();
+    return ok_status();
+  }
+  // prove(), then `act(fd)` through the proven descriptor; `act` returns a Result (or Status).
+  template <class Act>
+  auto act(const Root& root, const char* syscall, const std::string& shown, Act&& act)
+      -> decltype(act(0)) {
+    auto proven = prove(root, syscall, shown);
+    if (!proven.ok()) return proven.take_error();
+    return act(proven.value().fd());
+  }
   // The handle's dev:ino, from one fstat the first time it is asked.
   Result<Identity> identity(const std::string& shown);
   void know_identity(const Identity& id) {

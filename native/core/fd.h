@@ -1,11 +1,25 @@
 // An owned file descriptor. Every descriptor the core opens lives in one of these, so an early
 // return on any error path closes it; nothing else in the core calls close(2).
 #pragma once
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <utility>
 
 namespace pinnedfs {
+
+// Directory handle flags for the walk and for parents: O_PATH where the platform has it (no read
+// permission needed, no device open side effects), else a plain read-only directory open.
+#if defined(O_PATH)
+constexpr int kDirHandleFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+constexpr int kObjectHandleFlags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+#elif defined(O_SEARCH) && defined(__APPLE__)
+constexpr int kDirHandleFlags = O_SEARCH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+constexpr int kObjectHandleFlags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
+#else
+constexpr int kDirHandleFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+constexpr int kObjectHandleFlags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
+#endif
 
 class Fd {
  public:

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "../platform/platform.h"
 #include "eintr.h"
 
 namespace pinnedfs {
@@ -103,17 +104,13 @@ Result<Held> hold_beneath(const Root& root, const LexedPath& path, int flags) {
 
 Result<Held> open_dirs(const Root& root, const LexedPath& path, std::size_t count) {
   if (count == 0) return Held::root(root);
-  std::string rel = path.joined(count);
   if (root.strategy() == Strategy::Kernel) {
+    std::string rel = path.joined(count);
     auto fd = platform::kernel_open(root.fd(), rel, kDirHandleFlags, 0, rel);
     if (!fd.ok()) return fd.take_error();
     return Held::fresh(fd.take(), std::move(rel));
   }
-  auto fd = walk::open_dirs(root, path, count);
-  if (!fd.ok()) return fd.take_error();
-  auto same = same_mount(root, fd.value().get(), rel);
-  if (!same.ok()) return same.take_error();
-  return Held::unproven(fd.take(), std::move(rel));
+  return walk::open_dirs(root, path, count);
 }
 
 Result<Parent> open_parent(const Root& root, const LexedPath& path) {
@@ -143,12 +140,13 @@ Result<Held> descend(const Root& root, const Held& parent, const std::string& na
     auto fd = platform::kernel_open(root.fd(), rel, flags, 0, shown);
     if (fd.ok()) return Held::fresh(fd.take(), std::move(rel));
     if (changed_or_gone(fd.error()) && !parent.is_root()) {
-      auto still = prove_beneath(root, parent.fd(), nullptr, parent.rel(), "openat2", shown);
+      auto still = prove_beneath(root, parent.look(), nullptr, parent.rel(), "openat2", shown);
       if (!still.ok()) return still.take_error();
     }
     return fd.take_error();
   }
-  auto fd = open_child(root, parent.fd(), name, flags, 0, shown);
+  // An unproven child: proven before anything is done through it.
+  auto fd = open_child(root, parent.look(), name, flags, 0, shown);
   if (!fd.ok()) return fd.take_error();
   if (root.strategy() != Strategy::Kernel) {
     auto same = same_mount(root, fd.value().get(), shown);

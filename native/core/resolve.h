@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
-#include "../platform/platform.h"
 #include "beneath.h"
 #include "error.h"
 #include "fd.h"
@@ -42,8 +42,34 @@ struct Parent {
   Held dir;
   std::string leaf;
 };
-// The parent directory of a non-root path, and the leaf name to act on there.
+// The parent directory of a non-root path, and the leaf name to act on there. Its handle hands
+// out a descriptor to act through only by proving itself (Held::prove, Held::act); in_parent does
+// all of it in one call.
 Result<Parent> open_parent(const Root& root, const LexedPath& path);
+
+// Acts in the parent, as Go's os.Root does (doInRoot): opens the parent of `path` (a non-root
+// path), proves it beneath the root, and only then calls `act(parent_fd, leaf)`, which makes the
+// one system call (or the few) on `leaf` in `parent_fd` and returns a Result (or Status). Every
+// operation that acts on a name goes through here or, for later acts on a handle it keeps, through
+// Held::act: neither hands out a descriptor to act through before the proof. `syscall` and `shown`
+// name the act in a refusal.
+template <class Act>
+auto in_parent(const Root& root, const LexedPath& path, const char* syscall,
+               const std::string& shown, Act&& act)
+    -> decltype(act(0, std::declval<const std::string&>())) {
+  auto parent = open_parent(root, path);
+  if (!parent.ok()) return parent.take_error();
+  const std::string& leaf = parent.value().leaf;
+  return parent.value().dir.act(root, syscall, shown, [&](int dirfd) { return act(dirfd, leaf); });
+}
+// The same from the caller's relative path: prepare_path first (a ".." is resolved physically).
+template <class Act>
+auto in_parent(const Root& root, std::string_view relative, const char* syscall, Act&& act)
+    -> decltype(act(0, std::declval<const std::string&>())) {
+  auto path = prepare_path(root, relative);
+  if (!path.ok()) return path.take_error();
+  return in_parent(root, path.value(), syscall, std::string(relative), std::forward<Act>(act));
+}
 
 // A single component beneath an already-resolved directory, never following a link: the building
 // block of the walk and of ".." resolution.
@@ -69,8 +95,8 @@ Status fstat_fd(int fd, struct stat* st, const std::string& shown_path);
 
 namespace walk {
 Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode_t mode);
-// count >= 1: the directory of the first `count` components, on the root's mount.
-Result<Fd> open_dirs(const Root& root, const LexedPath& path, std::size_t count);
+// count >= 1: the directory of the first `count` components, on the root's mount (unproven).
+Result<Held> open_dirs(const Root& root, const LexedPath& path, std::size_t count);
 }  // namespace walk
 
 }  // namespace pinnedfs

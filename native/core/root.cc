@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 #endif
 
+#include "../platform/platform.h"
 #include "eintr.h"
 #include "resolve.h"
 

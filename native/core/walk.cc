@@ -20,9 +20,18 @@ bool mutates(int flags) {
 #endif
   return (flags & (O_CREAT | O_TRUNC)) != 0 || (flags & O_ACCMODE) != O_RDONLY;
 }
-}  // namespace
 
-Result<Fd> open_dirs(const Root& root, const LexedPath& path, std::size_t count) {
+// Descending never leaves a mount once crossed, so the object's mount says it all.
+Result<Fd> on_root_mount(const Root& root, Result<Fd> fd, const std::string& shown) {
+  if (!fd.ok()) return fd;
+  auto same = same_mount(root, fd.value().get(), shown);
+  if (!same.ok()) return same.take_error();
+  return fd;
+}
+
+// The walk itself, handing back what it holds as a handle to be proven before any act through it.
+// Its mount is not checked: a read through it checks the object's, an act checks it first.
+Result<Held> walk_dirs(const Root& root, const LexedPath& path, std::size_t count) {
   Fd cur;
   for (std::size_t i = 0; i < count; ++i) {
     auto next = open_child(root, cur.valid() ? cur.get() : root.fd(), path.parts[i],
@@ -30,7 +39,16 @@ Result<Fd> open_dirs(const Root& root, const LexedPath& path, std::size_t count)
     if (!next.ok()) return next.take_error();
     cur = next.take();
   }
-  return cur;
+  return Held::unproven(std::move(cur), path.joined(count));
+}
+}  // namespace
+
+Result<Held> open_dirs(const Root& root, const LexedPath& path, std::size_t count) {
+  auto dir = walk_dirs(root, path, count);
+  if (!dir.ok()) return dir;
+  auto same = same_mount(root, dir.value().look(), dir.value().rel());
+  if (!same.ok()) return same.take_error();
+  return dir;
 }
 
 Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode_t mode) {
@@ -41,27 +59,25 @@ Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode
   }
   std::string shown = path.joined();
   std::size_t n = path.parts.size();
-  Fd parent;
-  if (n > 1) {
-    auto dirs = walk::open_dirs(root, path, n - 1);
-    if (!dirs.ok()) return dirs.take_error();
-    parent = dirs.take();
-    if (mutates(flags)) {
-      // Creating or writing in a directory the walk holds: it must still be beneath the root, and
-      // on the root's mount, before the leaf is opened (and perhaps created) in it.
-      auto same = same_mount(root, parent.get(), path.joined(n - 1));
-      if (!same.ok()) return same.take_error();
-      auto still = prove_beneath(root, parent.get(), nullptr, path.joined(n - 1), "openat", shown);
-      if (!still.ok()) return still.take_error();
-    }
+  if (n == 1)
+    return on_root_mount(root, open_child(root, root.fd(), path.leaf(), flags, mode, shown), shown);
+  auto dir = walk_dirs(root, path, n - 1);
+  if (!dir.ok()) return dir.take_error();
+  if (!mutates(flags)) {
+    // Only looking: nothing is changed through the parent, and what is opened is judged by its own
+    // checks (its mount here; links, kind, identity in the operation).
+    return on_root_mount(
+        root, open_child(root, dir.value().look(), path.leaf(), flags, mode, shown), shown);
   }
-  auto fd =
-      open_child(root, parent.valid() ? parent.get() : root.fd(), path.leaf(), flags, mode, shown);
-  if (!fd.ok()) return fd;
-  // Descending never leaves a mount once crossed, so the object's mount says it all.
-  auto same = same_mount(root, fd.value().get(), shown);
+  // Creating or writing in a directory the walk holds: on the root's mount, and the held handle's
+  // proof, as every act through a kept directory takes it, before the leaf is opened (and perhaps
+  // created) in it.
+  auto same = same_mount(root, dir.value().look(), dir.value().rel());
   if (!same.ok()) return same.take_error();
-  return fd;
+  auto fd = dir.value().act(root, "openat", shown, [&](int dirfd) {
+    return open_child(root, dirfd, path.leaf(), flags, mode, shown);
+  });
+  return on_root_mount(root, std::move(fd), shown);
 }
 
 }  // namespace pinnedfs::walk

@@ -13,7 +13,7 @@ namespace {
 
 // The handle every attribute change acts on, checked: not a link (Linux O_PATH opens a trailing
 // link as itself), not a hard-linked file of any kind (its other name may lie outside the root),
-// and still beneath the root.
+// and proven beneath the root by the act (change_attr) that follows.
 Result<Held> checked_handle(const Root& root, const Request& request, const char* syscall) {
   const std::string& shown = request.path;
   auto path = prepare_path(root, request.path);
@@ -32,30 +32,35 @@ Result<Held> checked_handle(const Root& root, const Request& request, const char
   Held held = Held::from_lookup(root, fd.take(), path.value().joined());
   held.know_identity(
       Identity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)});
-  auto still = held.beneath(root, syscall, shown);
-  if (!still.ok()) return still.take_error();
   return held;
+}
+
+// Checks the handle, then proves it beneath the root and changes it.
+template <class Change>
+Result<Value> change_attr(const Root& root, const Request& request, const char* syscall,
+                          Change&& change) {
+  auto held = checked_handle(root, request, syscall);
+  if (!held.ok()) return held.take_error();
+  auto done = held.value().act(root, syscall, request.path, change);
+  if (!done.ok()) return done.take_error();
+  return Value(std::monostate{});
 }
 
 }  // namespace
 
 Result<Value> chmod(const Root& root, const Request& request) {
   if (!request.has_mode) return bad_argument("chmod needs a mode", request.path);
-  auto fd = checked_handle(root, request, "chmod");
-  if (!fd.ok()) return fd.take_error();
-  auto done = attr::change_mode(fd.value().fd(), static_cast<mode_t>(request.mode), request.path);
-  if (!done.ok()) return done.take_error();
-  return Value(std::monostate{});
+  return change_attr(root, request, "chmod", [&](int fd) {
+    return attr::change_mode(fd, static_cast<mode_t>(request.mode), request.path);
+  });
 }
 
 Result<Value> chown(const Root& root, const Request& request) {
-  auto fd = checked_handle(root, request, "chown");
-  if (!fd.ok()) return fd.take_error();
   // -1 (all ones once converted) leaves that id unchanged, as chown(2) defines.
-  auto done = attr::change_owner(fd.value().fd(), static_cast<uid_t>(request.uid),
-                                 static_cast<gid_t>(request.gid), request.path);
-  if (!done.ok()) return done.take_error();
-  return Value(std::monostate{});
+  return change_attr(root, request, "chown", [&](int fd) {
+    return attr::change_owner(fd, static_cast<uid_t>(request.uid), static_cast<gid_t>(request.gid),
+                              request.path);
+  });
 }
 
 }  // namespace pinnedfs::ops

@@ -45,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/entry_kind.h"
 #include "../core/error.h"
 #include "../core/fd.h"
 #include "../core/request.h"
@@ -63,17 +64,7 @@ enum class Kind : std::uint8_t {
   Strays = 7
 };
 
-// What a directory entry or an opened object is.
-enum class Type : std::uint8_t { Unknown = 0, File = 1, Directory = 2, Link = 3, Other = 4 };
-
 // Protection levels, ordered: a larger value is stricter.
-// The type of an object from its st_mode.
-inline Type type_of_mode(mode_t mode) {
-  if (S_ISDIR(mode)) return Type::Directory;
-  if (S_ISLNK(mode)) return Type::Link;
-  if (S_ISREG(mode)) return Type::File;
-  return Type::Other;
-}
 
 enum class Access : std::uint8_t { None = 0, ReadOnly = 1, Inaccessible = 2 };
 
@@ -98,7 +89,7 @@ struct DiscoverRequest {
 
 struct Match {
   std::string path;  // anchor-relative, raw bytes
-  Type type = Type::Unknown;
+  EntryKind type = EntryKind::Unknown;
   std::uint32_t pattern = 0;  // index of the first pattern that matched
   Identity identity;          // what was there when it matched (the final validation compares)
 };
@@ -114,7 +105,7 @@ enum class ProbeStatus : std::uint8_t { Missing = 0, Present = 1, Refused = 2, B
 
 struct Probe {
   ProbeStatus status = ProbeStatus::Missing;
-  Type type = Type::Unknown;
+  EntryKind type = EntryKind::Unknown;
   int err = 0;
   Error error;        // Refused: why
   Identity identity;  // Present
@@ -153,9 +144,9 @@ struct HoldPath {
   bool lease = false;  // an empty directory here is leased (flock LOCK_SH) for the launch's life
 };
 
-struct Held {
+struct HeldMember {
   HoldStatus status = HoldStatus::Missing;
-  Type type = Type::Unknown;
+  EntryKind type = EntryKind::Unknown;
   Identity identity;
   std::uint64_t nlink = 0;
   Fd fd;     // Held, and not a link: the O_PATH descriptor of exactly what was checked
@@ -168,7 +159,7 @@ struct Held {
 
 struct HoldResult {
   Identity anchor;
-  std::vector<Held> members;
+  std::vector<HeldMember> members;
 };
 
 // Most paths one hold may name: each held one is a descriptor.
@@ -309,6 +300,11 @@ Result<SweepResult> sweep(const RuntimePlace& place, const std::string& own, Str
 // directory its owner's rwx when a mode stands in the way, while it is still `identity`. Never
 // leaves the directory's mount; never follows a link.
 Status purge(const Root& anchor, const std::string& name, const Identity& identity);
+#ifdef PINNEDFS_TEST_HOOKS
+// The directory entries the purges of this thread have read since the last call: a wide directory
+// must cost a pass over its entries, not a pass per subdirectory.
+std::uint64_t purge_entries_read();
+#endif
 
 // ---- the sandbox check (verify_sandbox.cc) ------------------------------------------------------
 

@@ -198,7 +198,7 @@ Result<Answer> run_discover(const Root& root, In& in, const std::atomic<bool>* c
 }
 
 // One held member; its descriptor moves into the answer's list.
-void put_member(Out& out, Held& m, Answer& answer) {
+void put_member(Out& out, HeldMember& m, Answer& answer) {
   out.u8(static_cast<std::uint8_t>(m.status));
   out.u8(static_cast<std::uint8_t>(m.type));
   out.str(m.status == HoldStatus::Held ? m.identity.str() : std::string());
@@ -307,7 +307,7 @@ Result<Answer> run_prepare(In& in) {
     if (!a.held) continue;
     out.str(a.holds.anchor.str());
     out.u32(static_cast<std::uint32_t>(a.holds.members.size()));
-    for (Held& m : a.holds.members) put_member(out, m, answer);
+    for (HeldMember& m : a.holds.members) put_member(out, m, answer);
     out.error(a.hold_error);
   }
   answer.bytes = out.take();
@@ -468,7 +468,7 @@ Result<Answer> run_hold(const Root& root, In& in) {
   Out out;
   out.str(h.anchor.str());
   out.u32(static_cast<std::uint32_t>(h.members.size()));
-  for (Held& m : h.members) put_member(out, m, answer);
+  for (HeldMember& m : h.members) put_member(out, m, answer);
   answer.bytes = out.take();
   return answer;
 }

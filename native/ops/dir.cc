@@ -22,6 +22,7 @@
 
 #include "../core/alloc.h"
 #include "../core/limits.h"
+#include "../platform/platform.h"
 #include "dir_list.h"
 #include "ops.h"
 
@@ -52,13 +53,13 @@ class Lister {
   // own entries not listed. The listed directory itself failing its proof is the refusal.
   Status run(Held& dir, const std::string& prefix, std::size_t depth) {
     std::string here = shown(prefix);
-    auto listable = dir.beneath(root_, "getdents64", here);
-    if (!listable.ok()) return listable;
+    auto listable = dir.prove(root_, "getdents64", here);
+    if (!listable.ok()) return listable.take_error();
     std::vector<DirEntry> entries;
-    auto listed = lister_.list(dir.fd(), here, entries,
+    auto listed = lister_.list(listable.value().fd(), here, entries,
                                [&]() { return dir.beneath(root_, "getdents64", here); });
     if (!listed.ok()) return listed;
-    int dirfd = dir.fd();
+    int dirfd = dir.look();
     for (const DirEntry& e : entries) {
       if (!room_for_one(names_)) {
         return out_of_memory(names_.capacity() * 2 * sizeof(std::string), "readdir", here);
@@ -115,6 +116,7 @@ class Lister {
     switch (e.kind) {
       case EntryKind::Directory:
         return true;
+      case EntryKind::File:
       case EntryKind::Link:
       case EntryKind::Other:
         return false;

@@ -45,7 +45,7 @@ void DirCursor::adopt(std::size_t child, Held held) {
 
 Status DirCursor::arrive(std::size_t node, Held held) {
   struct stat st;
-  if (::fstat(held.fd(), &st) != 0) {
+  if (::fstat(held.look(), &st) != 0) {
     int err = errno;
     home();
     return sys_error(err, "fstat", path_of(nodes_, node));
@@ -77,7 +77,7 @@ Status DirCursor::up() {
   }
   // The directory above the one held, wherever that one is now: trusted for nothing but its
   // identity, which must be the parent's.
-  int fd = retry_eintr([&] { return ::openat(held_.fd(), "..", kDirHandleFlags); });
+  int fd = retry_eintr([&] { return ::openat(held_.look(), "..", kDirHandleFlags); });
   if (fd < 0) {
     int err = errno;
     std::string shown = path_of(nodes_, parent);

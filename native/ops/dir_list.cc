@@ -3,6 +3,7 @@
 
 #include "../core/alloc.h"
 #include "../core/limits.h"
+#include "../platform/platform.h"
 
 namespace pinnedfs {
 

@@ -27,6 +27,7 @@
 
 #include "../core/eintr.h"
 #include "../core/resolve.h"
+#include "../platform/platform.h"
 #include "confine.h"
 #include "dir_list.h"
 #include "glob_match.h"
@@ -56,21 +57,6 @@ struct Frame {
   std::size_t next = 0;
   std::size_t listed = 0;  // its record among the directories listed
 };
-
-Type type_of_dtype(unsigned char t) {
-  switch (t) {
-    case DT_DIR:
-      return Type::Directory;
-    case DT_LNK:
-      return Type::Link;
-    case DT_REG:
-      return Type::File;
-    case DT_UNKNOWN:
-      return Type::Unknown;
-    default:
-      return Type::Other;
-  }
-}
 
 std::uint64_t realtime_ns() {
   struct timespec ts;
@@ -133,7 +119,7 @@ class Walker {
   enum class Verdict : unsigned char { Ignore, Match, Descend, Vanished };
   // What the patterns make of entry `name` of the directory open at `dir`, reached with `states`.
   Result<Verdict> classify(int dir, const States& states, std::string_view name,
-                           unsigned char dtype, const std::string& shown, Type* type,
+                           unsigned char dtype, const std::string& shown, EntryKind* type,
                            std::size_t* matched);
   // Whether directory `l` still holds what mattered in it, and nothing new but what was born
   // during the walk.
@@ -168,7 +154,7 @@ Access Walker::strictest_alive(const States& states) const {
 
 Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& out) {
   // Only a directory still beneath the anchor at its path is listed; a departed one is skipped.
-  auto listable = frame.dir.beneath(root_, "getdents64", frame.relative);
+  auto listable = frame.dir.prove(root_, "getdents64", frame.relative);
   if (!listable.ok()) {
     if (listable.error().moved) return true;
     return listable.take_error();
@@ -177,18 +163,18 @@ Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& ou
     Listed l;
     l.relative = frame.relative;
     l.states = states;
-    if (::fstat(frame.dir.fd(), &l.st) != 0) return sys_error(errno, "fstat", frame.relative);
+    if (::fstat(frame.dir.look(), &l.st) != 0) return sys_error(errno, "fstat", frame.relative);
     frame.listed = listed_.size();
     listed_.push_back(std::move(l));
   }
-  DirectoryReader reader(frame.dir.fd(), buffer_);
+  DirectoryReader reader(listable.value().fd(), buffer_);
   std::string_view name;
   unsigned char dtype = DT_UNKNOWN;
   std::size_t proven = 1;
   while (reader.next(&name, &dtype)) {
     if (reader.batches() > proven) {
       proven = reader.batches();
-      auto still = frame.dir.beneath(root_, "getdents64", frame.relative);
+      auto still = frame.dir.prove(root_, "getdents64", frame.relative);
       if (!still.ok()) {
         frame.children.clear();  // what was queued came from a place that may now be outside
         if (still.error().moved) return true;
@@ -200,10 +186,10 @@ Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& ou
       return false;
     }
     if ((out.entries & 1023u) == 0 && cancelled()) break;
-    Type type = Type::Unknown;
+    EntryKind type = EntryKind::Unknown;
     std::size_t matched = 0;
-    auto verdict =
-        classify(frame.dir.fd(), states, name, dtype, join(frame.relative, name), &type, &matched);
+    auto verdict = classify(frame.dir.look(), states, name, dtype, join(frame.relative, name),
+                            &type, &matched);
     if (!verdict.ok()) return verdict.take_error();
     if (verdict.value() == Verdict::Ignore || verdict.value() == Verdict::Vanished) continue;
     if (verdict.value() == Verdict::Match) {
@@ -214,7 +200,7 @@ Result<bool> Walker::list(Frame& frame, const States& states, DiscoverResult& ou
       Match found{join(frame.relative, name), type, static_cast<std::uint32_t>(matched), {}};
       struct stat mst;
       std::string n(name);
-      if (::fstatat(frame.dir.fd(), n.c_str(), &mst, AT_SYMLINK_NOFOLLOW) == 0) {
+      if (::fstatat(frame.dir.look(), n.c_str(), &mst, AT_SYMLINK_NOFOLLOW) == 0) {
         found.identity = identity_of(mst);
       } else if (errno == ENOENT) {
         continue;  // vanished since the listing: the recheck of this directory tells
@@ -312,7 +298,7 @@ Status Walker::run(DiscoverResult& out) {
       // Not entered, but seen: what the recheck compares (a vanished one stays unknown).
       struct stat seen;
       if ((e.mount || permission(e.err)) &&
-          ::fstatat(f.dir.fd(), child.name.c_str(), &seen, AT_SYMLINK_NOFOLLOW) == 0) {
+          ::fstatat(f.dir.look(), child.name.c_str(), &seen, AT_SYMLINK_NOFOLLOW) == 0) {
         listed_[f.listed].relevant[child.relevant].second = identity_of(seen);
       }
       // A mount is not entered: the caller walks it as an anchor of its own.
@@ -332,7 +318,7 @@ Status Walker::run(DiscoverResult& out) {
     next.dir = opened.take();
     {
       struct stat cst;
-      if (::fstat(next.dir.fd(), &cst) == 0)
+      if (::fstat(next.dir.look(), &cst) == 0)
         listed_[f.listed].relevant[child.relevant].second = identity_of(cst);
     }
     next.relative = std::move(relative);
@@ -394,8 +380,8 @@ bool born_after(int dir, const std::string& name, std::uint64_t since) {
 }  // namespace
 
 Result<Walker::Verdict> Walker::classify(int dir, const States& states, std::string_view name,
-                                         unsigned char dtype, const std::string& shown, Type* type,
-                                         std::size_t* matched) {
+                                         unsigned char dtype, const std::string& shown,
+                                         EntryKind* type, std::size_t* matched) {
   bool alive = false;
   for (std::size_t p = 0; p < compiled_.size(); ++p) {
     const auto& s = states[p];
@@ -403,25 +389,25 @@ Result<Walker::Verdict> Walker::classify(int dir, const States& states, std::str
     alive = alive || !next_[p].empty();
   }
   if (!alive) return Verdict::Ignore;
-  *type = type_of_dtype(dtype);
+  *type = entry_kind(dtype);
   bool typed = false;
   for (std::size_t p = 0; p < compiled_.size() && !typed; ++p) {
     const auto& n = next_[p];
     typed = !n.empty() && (glob::can_descend(compiled_[p], n.data(), n.size()) ||
                            glob::needs_directory(compiled_[p], n.data(), n.size()));
   }
-  if (typed && *type == Type::Unknown) {
+  if (typed && *type == EntryKind::Unknown) {
     struct stat st;
     std::string n(name);
     if (::fstatat(dir, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-      *type = type_of_mode(st.st_mode);
+      *type = entry_kind_of_mode(st.st_mode);
     } else if (errno == ENOENT) {
       return Verdict::Vanished;
     } else {
       return sys_error(errno, "fstatat", shown);
     }
   }
-  bool is_dir = *type == Type::Directory;
+  bool is_dir = *type == EntryKind::Directory;
   for (std::size_t p = 0; p < compiled_.size(); ++p) {
     const auto& n = next_[p];
     if (!n.empty() && glob::accepts(compiled_[p], n.data(), n.size(), is_dir)) {
@@ -459,7 +445,7 @@ bool Walker::still_as_listed(const Listed& l) {
     while (reader.next(&entry, &dtype)) {
       std::string full = join(l.relative, entry);
       if (skip_.count(full)) continue;
-      Type type = Type::Unknown;
+      EntryKind type = EntryKind::Unknown;
       std::size_t matched = 0;
       auto verdict = classify(fd, l.states, entry, dtype, full, &type, &matched);
       if (!verdict.ok()) return false;
@@ -511,11 +497,15 @@ Probe probe(const Root& root, const std::string& path, std::vector<std::string>&
     return out;
   }
   auto parent = open_parent(root, p);
+  int dirfd = -1;
   if (parent.ok()) {
     // The type answered must be the type of what the path names beneath the anchor, not of an
     // entry in a parent that left it.
-    auto still = parent.value().dir.beneath(root, "fstatat", path);
-    if (!still.ok()) parent = still.take_error();
+    auto still = parent.value().dir.prove(root, "fstatat", path);
+    if (still.ok())
+      dirfd = still.value().fd();
+    else
+      parent = still.take_error();
   }
   if (!parent.ok()) {
     Error e = parent.take_error();
@@ -536,10 +526,8 @@ Probe probe(const Root& root, const std::string& path, std::vector<std::string>&
     return out;
   }
   struct stat st;
-  int rc = retry_eintr([&] {
-    return ::fstatat(parent.value().dir.fd(), parent.value().leaf.c_str(), &st,
-                     AT_SYMLINK_NOFOLLOW);
-  });
+  int rc = retry_eintr(
+      [&] { return ::fstatat(dirfd, parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW); });
   if (rc != 0) {
     if (errno == ENOENT || errno == ENOTDIR) {
       out.err = errno;
@@ -550,7 +538,7 @@ Probe probe(const Root& root, const std::string& path, std::vector<std::string>&
     return out;
   }
   out.status = ProbeStatus::Present;
-  out.type = type_of_mode(st.st_mode);
+  out.type = entry_kind_of_mode(st.st_mode);
   out.identity = identity_of(st);
   return out;
 }

@@ -40,6 +40,7 @@
 
 #include "../core/alloc.h"
 #include "../core/limits.h"
+#include "../platform/platform.h"
 #include "dir_list.h"
 #include "glob_match.h"
 #include "ops.h"
@@ -55,27 +56,6 @@ using glob::Stepper;
 // open_child adds O_NOFOLLOW|O_CLOEXEC. O_NONBLOCK: O_DIRECTORY already refuses a FIFO before it
 // could block; this keeps that true even if a flag is ever dropped.
 constexpr int kListFlags = O_RDONLY | O_DIRECTORY | O_NONBLOCK;
-
-enum class Kind : unsigned char { File, Directory, Link, Unknown };
-
-Kind kind_of_dtype(unsigned char t) {
-  switch (t) {
-    case DT_DIR:
-      return Kind::Directory;
-    case DT_LNK:
-      return Kind::Link;
-    case DT_UNKNOWN:
-      return Kind::Unknown;
-    default:
-      return Kind::File;
-  }
-}
-
-Kind kind_of_mode(mode_t m) {
-  if (S_ISDIR(m)) return Kind::Directory;
-  if (S_ISLNK(m)) return Kind::Link;
-  return Kind::File;
-}
 
 // Effect's two error policies. "Missing" (NotFound, BadResource) is skipped everywhere; a denied
 // directory is skipped only where a wildcard reached it. A link met where a directory was typed a
@@ -209,8 +189,8 @@ class Walker {
   Status list(std::size_t index);
   Status probe_literals(std::size_t index);
   Status probe_and_visit(std::size_t index, std::string_view name);
-  Status visit(Frame& f, std::string_view name, Kind kind, int dirfd);
-  Status note_unnamed(const Frame& f, std::string_view name, Kind kind, int dirfd);
+  Status visit(Frame& f, std::string_view name, EntryKind kind, int dirfd);
+  Status note_unnamed(const Frame& f, std::string_view name, EntryKind kind, int dirfd);
   Status descend(std::size_t parent, const Entry& e, bool* entered);
   // A handle that failed its proof. Below the glob root and moved or replaced within the pinned
   // root: a concurrent change whose subtree is not read (as a directory that vanished). Out of the
@@ -255,7 +235,7 @@ Result<Held*> Walker::handle(int ref) {
   return &a;
 }
 
-Status Walker::visit(Frame& f, std::string_view name, Kind kind, int dirfd) {
+Status Walker::visit(Frame& f, std::string_view name, EntryKind kind, int dirfd) {
   step_.step(f.states.data(), f.states.size(), name, next_);
   if (next_.empty()) return ok_status();
   step_excluded_.step(f.excluded.data(), f.excluded.size(), name, next_excluded_);
@@ -263,17 +243,17 @@ Status Walker::visit(Frame& f, std::string_view name, Kind kind, int dirfd) {
   bool is_directory = false;
   if (more || glob::needs_directory(pattern_, next_.data(), next_.size()) ||
       exclude_needs_directory_) {
-    if (kind == Kind::Unknown) {
+    if (kind == EntryKind::Unknown) {
       struct stat st;
       std::string n(name);
       if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        kind = kind_of_mode(st.st_mode);
+        kind = entry_kind_of_mode(st.st_mode);
       } else {
         Error e = sys_error(errno, "fstatat", shown_in(f, n));
         if (!skippable(e, false)) return e;
       }
     }
-    is_directory = kind == Kind::Directory;
+    is_directory = kind == EntryKind::Directory;
   }
   bool accepted = glob::accepts(pattern_, next_.data(), next_.size(), is_directory);
   if ((!accepted && (!is_directory || !more)) ||
@@ -309,20 +289,20 @@ Status Walker::visit(Frame& f, std::string_view name, Kind kind, int dirfd) {
 }
 
 // A name that is not UTF-8 (see the top of the file): answered, never entered.
-Status Walker::note_unnamed(const Frame& f, std::string_view name, Kind kind, int dirfd) {
+Status Walker::note_unnamed(const Frame& f, std::string_view name, EntryKind kind, int dirfd) {
   step_.step(f.states.data(), f.states.size(), name, next_);
   if (next_.empty()) return ok_status();
   step_excluded_.step(f.excluded.data(), f.excluded.size(), name, next_excluded_);
-  if (kind == Kind::Unknown) {
+  if (kind == EntryKind::Unknown) {
     struct stat st;
     std::string n(name);
     if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       Error e = sys_error(errno, "fstatat", shown_in(f, n));
       return skippable(e, false) ? ok_status() : Status(std::move(e));
     }
-    kind = kind_of_mode(st.st_mode);
+    kind = entry_kind_of_mode(st.st_mode);
   }
-  bool is_directory = kind == Kind::Directory;
+  bool is_directory = kind == EntryKind::Directory;
   bool enters = is_directory && glob::can_descend(pattern_, next_.data(), next_.size());
   if ((!enters && !glob::accepts(pattern_, next_.data(), next_.size(), is_directory)) ||
       glob::accepts(exclude_, next_excluded_.data(), next_excluded_.size(), is_directory)) {
@@ -359,19 +339,19 @@ Status Walker::probe_and_visit(std::size_t index, std::string_view name) {
   if (name == "." || name == "..") {
     auto fd = handle(f.phys);
     if (!fd.ok()) return fd.take_error();
-    return visit(f, name, Kind::Directory, fd.value()->fd());
+    return visit(f, name, EntryKind::Directory, fd.value()->look());
   }
   if (name.find('/') != std::string_view::npos || name.size() > kNameMax) return ok_status();
   auto fd = handle(f.phys);
   if (!fd.ok()) return fd.take_error();
-  int dirfd = fd.value()->fd();
+  int dirfd = fd.value()->look();
   std::string n(name);
   struct stat st;
   if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     Error e = sys_error(errno, "fstatat", shown_in(f, n));
     return skippable(e, f.named) ? ok_status() : Status(std::move(e));
   }
-  return visit(f, name, kind_of_mode(st.st_mode), dirfd);
+  return visit(f, name, entry_kind_of_mode(st.st_mode), dirfd);
 }
 
 Status Walker::list(std::size_t index) {
@@ -385,15 +365,15 @@ Status Walker::list(std::size_t index) {
   if (!owner.ok()) return owner.take_error();
   Held* held = owner.value();
   std::string here = shown(relative(f));
-  auto listable = held->beneath(root_, "getdents64", here);
-  if (!listable.ok()) return departed(f.phys, listable);
+  auto listable = held->prove(root_, "getdents64", here);
+  if (!listable.ok()) return departed(f.phys, listable.take_error());
   if (f.dir_unread) {
-    fd = f.dir.fd();
+    fd = listable.value().fd();  // a frame left unread is its own handle (phys is its index)
     f.dir_unread = false;
   } else {
     // Another frame's handle, or an O_PATH one: list a fresh open description of it, never a
     // shared offset.
-    auto opened = open_child(root_, held->fd(), ".", kListFlags, 0, here);
+    auto opened = open_child(root_, listable.value().fd(), ".", kListFlags, 0, here);
     if (!opened.ok()) {
       if (!skippable(opened.error(), f.named)) return opened.take_error();
     } else {
@@ -418,11 +398,11 @@ Status Walker::list(std::size_t index) {
       }
       if (!glob::valid_utf8(name)) {
         if (!unnamed_) continue;
-        auto u = note_unnamed(frames_[index], name, kind_of_dtype(type), fd);
+        auto u = note_unnamed(frames_[index], name, entry_kind(type), fd);
         if (!u.ok()) return u;
         continue;
       }
-      auto v = visit(frames_[index], name, kind_of_dtype(type), fd);
+      auto v = visit(frames_[index], name, entry_kind(type), fd);
       if (!v.ok()) return v;
     }
     if (reader.error() != 0) {

@@ -34,7 +34,7 @@ namespace {
 // A cleanup's LOCK_EX lasts one rmdir; waiting 1 ms at a time, this is far more than enough.
 constexpr int kLeaseAttempts = 200;
 
-Held moved(Held out, const std::string& path, const std::string& why) {
+HeldMember moved(HeldMember out, const std::string& path, const std::string& why) {
   out.status = HoldStatus::Moved;
   out.fd.reset();
   out.lease.reset();
@@ -90,9 +90,9 @@ Lease take_lease(int member, int parent, const char* leaf, Fd* out, Error* error
   return Lease::Taken;
 }
 
-Held hold_one(const Root& root, const HoldPath& request) {
+HeldMember hold_one(const Root& root, const HoldPath& request) {
   const std::string& path = request.path;
-  Held out;
+  HeldMember out;
   auto lexed = lex_path(path);
   if (!lexed.ok()) {
     out.status = HoldStatus::Refused;
@@ -116,9 +116,9 @@ Held hold_one(const Root& root, const HoldPath& request) {
   if (!parent.ok()) return gone(parent.take_error());
   // O_PATH (where it exists) with O_NOFOLLOW: a trailing link is opened as the link itself, so it
   // can be seen and refused; a link anywhere before it fails the resolution.
-  auto opened = p.parts.empty()
-                    ? open_beneath(root, p, kObjectHandleFlags)
-                    : open_child(root, parent.value().fd(), p.leaf(), kObjectHandleFlags, 0, path);
+  auto opened = p.parts.empty() ? open_beneath(root, p, kObjectHandleFlags)
+                                : open_child(root, parent.value().look(), p.leaf(),
+                                             kObjectHandleFlags, 0, path);
   if (!opened.ok()) return gone(opened.take_error());
   struct stat st;
   if (::fstat(opened.value().get(), &st) != 0) {
@@ -127,21 +127,21 @@ Held hold_one(const Root& root, const HoldPath& request) {
     return out;
   }
   out.status = HoldStatus::Held;
-  out.type = type_of_mode(st.st_mode);
+  out.type = entry_kind_of_mode(st.st_mode);
   out.identity = identity_of(st);
   out.nlink = static_cast<std::uint64_t>(st.st_nlink);
   // A link's descriptor is never handed out: binding it would bind what it names.
-  if (out.type != Type::Link) out.fd = opened.take();
+  if (out.type != EntryKind::Link) out.fd = opened.take();
   if (above > 0) {
     struct stat ps;
-    if (::fstat(parent.value().fd(), &ps) != 0)
+    if (::fstat(parent.value().look(), &ps) != 0)
       return moved(std::move(out), path, "lost its parent");
     out.chain = chain_to(above, identity_of(ps));
   }
-  if (request.lease && out.type == Type::Directory) {
+  if (request.lease && out.type == EntryKind::Directory) {
     Error e;
     const char* leaf = p.parts.empty() ? nullptr : p.parts.back().c_str();
-    switch (take_lease(out.fd.get(), parent.value().fd(), leaf, &out.lease, &e, path)) {
+    switch (take_lease(out.fd.get(), parent.value().look(), leaf, &out.lease, &e, path)) {
       case Lease::Taken:
         break;
       case Lease::Moved:
@@ -175,7 +175,7 @@ Result<HoldResult> hold(const Root& root, const std::vector<HoldPath>& paths) {
   for (const HoldPath& p : paths) {
     out.members.push_back(hold_one(root, p));
     // Out of descriptors: the plan cannot be held whole, so none of it is.
-    const Held& last = out.members.back();
+    const HeldMember& last = out.members.back();
     if (last.status == HoldStatus::Refused && last.error.refusal == Refusal::None &&
         (last.error.err == EMFILE || last.error.err == ENFILE)) {
       return last.error;

@@ -42,6 +42,7 @@
 
 #include "../core/eintr.h"
 #include "../core/resolve.h"
+#include "../platform/platform.h"
 #include "confine.h"
 #include "ops.h"
 
@@ -267,7 +268,7 @@ bool born(const Root& root, const std::string& rel, std::uint64_t* ns, Identity*
   *ns = 0;
 #if defined(__linux__) && defined(STATX_BTIME)
   struct statx sx;
-  if (::statx(parent.value().dir.fd(), parent.value().leaf.c_str(), AT_SYMLINK_NOFOLLOW,
+  if (::statx(parent.value().dir.look(), parent.value().leaf.c_str(), AT_SYMLINK_NOFOLLOW,
               STATX_TYPE | STATX_INO | STATX_BTIME, &sx) != 0) {
     return false;
   }
@@ -280,7 +281,7 @@ bool born(const Root& root, const std::string& rel, std::uint64_t* ns, Identity*
   return true;
 #else
   struct stat st;
-  if (::fstatat(parent.value().dir.fd(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) !=
+  if (::fstatat(parent.value().dir.look(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) !=
       0)
     return false;
   *id = identity_of(st);

@@ -81,10 +81,11 @@ Result<Value> read_link(const Root& root, const Request& request) {
     if (!fd.ok()) return fd.take_error();
     return sys_error(EINVAL, "readlink", request.path);
   }
-  // Links on the way are refused by the parent's resolution; readlinkat never follows its leaf.
-  auto parent = open_parent(root, path);
-  if (!parent.ok()) return parent.take_error();
-  auto text = read_link_at(parent.value().dir.fd(), parent.value().leaf, request.path);
+  // Links on the way are refused by the parent's resolution; readlinkat never follows its leaf. The
+  // parent is proven beneath the root first: a link's text read out there would be an outside name.
+  auto text = in_parent(
+      root, path, "readlink", request.path,
+      [&](int dir, const std::string& leaf) { return read_link_at(dir, leaf, request.path); });
   if (!text.ok()) return text.take_error();
   return Value(Text{text.take()});
 }

@@ -11,6 +11,18 @@ namespace pinnedfs::ops {
 namespace {
 // Node's default for fs.mkdir, which Effect's makeDirectory passes through; the umask applies.
 constexpr mode_t kDefaultMode = 0777;
+
+Error refuse_mkdir(int err, int dir, const std::string& leaf, const LexedPath& path,
+                   const std::string& shown) {
+  if (err == EEXIST && path.must_be_dir) {
+    // "ln/" names what the link points at: a link met on the way (contract), not a taken name.
+    struct stat st;
+    if (::fstatat(dir, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+      return symlink_refusal("mkdir", shown, leaf);
+    }
+  }
+  return sys_error(err, "mkdir", shown);
+}
 }  // namespace
 
 Result<Value> make_directory(const Root& root, const Request& request) {
@@ -20,25 +32,12 @@ Result<Value> make_directory(const Root& root, const Request& request) {
 
   if (!request.recursive) {
     if (path.value().is_root()) return sys_error(EEXIST, "mkdir", request.path);
-    auto parent = open_parent(root, path.value());
-    if (!parent.ok()) return parent.take_error();
-    Held& dir = parent.value().dir;
-    auto still = dir.beneath(root, "mkdir", request.path);
-    if (!still.ok()) return still.take_error();
-    int rc = retry_eintr([&] { return ::mkdirat(dir.fd(), parent.value().leaf.c_str(), mode); });
-    if (rc != 0) {
-      int err = errno;
-      if (err == EEXIST && path.value().must_be_dir) {
-        // "ln/" names what the link points at: a link met on the way (contract), not a taken name.
-        struct stat st;
-        if (::fstatat(dir.fd(), parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISLNK(st.st_mode)) {
-          return symlink_refusal("mkdir", request.path, parent.value().leaf);
-        }
-      }
-      return sys_error(err, "mkdir", request.path);
-    }
-    return Value(std::monostate{});
+    return in_parent(root, path.value(), "mkdir", request.path,
+                     [&](int dir, const std::string& leaf) -> Result<Value> {
+                       int rc = retry_eintr([&] { return ::mkdirat(dir, leaf.c_str(), mode); });
+                       if (rc == 0) return Value(std::monostate{});
+                       return refuse_mkdir(errno, dir, leaf, path.value(), request.path);
+                     });
   }
 
   // mkdir -p. The usual case is a tree that already exists: one no-follow open of the whole path

@@ -103,7 +103,8 @@ Status run_hook(const Root& root, const std::vector<HookStep>& steps) {
     if (!from.ok()) return from.take_error();
     auto parent = open_parent(root, from.value());
     if (!parent.ok()) return parent.take_error();
-    int dir = parent.value().dir.fd();
+    // The test's attacker acts where the path leads, as an outside process would: no proof.
+    int dir = parent.value().dir.look();
     const char* leaf = parent.value().leaf.c_str();
     int rc = 0;
     switch (step.kind) {
@@ -124,7 +125,7 @@ Status run_hook(const Root& root, const std::vector<HookStep>& steps) {
         if (!to.ok()) return to.take_error();
         auto to_parent = open_parent(root, to.value());
         if (!to_parent.ok()) return to_parent.take_error();
-        rc = ::renameat(dir, leaf, to_parent.value().dir.fd(), to_parent.value().leaf.c_str());
+        rc = ::renameat(dir, leaf, to_parent.value().dir.look(), to_parent.value().leaf.c_str());
         break;
       }
     }
@@ -185,7 +186,7 @@ Status probe(DirCursor& cursor, PlanTree& tree, const std::vector<std::size_t>& 
     if (!there.ok()) return there.take_error();
     struct stat st;
     int rc = retry_eintr(
-        [&] { return ::fstatat(cursor.held().fd(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW); });
+        [&] { return ::fstatat(cursor.held().look(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW); });
     if (rc != 0) {
       if (errno != ENOENT) return sys_error(errno, "fstatat", path_of(nodes, i));
       p.state = State::Missing;
@@ -223,15 +224,16 @@ Status create_one(const Root& root, DirCursor& cursor, PlanTree& tree, std::size
     return e;
   }
   Held& parent = cursor.held();
-  auto still = parent.beneath(root, "mkdir", shown);
+  auto still = parent.prove(root, "mkdir", shown);
   if (!still.ok()) return still.take_error();
-  int rc = retry_eintr([&] { return ::mkdirat(parent.fd(), n.name.c_str(), p.mode & 07777); });
+  int rc =
+      retry_eintr([&] { return ::mkdirat(still.value().fd(), n.name.c_str(), p.mode & 07777); });
   if (rc != 0) {
     int err = errno;
     if (err == EEXIST && options.tolerate_existing) {
       // A concurrent creator won the race: fine if, without following, it is a directory.
       struct stat st;
-      if (::fstatat(parent.fd(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (::fstatat(parent.look(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
         return sys_error(errno, "fstatat", shown);
       }
       if (S_ISDIR(st.st_mode)) {
@@ -261,7 +263,7 @@ Status create_one(const Root& root, DirCursor& cursor, PlanTree& tree, std::size
       // caller is told what its program made: with the identity the name has in that very handle,
       // looked at (a departed directory is never changed or listed), never acted on.
       struct stat st;
-      if (::fstatat(parent.fd(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      if (::fstatat(parent.look(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
           S_ISDIR(st.st_mode)) {
         p.state = State::Created;
         created.push_back(CreatedDir{shown, identity_of(st)});
@@ -274,16 +276,15 @@ Status create_one(const Root& root, DirCursor& cursor, PlanTree& tree, std::size
   }
   Held dir = made.take();
   struct stat st;
-  if (::fstat(dir.fd(), &st) != 0) return sys_error(errno, "fstat", shown);
+  if (::fstat(dir.look(), &st) != 0) return sys_error(errno, "fstat", shown);
   p.state = State::Created;
   n.identity = identity_of(st);
   n.known = true;
   dir.know_identity(n.identity);
   created.push_back(CreatedDir{shown, n.identity});
   if (options.exact_modes) {
-    auto mine = dir.beneath(root, "chmod", shown);
-    if (!mine.ok()) return mine.take_error();
-    auto moded = attr::change_mode(dir.fd(), p.mode & 07777, shown);
+    auto moded = dir.act(root, "chmod", shown,
+                         [&](int fd) { return attr::change_mode(fd, p.mode & 07777, shown); });
     if (!moded.ok()) return moded.take_error();
   }
   cursor.adopt(i, std::move(dir));

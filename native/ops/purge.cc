@@ -15,8 +15,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "../core/eintr.h"
 #include "../core/resolve.h"
+#include "../platform/platform.h"
 #include "confine.h"
 
 namespace pinnedfs::confine {
@@ -28,10 +32,7 @@ constexpr std::size_t kMaxPurgeDepth = std::size_t{1} << 20;
 constexpr int kMaxRegrown = 4096;
 constexpr int kListFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
-struct Level {
-  Identity parent;   // the directory the child below was opened from
-  std::string name;  // the child's name in it
-};
+thread_local std::uint64_t entries_read = 0;
 
 Error stop(int err, const char* syscall, const std::string& shown, const std::string& why) {
   Error e = sys_error(err, syscall, shown);
@@ -106,17 +107,35 @@ Status rmdir_entry(int parent, const std::string& name, const Identity& identity
   return ok_status();
 }
 
-// One pass over the directory open at `cur`: every entry that is not a directory unlinked; the
-// name of the first directory met answered in `below` (empty when there is none).
-Status empty_files(int cur, std::uint64_t dev, const std::string& shown, std::vector<char>& buffer,
-                   std::string* below) {
-  below->clear();
+// Directory names one pass may take to visit later, per directory and in all: a pass stops once it
+// has its share, so a wide directory is read a bounded slice at a time, never whole per
+// subdirectory.
+constexpr std::size_t kPassDirs = 1024;
+constexpr std::size_t kMaxPending = 16384;
+// Files one pass unlinks: it stops there (the next pass goes on), so its list stays small.
+constexpr std::size_t kPassFiles = 1024;
+
+struct Pass {
+  std::vector<std::string> dirs;  // subdirectories to visit, the last first
+  bool complete = false;          // read to the end: nothing was left unread
+};
+
+// One pass over the directory open at `cur`, from its start: every entry that is not a directory
+// unlinked (up to kPassFiles), the names of up to `room` directories answered in `pass->dirs`.
+// What a pass leaves (its share taken) the next pass meets: entries removed do not come back, so
+// each is read about once.
+Status one_pass(int cur, std::uint64_t dev, const std::string& shown, std::vector<char>& buffer,
+                std::size_t room, Pass* pass) {
+  pass->dirs.clear();
+  pass->complete = false;
   if (::lseek(cur, 0, SEEK_SET) < 0) return sys_error(errno, "lseek", shown);
   DirectoryReader reader(cur, buffer);
   std::string_view entry;
   unsigned char type = DT_UNKNOWN;
   std::vector<std::string> files;
-  while (reader.next(&entry, &type)) {
+  bool full = false;
+  while (!full && reader.next(&entry, &type)) {
+    ++entries_read;
     std::string name(entry);
     if (type == DT_DIR || type == DT_UNKNOWN) {
       struct stat st;
@@ -129,13 +148,16 @@ Status empty_files(int cur, std::uint64_t dev, const std::string& shown, std::ve
           return stop(EXDEV, "purge", shown + "/" + name,
                       "'" + shown + "/" + name + "' is a mount point: not purged");
         }
-        if (below->empty()) *below = name;
+        pass->dirs.push_back(std::move(name));
+        full = pass->dirs.size() >= room;
         continue;
       }
     }
     files.push_back(std::move(name));
+    full = files.size() >= kPassFiles;
   }
   if (reader.error() != 0) return sys_error(reader.error(), "getdents64", shown);
+  pass->complete = !full;
   for (const std::string& f : files) {
     auto gone = unlink_entry(cur, f, shown + "/" + f);
     if (!gone.ok()) return gone;
@@ -143,7 +165,136 @@ Status empty_files(int cur, std::uint64_t dev, const std::string& shown, std::ve
   return ok_status();
 }
 
+// A directory on the way down: its identity, its name in the one above, what is left to visit.
+struct Level {
+  Identity id;
+  std::string name;
+  std::vector<std::string> pending;
+};
+
+// The traveller: one descriptor down the tree and back, the levels above it, and the people's
+// name of where it is (grown only up to a page: nothing ever opens it).
+struct Purge {
+  Purge(const Root& a, const std::string& t, std::uint64_t d) : anchor(a), top(t), dev(d) {}
+  const Root& anchor;
+  const std::string& top;
+  std::uint64_t dev;
+  Fd cur;
+  std::vector<Level> stack;
+  std::vector<char> buffer = std::vector<char>(32768);
+  std::string shown;
+  std::size_t shown_depth = 1;
+  std::size_t pending = 0;  // names in all the levels' pending lists
+  int regrown = 0;
+
+  Status enter(Fd fd, std::string name, const std::string& where) {
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return sys_error(errno, "fstat", where);
+    if (stack.size() >= kMaxPurgeDepth) {
+      return stop(
+          ELOOP, "purge", shown,
+          "the temporary root is deeper than " + std::to_string(kMaxPurgeDepth) + " levels");
+    }
+    stack.push_back(Level{identity_of(st), std::move(name), {}});
+    cur = std::move(fd);
+    if (stack.size() > 1 && shown.size() < 4096) {
+      shown = where;
+      shown_depth = stack.size();
+    }
+    return ok_status();
+  }
+
+  // Down into the next directory left to visit at this level (false: none is left).
+  Result<bool> down() {
+    Level& here = stack.back();
+    if (here.pending.empty()) return false;
+    std::string name = std::move(here.pending.back());
+    here.pending.pop_back();
+    --pending;
+    std::string where = shown + "/" + name;
+    auto child = open_listing(cur.get(), name, dev, where);
+    if (!child.ok()) {
+      if (child.error().err == ENOENT) return true;  // gone meanwhile: nothing to remove
+      return child.take_error();
+    }
+    auto entered = enter(child.take(), std::move(name), where);
+    if (!entered.ok()) return entered.take_error();
+    return true;
+  }
+
+  // This level, emptied, removed from the one above (up by "..", which must be that one). An
+  // ENOTEMPTY (something added meanwhile) is met again from above, boundedly.
+  Status up() {
+    Level done = std::move(stack.back());
+    stack.pop_back();
+    int fd = retry_eintr([&] { return ::openat(cur.get(), "..", kListFlags & ~O_NOFOLLOW); });
+    if (fd < 0) return sys_error(errno, "openat", shown + "/..");
+    Fd parent(fd);
+    struct stat ps;
+    if (::fstat(fd, &ps) != 0) return sys_error(errno, "fstat", shown);
+    if (identity_of(ps) != stack.back().id) {
+      return refusal(Refusal::Escape, "purge", shown,
+                     "'" + shown + "' was moved while it was being purged: stopped", EXDEV);
+    }
+    auto removed = rmdir_entry(fd, done.name, done.id, shown);
+    pending -= done.pending.size();
+    cur = std::move(parent);
+    if (shown_depth == stack.size() + 1) {
+      shown.resize(shown.rfind('/'));
+      shown_depth -= 1;
+    }
+    if (!removed.ok() && removed.error().err != ENOENT) {
+      if (removed.error().err != ENOTEMPTY || ++regrown >= kMaxRegrown) return removed;
+    }
+    return ok_status();
+  }
+
+  // The top itself, emptied: removed from the anchor, or (regrown) listed again.
+  Result<bool> finish() {
+    cur.reset();
+    auto removed = rmdir_entry(anchor.fd(), top, stack.back().id, top);
+    if (removed.ok() || removed.error().err == ENOENT) return true;
+    if (removed.error().err != ENOTEMPTY || ++regrown >= kMaxRegrown) return removed.take_error();
+    auto again = open_listing(anchor.fd(), top, dev, top);
+    if (!again.ok()) return again.take_error();
+    cur = again.take();
+    return false;
+  }
+
+  Status run() {
+    Pass pass;
+    for (;;) {
+      auto went = down();
+      if (!went.ok()) return went.take_error();
+      if (went.value()) continue;
+      // Nothing left to visit here: a pass finds what remains.
+      std::size_t room = std::max<std::size_t>(1, std::min(kPassDirs, kMaxPending - pending));
+      auto listed = one_pass(cur.get(), dev, shown, buffer, room, &pass);
+      if (!listed.ok()) return listed;
+      if (!pass.dirs.empty() || !pass.complete) {
+        pending += pass.dirs.size();
+        stack.back().pending = std::move(pass.dirs);
+        continue;
+      }
+      if (stack.size() > 1) {
+        auto climbed = up();
+        if (!climbed.ok()) return climbed;
+        continue;
+      }
+      auto finished = finish();
+      if (!finished.ok()) return finished.take_error();
+      if (finished.value()) return ok_status();
+    }
+  }
+};
+
 }  // namespace
+
+#ifdef PINNEDFS_TEST_HOOKS
+std::uint64_t purge_entries_read() {
+  return std::exchange(entries_read, 0);
+}
+#endif
 
 Status purge(const Root& anchor, const std::string& name, const Identity& identity) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
@@ -161,68 +312,16 @@ Status purge(const Root& anchor, const std::string& name, const Identity& identi
   const std::uint64_t dev = static_cast<std::uint64_t>(st.st_dev);
   auto top = open_listing(anchor.fd(), name, dev, name);
   if (!top.ok()) return top.take_error();
-  Fd cur = top.take();
-  std::vector<Level> stack;
-  std::vector<char> buffer(32768);
-  // The place for people, grown only up to a page: nothing ever opens it.
-  std::string shown = name;
-  std::size_t shown_depth = 0;
-  int regrown = 0;
-  for (;;) {
-    std::string below;
-    auto emptied = empty_files(cur.get(), dev, shown, buffer, &below);
-    if (!emptied.ok()) return emptied;
-    struct stat here;
-    if (::fstat(cur.get(), &here) != 0) return sys_error(errno, "fstat", shown);
-    if (!below.empty()) {
-      if (stack.size() >= kMaxPurgeDepth) {
-        return stop(
-            ELOOP, "purge", shown,
-            "the temporary root is deeper than " + std::to_string(kMaxPurgeDepth) + " levels");
-      }
-      auto child = open_listing(cur.get(), below, dev, shown + "/" + below);
-      if (!child.ok()) return child.take_error();
-      stack.push_back(Level{identity_of(here), below});
-      cur = child.take();
-      if (shown.size() < 4096) {
-        shown += "/" + below;
-        shown_depth = stack.size();
-      }
-      continue;
-    }
-    if (stack.empty()) {
-      cur.reset();
-      auto removed = rmdir_entry(anchor.fd(), name, identity, name);
-      if (removed.ok() || removed.error().err == ENOENT) return ok_status();
-      if (removed.error().err != ENOTEMPTY || ++regrown >= kMaxRegrown) return removed;
-      auto again = open_listing(anchor.fd(), name, dev, name);
-      if (!again.ok()) return again.take_error();
-      cur = again.take();
-      continue;
-    }
-    // Empty: up by "..", which must be the directory this one was opened from.
-    int up = retry_eintr([&] { return ::openat(cur.get(), "..", kListFlags & ~O_NOFOLLOW); });
-    if (up < 0) return sys_error(errno, "openat", shown + "/..");
-    Fd parent(up);
-    struct stat ps;
-    if (::fstat(up, &ps) != 0) return sys_error(errno, "fstat", shown);
-    const Level& level = stack.back();
-    if (identity_of(ps) != level.parent) {
-      return refusal(Refusal::Escape, "purge", shown,
-                     "'" + shown + "' was moved while it was being purged: stopped", EXDEV);
-    }
-    auto removed = rmdir_entry(up, level.name, identity_of(here), shown);
-    cur = std::move(parent);
-    if (!removed.ok() && removed.error().err != ENOENT) {
-      // Something was added to it meanwhile: it is met again from its parent, boundedly.
-      if (removed.error().err != ENOTEMPTY || ++regrown >= kMaxRegrown) return removed;
-    }
-    if (shown_depth == stack.size()) {
-      shown.resize(shown.rfind('/'));
-      shown_depth -= 1;
-    }
-    stack.pop_back();
+  Purge p(anchor, name, dev);
+  p.shown = name;
+  auto entered = p.enter(top.take(), name, name);
+  if (!entered.ok()) return entered;
+  // The top must still be the directory named: its removal checks this identity again.
+  if (p.stack.back().id != identity) {
+    return refusal(Refusal::IdentityChanged, "purge", name,
+                   "'" + name + "' was replaced while it was being purged", EBUSY);
   }
+  return p.run();
 }
 
 }  // namespace pinnedfs::confine

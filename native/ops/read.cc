@@ -203,11 +203,11 @@ Result<Value> read_file_into(const Root& root, const Request& request, std::stri
   // arrives. size + 1 so that a file that did not grow is read in one call and the next sees EOF.
   const std::size_t most = static_cast<std::size_t>(limit) + 1;
   // A large content is first-touched page by page as it is read; huge pages make that one fault
-  // per 2 MiB (platform::advise_huge_pages). Measured on this project's Linux VM, a 256 MiB file:
-  // 2,253 ms without, 536 ms with (node:fs/promises 1,335 ms).
-  // Each buffer is a share of the process's content budget (core/budget.h) and a checked
-  // allocation (core/alloc.h) before it is made: many reads at once, each within its limit, are
-  // typed ENOMEM errors when memory runs out, never an abort.
+  // per 2 MiB (advise_large_buffer, core/alloc.h). Measured on this project's Linux VM, a 256 MiB
+  // file: 2,253 ms without, 536 ms with (node:fs/promises 1,335 ms). Each buffer is a share of the
+  // process's content budget (core/budget.h) and a checked allocation (core/alloc.h) before it is
+  // made: many reads at once, each within its limit, are typed ENOMEM errors when memory runs out,
+  // never an abort.
   auto room = [&](std::size_t bytes) -> Status {
     if (!out.charge.hold(bytes)) return over_content_budget(bytes, "read", request.path);
     if (!try_reserve(out.data, bytes)) return out_of_memory(bytes, "read", request.path);
@@ -216,7 +216,7 @@ Result<Value> read_file_into(const Root& root, const Request& request, std::stri
   const std::size_t first = static_cast<std::size_t>(size) + 1;
   auto made = room(first);
   if (!made.ok()) return made.take_error();
-  if (size >= kHugeBuffer) platform::advise_huge_pages(&out.data[0], first);
+  if (size >= kHugeBuffer) advise_large_buffer(&out.data[0], first);
   out.data.resize(first);  // within the capacity reserved: no allocation
   std::size_t used = 0;
   for (;;) {

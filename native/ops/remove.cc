@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../core/eintr.h"
+#include "../platform/platform.h"
 #include "remove_tree.h"
 
 namespace pinnedfs::ops {
@@ -42,14 +43,13 @@ Result<Value> remove(const Root& root, const Request& request) {
   auto parent = open_parent(root, path.value());
   if (!parent.ok()) return gone(parent.take_error());
   Held& held = parent.value().dir;
-  int dir = held.fd();
   const std::string& leaf = parent.value().leaf;
 
   if (path.value().must_be_dir) {
     // "x/" may only name a directory: never unlink a file or link by that spelling (a trailing
     // slash after a link is a link met on the way).
     struct stat st;
-    if (::fstatat(dir, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (::fstatat(held.look(), leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       return gone(sys_error(errno, "lstat", shown));
     }
     if (S_ISLNK(st.st_mode)) {
@@ -62,21 +62,28 @@ Result<Value> remove(const Root& root, const Request& request) {
     return Value(std::monostate{});
   }
 
-  auto still = held.beneath(root, "unlink", shown);
-  if (!still.ok()) return still.take_error();
-  int rc = retry_eintr([&] { return ::unlinkat(dir, leaf.c_str(), 0); });
-  if (rc == 0) return Value(std::monostate{});
-  int err = errno;
+  // The unlink and the rmdir each act through the parent just proven beneath the root; the answer
+  // is the errno (0 when done).
+  auto unlink_flags = [&](int flags) {
+    return held.act(root, flags ? "rmdir" : "unlink", shown, [&](int dir) -> Result<int> {
+      int rc = retry_eintr([&] { return ::unlinkat(dir, leaf.c_str(), flags); });
+      return rc == 0 ? 0 : errno;
+    });
+  };
+  auto unlinked = unlink_flags(0);
+  if (!unlinked.ok()) return unlinked.take_error();
+  int err = unlinked.value();
+  if (err == 0) return Value(std::monostate{});
   // A file bind-mounted over the name: the kernel never unlinks a mount point.
   if (err == EBUSY) return mount_point("unlink", shown, path.value().joined());
-  if (!platform::unlink_met_directory(err, dir, leaf)) return gone(sys_error(err, "unlink", shown));
+  if (!platform::unlink_met_directory(err, held.look(), leaf))
+    return gone(sys_error(err, "unlink", shown));
   if (!request.recursive) return is_a_directory(shown);
   // An empty directory goes in one call; only a full one needs the walk.
-  still = held.beneath(root, "rmdir", shown);
-  if (!still.ok()) return still.take_error();
-  rc = retry_eintr([&] { return ::unlinkat(dir, leaf.c_str(), AT_REMOVEDIR); });
-  if (rc == 0 || errno == ENOENT) return Value(std::monostate{});
-  err = errno;
+  auto removed_dir = unlink_flags(AT_REMOVEDIR);
+  if (!removed_dir.ok()) return removed_dir.take_error();
+  err = removed_dir.value();
+  if (err == 0 || err == ENOENT) return Value(std::monostate{});
   // EBUSY: a mount point (the tree walk below refuses it as one, having looked).
   if (err != ENOTEMPTY && err != EEXIST && err != EBUSY) return sys_error(err, "rmdir", shown);
   auto removed = remove_tree(root, held, leaf, path.value().joined());

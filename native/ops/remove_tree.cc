@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../core/eintr.h"
+#include "../platform/platform.h"
 #include "dir_list.h"
 
 namespace pinnedfs::ops {
@@ -182,18 +183,19 @@ class Remover {
 Status Remover::unlink_entry(Held& dir, const std::string& name, const std::string& shown,
                              bool* is_dir) {
   *is_dir = false;
-  auto still = dir.beneath(root_, "unlink", shown);
-  if (!still.ok()) return still;
+  auto still = dir.prove(root_, "unlink", shown);
+  if (!still.ok()) return still.take_error();
+  int dirfd = still.value().fd();
   Fd held;
   if (closer_.worth_holding()) {
-    held = hold_entry(dir.fd(), name);
+    held = hold_entry(dirfd, name);
     if (!held.valid() && (errno == EMFILE || errno == ENFILE)) closer_.stop_holding();
   }
-  int rc = retry_eintr([&] { return ::unlinkat(dir.fd(), name.c_str(), 0); });
+  int rc = retry_eintr([&] { return ::unlinkat(dirfd, name.c_str(), 0); });
   if (rc == 0 && held.valid()) closer_.close(std::move(held));
   if (rc == 0 || errno == ENOENT) return ok_status();
   int err = errno;
-  if (platform::unlink_met_directory(err, dir.fd(), name)) {
+  if (platform::unlink_met_directory(err, dirfd, name)) {
     *is_dir = true;
     return ok_status();
   }
@@ -238,10 +240,10 @@ Status Remover::remove_dir(Held& parent, const std::string& name, const std::str
     // is not empty" (entries skipped by deleting while iterating, or added meanwhile), and sends
     // us round again, boundedly. The whole listing is taken before any entry is removed, so the
     // lister's buffer is free for the levels below.
-    auto listable = dir.beneath(root_, "getdents64", shown);
-    if (!listable.ok()) return listable;
+    auto listable = dir.prove(root_, "getdents64", shown);
+    if (!listable.ok()) return listable.take_error();
     std::vector<DirEntry> entries;
-    auto listed = lister_.list(dir.fd(), shown, entries);
+    auto listed = lister_.list(listable.value().fd(), shown, entries);
     if (!listed.ok()) return listed;
     for (const DirEntry& entry : entries) {
       std::string below = join(shown, entry.name);
@@ -261,9 +263,10 @@ Status Remover::remove_dir(Held& parent, const std::string& name, const std::str
     // The files' last references go before their directory is removed: rmdir would otherwise
     // spin over their departed entries, still held, until the closes land.
     closer_.drain();
-    auto still = parent.beneath(root_, "rmdir", shown);
-    if (!still.ok()) return still;
-    int rc = retry_eintr([&] { return ::unlinkat(parent.fd(), name.c_str(), AT_REMOVEDIR); });
+    auto still = parent.prove(root_, "rmdir", shown);
+    if (!still.ok()) return still.take_error();
+    int rc =
+        retry_eintr([&] { return ::unlinkat(still.value().fd(), name.c_str(), AT_REMOVEDIR); });
     if (rc == 0 || errno == ENOENT) return ok_status();
     int err = errno;
     if (err != ENOTEMPTY && err != EEXIST) return sys_error(err, "rmdir", shown);

@@ -67,24 +67,25 @@ Result<Value> rename(const Root& root, const Request& request) {
   }
   Held& from_held = source.value().dir;
   Held& to_held = same ? from_held : target->dir;
-  int from_dir = from_held.fd();
-  int to_dir = to_held.fd();
 
   if (a.must_be_dir || b.must_be_dir) {
-    auto src = check_slash(from_dir, a.leaf(), request.path, true);
+    auto src = check_slash(from_held.look(), a.leaf(), request.path, true);
     if (!src.ok()) return src.take_error();
     if (b.must_be_dir) {
-      auto dst = check_slash(to_dir, b.leaf(), request.to, false);
+      auto dst = check_slash(to_held.look(), b.leaf(), request.to, false);
       if (!dst.ok()) return dst.take_error();
     }
   }
   // Both directories must still be beneath the root as the rename runs: renameat acts through
   // the handles, wherever they are by then.
-  auto from_still = from_held.beneath(root, "rename", request.path);
+  auto from_still = from_held.prove(root, "rename", request.path);
   if (!from_still.ok()) return from_still.take_error();
+  int from_dir = from_still.value().fd();
+  int to_dir = from_dir;
   if (!same) {
-    auto to_still = to_held.beneath(root, "rename", request.to);
+    auto to_still = to_held.prove(root, "rename", request.to);
     if (!to_still.ok()) return to_still.take_error();
+    to_dir = to_still.value().fd();
   }
   int rc = request.no_replace
                ? platform::rename_noreplace(from_dir, a.leaf().c_str(), to_dir, b.leaf().c_str())

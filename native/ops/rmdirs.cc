@@ -97,7 +97,7 @@ RmdirMember remove_one(const Root& root, DirCursor& cursor, const std::vector<Tr
   }
   struct stat st;
   int rc =
-      retry_eintr([&] { return ::fstatat(parent.fd(), leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW); });
+      retry_eintr([&] { return ::fstatat(parent.look(), leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW); });
   if (rc != 0) {
     if (errno == ENOENT) return answer(m, RmdirStatus::Missing);
     return answer(m, RmdirStatus::Refused, sys_error(errno, "lstat", shown));
@@ -123,7 +123,7 @@ RmdirMember remove_one(const Root& root, DirCursor& cursor, const std::vector<Tr
   Fd lock;
   if (m.owned->leased) {
     int fd = retry_eintr([&] {
-      return ::openat(parent.fd(), leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      return ::openat(parent.look(), leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     });
     if (fd >= 0) {
       lock = Fd(fd);
@@ -145,9 +145,9 @@ RmdirMember remove_one(const Root& root, DirCursor& cursor, const std::vector<Tr
       return answer(m, RmdirStatus::Refused, sys_error(errno, "openat", shown));
     }
   }
-  auto still = parent.beneath(root, "rmdir", shown);
+  auto still = parent.prove(root, "rmdir", shown);
   if (!still.ok()) return answer(m, RmdirStatus::Refused, still.take_error());
-  rc = retry_eintr([&] { return ::unlinkat(parent.fd(), leaf.c_str(), AT_REMOVEDIR); });
+  rc = retry_eintr([&] { return ::unlinkat(still.value().fd(), leaf.c_str(), AT_REMOVEDIR); });
   if (rc == 0) return answer(m, RmdirStatus::Removed);
   int err = errno;
   if (err == ENOENT) return answer(m, RmdirStatus::Missing);

@@ -16,6 +16,7 @@
 
 #include "../core/eintr.h"
 #include "../core/resolve.h"
+#include "../platform/platform.h"
 #include "confine.h"
 #include "ops.h"
 
@@ -102,13 +103,13 @@ Result<StraysResult> remove_strays(const StraysRequest& request) {
       auto dir = hold_beneath(root, lexed.value(), O_RDONLY | O_DIRECTORY);
       if (!dir.ok()) continue;
       struct stat st;
-      if (::fstat(dir.value().fd(), &st) != 0 ||
+      if (::fstat(dir.value().look(), &st) != 0 ||
           (place.identity != Identity{} && identity_of(st) != place.identity))
         continue;
       std::vector<char> buffer(16384);
       std::vector<std::string> names;
       {
-        DirectoryReader reader(dir.value().fd(), buffer);
+        DirectoryReader reader(dir.value().look(), buffer);
         std::string_view entry;
         unsigned char type = 0;
         while (reader.next(&entry, &type)) {
@@ -117,10 +118,10 @@ Result<StraysResult> remove_strays(const StraysRequest& request) {
       }
       for (const std::string& n : names) {
         Identity id;
-        if (!born_since(dir.value().fd(), n, request.since_ns, &id)) continue;
+        if (!born_since(dir.value().look(), n, request.since_ns, &id)) continue;
         Request r;
         r.op = Op::Rmdirs;
-        if (!empty_tree(dir.value().fd(), n, join(place.path, n), id, &r.owned)) continue;
+        if (!empty_tree(dir.value().look(), n, join(place.path, n), id, &r.owned)) continue;
         auto gone = ops::rmdirs(root, r);
         if (!gone.ok()) continue;
         std::string lines;

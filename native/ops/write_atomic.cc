@@ -90,7 +90,10 @@ class Temp {
   Temp& operator=(const Temp&) = delete;
   ~Temp() {
     if (name_.empty() || published_) return;
-    if (dir_.beneath(root_, "unlink", shown_).ok()) ::unlinkat(dir_.fd(), name_.c_str(), 0);
+    dir_.act(root_, "unlink", shown_, [&](int dirfd) {
+      ::unlinkat(dirfd, name_.c_str(), 0);
+      return ok_status();
+    });
   }
   Fd fd;
   const std::string& name() const { return name_; }
@@ -106,14 +109,13 @@ class Temp {
 };
 
 Status create_named(const Root& root, Temp& tmp, Held& dir, mode_t mode, const std::string& shown) {
-  int dirfd = dir.fd();
   for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
-    auto still = dir.beneath(root, "openat", shown);
-    if (!still.ok()) return still;
+    auto still = dir.prove(root, "openat", shown);
+    if (!still.ok()) return still.take_error();
     std::string name = random_name();
     int fd = retry_eintr([&] {
-      return ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                      mode);
+      return ::openat(still.value().fd(), name.c_str(),
+                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     });
     if (fd >= 0) {
       tmp.fd = Fd(fd);
@@ -207,10 +209,10 @@ Status create_temp(const Root& root, Temp& tmp, Held& dir, mode_t mode, bool all
   if (allow_tmpfile) {
     // Anonymous: nothing is named until publish, which proves the directory again. This act spends
     // the lookup's proof all the same, so that publish, after the write, cannot.
-    auto still = dir.beneath(root, "openat", shown);
-    if (!still.ok()) return still;
+    auto still = dir.prove(root, "openat", shown);
+    if (!still.ok()) return still.take_error();
     int fd = retry_eintr(
-        [&] { return ::openat(dir.fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode); });
+        [&] { return ::openat(still.value().fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode); });
     if (fd >= 0) {
       tmp.fd = Fd(fd);
       return ok_status();
@@ -268,41 +270,9 @@ Status sync_dir(int dirfd, bool can_sync, int filefd, const std::string& shown) 
 // Publishes the complete temp file as `leaf`: renameat over it, or for an anonymous file linkat.
 // Each of those names is written only once the directory is proven beneath the root again: the
 // write took time. `exclusive`: only where nothing has the name (EEXIST otherwise).
-Status publish(const Root& root, Temp& tmp, Held& dir, const std::string& leaf, bool target_existed,
-               bool exclusive, const std::string& shown) {
-  int dirfd = dir.fd();
-#if defined(O_TMPFILE)
-  if (tmp.name().empty()) {
-    // Nothing stood there: link straight to the name, atomically create-only. If something
-    // appeared since the check (EEXIST), wx fails as open(O_EXCL) would; w goes on through a
-    // random name and replaces it.
-    if (!target_existed) {
-      auto still = dir.beneath(root, "linkat", shown);
-      if (!still.ok()) return still;
-      int err = link_tmpfile(tmp.fd.get(), dirfd, leaf);
-      if (err == 0) {
-        tmp.published();
-        return ok_status();
-      }
-      if (err != EEXIST || exclusive) return sys_error(err, "linkat", shown);
-    }
-    for (int attempt = 0;; ++attempt) {
-      auto still = dir.beneath(root, "linkat", shown);
-      if (!still.ok()) return still;
-      std::string name = random_name();
-      int err = link_tmpfile(tmp.fd.get(), dirfd, name);
-      if (err == 0) {
-        tmp.named(std::move(name));
-        break;
-      }
-      if (err != EEXIST || attempt + 1 == kNameAttempts) return sys_error(err, "linkat", shown);
-    }
-  }
-#else
-  (void)target_existed;
-#endif
-  auto still = dir.beneath(root, "rename", shown);
-  if (!still.ok()) return still;
+// The temp's name moved onto `leaf` in the proven directory `dirfd`.
+Status rename_temp(Temp& tmp, int dirfd, const std::string& leaf, bool exclusive,
+                   const std::string& shown) {
   if (exclusive) {
     bool linked = false;
     int err = rename_exclusive(dirfd, tmp.name(), leaf, &linked);
@@ -316,6 +286,47 @@ Status publish(const Root& root, Temp& tmp, Held& dir, const std::string& leaf, 
   }
   tmp.published();
   return ok_status();
+}
+
+// Publishes the complete temp file as `leaf`: renameat over it, or for an anonymous file linkat.
+// Each of those names is written only once the directory is proven beneath the root again: the
+// write took time. `exclusive`: only where nothing has the name (EEXIST otherwise).
+Status publish(const Root& root, Temp& tmp, Held& dir, const std::string& leaf, bool target_existed,
+               bool exclusive, const std::string& shown) {
+#if defined(O_TMPFILE)
+  if (tmp.name().empty()) {
+    // Nothing stood there: link straight to the name, atomically create-only. If something
+    // appeared since the check (EEXIST), wx fails as open(O_EXCL) would; w goes on through a
+    // random name and replaces it.
+    if (!target_existed) {
+      auto linked = dir.act(root, "linkat", shown, [&](int dirfd) -> Result<int> {
+        return link_tmpfile(tmp.fd.get(), dirfd, leaf);
+      });
+      if (!linked.ok()) return linked.take_error();
+      int err = linked.value();
+      if (err == 0) {
+        tmp.published();
+        return ok_status();
+      }
+      if (err != EEXIST || exclusive) return sys_error(err, "linkat", shown);
+    }
+    for (int attempt = 0;; ++attempt) {
+      auto still = dir.prove(root, "linkat", shown);
+      if (!still.ok()) return still.take_error();
+      std::string name = random_name();
+      int err = link_tmpfile(tmp.fd.get(), still.value().fd(), name);
+      if (err == 0) {
+        tmp.named(std::move(name));
+        break;
+      }
+      if (err != EEXIST || attempt + 1 == kNameAttempts) return sys_error(err, "linkat", shown);
+    }
+  }
+#else
+  (void)target_existed;
+#endif
+  return dir.act(root, "rename", shown,
+                 [&](int dirfd) { return rename_temp(tmp, dirfd, leaf, exclusive, shown); });
 }
 
 }  // namespace
@@ -332,11 +343,10 @@ Result<Replaced> write_atomic_with(const Root& root, const LexedPath& path, cons
   auto parent = open_dir_of(root, path, request.durable);
   if (!parent.ok()) return parent.take_error();
   Held& dir = parent.value().dir;
-  int dirfd = dir.fd();
   const std::string& leaf = path.leaf();
 
   Target target;
-  auto checked = check_target(root, dirfd, leaf, shown, exclusive, &target);
+  auto checked = check_target(root, dir.look(), leaf, shown, exclusive, &target);
   if (!checked.ok()) return checked.take_error();
 
   // A new file gets Node's mode (umask applies); a replacement keeps the old file's bits exactly,
@@ -395,7 +405,8 @@ Result<Replaced> write_atomic_with(const Root& root, const LexedPath& path, cons
   auto published = publish(root, tmp, dir, leaf, target.exists, exclusive, shown);
   if (!published.ok()) return published.take_error();
   if (request.durable) {
-    auto synced = sync_dir(dirfd, parent.value().can_sync, fd, shown);
+    // fsync changes no name: the directory just published in, looked at.
+    auto synced = sync_dir(dir.look(), parent.value().can_sync, fd, shown);
     if (!synced.ok()) return synced.take_error();
   }
   return Replaced::Done;

@@ -7,8 +7,9 @@
 //   where a descriptor is, its mount         linux/fd_where.cc, darwin/fd_where.cc
 //   the directory reader                     linux/getdents.cc (getdents64), darwin/readdir.cc
 //   attribute handles (chmod, chown)         linux/attr_fd.cc, darwin/attr_fd.cc
-//   on-disk spelling of a name               darwin/spelling.cc; byte-exact on Linux, inline here
-//   whether an unlink met a directory        inline here (EISDIR; EPERM on macOS)
+//   on-disk spelling of a name               darwin/spelling.cc, linux/spelling.cc (byte-exact)
+//   unlink met a directory, no-replace rename linux/names.cc, darwin/names.cc
+//   huge-page advice for large buffers       linux/huge_pages.cc, darwin/huge_pages.cc (none)
 //
 // The walk (core/walk.cc) is the strategy every platform has; it needs nothing from here but the
 // handle flags.
@@ -39,33 +40,14 @@
 #include <string>
 #include <string_view>
 #include <vector>
-#if defined(__linux__)
-#include <sys/mman.h>     // advise_huge_pages
-#include <sys/syscall.h>  // rename_noreplace
-#include <unistd.h>
-#elif defined(__APPLE__)
-#include <stdio.h>  // renameatx_np
-#endif
 
+#include "../core/entry_kind.h"
 #include "../core/error.h"
 #include "../core/fd.h"
 #include "../core/path_lex.h"
 #include "../core/root.h"
 
 namespace pinnedfs {
-
-// Directory handle flags for the walk and for parents: O_PATH where the platform has it (no read
-// permission needed, no device open side effects), else a plain read-only directory open.
-#if defined(O_PATH)
-constexpr int kDirHandleFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-constexpr int kObjectHandleFlags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
-#elif defined(O_SEARCH) && defined(__APPLE__)
-constexpr int kDirHandleFlags = O_SEARCH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-constexpr int kObjectHandleFlags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
-#else
-constexpr int kDirHandleFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-constexpr int kObjectHandleFlags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
-#endif
 
 namespace platform {
 
@@ -97,59 +79,26 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
 
 // Whether unlink(2) of `name` in `dirfd` failed with `err` because the entry is a directory.
 // Linux answers EISDIR; macOS answers EPERM, which a permission refusal also gives, so there the
-// entry itself is asked.
-#if defined(__APPLE__)
-inline bool unlink_met_directory(int err, int dirfd, const std::string& name) {
-  if (err == EISDIR) return true;
-  if (err != EPERM) return false;
-  struct stat st;
-  return ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-}
-#else
-inline bool unlink_met_directory(int err, int, const std::string&) {
-  return err == EISDIR;
-}
-#endif
+// entry itself is asked. (linux/names.cc, darwin/names.cc)
+bool unlink_met_directory(int err, int dirfd, const std::string& name);
 
 // renameat that refuses an existing destination in the same system call, so no name can appear
 // between a check and the rename: Linux renameat2(RENAME_NOREPLACE) (the raw syscall, since glibc's
 // wrapper only exists from 2.28), macOS renameatx_np(RENAME_EXCL). 0, or -1 with errno: EEXIST for
 // an existing destination, EINVAL (Linux) where the file system cannot rename that way.
-inline int rename_noreplace(int fromfd, const char* from, int tofd, const char* to) {
-#if defined(__APPLE__)
-  return ::renameatx_np(fromfd, from, tofd, to, RENAME_EXCL);
-#else
-  constexpr unsigned kNoReplace = 1;  // RENAME_NOREPLACE, <linux/fs.h>
-  return static_cast<int>(::syscall(SYS_renameat2, fromfd, from, tofd, to, kNoReplace));
-#endif
-}
+// (linux/names.cc, darwin/names.cc)
+int rename_noreplace(int fromfd, const char* from, int tofd, const char* to);
 
 // Asks for huge pages behind `[p, p + n)`, a large buffer about to be written whole (a big write
-// payload copied out of its JavaScript string): one fault per 2 MiB instead of per 4 KiB. Linux
-// with transparent huge pages in "madvise" mode (a common default) gives them only when asked;
-// in a VM, where each fault is costly, copying 89 MB took 450 ms without and 70 ms with. Only the
-// whole 2 MiB spans inside the range are advised, so nothing outside the buffer is touched; the
-// advice changes no content and its failure changes nothing. Other systems: nothing to do.
-inline void advise_huge_pages(void* p, std::size_t n) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t kSpan = std::uintptr_t{2} << 20;
-  std::uintptr_t start = reinterpret_cast<std::uintptr_t>(p);
-  std::uintptr_t from = (start + kSpan - 1) & ~(kSpan - 1);
-  std::uintptr_t to = (start + n) & ~(kSpan - 1);
-  if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
-#else
-  (void)p;
-  (void)n;
-#endif
-}
+// payload copied out of its JavaScript string, a big read): one fault per 2 MiB instead of per
+// 4 KiB. The advice changes no content and its failure changes nothing. (linux/huge_pages.cc;
+// darwin/huge_pages.cc does nothing.) Callers outside the core reach it through
+// core/alloc.h advise_large_buffer.
+void advise_huge_pages(void* p, std::size_t n);
 
 }  // namespace platform
 
 // ---- the directory reader -----------------------------------------------------------------------
-
-// What d_type said about an entry. A hint only: the decision to descend
-// is enforced by an O_DIRECTORY|O_NOFOLLOW open, never by this value.
-enum class EntryKind : unsigned char { Unknown, Directory, Link, Other };
 
 struct DirEntry {
   std::string name;  // bytes as the kernel gave them; never "." or ".."
@@ -176,32 +125,18 @@ class DirectoryReader {
   std::size_t batches() const { return batches_; }
 
  private:
+  // Each platform's own reading state, kept in place (no allocation per directory):
+  // linux/getdents.cc (the caller's buffer, the unread part of the last getdents64 answer),
+  // darwin/readdir.cc (the DIR* over a private dup, the entries given out).
+  struct State;
+  State& state();
+  static constexpr std::size_t kStateSize = 4 * sizeof(void*);
   int fd_;
   int error_ = 0;
   bool done_ = false;
   std::size_t batches_ = 0;
-#if defined(__linux__)
-  std::vector<char>& buffer_;
-  std::size_t pos_ = 0;  // the unread part of the last getdents64 answer
-  std::size_t len_ = 0;
-#elif defined(__APPLE__)
-  void* dir_ = nullptr;        // the DIR* over a private dup (the caller's buffer is not needed)
-  std::size_t delivered_ = 0;  // entries given out so far
-#endif
+  alignas(std::max_align_t) unsigned char state_[kStateSize];
 };
-
-inline EntryKind entry_kind(unsigned char d_type) {
-  switch (d_type) {
-    case DT_DIR:
-      return EntryKind::Directory;
-    case DT_LNK:
-      return EntryKind::Link;
-    case DT_UNKNOWN:
-      return EntryKind::Unknown;
-    default:
-      return EntryKind::Other;
-  }
-}
 
 #if defined(__linux__)
 // Appends the entries of one getdents64 answer (`len` bytes of linux_dirent64 records) to `out`,
@@ -246,13 +181,11 @@ namespace pinnedfs::ops {
 
 #if defined(__APPLE__)
 constexpr bool kSpellingMayDiffer = true;
-// `name` (one component, no '/') as stored in `dirfd`; a link is described, never followed.
-Result<std::string> on_disk_name(int dirfd, const std::string& name, const std::string& shown_path);
 #else
 constexpr bool kSpellingMayDiffer = false;
-inline Result<std::string> on_disk_name(int, const std::string& name, const std::string&) {
-  return name;
-}
 #endif
+// `name` (one component, no '/') as stored in `dirfd`; a link is described, never followed.
+// (darwin/spelling.cc; linux/spelling.cc answers the name as given.)
+Result<std::string> on_disk_name(int dirfd, const std::string& name, const std::string& shown_path);
 
 }  // namespace pinnedfs::ops

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/beneath.h"
 #include "core/root.h"
 
 namespace pinnedfs::test {
@@ -26,6 +27,9 @@ std::string read_file(const std::string& path);
 // PINNEDFS_TEST_STRATEGIES ("walk"). scripts/valgrind.sh names only the walk: valgrind 3.19 does
 // not know openat2 (syscall 437) and answers ENOSYS, so a kernel pin cannot succeed under memcheck.
 const std::vector<Strategy>& strategies();
+// A directory `rel` beneath the pinned root, held as its strategy would hold it after a lookup,
+// its freshness spent: the next proof is a real one. Invalid when it cannot be opened.
+Held hold(const Root& root, const std::string& rel);
 
 struct Register {
   Register(const char* name, std::function<void()> fn) {

@@ -14,6 +14,7 @@
 #include "core/resolve.h"
 #include "harness.h"
 #include "ops/dir_cursor.h"
+#include "platform/platform.h"
 
 using namespace pinnedfs;
 
@@ -45,16 +46,7 @@ void mkdirs(const std::string& path) {
   }
 }
 
-// A directory `rel` beneath the pinned root, held as its strategy would hold it after a lookup,
-// its freshness spent: the next beneath() is a real proof.
-Held hold(const Root& root, const std::string& rel) {
-  auto lexed = lex_path(rel);
-  auto held = hold_beneath(root, lexed.value(), kDirHandleFlags);
-  if (!held.ok()) return Held();
-  Held h = held.take();
-  h.spend();
-  return h;
-}
+using test::hold;
 
 std::string chain(std::size_t depth) {
   std::string rel;

@@ -80,7 +80,7 @@ TEST(discover_finds_prunes_and_never_follows_a_link) {
     }
     CHECK(d.skipped.size() == 1 && d.skipped[0] == "skipme");
     CHECK(d.probes.size() == 3);
-    CHECK(d.probes[0].status == ProbeStatus::Present && d.probes[0].type == Type::Directory);
+    CHECK(d.probes[0].status == ProbeStatus::Present && d.probes[0].type == EntryKind::Directory);
     CHECK(d.probes[1].status == ProbeStatus::Missing && d.probes[1].err == ENOENT);
     CHECK(d.probes[2].status == ProbeStatus::Refused &&
           d.probes[2].error.refusal == Refusal::Symlink);
@@ -98,7 +98,7 @@ TEST(discover_reports_a_matched_link_as_a_link) {
     CHECK(root.ok());
     auto found = discover(*root.value(), git_and_pem(), nullptr);
     CHECK(found.ok());
-    CHECK(found.value().matches.size() == 1 && found.value().matches[0].type == Type::Link);
+    CHECK(found.value().matches.size() == 1 && found.value().matches[0].type == EntryKind::Link);
   }
 }
 
@@ -155,12 +155,12 @@ TEST(hold_opens_afresh_without_following_and_hands_out_descriptors) {
     CHECK(held.ok());
     auto& m = held.value().members;
     CHECK(m.size() == 6);
-    CHECK(m[0].status == HoldStatus::Held && m[0].type == Type::Directory && m[0].fd.valid());
-    CHECK(m[1].status == HoldStatus::Held && m[1].type == Type::Directory && m[1].fd.valid());
-    CHECK(m[2].status == HoldStatus::Held && m[2].type == Type::Link && !m[2].fd.valid());
+    CHECK(m[0].status == HoldStatus::Held && m[0].type == EntryKind::Directory && m[0].fd.valid());
+    CHECK(m[1].status == HoldStatus::Held && m[1].type == EntryKind::Directory && m[1].fd.valid());
+    CHECK(m[2].status == HoldStatus::Held && m[2].type == EntryKind::Link && !m[2].fd.valid());
     CHECK(m[3].status == HoldStatus::Refused && m[3].error.refusal == Refusal::Symlink);
     CHECK(m[4].status == HoldStatus::Missing);
-    CHECK(m[5].status == HoldStatus::Held && m[5].type == Type::File && m[5].nlink == 1);
+    CHECK(m[5].status == HoldStatus::Held && m[5].type == EntryKind::File && m[5].nlink == 1);
     struct stat a, b;
     CHECK(::fstat(m[1].fd.get(), &a) == 0 && ::lstat((dir + "/.git").c_str(), &b) == 0);
     CHECK(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
@@ -371,6 +371,38 @@ TEST(rmdirs_keeps_a_leased_directory_and_removes_it_once_the_lease_is_gone) {
           std::get<RmdirsOutcome>(removed.value()).members[0].status == RmdirStatus::Removed);
     CHECK(::lstat((dir + "/.git").c_str(), &st) != 0 && errno == ENOENT);
   }
+}
+
+TEST(purge_reads_a_wide_directory_once_not_once_per_subdirectory) {
+  std::string dir = test::scratch_dir();
+  std::string top = dir + "/pinnedfs-confine-00000000000000aa";
+  CHECK(::mkdir(top.c_str(), 0700) == 0);
+  Fd at(::open(top.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  // 3,000 subdirectories (one file in each) between 3,000 files: 9,000 entries in all.
+  constexpr int kWide = 3000;
+  for (int i = 0; i < kWide; ++i) {
+    std::string n = std::to_string(i);
+    CHECK(::mkdirat(at.get(), ("d" + n).c_str(), 0755) == 0);
+    int f = ::openat(at.get(), ("f" + n).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    CHECK(f >= 0);
+    ::close(f);
+    f = ::openat(at.get(), ("d" + n + "/x").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    CHECK(f >= 0);
+    ::close(f);
+  }
+  at.reset();
+  auto root = Root::pin(dir, Strategy::Walk);
+  CHECK(root.ok());
+  purge_entries_read();
+  CHECK(purge(*root.value(), "pinnedfs-confine-00000000000000aa", id_of(top)).ok());
+  std::uint64_t read = purge_entries_read();
+  struct stat st;
+  CHECK(::lstat(top.c_str(), &st) != 0 && errno == ENOENT);
+  // Linear: a few reads per entry at most. A pass over the whole directory per subdirectory read
+  // millions (kWide * kWide).
+  std::fprintf(stderr, "  purge read %llu entries for %d\n", static_cast<unsigned long long>(read),
+               3 * kWide);
+  CHECK(read <= 4u * 3 * kWide);
 }
 
 TEST(purge_removes_a_tree_deeper_than_path_max_with_closed_directories) {

@@ -11,6 +11,7 @@
 #include "core/fd.h"
 #include "harness.h"
 #include "ops/dir_list.h"
+#include "platform/platform.h"
 
 using namespace pinnedfs;
 

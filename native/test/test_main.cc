@@ -8,12 +8,23 @@
 
 #include "harness.h"
 
+#include "core/resolve.h"
+
 namespace pinnedfs::test {
 
 namespace {
 int g_failures_in_case = 0;
 std::vector<std::string> g_scratch;
 }  // namespace
+
+Held hold(const Root& root, const std::string& rel) {
+  auto lexed = lex_path(rel);
+  auto held = hold_beneath(root, lexed.value(), kDirHandleFlags);
+  if (!held.ok()) return Held();
+  Held h = held.take();
+  h.spend();
+  return h;
+}
 
 std::vector<Case>& registry() {
   static std::vector<Case> cases;

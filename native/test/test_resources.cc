@@ -21,6 +21,7 @@
 #include "core/execute.h"
 #include "core/resolve.h"
 #include "harness.h"
+#include "platform/platform.h"
 
 using namespace pinnedfs;
 
@@ -73,14 +74,7 @@ const char* refused_allocation_untestable() {
   return nullptr;
 }
 
-Held hold(const Root& root, const std::string& rel) {
-  auto lexed = lex_path(rel);
-  auto held = hold_beneath(root, lexed.value(), kDirHandleFlags);
-  if (!held.ok()) return Held();
-  Held h = held.take();
-  h.spend();
-  return h;
-}
+using test::hold;
 
 std::string make_root(const std::string& inside) {
   std::string base = test::scratch_dir();

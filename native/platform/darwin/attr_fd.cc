@@ -11,6 +11,7 @@
 
 #include "../../core/eintr.h"
 #include "../../core/resolve.h"
+#include "../platform.h"
 
 namespace pinnedfs::attr {
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "../../core/resolve.h"
+#include "../platform.h"
 
 namespace pinnedfs::platform {
 

@@ -11,6 +11,7 @@
 
 #include "../../core/eintr.h"
 #include "../../core/resolve.h"
+#include "../platform.h"
 
 #ifndef O_NOFOLLOW_ANY
 #define O_NOFOLLOW_ANY 0x20000000

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 #include "../../core/eintr.h"
 #include "../../core/fd.h"
@@ -15,15 +16,30 @@
 
 namespace pinnedfs {
 
-DirectoryReader::DirectoryReader(int fd, std::vector<char>&) : fd_(fd) {}
+// The caller's buffer is not needed: readdir has its own.
+struct DirectoryReader::State {
+  DIR* dir = nullptr;         // over a private dup of the caller's descriptor
+  std::size_t delivered = 0;  // entries given out so far
+};
+DirectoryReader::State& DirectoryReader::state() {
+  static_assert(sizeof(State) <= kStateSize && alignof(State) <= alignof(std::max_align_t),
+                "the reader's state fits the room platform.h keeps for it");
+  return *std::launder(reinterpret_cast<State*>(state_));
+}
+
+DirectoryReader::DirectoryReader(int fd, std::vector<char>&) : fd_(fd) {
+  new (state_) State();
+}
 
 DirectoryReader::~DirectoryReader() {
-  if (dir_) ::closedir(static_cast<DIR*>(dir_));
+  if (state().dir) ::closedir(state().dir);
+  state().~State();
 }
 
 bool DirectoryReader::next(std::string_view* name, unsigned char* type) {
   if (done_) return false;
-  if (!dir_) {
+  State& st = state();
+  if (!st.dir) {
     int copy = retry_eintr([&] { return ::fcntl(fd_, F_DUPFD_CLOEXEC, 0); });
     if (copy < 0) {
       error_ = errno;
@@ -38,13 +54,13 @@ bool DirectoryReader::next(std::string_view* name, unsigned char* type) {
       return false;
     }
     owned.release();  // closedir closes it from here on
-    dir_ = dir;
+    st.dir = dir;
   }
   for (;;) {
     // errno cleared first: a null answer with errno untouched is the end of the directory.
     struct dirent* e = retry_eintr([&] {
       errno = 0;
-      return ::readdir(static_cast<DIR*>(dir_));
+      return ::readdir(st.dir);
     });
     if (!e) {
       error_ = errno;
@@ -53,7 +69,7 @@ bool DirectoryReader::next(std::string_view* name, unsigned char* type) {
     }
     if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
     // readdir hides its reads of the directory: count every 512 entries as one batch.
-    if (delivered_++ % 512 == 0) ++batches_;
+    if (st.delivered++ % 512 == 0) ++batches_;
     *name = std::string_view(e->d_name);
     *type = e->d_type;
     return true;

@@ -14,6 +14,7 @@
 
 #include "../../core/eintr.h"
 #include "../../core/resolve.h"
+#include "../platform.h"
 
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452

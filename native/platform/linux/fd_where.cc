@@ -15,6 +15,7 @@
 
 #include "../../core/eintr.h"
 #include "../../core/resolve.h"
+#include "../platform.h"
 
 #ifndef SYS_statx
 #define SYS_statx __NR_statx

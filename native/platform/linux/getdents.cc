@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <new>
 
 #include "../../core/eintr.h"
 #include "../platform.h"
@@ -55,36 +56,51 @@ bool parse_dirents64(const char* buf, std::size_t len, std::vector<DirEntry>& ou
   return true;
 }
 
-DirectoryReader::DirectoryReader(int fd, std::vector<char>& buffer) : fd_(fd), buffer_(buffer) {
-  if (buffer_.size() < kBufferSize) buffer_.resize(kBufferSize);
+struct DirectoryReader::State {
+  std::vector<char>& buffer;
+  std::size_t pos = 0;  // the unread part of the last getdents64 answer
+  std::size_t len = 0;
+};
+DirectoryReader::State& DirectoryReader::state() {
+  static_assert(sizeof(State) <= kStateSize && alignof(State) <= alignof(std::max_align_t),
+                "the reader's state fits the room platform.h keeps for it");
+  return *std::launder(reinterpret_cast<State*>(state_));
 }
 
-DirectoryReader::~DirectoryReader() = default;
+DirectoryReader::DirectoryReader(int fd, std::vector<char>& buffer) : fd_(fd) {
+  new (state_) State{buffer};
+  if (buffer.size() < kBufferSize) buffer.resize(kBufferSize);
+}
+
+DirectoryReader::~DirectoryReader() {
+  state().~State();
+}
 
 bool DirectoryReader::next(std::string_view* name, unsigned char* type) {
+  State& st = state();
   for (;;) {
-    while (pos_ < len_) {
+    while (st.pos < st.len) {
       std::size_t reclen = 0;
-      if (!dirent64_at(buffer_.data(), len_, pos_, name, type, &reclen)) {
+      if (!dirent64_at(st.buffer.data(), st.len, st.pos, name, type, &reclen)) {
         // A malformed record would otherwise loop forever or overrun: stop with EIO.
         error_ = EIO;
         done_ = true;
-        len_ = pos_ = 0;
+        st.len = st.pos = 0;
         return false;
       }
-      pos_ += reclen;
+      st.pos += reclen;
       if (!dot_or_dotdot(*name) && !name->empty()) return true;
     }
     if (done_) return false;
-    long n =
-        retry_eintr([&] { return ::syscall(SYS_getdents64, fd_, buffer_.data(), buffer_.size()); });
+    long n = retry_eintr(
+        [&] { return ::syscall(SYS_getdents64, fd_, st.buffer.data(), st.buffer.size()); });
     if (n <= 0) {
       if (n < 0) error_ = errno;
       done_ = true;
       return false;
     }
-    pos_ = 0;
-    len_ = static_cast<std::size_t>(n);
+    st.pos = 0;
+    st.len = static_cast<std::size_t>(n);
     ++batches_;
   }
 }

@@ -12,6 +12,7 @@
 
 #include "../../core/eintr.h"
 #include "../../core/resolve.h"
+#include "../platform.h"
 
 #ifndef SYS_openat2
 #define SYS_openat2 437
