@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "../core/cancel.h"
 #include "../core/eintr.h"
 #include "write.h"
 
@@ -301,6 +302,8 @@ Status publish(const Root& root, Temp& tmp, Held& dir, const std::string& leaf, 
 #else
   (void)target_existed;
 #endif
+  // The last moment an abort can still leave the old content: the temporary is dropped unpublished.
+  if (cancelled()) return cancelled_error("rename", shown);
   auto still = dir.beneath(root, "rename", shown);
   if (!still.ok()) return still;
   if (exclusive) {
