@@ -526,19 +526,21 @@ export class PinnedRoot {
 
   /**
    * Creates the directory at `path`, with `mode` (before the umask) when given. With `recursive`,
-   * missing parents too, each through its pinned parent, and an existing directory is not an error.
+   * missing parents too, each through its pinned parent, and an existing directory is not an error;
+   * it answers the first directory it created (root-relative), or `undefined` when there was none to
+   * create, as Node's `mkdir` answers (absolute there).
    */
   async makeDirectory(
     path: string,
     options?: { readonly recursive?: boolean | undefined; readonly mode?: number | undefined }
-  ): Promise<void> {
+  ): Promise<string | undefined> {
     checkOptions(options, ["recursive", "mode"], "makeDirectory")
     const mode = checkMode(options?.mode)
     return this.run(
       {
         op: ops.makeDirectory,
         path: relativePath(path),
-        recursive: options?.recursive === true,
+        recursive: booleanOption(options?.recursive, "recursive") === true,
         ...(mode === undefined ? {} : { mode })
       },
       path
