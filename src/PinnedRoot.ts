@@ -13,6 +13,9 @@ import { TextDecoder } from "node:util"
 import { badArgumentPinnedFsError, fromNative, PinnedFsError } from "./internal/errors.ts"
 import { native, type NativeRequest, type NativeRootHandle } from "./internal/native.ts"
 import { decodeText } from "./internal/text.ts"
+import { abortable, signalOf } from "./root/abort.ts"
+import { checkOptions } from "./root/options.ts"
+import { type BigIntStats, type Stats, statsOf } from "./root/stats.ts"
 
 /**
  * How paths are resolved beneath the root. `"openat2"`: one kernel-confined lookup (Linux 5.6+;
@@ -87,6 +90,8 @@ export interface OpenOptions {
  */
 export interface ReadOptions {
   readonly limit?: number | undefined
+  /** Stops the read: the call rejects with an `AbortError` (see docs/pinnedroot.md, "Abort"). */
+  readonly signal?: AbortSignal | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -123,6 +128,11 @@ export interface WriteOptions {
    * fsynced after the write.
    */
   readonly durable?: boolean | undefined
+  /**
+   * Stops the write before it is published: an aborted replacement leaves the old content and
+   * rejects with an `AbortError`; one the worker finished first resolves.
+   */
+  readonly signal?: AbortSignal | undefined
 }
 
 /** A directory the `mkdirs` program should ensure. @since 0.1.0 @category models */
@@ -307,6 +317,7 @@ export class PinnedRoot {
    */
   static async open(dir: string, options?: OpenOptions): Promise<PinnedRoot> {
     if (typeof dir !== "string" || dir === "") throw badArgumentPinnedFsError("root directory must be a non-empty string")
+    checkOptions(options, ["strategy", "readLimit"], "PinnedRoot.open")
     const strategy = options?.strategy ?? "auto"
     if (strategy !== "auto" && strategy !== "openat2" && strategy !== "walk") {
       throw badArgumentPinnedFsError(`strategy must be 'auto', 'openat2' or 'walk', got '${String(strategy)}'`)
@@ -346,9 +357,16 @@ export class PinnedRoot {
     return this.call(ops.exists, path)
   }
 
-  /** lstat semantics; a hard-linked regular file is refused. */
-  async stat(path: string): Promise<FileInfo> {
-    return this.call(ops.stat, path)
+  /**
+   * lstat semantics, answered as `fs.Stats` (`{ bigint: true }`: as `fs.BigIntStats`), with `type`
+   * besides; a hard-linked regular file is refused.
+   */
+  async stat(path: string, options?: { readonly bigint?: false | undefined }): Promise<Stats>
+  async stat(path: string, options: { readonly bigint: true }): Promise<BigIntStats>
+  async stat(path: string, options?: { readonly bigint?: boolean | undefined }): Promise<Stats | BigIntStats>
+  async stat(path: string, options?: { readonly bigint?: boolean | undefined }): Promise<Stats | BigIntStats> {
+    const bigint = booleanOption(checkOptions(options, ["bigint"], "stat")?.bigint, "bigint") === true
+    return statsOf(await this.call<FileInfo>(ops.stat, path), bigint)
   }
 
   /**
@@ -362,7 +380,10 @@ export class PinnedRoot {
    * ```
    */
   async readFile(path: string, options?: ReadOptions): Promise<Buffer> {
-    return this.call(ops.readFile, path, false, this.limitOf(options))
+    const limit = this.limitOf(checkOptions(options, ["limit", "signal"], "readFile"))
+    const signal = signalOf(options?.signal)
+    if (signal === undefined) return this.call(ops.readFile, path, false, limit)
+    return this.cancellable({ op: ops.readFile, path: relativePath(path), maxBytes: limit }, path, signal, false)
   }
 
   /**
@@ -372,8 +393,9 @@ export class PinnedRoot {
    */
   async readFileString(path: string, encoding?: string | (ReadOptions & { readonly encoding?: string | undefined })): Promise<string> {
     const options = typeof encoding === "object" && encoding !== null ? encoding : { encoding }
+    checkOptions(options, ["encoding", "limit", "signal"], "readFileString")
     const d = decoder(options.encoding)
-    return decodeText(d, await this.readFile(path, options), path)
+    return decodeText(d, await this.readFile(path, { limit: options.limit, signal: options.signal }), path)
   }
 
   private limitOf(options: ReadOptions | undefined): number {
@@ -387,8 +409,14 @@ export class PinnedRoot {
    * The names in the directory at `path` (`""` is the root). With `recursive`, every entry below as
    * a `/`-separated path; a link is listed, never descended, and recursion stops at depth 256.
    */
-  async readDirectory(path: string, options?: { readonly recursive?: boolean | undefined }): Promise<Array<string>> {
-    return this.call(ops.readDirectory, path, options?.recursive === true)
+  async readDirectory(
+    path: string,
+    options?: { readonly recursive?: boolean | undefined; readonly signal?: AbortSignal | undefined }
+  ): Promise<Array<string>> {
+    const recursive = booleanOption(checkOptions(options, ["recursive", "signal"], "readDirectory")?.recursive, "recursive") === true
+    const signal = signalOf(options?.signal)
+    if (signal === undefined) return this.call(ops.readDirectory, path, recursive)
+    return this.cancellable({ op: ops.readDirectory, path: relativePath(path), recursive }, path, signal, false)
   }
 
   /** The text of the link at `path`, as stored; `EINVAL` for anything that is not a link. */
@@ -432,6 +460,7 @@ export class PinnedRoot {
       readonly root?: string | undefined
       readonly exclude?: ReadonlyArray<string> | undefined
       readonly dot?: boolean | undefined
+      readonly signal?: AbortSignal | undefined
     }
   ): Promise<Array<string>> {
     return this.globRun(pattern, options, false)
@@ -450,6 +479,7 @@ export class PinnedRoot {
       readonly root?: string | undefined
       readonly exclude?: ReadonlyArray<string> | undefined
       readonly dot?: boolean | undefined
+      readonly signal?: AbortSignal | undefined
     }
   ): Promise<GlobListing> {
     const paths: Array<string> = []
@@ -465,44 +495,52 @@ export class PinnedRoot {
   private async globRun(
     pattern: string,
     options:
-      | { readonly root?: string | undefined; readonly exclude?: ReadonlyArray<string> | undefined; readonly dot?: boolean | undefined }
+      | {
+          readonly root?: string | undefined
+          readonly exclude?: ReadonlyArray<string> | undefined
+          readonly dot?: boolean | undefined
+          readonly signal?: AbortSignal | undefined
+        }
       | undefined,
     unnamed: boolean
   ): Promise<Array<string>> {
     if (typeof pattern !== "string") throw badArgumentPinnedFsError("glob pattern must be a string")
+    checkOptions(options, ["root", "exclude", "dot", "signal"], "glob")
+    const signal = signalOf(options?.signal)
     const exclude = options?.exclude ?? []
     if (!Array.isArray(exclude) || exclude.some((e) => typeof e !== "string")) {
       throw badArgumentPinnedFsError("glob exclude must be an array of strings")
     }
-    return this.run(
-      {
-        op: ops.glob,
-        path: "",
-        to: relativePath(options?.root ?? "", "glob root"),
-        pattern,
-        exclude,
-        dot: options?.dot === true,
-        ...(unnamed ? { unnamed: true } : {})
-      },
-      // The addon names what it refused: the pattern, or the root the pattern is read from.
-      undefined
-    )
+    const request: NativeRequest = {
+      op: ops.glob,
+      path: "",
+      to: relativePath(options?.root ?? "", "glob root"),
+      pattern,
+      exclude,
+      dot: booleanOption(options?.dot, "dot") === true,
+      ...(unnamed ? { unnamed: true } : {})
+    }
+    // The addon names what it refused: the pattern, or the root the pattern is read from.
+    return signal === undefined ? this.run(request, undefined) : this.cancellable(request, undefined, signal, false)
   }
 
   /**
    * Creates the directory at `path`, with `mode` (before the umask) when given. With `recursive`,
-   * missing parents too, each through its pinned parent, and an existing directory is not an error.
+   * missing parents too, each through its pinned parent, and an existing directory is not an error;
+   * it answers the first directory it created (root-relative), or `undefined` when there was none to
+   * create, as Node's `mkdir` answers (absolute there).
    */
   async makeDirectory(
     path: string,
     options?: { readonly recursive?: boolean | undefined; readonly mode?: number | undefined }
-  ): Promise<void> {
+  ): Promise<string | undefined> {
+    checkOptions(options, ["recursive", "mode"], "makeDirectory")
     const mode = checkMode(options?.mode)
     return this.run(
       {
         op: ops.makeDirectory,
         path: relativePath(path),
-        recursive: options?.recursive === true,
+        recursive: booleanOption(options?.recursive, "recursive") === true,
         ...(mode === undefined ? {} : { mode })
       },
       path
@@ -518,11 +556,20 @@ export class PinnedRoot {
    * await root.remove("dist", { recursive: true, force: true })
    * ```
    */
-  async remove(path: string, options?: { readonly recursive?: boolean | undefined; readonly force?: boolean | undefined }): Promise<void> {
-    return this.run(
-      { op: ops.remove, path: relativePath(path), recursive: options?.recursive === true, force: options?.force === true },
-      path
-    )
+  async remove(
+    path: string,
+    options?: { readonly recursive?: boolean | undefined; readonly force?: boolean | undefined; readonly signal?: AbortSignal | undefined }
+  ): Promise<void> {
+    checkOptions(options, ["recursive", "force", "signal"], "remove")
+    const signal = signalOf(options?.signal)
+    const request: NativeRequest = {
+      op: ops.remove,
+      path: relativePath(path),
+      recursive: booleanOption(options?.recursive, "recursive") === true,
+      force: booleanOption(options?.force, "force") === true
+    }
+    // An abort stops a recursive remove between two unlinks: it settles with what was done.
+    return signal === undefined ? this.run(request, path) : this.cancellable(request, path, signal, true)
   }
 
   /**
@@ -532,7 +579,7 @@ export class PinnedRoot {
    * before is ever replaced; a Linux file system that cannot rename that way answers `EINVAL`.
    */
   async rename(from: string, to: string, options?: { readonly noReplace?: boolean | undefined }): Promise<void> {
-    const noReplace = options?.noReplace === true
+    const noReplace = booleanOption(checkOptions(options, ["noReplace"], "rename")?.noReplace, "noReplace") === true
     return this.run(
       { op: ops.rename, path: relativePath(from, "from"), to: relativePath(to, "to"), ...(noReplace ? { noReplace } : {}) },
       from
@@ -583,6 +630,8 @@ export class PinnedRoot {
   }
 
   private async write(path: string, data: Uint8Array | string, options?: WriteOptions): Promise<void> {
+    checkOptions(options, ["flag", "mode", "atomic", "durable", "signal"], "writeFile")
+    const signal = signalOf(options?.signal)
     const flagName = options?.flag ?? "w"
     const flag = native.flags[flagName as OpenFlag]
     if (typeof flag !== "number" || !Object.hasOwn(native.flags, flagName)) {
@@ -594,19 +643,18 @@ export class PinnedRoot {
     if (atomic === true && !wholeFileFlags.has(flagName)) {
       throw badArgumentPinnedFsError(`atomic writes replace the whole file: use a 'w' flag (w, w+, wx, wx+), not '${flagName}'`)
     }
-    return this.run(
-      {
-        op: ops.writeFile,
-        path: relativePath(path),
-        data,
-        flag,
-        atomic: atomic === true,
-        inPlace: atomic === false,
-        durable,
-        ...(mode === undefined ? {} : { mode })
-      },
-      path
-    )
+    const request: NativeRequest = {
+      op: ops.writeFile,
+      path: relativePath(path),
+      data,
+      flag,
+      atomic: atomic === true,
+      inPlace: atomic === false,
+      durable,
+      ...(mode === undefined ? {} : { mode })
+    }
+    // An abort stops a replacement before its rename: the old content stays.
+    return signal === undefined ? this.run(request, path) : this.cancellable(request, path, signal, true)
   }
 
   /** Runs a planned directory creation in one trip; see {@link MkdirsResult}. */
@@ -648,6 +696,7 @@ export class PinnedRoot {
     limits: { readonly size?: number; readonly response?: number } = {}
   ): Promise<Array<BatchResult>> {
     if (!Array.isArray(requests)) throw badArgumentPinnedFsError("batch requests must be an array")
+    checkOptions(limits, ["size", "response"], "batch")
     const size = limits.size ?? 256
     const response = limits.response ?? 64 * 1024 * 1024
     if (requests.length > size) throw badArgumentPinnedFsError(`batch of ${requests.length} members exceeds the limit of ${size}`)
@@ -701,6 +750,41 @@ export class PinnedRoot {
   /** Drops this handle's reference; the descriptor closes once operations in flight finish. */
   close(): void {
     this.handle.close()
+  }
+
+  // --- surface: openRoot, abort, dispose (logic in src/root/) ---
+
+  /** @internal A request the caller's `signal` can stop (src/root/abort.ts). */
+  cancellable<A>(request: NativeRequest, shown: string | undefined, signal: AbortSignal, effect: boolean): Promise<A> {
+    return abortable<A>(signal, () => this.handle.cancellable(request), effect, shown, this.path)
+  }
+
+  /**
+   * A root pinned at the directory `path` names beneath this one, opened from this root's handle
+   * by the same resolution as every operation (a link, a mount point, `..` above this root, a
+   * directory moved out on the way: refused). Its operations resolve from its own handle, and `..`
+   * above it is refused, so none reaches this root. It keeps this root's strategy and read limit;
+   * closing either leaves the other open.
+   */
+  async openRoot(path: string): Promise<PinnedRoot> {
+    const rel = relativePath(path)
+    try {
+      const handle = await this.handle.openRoot(rel)
+      // The addon joins this root's path with the lexed relative path; shown from this root's label.
+      return new PinnedRoot(opening, handle, this.readLimit, this.path + handle.path.slice(this.handle.path.length))
+    } catch (u) {
+      throw fromNative(u, path, this.path)
+    }
+  }
+
+  /** `using root = await PinnedRoot.open(dir)`: {@link PinnedRoot.close} at the end of the scope. */
+  [Symbol.dispose](): void {
+    this.close()
+  }
+
+  /** `await using root = await PinnedRoot.open(dir)`: {@link PinnedRoot.close} at the end of the scope. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.close()
   }
 }
 

@@ -24,3 +24,5 @@ export {
 } from "./PinnedRoot.ts"
 export { type ContentBudget, contentBudget, defaultContentBudget } from "./budget.ts"
 export { PinnedFsError, type ReasonTag, reasonOf, type Refusal } from "./internal/errors.ts"
+export { AbortError } from "./root/abort.ts"
+export { BigIntStats, Stats } from "./root/stats.ts"

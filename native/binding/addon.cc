@@ -21,6 +21,7 @@
 #include "binding/results.h"
 #include "core/alloc.h"
 #include "core/budget.h"
+#include "core/cancel.h"
 #include "core/execute.h"
 #include "core/limits.h"
 #include "core/request.h"
@@ -280,6 +281,8 @@ Settled value_or_error(Out& out, Result<pinnedfs::Value>& r) {
   return {false, error_to_js(out, r.error())};
 }
 
+Settled root_to_js(Out& out, EnvState& state, Result<std::shared_ptr<Root>>& r);
+
 class RootHandle : public Napi::ObjectWrap<RootHandle> {
  public:
   static Napi::Function define(Napi::Env env) {
@@ -289,7 +292,9 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
          InstanceMethod<&RootHandle::batch>("batch"),
          InstanceMethod<&RootHandle::readMany>("readMany"),
          InstanceMethod<&RootHandle::confine>("confine"),
-         InstanceMethod<&RootHandle::close>("close")});
+         InstanceMethod<&RootHandle::close>("close"),
+         InstanceMethod<&RootHandle::cancellable>("cancellable"),
+         InstanceMethod<&RootHandle::open_root>("openRoot")});
   }
 
   RootHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RootHandle>(info) {
@@ -619,10 +624,91 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     root_.reset();
     return info.Env().Undefined();
   }
+
+  // --- surface: cancellable requests and roots opened beneath a root ---
+
+  // cancellable(request, verifyRoot) -> [Promise<value>, cancel()]: execute(), with a flag the
+  // worker checks between acts (core/cancel.h). cancel() only stores the flag: the JS thread never
+  // waits, and a flag set before the worker starts stops the request before its first act.
+  Napi::Value cancellable(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto flag = std::make_shared<std::atomic<bool>>(false);
+    auto pair = [&](Napi::Value promise) {
+      Napi::Array out = Napi::Array::New(env, 2);
+      out.Set(0u, promise);
+      out.Set(1u, Napi::Function::New(
+                      env,
+                      [flag](const Napi::CallbackInfo& i) -> Napi::Value {
+                        flag->store(true, std::memory_order_release);
+                        return i.Env().Undefined();
+                      },
+                      "cancel"));
+      return out;
+    };
+    if (!root_) return pair(closed(env));
+    auto request = std::make_shared<Request>();
+    std::string problem;
+    Budget budget;
+    if (!read_request(info[0], request.get(), &problem, &budget)) {
+      return pair(rejected(env, budget.refused ? budget.no_memory() : bad_argument(problem)));
+    }
+    if (!root_) return pair(closed(env));
+    std::string alias;
+    bool verify = read_verify(info[1], &alias);
+    std::shared_ptr<Root> root = root_;
+    return pair(js(env, PromiseJob<Result<pinnedfs::Value>>::start(
+                            env,
+                            [root, request, verify, alias, flag]() -> Result<pinnedfs::Value> {
+                              CancelScope scope(flag.get());
+                              if (cancelled()) return cancelled_error("execute", request->path);
+                              return pinnedfs::execute(*root, std::move(*request), verify, alias);
+                            },
+                            [](Out& out, EnvState&, Result<pinnedfs::Value>& r) {
+                              return value_or_error(out, r);
+                            })));
+  }
+
+  // openRoot(path) -> Promise<RootHandle>: a root pinned at a directory beneath this one
+  // (Root::pin_beneath), answered as pin() answers.
+  Napi::Value open_root(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!root_) return closed(env);
+    if (!info[0].IsString()) return rejected(env, bad_argument("path must be a string"));
+    Budget budget;
+    std::string path;
+    if (!utf8_within(info[0], &budget.text, &path)) {
+      return rejected(env, bad_argument(over_budget("path")));
+    }
+    std::shared_ptr<Root> root = root_;
+    return js(env, PromiseJob<Result<std::shared_ptr<Root>>>::start(
+                       env, [root, path]() { return Root::pin_beneath(*root, path); }, root_to_js));
+  }
 };
 
 Napi::Value js(Napi::Env env, napi_value v) {
   return Napi::Value(env, v);
+}
+
+// A pinned root handed to JavaScript as a RootHandle with identity, strategy and path: what pin()
+// and openRoot() answer.
+Settled root_to_js(Out& out, EnvState& state, Result<std::shared_ptr<Root>>& r) {
+  if (!r.ok()) return {false, error_to_js(out, r.error())};
+  // Every step checked: constructing the handle runs JavaScript, which a
+  // stopping environment refuses. Then the root is never adopted and closes
+  // with this job.
+  napi_value ctor = nullptr, obj = nullptr;
+  void* unwrapped = nullptr;
+  if (state.root_ctor == nullptr ||
+      napi_get_reference_value(out.env(), state.root_ctor, &ctor) != napi_ok || ctor == nullptr ||
+      napi_new_instance(out.env(), ctor, 0, nullptr, &obj) != napi_ok ||
+      napi_unwrap(out.env(), obj, &unwrapped) != napi_ok || unwrapped == nullptr) {
+    return {true, nullptr};
+  }
+  static_cast<RootHandle*>(unwrapped)->adopt(r.value());
+  out.set(obj, "identity", out.string(r.value()->root_identity().str()));
+  out.set(obj, "strategy", out.string(strategy_name(r.value()->strategy())));
+  out.set(obj, "path", out.string(r.value()->path()));
+  return {true, obj};
 }
 
 // pin(path, strategy) -> Promise<RootHandle with identity, dev, ino, strategy>
@@ -640,28 +726,7 @@ Napi::Value pin(const Napi::CallbackInfo& info) {
     return js(env, rejected(env, bad_argument(over_budget("root path"))));
   }
   return js(env, PromiseJob<Result<std::shared_ptr<Root>>>::start(
-                     env, [path, strategy]() { return Root::pin(path, strategy); },
-                     [](Out& out, EnvState& state, Result<std::shared_ptr<Root>>& r) -> Settled {
-                       if (!r.ok()) return {false, error_to_js(out, r.error())};
-                       // Every step checked: constructing the handle runs JavaScript, which a
-                       // stopping environment refuses. Then the root is never adopted and closes
-                       // with this job.
-                       napi_value ctor = nullptr, obj = nullptr;
-                       void* unwrapped = nullptr;
-                       if (state.root_ctor == nullptr ||
-                           napi_get_reference_value(out.env(), state.root_ctor, &ctor) != napi_ok ||
-                           ctor == nullptr ||
-                           napi_new_instance(out.env(), ctor, 0, nullptr, &obj) != napi_ok ||
-                           napi_unwrap(out.env(), obj, &unwrapped) != napi_ok ||
-                           unwrapped == nullptr) {
-                         return {true, nullptr};
-                       }
-                       static_cast<RootHandle*>(unwrapped)->adopt(r.value());
-                       out.set(obj, "identity", out.string(r.value()->root_identity().str()));
-                       out.set(obj, "strategy", out.string(strategy_name(r.value()->strategy())));
-                       out.set(obj, "path", out.string(r.value()->path()));
-                       return {true, obj};
-                     }));
+                     env, [path, strategy]() { return Root::pin(path, strategy); }, root_to_js));
 }
 
 // A path's identity, asked on the thread pool: the text of what `find(path)` answers. The path is

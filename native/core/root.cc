@@ -149,6 +149,10 @@ Result<RootIdentity> identify_root(const std::string& path) {
   return look(-1, path, true);
 }
 
+Result<RootIdentity> identify_fd(int fd, const std::string& shown) {
+  return look(fd, shown, true);
+}
+
 Result<Identity> identify_path(const std::string& path) {
   if (path.find('\0') != std::string::npos) return bad_argument("path contains a NUL byte");
   struct stat st;

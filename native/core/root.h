@@ -76,6 +76,9 @@ class Root {
   // Opens `path` (which may itself pass through links: it is trusted) and records its identity.
   // `requested` Auto probes the kernel strategy and falls back to the walk where it is missing.
   static Result<std::shared_ptr<Root>> pin(const std::string& path, Strategy requested);
+  // Pins the directory `relative` names beneath `parent`, resolved as every operation resolves
+  // (core/root_beneath.cc). Its path is the parent's joined with the lexed relative path.
+  static Result<std::shared_ptr<Root>> pin_beneath(const Root& parent, const std::string& relative);
 
   int fd() const { return fd_.get(); }
   // dev:ino of the pinned directory: what the proofs compare handles with.
@@ -109,5 +112,7 @@ Result<Identity> identify_path(const std::string& path);
 // The RootIdentity of a directory named by a trusted path, without pinning it (identifyRoot):
 // what Root::pin of the same directory records.
 Result<RootIdentity> identify_root(const std::string& path);
+// The RootIdentity of an open directory descriptor; `shown` names it in an error.
+Result<RootIdentity> identify_fd(int fd, const std::string& shown);
 
 }  // namespace pinnedfs

@@ -9,8 +9,10 @@
 // is depth first so at most one descriptor per level is open (a breadth-first queue of handles
 // would hold one per pending directory, unbounded), and the depth is bounded.
 //
-// Order: each directory's entries in the order the file system gives them, then its subtrees, one
-// after the other. Node's own order (breadth first) is not a promise either; callers sort.
+// Order: sorted by name, byte by byte, as Node's readdir answers (libuv sorts each listing with
+// strcmp) and so Effect's readDirectory. A recursive listing is sorted whole, by its '/'-separated
+// paths: Node's recursive order is that of its traversal stack, which no caller can rely on; the
+// sort runs here on the worker, over names already bounded by kMaxListingBytes.
 //
 // Names are bytes. One that is not valid UTF-8 is passed on as is and becomes a JavaScript string
 // with U+FFFD where the bytes do not decode, exactly as Node's readdir does with its default
@@ -19,6 +21,8 @@
 // inside the same root).
 #include <fcntl.h>
 #include <sys/stat.h>
+
+#include <algorithm>
 
 #include "../core/alloc.h"
 #include "../core/limits.h"
@@ -161,7 +165,10 @@ Result<Value> read_directory(const Root& root, const Request& request) {
   Lister lister(root, path.value().joined(), request.recursive);
   auto listed = lister.run(dir.value(), "", 0);
   if (!listed.ok()) return listed.take_error();
-  return Value(Names{lister.take()});
+  std::vector<std::string> names = lister.take();
+  // std::string compares as memcmp does: the byte order of strcmp, before any decoding.
+  std::sort(names.begin(), names.end());
+  return Value(Names{std::move(names)});
 }
 
 }  // namespace pinnedfs::ops

@@ -2,6 +2,7 @@
 #include "dir_list.h"
 
 #include "../core/alloc.h"
+#include "../core/cancel.h"
 #include "../core/limits.h"
 #include "../platform/platform.h"
 
@@ -21,9 +22,13 @@ Status DirLister::list(int dirfd, const std::string& shown_path, std::vector<Dir
   unsigned char type = 0;
   std::size_t proven = 1;
   std::size_t bytes = 0;
+  // Checked once per directory and per batch: a caller's abort stops a listing, a glob or the
+  // listing step of a recursive remove between reads.
+  if (cancelled()) return cancelled_error("getdents64", shown_path);
   while (reader.next(&name, &type)) {
     if (reader.batches() > proven && guard) {
       proven = reader.batches();
+      if (cancelled()) return cancelled_error("getdents64", shown_path);
       auto still = guard();
       if (!still.ok()) return still;
     }

@@ -61,6 +61,8 @@ Result<Value> make_directory(const Root& root, const Request& request) {
     e.path = request.path;
     return e;
   }
+  // As Node's mkdir -p: the first directory it created (root-relative here), or nothing.
+  if (!outcome.value().created.empty()) return Value(Text{outcome.value().created.front().path});
   return Value(std::monostate{});
 }
 

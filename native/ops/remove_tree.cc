@@ -11,6 +11,7 @@
 #include <deque>
 #include <vector>
 
+#include "../core/cancel.h"
 #include "../core/eintr.h"
 #include "../platform/platform.h"
 #include "dir_list.h"
@@ -183,6 +184,8 @@ class Remover {
 Status Remover::unlink_entry(Held& dir, const std::string& name, const std::string& shown,
                              bool* is_dir) {
   *is_dir = false;
+  // Between acts, never inside one: what was removed stays removed, nothing is half-done.
+  if (cancelled()) return cancelled_error("unlink", shown);
   auto still = dir.prove(root_, "unlink", shown);
   if (!still.ok()) return still.take_error();
   int dirfd = still.value().fd();
@@ -215,6 +218,7 @@ Status Remover::remove_dir(Held& parent, const std::string& name, const std::str
                    ENAMETOOLONG);
   }
   for (int attempt = 0;; ++attempt) {
+    if (cancelled()) return cancelled_error("rm", shown);
     if (attempt >= kMaxPasses) {
       Error e = sys_error(ENOTEMPTY, "rmdir", shown);
       e.description = "directory kept changing while it was being emptied";
@@ -263,6 +267,7 @@ Status Remover::remove_dir(Held& parent, const std::string& name, const std::str
     // The files' last references go before their directory is removed: rmdir would otherwise
     // spin over their departed entries, still held, until the closes land.
     closer_.drain();
+    if (cancelled()) return cancelled_error("rmdir", shown);
     auto still = parent.prove(root_, "rmdir", shown);
     if (!still.ok()) return still.take_error();
     int rc =

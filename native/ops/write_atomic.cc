@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "../core/cancel.h"
 #include "../core/eintr.h"
 #include "write.h"
 
@@ -267,9 +268,6 @@ Status sync_dir(int dirfd, bool can_sync, int filefd, const std::string& shown) 
   return ok_status();
 }
 
-// Publishes the complete temp file as `leaf`: renameat over it, or for an anonymous file linkat.
-// Each of those names is written only once the directory is proven beneath the root again: the
-// write took time. `exclusive`: only where nothing has the name (EEXIST otherwise).
 // The temp's name moved onto `leaf` in the proven directory `dirfd`.
 Status rename_temp(Temp& tmp, int dirfd, const std::string& leaf, bool exclusive,
                    const std::string& shown) {
@@ -293,6 +291,8 @@ Status rename_temp(Temp& tmp, int dirfd, const std::string& leaf, bool exclusive
 // write took time. `exclusive`: only where nothing has the name (EEXIST otherwise).
 Status publish(const Root& root, Temp& tmp, Held& dir, const std::string& leaf, bool target_existed,
                bool exclusive, const std::string& shown) {
+  // The last moment an abort can still leave the old content: the temporary is dropped unpublished.
+  if (cancelled()) return cancelled_error("rename", shown);
 #if defined(O_TMPFILE)
   if (tmp.name().empty()) {
     // Nothing stood there: link straight to the name, atomically create-only. If something

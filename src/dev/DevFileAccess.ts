@@ -320,7 +320,7 @@ export class DevFileAccess {
         if (e instanceof PinnedFsError && e.reason === "NotFound") return undefined
         throw e
       })
-      if (info !== undefined && (info.type !== "File" || info.size !== 0n)) return false
+      if (info !== undefined && (info.type !== "File" || info.size !== 0)) return false
       if (info !== undefined) await this.#root.remove(p)
       this.#placeholders.delete(p)
       this.#created.delete(p)

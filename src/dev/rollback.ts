@@ -235,7 +235,7 @@ export class Backup {
       // kept bytes die with the process. Truncating the file frees what it holds now: when that
       // is at least what the kept bytes need, they are written in place (a crash in between could
       // leave a prefix, where the alternative is losing them for certain).
-      if (!outOfSpace(e) || (await this.#root.stat(path)).size < BigInt(bytes.length)) throw e
+      if (!outOfSpace(e) || (await this.#root.stat(path)).size < bytes.length) throw e
       await this.#root.writeFile(path, bytes, { atomic: false })
     }
     return true

@@ -57,7 +57,8 @@ const listRecursive = async (top: string, shown: string): Promise<Array<string>>
       pending.push({ rel: name, depth: depth + 1 })
     }
   }
-  return out
+  // Sorted whole, byte by byte, as the native listing answers (Node sorts each flat listing so).
+  return out.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
 }
 
 const maxListingDepth = 256

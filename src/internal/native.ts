@@ -63,6 +63,13 @@ export interface NativeRootHandle {
    */
   confine(request: Uint8Array): [Promise<Buffer>, () => void]
   close(): void
+  /**
+   * `execute` (no root re-check), with a function that asks the worker to stop between acts (an
+   * atomic flag; calling it never waits). A stopped request rejects with code `ECANCELED`.
+   */
+  cancellable(request: NativeRequest, verifyRoot?: boolean | string): [Promise<unknown>, () => void]
+  /** A root pinned at a directory beneath this one, by this root's resolution (`PinnedRoot.openRoot`). */
+  openRoot(path: string): Promise<NativeRootHandle>
 }
 
 /** A request as the addon reads it: numeric `op` and `flag`, paths relative to the root. */

@@ -132,7 +132,7 @@ const names = ["pinnedfs/effect", "pinnedfs/kernel", "pinnedfs/fallback", "pinne
     expect(JSON.parse(r.stdout)).toEqual({ text: "from cjs", names: [true, true, true, true] })
   })
 
-  const typesSource = `import { PinnedRoot, PinnedFsError, reasonOf, type FileInfo, type Strategy } from "pinnedfs"
+  const typesSource = `import { PinnedRoot, PinnedFsError, reasonOf, type BigIntStats, type Strategy } from "pinnedfs"
 import { NodeAtomicFileSystem, AtomicFileSystemTypeId, withAtomicFileSystem, type AtomicFileSystem } from "pinnedfs/effect"
 import { FileSystemBatch, FileSystemFault, GrantStore, KernelFileSystem, Permission, Workspace } from "pinnedfs/kernel"
 import { PathAtomicFileSystem } from "pinnedfs/fallback"
@@ -141,7 +141,7 @@ import { DevFileAccess, Plan, Workspace as DevWorkspace } from "pinnedfs/dev"
 export const use = async (dir: string): Promise<bigint> => {
   const strategy: Strategy = "auto"
   const root: PinnedRoot = await PinnedRoot.open(dir, { strategy })
-  const info: FileInfo = await root.stat("package.json")
+  const info: BigIntStats = await root.stat("package.json", { bigint: true })
   const bytes: Buffer = await root.readFile("package.json")
   // @ts-expect-error internal members are not in the published declarations
   root.handle

@@ -1,0 +1,168 @@
+/**
+ * `fs.Stats`-shaped answers for `PinnedRoot.stat` (and any other method that describes a file, such
+ * as a file handle's `stat`): built from the addon's lstat record, field for field as
+ * `node:fs/promises` `lstat` answers, with the type tests as methods.
+ *
+ * Node's choice is kept: numbers by default (`size`, `ino`, `dev`, … as `number`; exact below 2^53,
+ * which every size and every inode number on a real file system is), and `{ bigint: true }` for
+ * every integer as `bigint` (`dev:ino` identities of any width, compared exactly). One addition:
+ * `type`, the file's kind as one word (`"File"`, `"Directory"`, `"SymbolicLink"`, …), as Effect's
+ * `File.Info` names it. One omission: the bigint form has no `atimeNs`/`mtimeNs`/`ctimeNs`/
+ * `birthtimeNs`, because the addon carries times as milliseconds (with the nanoseconds as a
+ * fraction a double holds to about a quarter of a microsecond); nanoseconds read from that would be
+ * invented digits.
+ *
+ * A birth time the file system does not keep is `0` (the epoch), as Node reports it.
+ *
+ * @since 0.1.0
+ */
+import type { FileInfo, FileType } from "../PinnedRoot.ts"
+
+/** The type tests of `fs.Stats`, read from `type`. */
+abstract class Described {
+  abstract readonly type: FileType
+  isFile(): boolean {
+    return this.type === "File"
+  }
+  isDirectory(): boolean {
+    return this.type === "Directory"
+  }
+  isSymbolicLink(): boolean {
+    return this.type === "SymbolicLink"
+  }
+  isFIFO(): boolean {
+    return this.type === "FIFO"
+  }
+  isSocket(): boolean {
+    return this.type === "Socket"
+  }
+  isBlockDevice(): boolean {
+    return this.type === "BlockDevice"
+  }
+  isCharacterDevice(): boolean {
+    return this.type === "CharacterDevice"
+  }
+}
+
+/** Node's `Date` of a millisecond time: rounded, as `fs.Stats` builds it. */
+const dateOf = (ms: number): Date => new Date(Math.round(ms))
+
+/** The native record's birth time, where -1 says none is kept: Node reports 0 there. */
+const birthOf = (info: FileInfo): number => Math.max(info.birthtimeMs, 0)
+
+/**
+ * What `stat(path)` answers: `fs.Stats`'s fields and methods, plus `type`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class Stats extends Described {
+  readonly type: FileType
+  readonly dev: number
+  readonly ino: number
+  readonly mode: number
+  readonly nlink: number
+  readonly uid: number
+  readonly gid: number
+  readonly rdev: number
+  readonly size: number
+  readonly blksize: number
+  readonly blocks: number
+  readonly atimeMs: number
+  readonly mtimeMs: number
+  readonly ctimeMs: number
+  readonly birthtimeMs: number
+  readonly atime: Date
+  readonly mtime: Date
+  readonly ctime: Date
+  readonly birthtime: Date
+  /** @internal */
+  constructor(info: FileInfo) {
+    super()
+    this.type = info.type
+    this.dev = Number(info.dev)
+    this.ino = Number(info.ino)
+    this.mode = info.mode
+    this.nlink = Number(info.nlink)
+    this.uid = info.uid
+    this.gid = info.gid
+    this.rdev = Number(info.rdev)
+    this.size = Number(info.size)
+    this.blksize = Number(info.blksize)
+    this.blocks = Number(info.blocks)
+    this.atimeMs = info.atimeMs
+    this.mtimeMs = info.mtimeMs
+    this.ctimeMs = info.ctimeMs
+    this.birthtimeMs = birthOf(info)
+    this.atime = dateOf(this.atimeMs)
+    this.mtime = dateOf(this.mtimeMs)
+    this.ctime = dateOf(this.ctimeMs)
+    this.birthtime = dateOf(this.birthtimeMs)
+  }
+}
+
+/**
+ * What `stat(path, { bigint: true })` answers: `fs.BigIntStats`'s fields (every integer and every
+ * `…Ms` a `bigint`, the `…Ms` whole milliseconds as Node's are) and methods, plus `type`; no `…Ns`
+ * (see the module note).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class BigIntStats extends Described {
+  readonly type: FileType
+  readonly dev: bigint
+  readonly ino: bigint
+  readonly mode: bigint
+  readonly nlink: bigint
+  readonly uid: bigint
+  readonly gid: bigint
+  readonly rdev: bigint
+  readonly size: bigint
+  readonly blksize: bigint
+  readonly blocks: bigint
+  readonly atimeMs: bigint
+  readonly mtimeMs: bigint
+  readonly ctimeMs: bigint
+  readonly birthtimeMs: bigint
+  readonly atime: Date
+  readonly mtime: Date
+  readonly ctime: Date
+  readonly birthtime: Date
+  /** @internal */
+  constructor(info: FileInfo) {
+    super()
+    this.type = info.type
+    this.dev = info.dev
+    this.ino = info.ino
+    this.mode = BigInt(info.mode)
+    this.nlink = info.nlink
+    this.uid = BigInt(info.uid)
+    this.gid = BigInt(info.gid)
+    this.rdev = info.rdev
+    this.size = info.size
+    this.blksize = info.blksize
+    this.blocks = info.blocks
+    const birth = birthOf(info)
+    this.atimeMs = BigInt(Math.floor(info.atimeMs))
+    this.mtimeMs = BigInt(Math.floor(info.mtimeMs))
+    this.ctimeMs = BigInt(Math.floor(info.ctimeMs))
+    this.birthtimeMs = BigInt(Math.floor(birth))
+    this.atime = dateOf(Number(this.atimeMs))
+    this.mtime = dateOf(Number(this.mtimeMs))
+    this.ctime = dateOf(Number(this.ctimeMs))
+    this.birthtime = dateOf(Number(this.birthtimeMs))
+  }
+}
+
+/**
+ * The `fs.Stats`-shaped answer for an lstat record: `Stats`, or `BigIntStats` when `bigint`.
+ *
+ * @since 0.1.0
+ */
+export function statsOf(info: FileInfo, bigint?: false): Stats
+export function statsOf(info: FileInfo, bigint: true): BigIntStats
+export function statsOf(info: FileInfo, bigint?: boolean): Stats | BigIntStats
+export function statsOf(info: FileInfo, bigint = false): Stats | BigIntStats {
+  return bigint ? new BigIntStats(info) : new Stats(info)
+}
