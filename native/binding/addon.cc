@@ -27,6 +27,7 @@
 #include "core/root.h"
 #include "core/value.h"
 #include "ops/confine.h"
+#include "ops/open.h"
 #include "settle_pacer.h"
 
 namespace pinnedfs {
@@ -289,7 +290,8 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
          InstanceMethod<&RootHandle::batch>("batch"),
          InstanceMethod<&RootHandle::readMany>("readMany"),
          InstanceMethod<&RootHandle::confine>("confine"),
-         InstanceMethod<&RootHandle::close>("close")});
+         InstanceMethod<&RootHandle::close>("close"),
+         InstanceMethod<&RootHandle::open>("open")});
   }
 
   RootHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RootHandle>(info) {
@@ -618,6 +620,40 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
   Napi::Value close(const Napi::CallbackInfo& info) {
     root_.reset();
     return info.Env().Undefined();
+  }
+
+  // open({ op: ops.open, path, flag, mode? }, verifyRoot) -> Promise<number>: a descriptor on a
+  // regular file beneath the root (ops/open.h). It becomes the caller's only with an answer that
+  // names it; an answer never delivered (the environment is stopping) closes it with the job.
+  Napi::Value open(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!root_) return closed(env);
+    auto request = std::make_shared<Request>();
+    std::string problem;
+    Budget budget;
+    if (!read_request(info[0], request.get(), &problem, &budget)) {
+      return rejected(env, budget.refused ? budget.no_memory() : bad_argument(problem));
+    }
+    if (request->op != Op::Open) return rejected(env, bad_argument("open() takes an open request"));
+    if (!root_) return closed(env);
+    std::string alias;
+    bool verify = read_verify(info[1], &alias);
+    std::shared_ptr<Root> root = root_;
+    return js(env, PromiseJob<Result<Fd>>::start(
+                       env,
+                       [root, request, verify, alias]() -> Result<Fd> {
+                         if (verify) {
+                           auto same = root->verify_path_identity(alias);
+                           if (!same.ok()) return same.take_error();
+                         }
+                         return ops::open_file(*root, *request);
+                       },
+                       [](Out& out, EnvState&, Result<Fd>& r) -> Settled {
+                         if (!r.ok()) return {false, error_to_js(out, r.error())};
+                         napi_value fd = out.number(r.value().get());
+                         if (out.ok()) r.value().release();
+                         return {true, fd};
+                       }));
   }
 };
 
