@@ -290,8 +290,7 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
          InstanceMethod<&RootHandle::batch>("batch"),
          InstanceMethod<&RootHandle::readMany>("readMany"),
          InstanceMethod<&RootHandle::confine>("confine"),
-         InstanceMethod<&RootHandle::close>("close"),
-         InstanceMethod<&RootHandle::open>("open")});
+         InstanceMethod<&RootHandle::close>("close"), InstanceMethod<&RootHandle::open>("open")});
   }
 
   RootHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RootHandle>(info) {

@@ -300,10 +300,18 @@ export class PinnedFileHandle implements AsyncDisposable {
  *
  * @internal
  */
-export const openHandle = async (root: HandleOwner, path: unknown, flags: unknown, mode: unknown, rel: string): Promise<PinnedFileHandle> => {
+export const openHandle = async (
+  root: HandleOwner,
+  path: unknown,
+  flags: unknown,
+  mode: unknown,
+  rel: string
+): Promise<PinnedFileHandle> => {
   const flag = flags ?? "r"
   if (typeof flag !== "string" || !handleFlags.has(flag)) {
-    throw badArgument(`open flags must be one of r, r+, w, wx, a, ax; got ${typeof flag === "string" ? `'${flag.slice(0, 20)}'` : typeof flag}`)
+    throw badArgument(
+      `open flags must be one of r, r+, w, wx, a, ax; got ${typeof flag === "string" ? `'${flag.slice(0, 20)}'` : typeof flag}`
+    )
   }
   const m = mode === undefined ? undefined : integerIn(mode, "mode", 0, 0o7777)
   let fd: number

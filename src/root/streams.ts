@@ -196,7 +196,8 @@ export const rootWriteStream = (root: StreamRoot, path: string, options: unknown
     if (!["flags", "mode", "atomic", "highWaterMark"].includes(key)) throw badArgument(`unknown write stream option '${key}'`)
   }
   const flags = (o["flags"] ?? "w") as HandleFlag
-  if (typeof flags !== "string" || !writeFlags.has(flags)) throw badArgument(`write stream flags must be w, wx, a, ax or r+, got '${String(flags)}'`)
+  if (typeof flags !== "string" || !writeFlags.has(flags))
+    throw badArgument(`write stream flags must be w, wx, a, ax or r+, got '${String(flags)}'`)
   const mode = optional(o["mode"], "mode", 0, 0o7777)
   const atomic = o["atomic"]
   if (atomic !== undefined && typeof atomic !== "boolean") throw badArgument("atomic must be a boolean")
@@ -251,10 +252,24 @@ const targetMode = async (root: StreamRoot, path: string, flags: HandleFlag): Pr
   if (flags === "wx") throw new PinnedFsError({ code: "EEXIST", errno: -17, syscall: "open", path })
   if (info.type === "Directory") throw new PinnedFsError({ code: "EISDIR", errno: -21, syscall: "open", path })
   if (info.type === "SymbolicLink") {
-    throw new PinnedFsError({ code: "ELOOP", errno: -40, syscall: "open", path, refusal: "symlink", description: `'${path}' is a symbolic link` })
+    throw new PinnedFsError({
+      code: "ELOOP",
+      errno: -40,
+      syscall: "open",
+      path,
+      refusal: "symlink",
+      description: `'${path}' is a symbolic link`
+    })
   }
   if (info.type !== "File") {
-    throw new PinnedFsError({ code: "EINVAL", errno: -22, syscall: "open", path, refusal: "notregular", description: "not a regular file: refused" })
+    throw new PinnedFsError({
+      code: "EINVAL",
+      errno: -22,
+      syscall: "open",
+      path,
+      refusal: "notregular",
+      description: "not a regular file: refused"
+    })
   }
   return info.mode & 0o7777
 }

@@ -71,7 +71,10 @@ describe.each(strategies)("streams (%s)", (strategy) => {
       fs.writeFileSync(s.abs("old.txt"), "old content")
       fs.writeFileSync(path.join(twin, "old.txt"), "old content")
       await pipeline(Readable.from([Buffer.from("new "), Buffer.from("bytes")]), root.createWriteStream("old.txt", { flags }))
-      await pipeline(Readable.from([Buffer.from("new "), Buffer.from("bytes")]), fs.createWriteStream(path.join(twin, "old.txt"), { flags }))
+      await pipeline(
+        Readable.from([Buffer.from("new "), Buffer.from("bytes")]),
+        fs.createWriteStream(path.join(twin, "old.txt"), { flags })
+      )
       expect(fs.readFileSync(s.abs("old.txt"), "utf8")).toBe(fs.readFileSync(path.join(twin, "old.txt"), "utf8"))
     }
     fs.chmodSync(s.abs("old.txt"), 0o640)
@@ -128,7 +131,9 @@ describe.each(strategies)("streams (%s)", (strategy) => {
       })
       proc.once("exit", () => resolve(0))
     })
-    const signal = await new Promise((done) => (proc.exitCode !== null || proc.signalCode !== null ? done(proc.signalCode) : proc.once("exit", (_c, sig) => done(sig))))
+    const signal = await new Promise((done) =>
+      proc.exitCode !== null || proc.signalCode !== null ? done(proc.signalCode) : proc.once("exit", (_c, sig) => done(sig))
+    )
     expect({ signal, stderr }).toEqual({ signal: "SIGKILL", stderr: "" })
     expect(written).toBeGreaterThanOrEqual(3)
     expect(fs.readFileSync(s.abs("old.txt"), "utf8")).toBe("old content")
