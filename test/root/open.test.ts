@@ -11,6 +11,7 @@ import * as vm from "node:vm"
 import { describe, expect, it } from "vitest"
 import { PinnedFileHandle, PinnedRoot } from "../../src/index.ts"
 import { native } from "../../src/internal/native.ts"
+import { raceRounds, tally } from "../support/attacker.ts"
 import { rejection } from "../support/rejection.ts"
 import { strategies } from "../support/strategies.ts"
 import { mkfifo, openDescriptorCount, scratch } from "../support/tree.ts"
@@ -235,6 +236,81 @@ describe("PinnedRoot.open ops table", () => {
       (u: unknown) => u
     )
     expect(e).toMatchObject({ refusal: "badargument" })
+    root.close()
+  })
+})
+
+describe.each(strategies)("PinnedRoot.open under a swap race (%s)", (strategy) => {
+  // The attacker exchanges, with RENAME_EXCHANGE, a parent directory with a link to an outside
+  // directory, and the leaf file with a hard link to an outside file, while each round opens and
+  // reads through the contested name. The control (node:fs, the same name, the same attacker) must
+  // reach outside at least once, so the attack was live; pinnedfs must never.
+  const cases = [
+    [
+      "a parent swapped with a link",
+      (s: ReturnType<typeof scratch>) => {
+        fs.mkdirSync(path.join(s.outside, "o"))
+        fs.writeFileSync(path.join(s.outside, "o/f.txt"), "TOP SECRET")
+        fs.symlinkSync(path.join(s.outside, "o"), s.abs("swap"))
+        return { pair: [s.abs("d"), s.abs("swap")] as const, name: "d/f.txt" }
+      }
+    ],
+    [
+      "the leaf swapped with a link",
+      (s: ReturnType<typeof scratch>) => {
+        fs.symlinkSync(s.secret, s.abs("swap"))
+        return { pair: [s.abs("d/f.txt"), s.abs("swap")] as const, name: "d/f.txt" }
+      }
+    ],
+    [
+      "the leaf swapped with a hard link",
+      (s: ReturnType<typeof scratch>) => {
+        fs.linkSync(s.secret, s.abs("swap"))
+        return { pair: [s.abs("d/f.txt"), s.abs("swap")] as const, name: "d/f.txt" }
+      }
+    ]
+  ] as const
+  it.each(cases)("%s", async (_name, plant) => {
+    const s = scratch()
+    s.make({ "d/f.txt": "inside" })
+    const { pair, name } = plant(s)
+    const root = await PinnedRoot.open(s.root, { strategy })
+    const before = openDescriptorCount()
+    const bounds = { pairs: [pair], maxRounds: 300, maxMs: 8_000, reset: () => {} }
+    const control = await raceRounds({
+      ...bounds,
+      round: () => fsp.readFile(s.abs(name), "utf8").catch((e: NodeJS.ErrnoException) => e.code ?? "error"),
+      inspect: (r) => r
+    })
+    expect(control.swaps).toBeGreaterThan(0)
+    expect(tally(control.answers)["TOP SECRET"] ?? 0).toBeGreaterThan(0)
+    const race = await raceRounds({
+      ...bounds,
+      round: async () => {
+        try {
+          const h = await root.open(name, "r+")
+          try {
+            return await h.readFile({ encoding: "utf8" })
+          } finally {
+            await h.close()
+          }
+        } catch (e) {
+          return `refused ${(e as { refusal?: string }).refusal ?? "?"} ${(e as { code?: string }).code ?? "?"}`
+        }
+      },
+      inspect: (r) => r
+    })
+    expect(race.swaps).toBeGreaterThan(0)
+    const seen = tally(race.answers)
+    expect(seen["TOP SECRET"]).toBeUndefined()
+    // Every answer is the inside file or a failure the attack explains. ENOTDIR: under the walk, a
+    // component found as a link by O_DIRECTORY|O_NOFOLLOW, exchanged back before the failure could
+    // be explained as one; the open failed, nothing was reached.
+    for (const answer of Object.keys(seen)) {
+      expect(["inside", "refused symlink ELOOP", "refused hardlink EPERM", "refused  ENOENT", "refused  ENOTDIR"]).toContain(answer)
+    }
+    expect(fs.readFileSync(s.secret, "utf8")).toBe("TOP SECRET")
+    expect(openDescriptorCount()).toBe(before)
     root.close()
   })
 })
