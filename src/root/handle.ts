@@ -227,8 +227,8 @@ export class PinnedFileHandle implements AsyncDisposable {
    * `limit`): a file over it, or one that grows past it while read, is `toolarge`. With an
    * `encoding`, decoded as UTF-8 text (invalid bytes become U+FFFD).
    */
-  async readFile(options?: { readonly limit?: number; readonly encoding?: "utf8" | "utf-8" }): Promise<Buffer>
   async readFile(options: { readonly limit?: number; readonly encoding: "utf8" | "utf-8" }): Promise<string>
+  async readFile(options?: { readonly limit?: number; readonly encoding?: undefined }): Promise<Buffer>
   async readFile(options?: { readonly limit?: number; readonly encoding?: "utf8" | "utf-8" }): Promise<Buffer | string> {
     const limit = options?.limit === undefined ? this.#readLimit : integerIn(options.limit, "read limit", 1, 2 ** 31 - 1)
     const encoding = options?.encoding

@@ -279,7 +279,7 @@ describe.each(strategies)("PinnedRoot.open under a swap race (%s)", (strategy) =
     const bounds = { pairs: [pair], maxRounds: 300, maxMs: 8_000, reset: () => {} }
     const control = await raceRounds({
       ...bounds,
-      round: () => fsp.readFile(s.abs(name), "utf8").catch((e: NodeJS.ErrnoException) => e.code ?? "error"),
+      round: (): Promise<string> => fsp.readFile(s.abs(name), { encoding: "utf8" }).catch((e: NodeJS.ErrnoException) => e.code ?? "error"),
       inspect: (r) => r
     })
     expect(control.swaps).toBeGreaterThan(0)
