@@ -641,6 +641,8 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     return js(env, PromiseJob<Result<Fd>>::start(
                        env,
                        [root, request, verify, alias]() -> Result<Fd> {
+                         auto valid = pinnedfs::validate(*request);
+                         if (!valid.ok()) return valid.take_error();
                          if (verify) {
                            auto same = root->verify_path_identity(alias);
                            if (!same.ok()) return same.take_error();

@@ -228,6 +228,44 @@ describe.each(strategies)("PinnedRoot.open (%s)", (strategy) => {
   })
 })
 
+describe("PinnedRoot.open's native call", () => {
+  it("answers malformed requests with a typed refusal, opening nothing", async () => {
+    const { s, root } = await setup(strategies[0]!)
+    const before = openDescriptorCount()
+    const open = native.ops.open
+    const bad: Array<unknown> = [
+      null,
+      42,
+      [],
+      {},
+      { op: open },
+      { op: open, path: 5 },
+      { op: open, path: "top.txt", flag: 99 },
+      { op: open, path: "top.txt", flag: native.flags["w+"] },
+      { op: open, path: "top.txt", flag: native.flags.w, mode: 0o10000 },
+      { op: native.ops.readFile, path: "top.txt" },
+      {
+        op: open,
+        path: "top.txt",
+        flag: native.flags.r,
+        get mode() {
+          throw new Error("a getter that throws")
+        }
+      }
+    ]
+    for (const request of bad) {
+      const e = await root.handle.open(request as never).then(
+        (fd: number) => ({ fd }),
+        (u: unknown) => u
+      )
+      expect(e).toMatchObject({ refusal: "badargument" })
+    }
+    expect(fs.readFileSync(s.abs("top.txt"), "utf8")).toBe("top")
+    expect(openDescriptorCount()).toBe(before)
+    root.close()
+  })
+})
+
 describe("PinnedRoot.open ops table", () => {
   it("is not an execute() or batch operation (the descriptor would be lost)", async () => {
     const { root } = await setup(strategies[0]!)
