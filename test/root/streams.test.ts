@@ -26,6 +26,8 @@ afterAll(() => fs.rmSync(transpiled, { recursive: true, force: true }))
 const collect = async (r: Readable): Promise<Buffer> => {
   const chunks: Array<Buffer> = []
   for await (const c of r) chunks.push(c as Buffer)
+  // The stream closes its handle on destroy; 'close' comes once the descriptor is closed.
+  if (!r.closed) await new Promise((done) => r.once("close", done))
   return Buffer.concat(chunks)
 }
 
