@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import { isAbsolute, resolve } from "node:path"
+import type { Readable, Writable } from "node:stream"
 import { TextDecoder } from "node:util"
 import { badArgumentPinnedFsError, fromNative, PinnedFsError } from "./internal/errors.ts"
 import { native, type NativeRequest, type NativeRootHandle } from "./internal/native.ts"
@@ -16,6 +17,8 @@ import { decodeText } from "./internal/text.ts"
 import { abortable, signalOf } from "./root/abort.ts"
 import { checkOptions } from "./root/options.ts"
 import { type BigIntStats, type Stats, statsOf } from "./root/stats.ts"
+import { closeHandlesOf, type HandleFlag, openHandle, type PinnedFileHandle } from "./root/handle.ts"
+import { handleReadStream, type ReadStreamOptions, rootWriteStream, type WriteStreamOptions } from "./root/streams.ts"
 
 /**
  * How paths are resolved beneath the root. `"openat2"`: one kernel-confined lookup (Linux 5.6+;
@@ -750,6 +753,29 @@ export class PinnedRoot {
   /** Drops this handle's reference; the descriptor closes once operations in flight finish. */
   close(): void {
     this.handle.close()
+    void closeHandlesOf(this)
+  }
+
+  // handles: open, streams (src/root/handle.ts, src/root/streams.ts)
+
+  /**
+   * A file handle on the regular file at `path`, opened beneath the root as every operation
+   * resolves (no link anywhere, no hard-linked file, no FIFO or device). `flags`: `r` (default),
+   * `r+`, `w` (emptied only after the checks), `wx`, `a`, `ax`. Closing the root closes its handles.
+   */
+  async open(path: string, flags: HandleFlag = "r", mode?: number): Promise<PinnedFileHandle> {
+    return openHandle(this, path, flags, mode, relativePath(path))
+  }
+
+  /** A `Readable` of the file at `path`, bytes `start` to `end` inclusive, through a handle it closes. */
+  createReadStream(path: string, options?: ReadStreamOptions): Readable {
+    const rel = relativePath(path)
+    return handleReadStream(() => this.open(rel, "r"), options, true)
+  }
+
+  /** A `Writable` into the file at `path`; with `atomic`, published by rename when it finishes. */
+  createWriteStream(path: string, options?: WriteStreamOptions): Writable {
+    return rootWriteStream(this, relativePath(path), options)
   }
 
   // --- surface: openRoot, abort, dispose (logic in src/root/) ---

@@ -28,6 +28,7 @@
 #include "core/root.h"
 #include "core/value.h"
 #include "ops/confine.h"
+#include "ops/open.h"
 #include "settle_pacer.h"
 
 namespace pinnedfs {
@@ -294,7 +295,8 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
          InstanceMethod<&RootHandle::confine>("confine"),
          InstanceMethod<&RootHandle::close>("close"),
          InstanceMethod<&RootHandle::cancellable>("cancellable"),
-         InstanceMethod<&RootHandle::open_root>("openRoot")});
+         InstanceMethod<&RootHandle::open_root>("openRoot"),
+         InstanceMethod<&RootHandle::open>("open")});
   }
 
   RootHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RootHandle>(info) {
@@ -682,6 +684,42 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
     std::shared_ptr<Root> root = root_;
     return js(env, PromiseJob<Result<std::shared_ptr<Root>>>::start(
                        env, [root, path]() { return Root::pin_beneath(*root, path); }, root_to_js));
+  }
+
+  // open({ op: ops.open, path, flag, mode? }, verifyRoot) -> Promise<number>: a descriptor on a
+  // regular file beneath the root (ops/open.h). It becomes the caller's only with an answer that
+  // names it; an answer never delivered (the environment is stopping) closes it with the job.
+  Napi::Value open(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!root_) return closed(env);
+    auto request = std::make_shared<Request>();
+    std::string problem;
+    Budget budget;
+    if (!read_request(info[0], request.get(), &problem, &budget)) {
+      return rejected(env, budget.refused ? budget.no_memory() : bad_argument(problem));
+    }
+    if (request->op != Op::Open) return rejected(env, bad_argument("open() takes an open request"));
+    if (!root_) return closed(env);
+    std::string alias;
+    bool verify = read_verify(info[1], &alias);
+    std::shared_ptr<Root> root = root_;
+    return js(env, PromiseJob<Result<Fd>>::start(
+                       env,
+                       [root, request, verify, alias]() -> Result<Fd> {
+                         auto valid = pinnedfs::validate(*request);
+                         if (!valid.ok()) return valid.take_error();
+                         if (verify) {
+                           auto same = root->verify_path_identity(alias);
+                           if (!same.ok()) return same.take_error();
+                         }
+                         return ops::open_file(*root, *request);
+                       },
+                       [](Out& out, EnvState&, Result<Fd>& r) -> Settled {
+                         if (!r.ok()) return {false, error_to_js(out, r.error())};
+                         napi_value fd = out.number(r.value().get());
+                         if (out.ok()) r.value().release();
+                         return {true, fd};
+                       }));
   }
 };
 

@@ -82,6 +82,12 @@ Result<Value> execute(const Root& root, const Request& request, bool verify_root
       return ops::mkdirs(root, request);
     case Op::Rmdirs:
       return ops::rmdirs(root, request);
+    case Op::Open:
+      // A descriptor in a Value could be dropped by a batch or an undelivered answer: open runs
+      // through its own binding call (ops/open.h), which owns the descriptor until JavaScript has
+      // it.
+      return bad_argument("open answers a descriptor: it is not an execute() or batch operation",
+                          request.path);
     case Op::Count:
       break;
   }

@@ -28,7 +28,8 @@ namespace pinnedfs {
   X(Chown, "chown")                                                                               \
   X(WriteFile, "writeFile")         /* writeFile and writeFileString */                           \
   X(Mkdirs, "mkdirs")               /* pinned-parent directory program: planned creation */       \
-  X(Rmdirs, "rmdirs")               /* pinned-parent directory program: owned cleanup */
+  X(Rmdirs, "rmdirs")               /* pinned-parent directory program: owned cleanup */     \
+  X(Open, "open")                   /* a descriptor for a file handle: binding open() only */
 // clang-format on
 
 enum class Op : unsigned char {

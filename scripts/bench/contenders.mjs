@@ -4,6 +4,7 @@ import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { rereadNode, rereadPinned } from "./reread.mjs"
+import { drain } from "./scenario-handles.mjs"
 
 const dist = new URL("../../dist/", import.meta.url)
 const load = (rel) => import(new URL(rel, dist).href)
@@ -54,6 +55,15 @@ export const nodeFs = (root) => {
     },
     removeTree: (rel) => fsp.rm(abs(rel), { recursive: true }),
     rereadEnvelope: rereadNode(root),
+    handleRead: async (rel) => {
+      const h = await fsp.open(abs(rel), "r")
+      try {
+        await h.read(Buffer.alloc(4096), 0, 4096, 0)
+      } finally {
+        await h.close()
+      }
+    },
+    streamRead: (rel, size) => drain(fs.createReadStream(abs(rel)), size),
     close: () => {}
   }
 }
@@ -99,6 +109,15 @@ export const pinnedRoot = async (root, strategy) => {
     },
     removeTree: (rel) => r.remove(rel, { recursive: true }),
     rereadEnvelope: rereadPinned(root, r),
+    handleRead: async (rel) => {
+      const h = await r.open(rel, "r")
+      try {
+        await h.read(Buffer.alloc(4096), 0, 4096, 0)
+      } finally {
+        await h.close()
+      }
+    },
+    streamRead: (rel, size) => drain(r.createReadStream(rel), size),
     close: () => r.close()
   }
 }

@@ -1,5 +1,6 @@
 // The scenarios, each a unit of work over a contender adapter (see contenders.mjs).
 import { rereadScenarios } from "./reread.mjs"
+import { handleScenarios } from "./scenario-handles.mjs"
 import { mkdirsChain, mkdirsLargest } from "./scenario-mkdirs.mjs"
 import { DEEP, SHALLOW } from "./trees.mjs"
 
@@ -122,7 +123,8 @@ export const scenarios = [
   },
   mkdirsChain,
   mkdirsLargest,
-  ...rereadScenarios
+  ...rereadScenarios,
+  ...handleScenarios
 ]
 
 export const manyFiles = many

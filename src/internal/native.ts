@@ -70,6 +70,12 @@ export interface NativeRootHandle {
   cancellable(request: NativeRequest, verifyRoot?: boolean | string): [Promise<unknown>, () => void]
   /** A root pinned at a directory beneath this one, by this root's resolution (`PinnedRoot.openRoot`). */
   openRoot(path: string): Promise<NativeRootHandle>
+  /**
+   * A descriptor on a regular file beneath the root (`{ op: ops.open, path, flag, mode? }`; flags r,
+   * r+, w, wx, a, ax), checked on that descriptor: no link, one link, a regular file. The number is
+   * the caller's to close. `verifyRoot` as `execute`'s.
+   */
+  open(request: NativeRequest, verifyRoot?: boolean | string): Promise<number>
 }
 
 /** A request as the addon reads it: numeric `op` and `flag`, paths relative to the root. */
@@ -148,6 +154,7 @@ export interface NativeBinding {
     readonly writeFile: number
     readonly mkdirs: number
     readonly rmdirs: number
+    readonly open: number
   }
   readonly flags: Readonly<Record<"r" | "r+" | "w" | "wx" | "w+" | "wx+" | "a" | "ax" | "a+" | "ax+", number>>
   /** The readMany op code of a member the caller already refused: it is not run. */
