@@ -45,13 +45,17 @@ Result<Held> attribute_handle(const Root& root, const Request& request, const ch
   return held;
 }
 
-// Seconds as fs.utimes takes them (a fraction for the sub-second part), as libuv converts them.
+// Seconds as fs.utimes takes them, converted as libuv converts them (uv__fs_to_timespec): whole
+// seconds truncated, the fraction to microseconds, so a time set here reads back as Node's does.
 struct timespec to_timespec(double seconds) {
   struct timespec ts;
-  double whole = std::floor(seconds);
-  ts.tv_sec = static_cast<time_t>(whole);
-  long nsec = static_cast<long>(std::llround((seconds - whole) * 1e9));
-  if (nsec > 999999999) nsec = 999999999;
+  ts.tv_sec = static_cast<time_t>(seconds);
+  long nsec = static_cast<long>((seconds - static_cast<double>(ts.tv_sec)) * 1e9);
+  nsec -= nsec % 1000;
+  if (nsec < 0) {
+    nsec += 1000000000;
+    ts.tv_sec -= 1;
+  }
   ts.tv_nsec = nsec;
   return ts;
 }
