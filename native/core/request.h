@@ -116,12 +116,12 @@ struct Request {
   std::vector<OwnedDir> owned;       // rmdirs
   std::vector<HookStep> after_plan;  // mkdirs: test hook, see HookStep
   // fileops (copyFile, cp, symlink, link, utimes, truncate, lchown); `to` is the destination.
-  std::string target;              // symlink: the link's text
-  std::uint32_t copy_mode = 0;     // copyFile, cp: fs.constants.COPYFILE_* bits
-  bool error_on_exist = false;     // cp: with force false, an existing file is an error
-  double atime = 0;                // utimes: seconds since the epoch, as fs.utimes takes them
+  std::string target;           // symlink: the link's text
+  std::uint32_t copy_mode = 0;  // copyFile, cp: fs.constants.COPYFILE_* bits
+  bool error_on_exist = false;  // cp: with force false, an existing file is an error
+  double atime = 0;             // utimes: seconds since the epoch, as fs.utimes takes them
   double mtime = 0;
-  std::uint64_t length = 0;        // truncate
+  std::uint64_t length = 0;  // truncate
 };
 
 }  // namespace pinnedfs

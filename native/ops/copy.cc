@@ -211,9 +211,9 @@ Status publish(const Root& root, CopyTemp& tmp, Held& dir, const std::string& le
     }
   }
 #endif
-  int rc = exclusive ? platform::rename_noreplace(dir.fd(), tmp.name().c_str(), dir.fd(),
-                                                  leaf.c_str())
-                     : ::renameat(dir.fd(), tmp.name().c_str(), dir.fd(), leaf.c_str());
+  int rc = exclusive
+               ? platform::rename_noreplace(dir.fd(), tmp.name().c_str(), dir.fd(), leaf.c_str())
+               : ::renameat(dir.fd(), tmp.name().c_str(), dir.fd(), leaf.c_str());
   if (rc != 0) {
     int err = errno;
     if (!exclusive || (err != EINVAL && err != ENOSYS && err != ENOTSUP)) {
@@ -270,7 +270,8 @@ Result<Fd> open_copy_source(const Root& root, int dirfd, const std::string& name
   int raw = -1;
   if (S_ISREG(st->st_mode)) {
     raw = retry_eintr([&] {
-      return ::openat(dirfd, name.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+      return ::openat(dirfd, name.c_str(),
+                      O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
     });
     if (raw < 0) return explain_open_failure(dirfd, name, errno, "open", shown);
   }
@@ -296,8 +297,8 @@ Status copy_into(const Root& root, int src, const struct stat& st, Held& dir,
   CopyTemp tmp(root, dir, shown);
   auto made = create_temp(root, tmp, dir, shown);
   if (!made.ok()) return made;
-  auto data = copy_data(src, tmp.fd.get(), static_cast<std::uint64_t>(st.st_size), copy_mode,
-                        shown);
+  auto data =
+      copy_data(src, tmp.fd.get(), static_cast<std::uint64_t>(st.st_size), copy_mode, shown);
   if (!data.ok()) return data;
   // Node's copyFile gives the copy the source's permission bits, whatever the umask.
   if (::fchmod(tmp.fd.get(), st.st_mode & 07777) != 0) return sys_error(errno, "fchmod", shown);

@@ -191,8 +191,8 @@ Status Copier::directory(Held& sdir, const std::string& sname, const std::string
   std::string child;
   while (reader.next(&name, &type)) {
     child.assign(name.data(), name.size());
-    auto one = entry(from, child, join(sshown, child), to, child, join(dshown, child), dparts,
-                     depth + 1);
+    auto one =
+        entry(from, child, join(sshown, child), to, child, join(dshown, child), dparts, depth + 1);
     if (!one.ok()) return one;
   }
   dparts.pop_back();

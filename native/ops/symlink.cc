@@ -32,8 +32,8 @@ Result<Value> symlink(const Root& root, const Request& request) {
   if (!within.ok()) return within.take_error();
   auto parent = held_parent(root, path.value(), "symlink", request.path);
   if (!parent.ok()) return parent.take_error();
-  int rc = ::symlinkat(request.target.c_str(), parent.value().dir.fd(),
-                       parent.value().leaf.c_str());
+  int rc =
+      ::symlinkat(request.target.c_str(), parent.value().dir.fd(), parent.value().leaf.c_str());
   if (rc != 0) return sys_error(errno, "symlink", request.path);
   return Value(std::monostate{});
 }

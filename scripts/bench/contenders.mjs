@@ -53,6 +53,8 @@ export const nodeFs = (root) => {
       for (const d of plan) await fsp.mkdir(abs(d.path), { recursive: true, mode: d.mode })
     },
     removeTree: (rel) => fsp.rm(abs(rel), { recursive: true }),
+    copyFile: (from, to) => fsp.copyFile(abs(from), abs(to)),
+    cpTree: (from, to) => fsp.cp(abs(from), abs(to), { recursive: true, verbatimSymlinks: true }),
     rereadEnvelope: rereadNode(root),
     close: () => {}
   }
@@ -98,6 +100,8 @@ export const pinnedRoot = async (root, strategy) => {
       if (out.error) throw out.error
     },
     removeTree: (rel) => r.remove(rel, { recursive: true }),
+    copyFile: (from, to) => r.copyFile(from, to),
+    cpTree: (from, to) => r.cp(from, to, { recursive: true }),
     rereadEnvelope: rereadPinned(root, r),
     close: () => r.close()
   }

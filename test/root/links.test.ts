@@ -35,16 +35,56 @@ describe.each(strategies)("symlink and link (%s)", (strategy) => {
     const both = (name: string, ours: () => Promise<unknown>, theirs: (base: string) => Promise<unknown>) => {
       cases.push([name, () => ours(), () => theirs(node)])
     }
-    both("symlink at top", () => root.symlink("file.txt", "l1"), (b) => fsp.symlink("file.txt", path.join(b, "l1")))
-    both("symlink up", () => root.symlink("../../file.txt", "a/b/up"), (b) => fsp.symlink("../../file.txt", path.join(b, "a/b/up")))
-    both("symlink dangling", () => root.symlink("nowhere", "a/dangling"), (b) => fsp.symlink("nowhere", path.join(b, "a/dangling")))
-    both("symlink taken", () => root.symlink("x", "file.txt"), (b) => fsp.symlink("x", path.join(b, "file.txt")))
-    both("symlink no parent", () => root.symlink("x", "none/l"), (b) => fsp.symlink("x", path.join(b, "none/l")))
-    both("link", () => root.link("a/b/deep.txt", "deep-link"), (b) => fsp.link(path.join(b, "a/b/deep.txt"), path.join(b, "deep-link")))
-    both("link a final symlink itself", () => root.link("ln", "ln2"), (b) => fsp.link(path.join(b, "ln"), path.join(b, "ln2")))
-    both("link taken", () => root.link("file.txt", "a/b/deep.txt"), (b) => fsp.link(path.join(b, "file.txt"), path.join(b, "a/b/deep.txt")))
-    both("link missing", () => root.link("missing", "m2"), (b) => fsp.link(path.join(b, "missing"), path.join(b, "m2")))
-    both("link a directory", () => root.link("a", "a2"), (b) => fsp.link(path.join(b, "a"), path.join(b, "a2")))
+    both(
+      "symlink at top",
+      () => root.symlink("file.txt", "l1"),
+      (b) => fsp.symlink("file.txt", path.join(b, "l1"))
+    )
+    both(
+      "symlink up",
+      () => root.symlink("../../file.txt", "a/b/up"),
+      (b) => fsp.symlink("../../file.txt", path.join(b, "a/b/up"))
+    )
+    both(
+      "symlink dangling",
+      () => root.symlink("nowhere", "a/dangling"),
+      (b) => fsp.symlink("nowhere", path.join(b, "a/dangling"))
+    )
+    both(
+      "symlink taken",
+      () => root.symlink("x", "file.txt"),
+      (b) => fsp.symlink("x", path.join(b, "file.txt"))
+    )
+    both(
+      "symlink no parent",
+      () => root.symlink("x", "none/l"),
+      (b) => fsp.symlink("x", path.join(b, "none/l"))
+    )
+    both(
+      "link",
+      () => root.link("a/b/deep.txt", "deep-link"),
+      (b) => fsp.link(path.join(b, "a/b/deep.txt"), path.join(b, "deep-link"))
+    )
+    both(
+      "link a final symlink itself",
+      () => root.link("ln", "ln2"),
+      (b) => fsp.link(path.join(b, "ln"), path.join(b, "ln2"))
+    )
+    both(
+      "link taken",
+      () => root.link("file.txt", "a/b/deep.txt"),
+      (b) => fsp.link(path.join(b, "file.txt"), path.join(b, "a/b/deep.txt"))
+    )
+    both(
+      "link missing",
+      () => root.link("missing", "m2"),
+      (b) => fsp.link(path.join(b, "missing"), path.join(b, "m2"))
+    )
+    both(
+      "link a directory",
+      () => root.link("a", "a2"),
+      (b) => fsp.link(path.join(b, "a"), path.join(b, "a2"))
+    )
     for (const [name, ours, theirs] of cases) {
       const a = await outcome(ours(""))
       const b = await outcome(theirs())

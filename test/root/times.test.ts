@@ -139,7 +139,11 @@ describe.each(strategies)("utimes, truncate, lchown (%s)", (strategy) => {
     fs.linkSync(copy, s.abs("hard-copy"))
     await fsp.truncate(s.abs("hard-copy"), 0)
     expect(fs.readFileSync(copy, "utf8")).toBe("")
-    for (const call of [() => root.utimes("hard.txt", 1, 1), () => root.truncate("hard.txt"), () => root.lchown("hard.txt", NOBODY, NOBODY)]) {
+    for (const call of [
+      () => root.utimes("hard.txt", 1, 1),
+      () => root.truncate("hard.txt"),
+      () => root.lchown("hard.txt", NOBODY, NOBODY)
+    ]) {
       expect((await rejection(call())).refusal).toBe("hardlink")
     }
     expect(fs.readFileSync(s.secret, "utf8")).toBe("TOP SECRET")

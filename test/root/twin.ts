@@ -6,7 +6,10 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-export type Entry = { readonly type: "file"; readonly mode: number; readonly content: string } | { readonly type: "dir"; readonly mode: number } | { readonly type: "link"; readonly text: string }
+export type Entry =
+  | { readonly type: "file"; readonly mode: number; readonly content: string }
+  | { readonly type: "dir"; readonly mode: number }
+  | { readonly type: "link"; readonly text: string }
 
 /** Every entry beneath `dir`, by relative path, sorted; links described, never followed. */
 export const describeTree = (dir: string): Record<string, Entry> => {
