@@ -31,8 +31,10 @@ namespace {
 constexpr int kNameAttempts = 16;
 // The fallback loop's buffer: constant, whatever the file's size.
 constexpr std::size_t kCopyBuffer = std::size_t{256} << 10;
+#if defined(__linux__)
 // One copy_file_range call's most: the kernel copies in its own chunks below this.
 constexpr std::size_t kRangeChunk = std::size_t{1} << 30;
+#endif
 
 std::string temp_name() {
   static std::atomic<std::uint64_t> counter{0};
