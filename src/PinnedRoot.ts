@@ -19,6 +19,9 @@ import { checkOptions } from "./root/options.ts"
 import { type BigIntStats, type Stats, statsOf } from "./root/stats.ts"
 import { closeHandlesOf, type HandleFlag, openHandle, type PinnedFileHandle } from "./root/handle.ts"
 import { handleReadStream, type ReadStreamOptions, rootWriteStream, type WriteStreamOptions } from "./root/streams.ts"
+import { type CpOptions, copyFile, cp } from "./root/copy.ts"
+import { link, symlink } from "./root/links.ts"
+import { lchown, truncate, utimes } from "./root/times.ts"
 
 /**
  * How paths are resolved beneath the root. `"openat2"`: one kernel-confined lookup (Linux 5.6+;
@@ -811,6 +814,47 @@ export class PinnedRoot {
   /** `await using root = await PinnedRoot.open(dir)`: {@link PinnedRoot.close} at the end of the scope. */
   async [Symbol.asyncDispose](): Promise<void> {
     this.close()
+  }
+
+  // fileops: copies, links, times, truncate, lchown (logic in src/root/; docs/pinnedroot.md).
+
+  /**
+   * Copies the regular file `src` to `dest`, as `fs.promises.copyFile`; `mode` takes
+   * `fs.constants.COPYFILE_EXCL`, `COPYFILE_FICLONE`, `COPYFILE_FICLONE_FORCE`. Published whole
+   * (a temporary, then a rename): an interrupted copy leaves the old `dest`.
+   */
+  async copyFile(src: string, dest: string, mode?: number): Promise<void> {
+    return copyFile(this, src, dest, mode)
+  }
+
+  /** Copies a file, a link (as a link) or, with `recursive`, a tree, as `fs.promises.cp`. */
+  async cp(src: string, dest: string, options?: CpOptions): Promise<void> {
+    return cp(this, src, dest, options)
+  }
+
+  /** Makes a symbolic link at `path`; text that is absolute or climbs above the root is refused. */
+  async symlink(target: string, path: string, type?: string | null): Promise<void> {
+    return symlink(this, target, path, type)
+  }
+
+  /** Makes `newPath` a hard link to `existingPath` (a final link is linked itself). */
+  async link(existingPath: string, newPath: string): Promise<void> {
+    return link(this, existingPath, newPath)
+  }
+
+  /** Sets access and modification times (`Date`s or seconds); a final link is refused. */
+  async utimes(path: string, atime: Date | number, mtime: Date | number): Promise<void> {
+    return utimes(this, path, atime, mtime)
+  }
+
+  /** Truncates (or extends with zeros) a regular, single-link file to `len` bytes. */
+  async truncate(path: string, len = 0): Promise<void> {
+    return truncate(this, path, len)
+  }
+
+  /** Sets the owner and group of `path`, of a final link itself (`-1` keeps one as it is). */
+  async lchown(path: string, uid: number, gid: number): Promise<void> {
+    return lchown(this, path, uid, gid)
   }
 }
 

@@ -271,6 +271,26 @@ void read_owned(Reader& in, Request* r) {
   });
 }
 
+// The operands of the fileops operations (copyFile, cp, symlink, link, utimes, truncate).
+void read_fileops(Reader& in, Request* r) {
+  bool present = false;
+  if (r->op == Op::CopyFile || r->op == Op::Cp || r->op == Op::Link) r->to = in.str("to", true);
+  if (r->op == Op::Symlink) r->target = in.str("target", true);
+  r->copy_mode = static_cast<uint32_t>(in.integer("copyMode", 0, 7, &present));
+  r->error_on_exist = in.boolean("errorOnExist");
+  r->length = static_cast<uint64_t>(in.integer("length", 0, (1ll << 53), &present));
+  if (r->op != Op::Utimes) return;
+  for (auto [key, out] : {std::pair<const char*, double*>{"atime", &r->atime},
+                          std::pair<const char*, double*>{"mtime", &r->mtime}}) {
+    Napi::Value v = in.get(key);
+    if (!v.IsNumber()) {
+      in.fail(std::string("operand '") + key + "' must be a number of seconds");
+      return;
+    }
+    *out = v.As<Napi::Number>().DoubleValue();
+  }
+}
+
 #ifdef PINNEDFS_TEST_HOOKS
 // Test hook (see HookStep): deterministic "something changed after planning". A build without the
 // hooks ignores the operand, as it ignores any name it does not know.
@@ -317,6 +337,7 @@ bool read_request(Napi::Value value, Request* r, std::string* problem, Budget* b
     r->unnamed = in.boolean("unnamed");
   }
   read_scalars(in, r);
+  read_fileops(in, r);
   if (in.has("data")) read_data(in, r);
   if (in.has("plan")) read_plan(in, r);
   if (in.has("owned")) read_owned(in, r);

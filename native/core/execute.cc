@@ -4,6 +4,7 @@
 
 #include "base64.h"
 
+#include "../ops/fileops.h"
 #include "../ops/ops.h"
 
 namespace pinnedfs {
@@ -15,7 +16,7 @@ Status validate(const Request& r) {
   if (r.has_mode && r.mode > 07777) {
     return bad_argument("mode " + std::to_string(r.mode) + " is not a permission mode (0..07777)");
   }
-  if (r.op == Op::Chown) {
+  if (r.op == Op::Chown || r.op == Op::Lchown) {
     // -1 keeps the id unchanged, as chown(2) does; anything else must fit uid_t/gid_t.
     if (r.uid < -1 || r.uid > 0xFFFFFFFEll) return bad_argument("uid out of range");
     if (r.gid < -1 || r.gid > 0xFFFFFFFEll) return bad_argument("gid out of range");
@@ -88,6 +89,20 @@ Result<Value> execute(const Root& root, const Request& request, bool verify_root
       // it.
       return bad_argument("open answers a descriptor: it is not an execute() or batch operation",
                           request.path);
+    case Op::CopyFile:
+      return ops::copy_file(root, request);
+    case Op::Cp:
+      return ops::cp(root, request);
+    case Op::Symlink:
+      return ops::symlink(root, request);
+    case Op::Link:
+      return ops::link(root, request);
+    case Op::Utimes:
+      return ops::utimes(root, request);
+    case Op::Truncate:
+      return ops::truncate(root, request);
+    case Op::Lchown:
+      return ops::lchown(root, request);
     case Op::Count:
       break;
   }

@@ -29,7 +29,14 @@ namespace pinnedfs {
   X(WriteFile, "writeFile")         /* writeFile and writeFileString */                           \
   X(Mkdirs, "mkdirs")               /* pinned-parent directory program: planned creation */       \
   X(Rmdirs, "rmdirs")               /* pinned-parent directory program: owned cleanup */     \
-  X(Open, "open")                   /* a descriptor for a file handle: binding open() only */
+  X(Open, "open")                   /* a descriptor for a file handle: binding open() only */    \
+  X(CopyFile, "copyFile")           /* fileops: one regular file, published atomically */        \
+  X(Cp, "cp")                       /* fileops: a file, link or (recursive) tree */              \
+  X(Symlink, "symlink")             /* fileops: a link whose text stays beneath the root */      \
+  X(Link, "link")                   /* fileops: a hard link, from held parents */                \
+  X(Utimes, "utimes")               /* fileops: access and modification times */                 \
+  X(Truncate, "truncate")           /* fileops: ftruncate of a regular, single-link file */      \
+  X(Lchown, "lchown")               /* fileops: chown of a final link itself */
 // clang-format on
 
 enum class Op : unsigned char {
@@ -109,6 +116,13 @@ struct Request {
   std::vector<MkdirsEntry> plan;     // mkdirs
   std::vector<OwnedDir> owned;       // rmdirs
   std::vector<HookStep> after_plan;  // mkdirs: test hook, see HookStep
+  // fileops (copyFile, cp, symlink, link, utimes, truncate, lchown); `to` is the destination.
+  std::string target;           // symlink: the link's text
+  std::uint32_t copy_mode = 0;  // copyFile, cp: fs.constants.COPYFILE_* bits
+  bool error_on_exist = false;  // cp: with force false, an existing file is an error
+  double atime = 0;             // utimes: seconds since the epoch, as fs.utimes takes them
+  double mtime = 0;
+  std::uint64_t length = 0;  // truncate
 };
 
 }  // namespace pinnedfs

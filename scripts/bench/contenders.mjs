@@ -54,6 +54,8 @@ export const nodeFs = (root) => {
       for (const d of plan) await fsp.mkdir(abs(d.path), { recursive: true, mode: d.mode })
     },
     removeTree: (rel) => fsp.rm(abs(rel), { recursive: true }),
+    copyFile: (from, to) => fsp.copyFile(abs(from), abs(to)),
+    cpTree: (from, to) => fsp.cp(abs(from), abs(to), { recursive: true, verbatimSymlinks: true }),
     rereadEnvelope: rereadNode(root),
     handleRead: async (rel) => {
       const h = await fsp.open(abs(rel), "r")
@@ -108,6 +110,8 @@ export const pinnedRoot = async (root, strategy) => {
       if (out.error) throw out.error
     },
     removeTree: (rel) => r.remove(rel, { recursive: true }),
+    copyFile: (from, to) => r.copyFile(from, to),
+    cpTree: (from, to) => r.cp(from, to, { recursive: true }),
     rereadEnvelope: rereadPinned(root, r),
     handleRead: async (rel) => {
       const h = await r.open(rel, "r")

@@ -1,6 +1,7 @@
 // The scenarios, each a unit of work over a contender adapter (see contenders.mjs).
 import { rereadScenarios } from "./reread.mjs"
 import { handleScenarios } from "./scenario-handles.mjs"
+import { copyFile1m, copyFile4k, cpTree } from "./scenario-copy.mjs"
 import { mkdirsChain, mkdirsLargest } from "./scenario-mkdirs.mjs"
 import { DEEP, SHALLOW } from "./trees.mjs"
 
@@ -123,6 +124,9 @@ export const scenarios = [
   },
   mkdirsChain,
   mkdirsLargest,
+  copyFile4k,
+  copyFile1m,
+  cpTree,
   ...rereadScenarios,
   ...handleScenarios
 ]

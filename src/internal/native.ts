@@ -112,6 +112,17 @@ export interface NativeRequest {
   readonly maxBytes?: number
   readonly plan?: ReadonlyArray<{ readonly path: string; readonly mode?: number }>
   readonly owned?: ReadonlyArray<{ readonly path: string; readonly identity: string; readonly optional?: boolean }>
+  /** symlink: the link's text. */
+  readonly target?: string
+  /** copyFile, cp: `fs.constants.COPYFILE_*` bits. */
+  readonly copyMode?: number
+  /** cp: with `force` false, an existing destination is an error rather than kept. */
+  readonly errorOnExist?: boolean
+  /** utimes: seconds since the epoch. */
+  readonly atime?: number
+  readonly mtime?: number
+  /** truncate: the new length. */
+  readonly length?: number
 }
 
 export interface NativeBinding {
@@ -155,6 +166,13 @@ export interface NativeBinding {
     readonly mkdirs: number
     readonly rmdirs: number
     readonly open: number
+    readonly copyFile: number
+    readonly cp: number
+    readonly symlink: number
+    readonly link: number
+    readonly utimes: number
+    readonly truncate: number
+    readonly lchown: number
   }
   readonly flags: Readonly<Record<"r" | "r+" | "w" | "wx" | "w+" | "wx+" | "a" | "ax" | "a+" | "ax+", number>>
   /** The readMany op code of a member the caller already refused: it is not run. */

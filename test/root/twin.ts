@@ -1,7 +1,8 @@
 /**
- * A twin of a scratch tree for node:fs/promises: the same content copied beside the root (inside the
- * scratch base, so the scratch's cleanup removes it), so each PinnedRoot call can be compared with
- * Node's on an identical tree.
+ * Twin trees, so each PinnedRoot call can be compared with node:fs/promises on an identical tree:
+ * `twinOf` copies a scratch tree beside its root (inside the scratch base, so the scratch's cleanup
+ * removes it); `describeTree` describes a tree entry by entry (type, permission bits, content or
+ * link text) for comparing the two sides after a change; `outcome` says what a call settled to.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -13,3 +14,37 @@ export const twinOf = (s: Scratch, name = "twin"): string => {
   fs.cpSync(s.root, twin, { recursive: true, verbatimSymlinks: true })
   return twin
 }
+
+export type Entry =
+  | { readonly type: "file"; readonly mode: number; readonly content: string }
+  | { readonly type: "dir"; readonly mode: number }
+  | { readonly type: "link"; readonly text: string }
+
+/** Every entry beneath `dir`, by relative path, sorted; links described, never followed. */
+export const describeTree = (dir: string): Record<string, Entry> => {
+  const out: Record<string, Entry> = {}
+  const visit = (rel: string) => {
+    for (const name of fs.readdirSync(path.join(dir, rel)).sort()) {
+      const r = rel ? `${rel}/${name}` : name
+      const abs = path.join(dir, r)
+      const st = fs.lstatSync(abs)
+      if (st.isSymbolicLink()) out[r] = { type: "link", text: fs.readlinkSync(abs) }
+      else if (st.isDirectory()) {
+        out[r] = { type: "dir", mode: st.mode & 0o7777 }
+        visit(r)
+      } else out[r] = { type: "file", mode: st.mode & 0o7777, content: fs.readFileSync(abs, "latin1") }
+    }
+  }
+  visit("")
+  return out
+}
+
+/** What a promise settled to, for comparing outcomes (an error by its code only). */
+export const outcome = async (p: Promise<unknown>): Promise<string> =>
+  p.then(
+    () => "ok",
+    (e: unknown) => {
+      const code = (e as { code?: unknown }).code
+      return `error ${typeof code === "string" ? code : String(e)}`
+    }
+  )

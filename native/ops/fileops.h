@@ -1,0 +1,61 @@
+// The file operations fs/promises users reach for after reads and writes: copyFile, cp, symlink,
+// link, utimes, truncate, lchown. Each starts as every other op does (prepare the path, open the
+// parent or the object beneath the root, prove it before the act); the shared pieces are here.
+#pragma once
+#include <sys/stat.h>
+
+#include <string>
+
+#include "ops.h"
+
+namespace pinnedfs::ops {
+
+Result<Value> copy_file(const Root& root, const Request& request);
+Result<Value> cp(const Root& root, const Request& request);
+Result<Value> symlink(const Root& root, const Request& request);
+Result<Value> link(const Root& root, const Request& request);
+Result<Value> utimes(const Root& root, const Request& request);
+Result<Value> truncate(const Root& root, const Request& request);
+Result<Value> lchown(const Root& root, const Request& request);
+
+// fs.constants.COPYFILE_*: the values are Node's, the same on every platform.
+constexpr std::uint32_t kCopyExcl = 1;
+constexpr std::uint32_t kCopyFiclone = 2;
+constexpr std::uint32_t kCopyFicloneForce = 4;
+
+// The parent of a non-root path, the leaf to act on there, proven beneath the root just now: the
+// preamble of every op here that acts on a name (one place, so it converts to a shared helper).
+Result<Parent> held_parent(const Root& root, const LexedPath& path, const char* syscall,
+                           const std::string& shown);
+
+// Whether link text `text`, read from a link in directory `dir` (root-relative components), stays
+// beneath the root when resolved lexically: not absolute, not empty, and no ".." climbing above the
+// root. A refusal (Escape) names the link at `shown`.
+Status link_text_within(const std::vector<std::string>& dir, const std::string& text,
+                        const char* syscall, const std::string& shown);
+
+// What a copy publishes onto: nothing, or a regular single-link file on the root's mount (a link,
+// a directory, a hard-linked or special file there is refused: the copy never writes through a
+// name, and never replaces what the contract says is never written).
+struct CopyTarget {
+  bool exists = false;
+  struct stat st {};
+};
+Status check_copy_target(const Root& root, int dirfd, const std::string& leaf,
+                         const std::string& shown, CopyTarget* out);
+
+// Copies the open regular file `src` (with its fstat `st`) to `leaf` in the held directory `dir`:
+// a temporary in `dir` (O_TMPFILE where the file system has it), the data by reflink,
+// copy_file_range or a bounded read/write loop, the mode bits of `st` as Node's copyFile sets them,
+// then one publish (linkat, renameat; `exclusive`: never replacing a name). An interrupted copy
+// leaves no half file under `leaf`.
+Status copy_into(const Root& root, int src, const struct stat& st, Held& dir,
+                 const std::string& leaf, std::uint32_t copy_mode, bool exclusive,
+                 const std::string& shown);
+
+// Opens `name` in the held, proven directory `dir` for reading a copy's content: no link followed,
+// a regular file with one link on the root's mount, never a FIFO or device opened for reading.
+Result<Fd> open_copy_source(const Root& root, int dirfd, const std::string& name,
+                            const std::string& shown, struct stat* st);
+
+}  // namespace pinnedfs::ops
