@@ -64,13 +64,41 @@ Result<Held> descend(const Root& root, const Held& parent, const std::string& na
 Error explain_open_failure(int dirfd, const std::string& name, int err, const char* syscall,
                            const std::string& shown_path);
 
+// A leaf that could not be acted on as asked (a write of a directory answers EISDIR) may be a mount
+// point: then the mount refusal is the answer, naming `where`, as openat2's RESOLVE_NO_XDEV gives
+// it, so that no refusal depends on what the mount holds. `failed` otherwise. Error path only.
+Error mount_leaf(const Root& root, int dirfd, const std::string& leaf, Error failed,
+                 const std::string& where, const std::string& shown);
+
 // fstat wrapper that reports errors in the core's shape.
 Status fstat_fd(int fd, struct stat* st, const std::string& shown_path);
+
+// The refuse-every-link open of a ".."-free path, whatever the root's Links: what open_beneath does
+// for a root that refuses links.
+Result<Fd> strict_open(const Root& root, const LexedPath& path, int want, mode_t mode = 0);
+
+// Links::Within (core/resolve.cc, "links within the root").
+namespace within {
+// Whether an open with these flags follows a final link: reads and listings do; an object handle
+// (stat, readLink, exists, chmod) and anything that writes or creates act on the link itself.
+bool follows_final(int flags);
+// The link-free path of what `in` reaches, every link on the way followed beneath the root (and the
+// final one when `follow_final`). A missing directory ends the resolution: the rest is kept as is.
+Result<LexedPath> resolve(const Root& root, const LexedPath& in, bool follow_final,
+                          const std::string& shown);
+// prepare_path for such a root: the path with every link before its final component resolved.
+Result<LexedPath> prepare(const Root& root, LexedPath lexed, const std::string& shown);
+// open_beneath of a final component that may be a link to follow.
+Result<Fd> open_final(const Root& root, const LexedPath& path, int want, mode_t mode);
+}  // namespace within
 
 namespace walk {
 Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode_t mode);
 // count >= 1: the directory of the first `count` components, on the root's mount.
 Result<Fd> open_dirs(const Root& root, const LexedPath& path, std::size_t count);
+// Refuses `fd` when it lies on another mount than the root: the refusal names the mount point
+// `where`, the error the path the caller asked, `shown`.
+Status at_mount_point(const Root& root, int fd, const std::string& where, const std::string& shown);
 }  // namespace walk
 
 }  // namespace pinnedfs
