@@ -30,6 +30,14 @@ Error explain_open_failure(int dirfd, const std::string& name, int err, const ch
   return sys_error(err, syscall, shown_path);
 }
 
+Status on_root_mount(const Root& root, int fd, const std::string& where, const std::string& shown) {
+  auto same = same_mount(root, fd, where);
+  if (same.ok()) return same;
+  Error e = same.take_error();
+  e.path = shown;
+  return e;
+}
+
 Error mount_leaf(const Root& root, int dirfd, const std::string& leaf, Error failed,
                  const std::string& where, const std::string& shown) {
   if (failed.refusal != Refusal::None || failed.err == ENOENT) return failed;
@@ -104,7 +112,7 @@ Result<LexedPath> prepare_path(const Root& root, std::string_view relative) {
     names.push_back(part);
     if (root.strategy() != Strategy::Kernel) {
       // Refused at the mount point before anything behind it is looked up (openat2 does the same).
-      auto same = walk::at_mount_point(root, stack.back().get(), where, shown);
+      auto same = on_root_mount(root, stack.back().get(), where, shown);
       if (!same.ok()) return same.take_error();
     }
   }
@@ -281,7 +289,7 @@ Result<LexedPath> resolve(const Root& root, const LexedPath& in, bool follow_fin
       auto dir = open_child(root, dirfd, part, kDirHandleFlags, 0, shown);
       if (dir.ok()) {
         if (root.strategy() != Strategy::Kernel) {
-          auto same = walk::at_mount_point(root, dir.value().get(), here, shown);
+          auto same = on_root_mount(root, dir.value().get(), here, shown);
           if (!same.ok()) return same.take_error();
         }
         held.push_back(dir.take());
@@ -289,6 +297,8 @@ Result<LexedPath> resolve(const Root& root, const LexedPath& in, bool follow_fin
         continue;
       }
       Error e = dir.take_error();
+      // openat2 from a held directory names the mount point relative to it: name it from the root.
+      if (e.mount) return mount_point(e.syscall, shown, here);
       if (e.refusal != Refusal::Symlink) {
         // A missing directory with nothing to climb back through is for the operation to create
         // or report (mkdir -p); the rest is left as asked.

@@ -3,7 +3,9 @@
 // Callers hand in a lexed, ".."-free path (see prepare_path) and get back a descriptor opened with
 // no symbolic link followed anywhere and no mount crossed. Which mechanism does it is the root's
 // strategy: the kernel-confined open a platform provides (platform/platform.h), or the walk
-// (core/walk.cc), compiled everywhere. A directory kept to act in is a Held (core/beneath.h): it is
+// (core/walk.cc), compiled everywhere. A root pinned with Links::Within first resolves the links on
+// the way beneath the root (within:: below), so what reaches the rest is a link-free path still.
+// A directory kept to act in is a Held (core/beneath.h): it is
 // proven beneath the root again before every mutation or listing through it.
 #pragma once
 #include <fcntl.h>
@@ -30,7 +32,8 @@ Result<LexedPath> prepare_path(const Root& root, std::string_view relative);
 // Opens the object `path` names with `flags` (O_NOFOLLOW|O_CLOEXEC are always added). With O_PATH a
 // trailing link is opened as the link itself, which is how stat/readLink/exists see links; any
 // other flags refuse a trailing link. The root itself is opened as ".". Under the walk, flags that
-// create or write prove the parent beneath the root before the leaf is opened in it.
+// create or write prove the parent beneath the root before the leaf is opened in it. A root with
+// Links::Within follows a trailing link for the flags within::follows_final names (reads).
 Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode_t mode = 0);
 // The same, kept as a Held (a directory to list, an object to change).
 Result<Held> hold_beneath(const Root& root, const LexedPath& path, int flags);
@@ -64,6 +67,13 @@ Result<Held> descend(const Root& root, const Held& parent, const std::string& na
 Error explain_open_failure(int dirfd, const std::string& name, int err, const char* syscall,
                            const std::string& shown_path);
 
+// Refuses `fd` when it lies on another mount than the root, naming the mount point `where` (the
+// error keeps the path the caller asked, `shown`). A refusal must not depend on what lies behind a
+// mount point, or a caller could probe the mounted file system's names (ENOENT for one, ENOTDIR for
+// another, the refusal for a third), so the walk checks each directory it opens before it looks
+// anything up in it, as openat2's RESOLVE_NO_XDEV does in the kernel.
+Status on_root_mount(const Root& root, int fd, const std::string& where, const std::string& shown);
+
 // A leaf that could not be acted on as asked (a write of a directory answers EISDIR) may be a mount
 // point: then the mount refusal is the answer, naming `where`, as openat2's RESOLVE_NO_XDEV gives
 // it, so that no refusal depends on what the mount holds. `failed` otherwise. Error path only.
@@ -96,9 +106,6 @@ namespace walk {
 Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode_t mode);
 // count >= 1: the directory of the first `count` components, on the root's mount.
 Result<Fd> open_dirs(const Root& root, const LexedPath& path, std::size_t count);
-// Refuses `fd` when it lies on another mount than the root: the refusal names the mount point
-// `where`, the error the path the caller asked, `shown`.
-Status at_mount_point(const Root& root, int fd, const std::string& where, const std::string& shown);
 }  // namespace walk
 
 }  // namespace pinnedfs

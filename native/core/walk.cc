@@ -22,25 +22,6 @@ bool mutates(int flags) {
 }
 }  // namespace
 
-// ---- mounts
-// --------------------------------------------------------------------------------------- A refusal
-// at a mount point must not depend on what lies behind it, or a caller could probe the mounted file
-// system's names (ENOENT for one, ENOTDIR for another, the refusal for a third). So each directory
-// the walk opens is checked before the next component is looked up in it, as openat2's
-// RESOLVE_NO_XDEV does in the kernel, and the refusal names the mount point `where` while the error
-// keeps the path the caller asked (`shown`).
-Status at_mount_point(const Root& root, int fd, const std::string& where,
-                      const std::string& shown) {
-  auto same = same_mount(root, fd, where);
-  if (same.ok()) return same;
-  Error e = same.take_error();
-  e.path = shown;
-  return e;
-}
-
-// ---- end of mounts
-// ----------------------------------------------------------------------------------
-
 Result<Fd> open_dirs(const Root& root, const LexedPath& path, std::size_t count) {
   Fd cur;
   for (std::size_t i = 0; i < count; ++i) {
@@ -48,8 +29,8 @@ Result<Fd> open_dirs(const Root& root, const LexedPath& path, std::size_t count)
                            kDirHandleFlags, 0, path.joined(i + 1));
     if (!next.ok()) return next.take_error();
     cur = next.take();
-    // ---- mounts: refused where they stand (see at_mount_point) ----
-    auto same = at_mount_point(root, cur.get(), path.joined(i + 1), path.joined());
+    // A mount point is refused before anything behind it is looked up (core/resolve.h).
+    auto same = on_root_mount(root, cur.get(), path.joined(i + 1), path.joined());
     if (!same.ok()) return same.take_error();
   }
   return cur;

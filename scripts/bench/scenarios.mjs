@@ -1,7 +1,7 @@
 // The scenarios, each a unit of work over a contender adapter (see contenders.mjs).
 import { rereadScenarios } from "./reread.mjs"
 import { mkdirsChain, mkdirsLargest } from "./scenario-mkdirs.mjs"
-import { DEEP, SHALLOW } from "./trees.mjs"
+import { DEEP, LINKED, SHALLOW } from "./trees.mjs"
 
 const payload = Buffer.alloc(4096, 0x62)
 const mebibyte = Buffer.alloc(1 << 20, 0x63)
@@ -122,7 +122,14 @@ export const scenarios = [
   },
   mkdirsChain,
   mkdirsLargest,
-  ...rereadScenarios
+  ...rereadScenarios,
+  // links within the root
+  {
+    id: "read-4k-link-within",
+    title: "read 4 KiB through an in-root link on the way, depth 8 (symlinks: within)",
+    needs: "readFileWithin",
+    unit: (c) => () => c.readFileWithin(LINKED)
+  }
 ]
 
 export const manyFiles = many

@@ -7,7 +7,6 @@
  * reaches outside (or loops).
  */
 import * as fs from "node:fs"
-import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { PinnedRoot } from "../../src/index.ts"
 import { snapshot } from "../support/attacker.ts"
@@ -95,6 +94,24 @@ describe.each(strategies)("symlinks: 'within' (%s)", (strategy) => {
     await root.remove("dirlink/back")
     expect(fs.existsSync(s.abs("d/back"))).toBe(false)
     expect(fs.lstatSync(s.abs("dirlink")).isSymbolicLink()).toBe(true)
+    // chmod acts on the link itself, which is refused as today; through a link on the way it works.
+    expect((await rejection(root.chmod("node_modules/pkg", 0o600))).refusal).toBe("symlink")
+    await root.chmod("dirlink/e/g.txt", 0o600)
+    expect(fs.statSync(s.abs("d/e/g.txt")).mode & 0o777).toBe(0o600)
+    // batch reads follow as readFile does.
+    const batched = await root.batch([
+      { operation: "readFile", path: "chain/back2" },
+      { operation: "stat", path: "node_modules/app" }
+    ])
+    expect(batched[0]).toMatchObject({ ok: true })
+    expect(Buffer.from((batched[0] as { value: Uint8Array }).value).toString()).toBe("a")
+    expect((batched[1] as { value: { type: string } }).value.type).toBe("SymbolicLink")
+    // realPath and resolve answer for the link-free path; a final link is still theirs to report.
+    expect(await root.realPath("dirlink/e/g.txt")).toBe("d/e/g.txt")
+    expect(await root.realPath("node_modules/pkg/lib")).toBe(".pnpm/pkg@1.0.0/node_modules/pkg/lib")
+    expect((await rejection(root.realPath("node_modules/pkg"))).refusal).toBe("symlink")
+    expect(await root.resolve("chain/g.txt")).toEqual({ path: "d/e/g.txt", target: null })
+    expect(await root.resolve("chain/back2")).toEqual({ path: "d/e/back2", target: "../../a.txt" })
     // A recursive listing names links and never descends them.
     const listed = await root.readDirectory("", { recursive: true })
     expect(listed).toContain("node_modules/pkg")
