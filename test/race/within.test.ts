@@ -97,7 +97,7 @@ const swapped = (secret: string) =>
 const links = Object.keys(swapped("")) as Array<keyof ReturnType<typeof swapped>>
 
 describe.each(strategies)("an in-root link swapped while it is followed (%s)", (strategy) => {
-  it.each(links)("with a link to %s", async (kind, ctx) => {
+  it.for(links)("with a link to %s", async (kind, ctx) => {
     if (kind === "a mount point") skipUnless(ctx, cannotMount === "", cannotMount)
     const s = scratch()
     const cell = swapped(s.secret)[kind]
