@@ -86,6 +86,16 @@ export interface OpenOptions {
    * content is held in memory.
    */
   readonly readLimit?: number | undefined
+  /**
+   * What a symbolic link beneath the root gets: `"refuse"` (the default) refuses every link on
+   * every path; `"within"` follows a link while its resolution stays beneath the root (an absolute
+   * link text, a `..` above the root, a mount or more than 40 links on one path are refused), on
+   * the way always and as the final component of reads and listings only. docs/pinnedroot.md,
+   * "Links within the root".
+   *
+   * @since 0.2.0
+   */
+  readonly symlinks?: "refuse" | "within" | undefined
 }
 
 /**
@@ -329,11 +339,15 @@ export class PinnedRoot {
       throw badArgumentPinnedFsError(`strategy must be 'auto', 'openat2' or 'walk', got '${String(strategy)}'`)
     }
     const readLimit = options?.readLimit === undefined ? defaultReadLimit : readLimitOf(options.readLimit, "readLimit")
+    const symlinks = options?.symlinks ?? "refuse"
+    if (symlinks !== "refuse" && symlinks !== "within") {
+      throw badArgumentPinnedFsError(`symlinks must be 'refuse' or 'within', got '${String(symlinks)}'`)
+    }
     try {
       // Recorded absolute, from the working directory at the call: a relative label would change
       // meaning whenever the process changes directory, while the pinned handle never does.
       const shown = isAbsolute(dir) ? dir : resolve(dir)
-      return new PinnedRoot(opening, await native.pin(dir, strategy), readLimit, shown)
+      return new PinnedRoot(opening, await native.pin(dir, strategy, symlinks), readLimit, shown)
     } catch (u) {
       throw fromNative(u, dir)
     }

@@ -749,7 +749,8 @@ Settled root_to_js(Out& out, EnvState& state, Result<std::shared_ptr<Root>>& r) 
   return {true, obj};
 }
 
-// pin(path, strategy) -> Promise<RootHandle with identity, dev, ino, strategy>
+// pin(path, strategy, symlinks?) -> Promise<RootHandle with identity, dev, ino, strategy>
+// symlinks: undefined or "refuse" (every link refused), "within" (followed while beneath the root).
 Napi::Value pin(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsString())
@@ -758,13 +759,24 @@ Napi::Value pin(const Napi::CallbackInfo& info) {
   Strategy strategy = parse_strategy(info[1], &ok);
   if (!ok)
     return js(env, rejected(env, bad_argument("strategy must be 'auto', 'openat2' or 'walk'")));
+  Links links = Links::Refuse;
+  if (!info[2].IsUndefined()) {
+    std::size_t left = 16;  // longer than either name: compared, never kept
+    std::string name;
+    if (!info[2].IsString() || !utf8_within(info[2], &left, &name) ||
+        (name != "refuse" && name != "within")) {
+      return js(env, rejected(env, bad_argument("symlinks must be 'refuse' or 'within'")));
+    }
+    links = name == "within" ? Links::Within : Links::Refuse;
+  }
   Budget budget;
   std::string path;
   if (!utf8_within(info[0], &budget.text, &path)) {
     return js(env, rejected(env, bad_argument(over_budget("root path"))));
   }
   return js(env, PromiseJob<Result<std::shared_ptr<Root>>>::start(
-                     env, [path, strategy]() { return Root::pin(path, strategy); }, root_to_js));
+                     env, [path, strategy, links]() { return Root::pin(path, strategy, links); },
+                     root_to_js));
 }
 
 // A path's identity, asked on the thread pool: the text of what `find(path)` answers. The path is

@@ -3,7 +3,9 @@
 // Callers hand in a lexed, ".."-free path (see prepare_path) and get back a descriptor opened with
 // no symbolic link followed anywhere and no mount crossed. Which mechanism does it is the root's
 // strategy: the kernel-confined open a platform provides (platform/platform.h), or the walk
-// (core/walk.cc), compiled everywhere. A directory kept to act in is a Held (core/beneath.h): it is
+// (core/walk.cc), compiled everywhere. A root pinned with Links::Within first resolves the links on
+// the way beneath the root (within:: below), so what reaches the rest is a link-free path still.
+// A directory kept to act in is a Held (core/beneath.h): it is
 // proven beneath the root again before every mutation or listing through it.
 #pragma once
 #include <fcntl.h>
@@ -30,7 +32,8 @@ Result<LexedPath> prepare_path(const Root& root, std::string_view relative);
 // Opens the object `path` names with `flags` (O_NOFOLLOW|O_CLOEXEC are always added). With O_PATH a
 // trailing link is opened as the link itself, which is how stat/readLink/exists see links; any
 // other flags refuse a trailing link. The root itself is opened as ".". Under the walk, flags that
-// create or write prove the parent beneath the root before the leaf is opened in it.
+// create or write prove the parent beneath the root before the leaf is opened in it. A root with
+// Links::Within follows a trailing link for the flags within::follows_final names (reads).
 Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode_t mode = 0);
 // The same, kept as a Held (a directory to list, an object to change).
 Result<Held> hold_beneath(const Root& root, const LexedPath& path, int flags);
@@ -90,8 +93,40 @@ Result<Held> descend(const Root& root, const Held& parent, const std::string& na
 Error explain_open_failure(int dirfd, const std::string& name, int err, const char* syscall,
                            const std::string& shown_path);
 
+// Refuses `fd` when it lies on another mount than the root, naming the mount point `where` (the
+// error keeps the path the caller asked, `shown`). A refusal must not depend on what lies behind a
+// mount point, or a caller could probe the mounted file system's names (ENOENT for one, ENOTDIR for
+// another, the refusal for a third), so the walk checks each directory it opens before it looks
+// anything up in it, as openat2's RESOLVE_NO_XDEV does in the kernel.
+Status on_root_mount(const Root& root, int fd, const std::string& where, const std::string& shown);
+
+// A leaf that could not be acted on as asked (a write of a directory answers EISDIR) may be a mount
+// point: then the mount refusal is the answer, naming `where`, as openat2's RESOLVE_NO_XDEV gives
+// it, so that no refusal depends on what the mount holds. `failed` otherwise. Error path only.
+Error mount_leaf(const Root& root, int dirfd, const std::string& leaf, Error failed,
+                 const std::string& where, const std::string& shown);
+
 // fstat wrapper that reports errors in the core's shape.
 Status fstat_fd(int fd, struct stat* st, const std::string& shown_path);
+
+// The refuse-every-link open of a ".."-free path, whatever the root's Links: what open_beneath does
+// for a root that refuses links.
+Result<Fd> strict_open(const Root& root, const LexedPath& path, int want, mode_t mode = 0);
+
+// Links::Within (core/resolve.cc, "links within the root").
+namespace within {
+// Whether an open with these flags follows a final link: reads and listings do; an object handle
+// (stat, readLink, exists, chmod) and anything that writes or creates act on the link itself.
+bool follows_final(int flags);
+// The link-free path of what `in` reaches, every link on the way followed beneath the root (and the
+// final one when `follow_final`). A missing directory ends the resolution: the rest is kept as is.
+Result<LexedPath> resolve(const Root& root, const LexedPath& in, bool follow_final,
+                          const std::string& shown);
+// prepare_path for such a root: the path with every link before its final component resolved.
+Result<LexedPath> prepare(const Root& root, LexedPath lexed, const std::string& shown);
+// open_beneath of a final component that may be a link to follow.
+Result<Fd> open_final(const Root& root, const LexedPath& path, int want, mode_t mode);
+}  // namespace within
 
 namespace walk {
 Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode_t mode);

@@ -162,7 +162,7 @@ Result<Identity> identify_path(const std::string& path) {
   return identity_of(st);
 }
 
-Result<std::shared_ptr<Root>> Root::pin(const std::string& path, Strategy requested) {
+Result<std::shared_ptr<Root>> Root::pin(const std::string& path, Strategy requested, Links links) {
   if (path.empty()) return bad_argument("root path is empty");
   if (path.find('\0') != std::string::npos) return bad_argument("root path contains a NUL byte");
   int raw = retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
@@ -198,7 +198,7 @@ Result<std::shared_ptr<Root>> Root::pin(const std::string& path, Strategy reques
     return e;
   }
   return std::shared_ptr<Root>(
-      new Root(std::move(fd), identity.value(), mount.value(), path, chosen));
+      new Root(std::move(fd), identity.value(), mount.value(), path, chosen, links));
 }
 
 Status Root::verify_path_identity(const std::string& alias) const {

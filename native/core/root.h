@@ -25,6 +25,14 @@ enum class Strategy : unsigned char { Auto = 0, Kernel = 1, Walk = 2 };
 
 const char* strategy_name(Strategy s);
 
+// What a symbolic link beneath the root gets.
+//  Refuse: every link, anywhere on a path (the default, and what the host extension promises).
+//  Within: a link is followed while its resolution stays beneath the root (intermediate components
+//          always; the final one for reads and listings only). A link whose text is absolute, or
+//          whose ".." would climb above the root, is refused as an escape; 40 links on one path is
+//          ELOOP; a mount is never crossed. docs/pinnedroot.md, "Links within the root".
+enum class Links : unsigned char { Refuse = 0, Within = 1 };
+
 struct Identity {
   std::uint64_t dev = 0;
   std::uint64_t ino = 0;
@@ -75,7 +83,8 @@ class Root {
  public:
   // Opens `path` (which may itself pass through links: it is trusted) and records its identity.
   // `requested` Auto probes the kernel strategy and falls back to the walk where it is missing.
-  static Result<std::shared_ptr<Root>> pin(const std::string& path, Strategy requested);
+  static Result<std::shared_ptr<Root>> pin(const std::string& path, Strategy requested,
+                                           Links links = Links::Refuse);
   // Pins the directory `relative` names beneath `parent`, resolved as every operation resolves
   // (core/root_beneath.cc). Its path is the parent's joined with the lexed relative path.
   static Result<std::shared_ptr<Root>> pin_beneath(const Root& parent, const std::string& relative);
@@ -88,6 +97,7 @@ class Root {
   const MountIdentity& mount() const { return mount_; }
   const std::string& path() const { return path_; }
   Strategy strategy() const { return strategy_; }
+  Links links() const { return links_; }
 
   // Confirms the root path still names the pinned directory. The path
   // is trusted, so stat(2) may follow links in it; what matters is the identity it lands on.
@@ -98,13 +108,19 @@ class Root {
   Status verify_path_identity(const std::string& alias = {}) const;
 
  private:
-  Root(Fd fd, RootIdentity id, MountIdentity mount, std::string path, Strategy s)
-      : fd_(std::move(fd)), identity_(id), mount_(mount), path_(std::move(path)), strategy_(s) {}
+  Root(Fd fd, RootIdentity id, MountIdentity mount, std::string path, Strategy s, Links links)
+      : fd_(std::move(fd)),
+        identity_(id),
+        mount_(mount),
+        path_(std::move(path)),
+        strategy_(s),
+        links_(links) {}
   Fd fd_;
   RootIdentity identity_;
   MountIdentity mount_;
   std::string path_;
   Strategy strategy_;
+  Links links_;
 };
 
 // dev:ino of a directory named by a trusted path, without pinning it.

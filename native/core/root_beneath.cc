@@ -5,6 +5,7 @@
 // `..` above it is refused, so nothing reaches the parent.
 #include <fcntl.h>
 
+#include "../platform/platform.h"
 #include "eintr.h"
 #include "resolve.h"
 #include "root.h"
@@ -21,11 +22,12 @@ Result<std::shared_ptr<Root>> Root::pin_beneath(const Root& parent, const std::s
   Held held = Held::from_lookup(parent, opened.take(), lexed.value().joined());
   // A mount point is a boundary the parent's operations never cross; neither does a root opened
   // through it.
-  auto same = same_mount(parent, held.fd(), relative);
+  auto same = same_mount(parent, held.look(), relative);
   if (!same.ok()) return same.take_error();
-  auto still = held.beneath(parent, "openat", relative);
+  auto still = held.prove(parent, "openat", relative);
   if (!still.ok()) return still.take_error();
-  int raw = retry_eintr([&] { return ::fcntl(held.fd(), F_DUPFD_CLOEXEC, 0); });
+  int proven = still.value().fd();
+  int raw = retry_eintr([&] { return ::fcntl(proven, F_DUPFD_CLOEXEC, 0); });
   if (raw < 0) return sys_error(errno, "fcntl", relative);
   Fd fd(raw);
   auto identity = identify_fd(fd.get(), relative);
@@ -34,9 +36,9 @@ Result<std::shared_ptr<Root>> Root::pin_beneath(const Root& parent, const std::s
   if (!mount.ok()) return mount.take_error();
   const std::string& joined = lexed.value().joined();
   std::string path = joined.empty() ? parent.path() : parent.path() + "/" + joined;
-  // The parent's strategy: it was chosen (and probed) for this kernel already.
-  return std::shared_ptr<Root>(
-      new Root(std::move(fd), identity.value(), mount.value(), std::move(path), parent.strategy()));
+  // The parent's strategy (chosen, and probed, for this kernel already) and its treatment of links.
+  return std::shared_ptr<Root>(new Root(std::move(fd), identity.value(), mount.value(),
+                                        std::move(path), parent.strategy(), parent.links()));
 }
 
 }  // namespace pinnedfs

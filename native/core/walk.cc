@@ -21,16 +21,20 @@ bool mutates(int flags) {
   return (flags & (O_CREAT | O_TRUNC)) != 0 || (flags & O_ACCMODE) != O_RDONLY;
 }
 
-// Descending never leaves a mount once crossed, so the object's mount says it all.
-Result<Fd> on_root_mount(const Root& root, Result<Fd> fd, const std::string& shown) {
-  if (!fd.ok()) return fd;
+// What the leaf's open in `dirfd` answered, judged by the object's mount: descending never leaves
+// a mount once crossed, so the object's mount says it all. A leaf that could not be opened as asked
+// may itself be a mount point (a write open of one is EISDIR): then the mount refusal is the answer.
+Result<Fd> leaf_on_root_mount(const Root& root, int dirfd, const std::string& leaf, Result<Fd> fd,
+                              const std::string& shown) {
+  if (!fd.ok()) return mount_leaf(root, dirfd, leaf, fd.take_error(), shown, shown);
   auto same = same_mount(root, fd.value().get(), shown);
   if (!same.ok()) return same.take_error();
   return fd;
 }
 
 // The walk itself, handing back what it holds as a handle to be proven before any act through it.
-// Its mount is not checked: a read through it checks the object's, an act checks it first.
+// Each directory it opens is checked to be on the root's mount before anything in it is looked up,
+// so that no refusal depends on what lies behind a mount point (core/resolve.h).
 Result<Held> walk_dirs(const Root& root, const LexedPath& path, std::size_t count) {
   Fd cur;
   for (std::size_t i = 0; i < count; ++i) {
@@ -38,6 +42,8 @@ Result<Held> walk_dirs(const Root& root, const LexedPath& path, std::size_t coun
                            kDirHandleFlags, 0, path.joined(i + 1));
     if (!next.ok()) return next.take_error();
     cur = next.take();
+    auto same = pinnedfs::on_root_mount(root, cur.get(), path.joined(i + 1), path.joined());
+    if (!same.ok()) return same.take_error();
   }
   return Held::unproven(std::move(cur), path.joined(count));
 }
@@ -59,15 +65,18 @@ Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode
   }
   std::string shown = path.joined();
   std::size_t n = path.parts.size();
-  if (n == 1)
-    return on_root_mount(root, open_child(root, root.fd(), path.leaf(), flags, mode, shown), shown);
+  if (n == 1) {
+    return leaf_on_root_mount(root, root.fd(), path.leaf(),
+                              open_child(root, root.fd(), path.leaf(), flags, mode, shown), shown);
+  }
   auto dir = walk_dirs(root, path, n - 1);
   if (!dir.ok()) return dir.take_error();
   if (!mutates(flags)) {
     // Only looking: nothing is changed through the parent, and what is opened is judged by its own
     // checks (its mount here; links, kind, identity in the operation).
-    return on_root_mount(
-        root, open_child(root, dir.value().look(), path.leaf(), flags, mode, shown), shown);
+    int in = dir.value().look();
+    return leaf_on_root_mount(root, in, path.leaf(),
+                              open_child(root, in, path.leaf(), flags, mode, shown), shown);
   }
   // Creating or writing in a directory the walk holds: on the root's mount, and the held handle's
   // proof, as every act through a kept directory takes it, before the leaf is opened (and perhaps
@@ -77,7 +86,7 @@ Result<Fd> open_beneath(const Root& root, const LexedPath& path, int flags, mode
   auto fd = dir.value().act(root, "openat", shown, [&](int dirfd) {
     return open_child(root, dirfd, path.leaf(), flags, mode, shown);
   });
-  return on_root_mount(root, std::move(fd), shown);
+  return leaf_on_root_mount(root, dir.value().look(), path.leaf(), std::move(fd), shown);
 }
 
 }  // namespace pinnedfs::walk

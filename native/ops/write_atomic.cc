@@ -161,7 +161,9 @@ Status check_target(const Root& root, int dirfd, const std::string& leaf, const 
   // wx answers what open(O_CREAT|O_EXCL) answers for anything at the name, a link included.
   if (exclusive) return sys_error(EEXIST, "open", shown);
   if (S_ISLNK(t->st.st_mode)) return symlink_refusal("open", shown, leaf);
-  if (S_ISDIR(t->st.st_mode)) return sys_error(EISDIR, "open", shown);
+  if (S_ISDIR(t->st.st_mode)) {
+    return mount_leaf(root, dirfd, leaf, sys_error(EISDIR, "open", shown), shown, shown);
+  }
   // Replacing a hard-linked name would not write the other name, so nothing outside would change.
   // We refuse all the same: the contract promises a hard-linked file is never written, a plain
   // write refuses it, and silently splitting the link (a pnpm store, a backup) loses the sharing

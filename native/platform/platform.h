@@ -76,6 +76,12 @@ int kernel_probe(int rootfd);
 // Opens `relative` (".."-free, no trailing '/', "." for the root itself) beneath `dirfd`.
 Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t mode,
                        const std::string& shown_path);
+// Whether this platform's kernel can follow links confined beneath a directory in one call (Linux
+// openat2 RESOLVE_BENEATH without RESOLVE_NO_SYMLINKS; macOS O_NOFOLLOW_ANY cannot), and that open:
+// a link is followed while it stays beneath `dirfd`, never through a magic link or a mount.
+bool kernel_follows_within();
+Result<Fd> kernel_open_within(int dirfd, const std::string& relative, int flags, mode_t mode,
+                              const std::string& shown_path);
 
 // Whether unlink(2) of `name` in `dirfd` failed with `err` because the entry is a directory.
 // Linux answers EISDIR; macOS answers EPERM, which a permission refusal also gives, so there the

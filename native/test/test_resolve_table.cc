@@ -245,6 +245,21 @@ TEST(resolver_table_refuses_a_mount_point_under_both_strategies) {
         }
       }
     }
+    // A root that follows links within: a link to the mount point is no way through it.
+    ::symlink("mnt", (w.root + "/tomnt").c_str());
+    const Row through =
+        refuse("a link to the bind mount", "tomnt/secret", Open::Read, Refusal::Escape, EXDEV);
+    for (Strategy s : test::strategies()) {
+      auto root = Root::pin(w.root, s, Links::Within);
+      if (!root.ok()) _exit(3);
+      std::string problem = check_row(w, *root.value(), through);
+      if (problem.empty() && !resolve(*root.value(), through.path, through.how).error().mount)
+        problem = "refused, but not as a mount point";
+      if (!problem.empty()) {
+        report(s, through, problem);
+        ++wrong;
+      }
+    }
     std::fflush(nullptr);
     _exit(wrong == 0 ? 0 : 1);
   }
@@ -258,4 +273,64 @@ TEST(resolver_table_refuses_a_mount_point_under_both_strategies) {
     return;
   }
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+// The same table's shape for a root pinned with Links::Within: links are followed while their
+// resolution stays beneath the root (on the way always; as the final component of a read only),
+// and what leaves the root (an absolute text, a ".." climbing out), loops, or names a /proc magic
+// link is refused alike by openat2 (RESOLVE_BENEATH without RESOLVE_NO_SYMLINKS) and by the walk's
+// own in-root resolution.
+TEST(resolver_table_within_answers_every_case_alike_under_both_strategies) {
+  World w = build();
+  ::symlink("../f", (w.root + "/d/up").c_str());
+  ::symlink("../../../outside/secret", (w.root + "/d/e/upup").c_str());
+  ::symlink("dir", (w.root + "/dir2").c_str());
+  ::symlink("loop", (w.root + "/loop").c_str());
+  ::symlink("nope", (w.root + "/dangle").c_str());
+  ::symlink("e/../../d/e", (w.root + "/d/twist").c_str());
+  const std::vector<Row> rows = {
+      reach("final link read is followed", "rel", Open::Read, "f"),
+      reach("final link as an object is the link", "rel", Open::Object, "rel"),
+      reach("intermediate relative link", "dir/e/g", Open::Read, "d/e/g"),
+      reach("intermediate link, object handle", "dir/e/g", Open::Object, "d/e/g"),
+      reach("intermediate link, directory handle", "dir/e", Open::Dir, "d/e"),
+      reach("a link to a link", "dir2/e/g", Open::Read, "d/e/g"),
+      reach("dotdot after a link is physical", "dir/../f", Open::Read, "f"),
+      reach("dotdot after a followed link and back", "dir/e/../e/g", Open::Read, "d/e/g"),
+      reach("dotdot in the link text, inside", "d/up", Open::Read, "f"),
+      reach("dotdot chain in the link text, inside", "d/twist/g", Open::Read, "d/e/g"),
+      reach("plain paths unchanged", "d/e/g", Open::Read, "d/e/g"),
+      reach("the root", "", Open::Dir, ""),
+      refuse("final link not followed for a directory handle", "dir", Open::Dir, Refusal::Symlink,
+             ELOOP),
+      refuse("final absolute link read", "abs", Open::Read, Refusal::Escape, EXDEV),
+      refuse("intermediate absolute link", "absdir/e", Open::Dir, Refusal::Escape, EXDEV),
+      refuse("intermediate link leaving by dotdot", "out/secret", Open::Read, Refusal::Escape,
+             EXDEV),
+      refuse("dotdot chain in the link text leaving", "d/e/upup", Open::Read, Refusal::Escape,
+             EXDEV),
+      refuse("final link to a proc magic link read", "procfd", Open::Read, Refusal::Escape, EXDEV),
+      refuse("link to /proc as a directory", "proc/etc", Open::Dir, Refusal::Escape, EXDEV),
+      refuse("a link loop", "loop/x", Open::Read, Refusal::Symlink, ELOOP),
+      refuse("a final link loop read", "loop", Open::Read, Refusal::Symlink, ELOOP),
+      refuse("missing behind a link", "dir/nope", Open::Read, Refusal::None, ENOENT),
+      refuse("dangling final link read", "dangle", Open::Read, Refusal::None, ENOENT),
+      refuse("dotdot above the root", "..", Open::Dir, Refusal::Escape, EXDEV),
+      refuse("file used as a directory behind a link", "dir/e/g/x", Open::Read, Refusal::None,
+             ENOTDIR),
+  };
+  int wrong = 0;
+  for (Strategy s : test::strategies()) {
+    auto root = Root::pin(w.root, s, Links::Within);
+    CHECK(root.ok());
+    CHECK(root.value()->links() == Links::Within);
+    for (const Row& row : rows) {
+      std::string problem = check_row(w, *root.value(), row);
+      if (!problem.empty()) {
+        report(s, row, problem);
+        ++wrong;
+      }
+    }
+  }
+  CHECK(wrong == 0);
 }

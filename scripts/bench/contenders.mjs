@@ -36,6 +36,7 @@ export const nodeFs = (root) => {
     name: "node:fs/promises",
     strategy: "-",
     readFile: (rel) => fsp.readFile(abs(rel)),
+    readFileWithin: (rel) => fsp.readFile(abs(rel)),
     // The protocol rows compare the client's three requests with one plain read.
     protocolRead: (rel) => fsp.readFile(abs(rel)),
     // The kernel's readFileString row is compared with one plain read of the bytes: what a caller
@@ -86,10 +87,12 @@ export const nodeFsSync = (root) => {
 export const pinnedRoot = async (root, strategy) => {
   const { PinnedRoot } = await load("index.js")
   const r = await PinnedRoot.open(root, { strategy })
+  const within = await PinnedRoot.open(root, { strategy, symlinks: "within" })
   return {
     name: "PinnedRoot",
     strategy,
     readFile: (rel) => r.readFile(rel),
+    readFileWithin: (rel) => within.readFile(rel),
     stat: (rel) => r.stat(rel),
     exists: (rel) => r.exists(rel),
     // The default: a temporary beside the target, renamed over it (crash-safe, not fsynced).
@@ -122,6 +125,9 @@ export const pinnedRoot = async (root, strategy) => {
       }
     },
     streamRead: (rel, size) => drain(r.createReadStream(rel), size),
-    close: () => r.close()
+    close: () => {
+      r.close()
+      within.close()
+    }
   }
 }

@@ -3,7 +3,7 @@ import { rereadScenarios } from "./reread.mjs"
 import { handleScenarios } from "./scenario-handles.mjs"
 import { copyFile1m, copyFile4k, cpTree } from "./scenario-copy.mjs"
 import { mkdirsChain, mkdirsLargest } from "./scenario-mkdirs.mjs"
-import { DEEP, SHALLOW } from "./trees.mjs"
+import { DEEP, LINKED, SHALLOW } from "./trees.mjs"
 
 const payload = Buffer.alloc(4096, 0x62)
 const mebibyte = Buffer.alloc(1 << 20, 0x63)
@@ -128,7 +128,14 @@ export const scenarios = [
   copyFile1m,
   cpTree,
   ...rereadScenarios,
-  ...handleScenarios
+  ...handleScenarios,
+  // links within the root
+  {
+    id: "read-4k-link-within",
+    title: "read 4 KiB through an in-root link on the way, depth 8 (symlinks: within)",
+    needs: "readFileWithin",
+    unit: (c) => () => c.readFileWithin(LINKED)
+  }
 ]
 
 export const manyFiles = many

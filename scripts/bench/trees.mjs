@@ -6,6 +6,8 @@ import * as path from "node:path"
 
 export const DEEP = "a/b/c/d/e/f/g/file.txt" // depth 8 (eight components)
 export const SHALLOW = "file.txt" // depth 1
+// DEEP's file through the in-root link `linked -> a/b/c/d`: a read with `symlinks: "within"`.
+export const LINKED = "linked/e/f/g/file.txt"
 
 const content = Buffer.alloc(4096, 0x61)
 
@@ -20,6 +22,7 @@ export const makeTrees = ({ globFiles = 10_000, dirEntries = 1_000, removeFiles 
   }
   w(SHALLOW)
   w(DEEP)
+  fs.symlinkSync("a/b/c/d", path.join(root, "linked"))
   for (let i = 0; i < 256; i++) w(`many/f${String(i).padStart(3, "0")}.txt`)
   for (let i = 0; i < dirEntries; i++) w(`list/e${i}.txt`, "x")
   // A source-like tree: 100 directories, a mix of .ts and other files, some nesting.

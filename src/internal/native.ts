@@ -126,7 +126,7 @@ export interface NativeRequest {
 }
 
 export interface NativeBinding {
-  pin(path: string, strategy: "auto" | "openat2" | "walk"): Promise<NativeRootHandle>
+  pin(path: string, strategy: "auto" | "openat2" | "walk", symlinks?: "refuse" | "within"): Promise<NativeRootHandle>
   /** `"dev:ino"` of the directory a trusted path names (what the confinement anchors record). */
   identify(path: string): Promise<string>
   /**

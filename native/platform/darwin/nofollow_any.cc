@@ -65,4 +65,14 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
   return sys_error(err, "openat", shown_path);
 }
 
+// O_NOFOLLOW_ANY refuses every link: links within the root are resolved by the core's own
+// in-root resolution instead (core/resolve.cc), one held directory at a time.
+bool kernel_follows_within() {
+  return false;
+}
+
+Result<Fd> kernel_open_within(int, const std::string&, int, mode_t, const std::string& shown_path) {
+  return sys_error(ENOSYS, "openat", shown_path);
+}
+
 }  // namespace pinnedfs::platform

@@ -128,4 +128,42 @@ Result<Fd> kernel_open(int dirfd, const std::string& relative, int flags, mode_t
   }
 }
 
+// Links within the root: RESOLVE_BENEATH still refuses any step above `dirfd` (an absolute link
+// text, a ".." climbing out), and re-checks at the end; RESOLVE_NO_MAGICLINKS and RESOLVE_NO_XDEV
+// stay. Only RESOLVE_NO_SYMLINKS is dropped, and O_NOFOLLOW, so a final link is followed too.
+bool kernel_follows_within() {
+  return true;
+}
+
+Result<Fd> kernel_open_within(int dirfd, const std::string& relative, int flags, mode_t mode,
+                              const std::string& shown_path) {
+  constexpr std::uint64_t kWithin = kResolveBeneath | kResolveNoMagicLinks | kResolveNoXdev;
+  long fd = -1;
+  int err = 0;
+  int f = (flags & ~O_NOFOLLOW) | O_CLOEXEC;
+  for (int attempt = 0;; ++attempt) {
+    fd = retry_eintr([&] { return raw_openat2(dirfd, relative.c_str(), f, mode, kWithin); });
+    if (fd >= 0) return Fd(static_cast<int>(fd));
+    err = errno;
+    if (err == EAGAIN && attempt < kEagainRetries) continue;
+    break;
+  }
+  switch (err) {
+    case ELOOP: {
+      Error e = symlink_refusal("openat2", shown_path, {});
+      e.description = "too many levels of symbolic links, or a link to a /proc magic link";
+      return e;
+    }
+    case EXDEV: {
+      // A mount on the way, or a link (or "..") that would leave the root. Only a mount names a
+      // place; the search for it follows nothing (explain_exdev looks with no link followed).
+      Error e = explain_exdev(dirfd, relative, shown_path);
+      if (!e.mount) e.description = "path escapes the root (a link or '..' that leads out of it)";
+      return e;
+    }
+    default:
+      return sys_error(err, "openat2", shown_path);
+  }
+}
+
 }  // namespace pinnedfs::platform
