@@ -13,6 +13,7 @@ import { Confinement, type UnixSockets } from "../../src/confine/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { stagePackage } from "./support/stage.ts"
 import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
+import { skipUnless } from "../support/skip.ts"
 
 const servers: Array<net.Server> = []
 afterEach(async () => {
@@ -117,8 +118,8 @@ it("pinnedfs run --unix-sockets host|none; a bad value is a usage error (2)", as
 
 // System V IPC: a message queue the user made outside is not the child's to see or use.
 const haveIpc = ["ipcmk", "ipcs", "ipcrm"].every((t) => fs.existsSync(`/usr/bin/${t}`))
-if (!haveIpc) console.log("skipped the System V IPC case: no ipcmk/ipcs/ipcrm (util-linux)")
-it.runIf(haveIpc)("a System V message queue of the user's is out of the child's reach (an IPC namespace of its own)", async () => {
+it("a System V message queue of the user's is out of the child's reach (an IPC namespace of its own)", async (ctx) => {
+  skipUnless(ctx, haveIpc, "no ipcmk/ipcs/ipcrm (util-linux)")
   const t = sandboxTree()
   const made = /(\d+)/.exec((await exec("ipcmk", ["-Q"])).stdout)
   expect(made).not.toBeNull()

@@ -13,6 +13,7 @@ import { stagePackage } from "./support/stage.ts"
 import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
 import { asRoot, NOBODY } from "../support/ids.ts"
 import { nodeForNobody } from "../support/nobody.ts"
+import { skipUnless } from "../support/skip.ts"
 
 const ids = asRoot ? { uid: NOBODY, gid: NOBODY } : {}
 
@@ -57,7 +58,6 @@ const why = bwrapWorks
 let cli = ""
 beforeAll(() => {
   cli = path.join(stagePackage(), "fixtures", "cli.mjs")
-  if (!bwrapWorks) console.warn(`unprivileged confinement not tested: ${why}`)
 })
 
 const pinnedfs = (t: SandboxTree, args: ReadonlyArray<string>) =>
@@ -79,7 +79,8 @@ describe("confinement as an unprivileged user", () => {
     if (asRoot) expect(bwrapWorks, why).toBe(true) // this machine was checked to have them
   })
 
-  it.skipIf(!bwrapWorks)("the child cannot write .git/config, read the key or write outside; its edits land", async () => {
+  it("the child cannot write .git/config, read the key or write outside; its edits land", async (ctx) => {
+    skipUnless(ctx, bwrapWorks, why)
     const t = openTree()
     const r = await pinnedfs(t, [
       "run",
@@ -98,7 +99,8 @@ describe("confinement as an unprivileged user", () => {
     expect(t.read("outside/keep.txt")).toBe("outside\n")
   })
 
-  it.skipIf(!bwrapWorks || !asRoot)("a tree discovery cannot read is protected whole: the child cannot open it up", async () => {
+  it("a tree discovery cannot read is protected whole: the child cannot open it up", async (ctx) => {
+    skipUnless(ctx, bwrapWorks && asRoot, bwrapWorks ? "only root can close a tree to discovery" : why)
     const t = openTree()
     t.write("ws/private/.git/config", "[core]\n")
     fs.chmodSync(t.at("ws/private/.git/config"), 0o666)
@@ -121,7 +123,8 @@ describe("confinement as an unprivileged user", () => {
     expect(t.read("ws/private/.git/config")).toBe("[core]\n")
   })
 
-  it.skipIf(!bwrapWorks)("a missing .git is made by nobody, cannot be written in, and is removed afterwards", async () => {
+  it("a missing .git is made by nobody, cannot be written in, and is removed afterwards", async (ctx) => {
+    skipUnless(ctx, bwrapWorks, why)
     const t = openTree()
     fs.rmSync(t.at("ws/.git"), { recursive: true })
     const r = await pinnedfs(t, [
@@ -138,7 +141,8 @@ describe("confinement as an unprivileged user", () => {
     expect(fs.existsSync(t.at("ws/.git"))).toBe(false)
   })
 
-  it.skipIf(!bwrapWorks)("an inherited descriptor, an agent's socket and the host's network are out of the child's reach", async () => {
+  it("an inherited descriptor, an agent's socket and the host's network are out of the child's reach", async (ctx) => {
+    skipUnless(ctx, bwrapWorks, why)
     const t = openTree()
     // A host service on a Unix socket anyone may connect to (the agent) and one on 127.0.0.1.
     let received = ""

@@ -13,10 +13,10 @@ import { sandboxAvailable } from "../../src/confine/index.ts"
 import { registerScratch, scratch } from "../support/tree.ts"
 import { useCli } from "./support/cli.ts"
 import { disk } from "./support/workspace.ts"
+import { skipUnless, sandboxWhy } from "../support/skip.ts"
 
 const pinnedfs = useCli("cli-output")
 const sandbox = await sandboxAvailable()
-if (!sandbox.available) console.warn(`test/dev/cli-output.test.ts: --confine cases skipped: ${sandbox.reason}`)
 
 /** A fixer script outside the workspace, run as `node SCRIPT FILES...`. */
 const script = (body: string): string => {
@@ -216,7 +216,8 @@ describe("pinnedfs fix: stopping and rolling back", () => {
     expect(kept.stdout).not.toMatch(/^restored:/m)
   })
 
-  it.skipIf(!sandbox.available)("--confine --may-create NEWS.md: NEWS.md and the files in scope are all it can write", async () => {
+  it("--confine --may-create NEWS.md: NEWS.md and the files in scope are all it can write", async (ctx) => {
+    skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
     const s = scratch()
     s.make({ "src/a.ts": "a\n", "secret.txt": "secret\n", "package.json": "{}\n" })
     const fixer = script(

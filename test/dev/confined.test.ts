@@ -12,16 +12,16 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { describe, expect, it } from "vitest"
+import { beforeEach, describe, expect, it } from "vitest"
 import { confinedSpawner, Confinement, sandboxAvailable } from "../../src/confine/index.ts"
 import { acquire, approveAll, eslintFixer, externalFixer, Plan, Step } from "../../src/dev/index.ts"
 import { strategies } from "../support/strategies.ts"
 import type { Scratch } from "../support/tree.ts"
 import { eslintConfig, tools } from "./support/tools.ts"
 import { disk, expectDiskEqualsWorkspace, openPolicy, setup } from "./support/workspace.ts"
+import { skipUnless, sandboxWhy } from "../support/skip.ts"
 
 const sandbox = await sandboxAvailable()
-if (!sandbox.available) console.warn(`test/dev/confined.test.ts: sandbox cases skipped: ${sandbox.reason}`)
 
 const aSource = "var x: number = 1\nlet y = 2\nif (x) y++\nexport const o = { x: x, y }\n"
 const bSource = "let z: string = 'a'\nexport { z }\n"
@@ -83,7 +83,8 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
     Step.fix("stray", externalFixer({ command: "/bin/sh", args: ["-c", stray, "stray"], scope, confine }))
   ]
 
-  describe.skipIf(!sandbox.available)("in the sandbox", () => {
+  describe("in the sandbox", () => {
+    beforeEach((ctx) => skipUnless(ctx, sandbox.available, sandboxWhy(sandbox)))
     it("edit(a.ts) → eslint --fix → write → prettier --write → check, the tools confined, ends with disk and workspace equal", async () => {
       const { s, ws, run, confinement } = await start()
       const c = confinement()
