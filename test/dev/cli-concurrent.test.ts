@@ -13,19 +13,14 @@ import { afterAll, describe, expect, it } from "vitest"
 import { scratch } from "../support/tree.ts"
 import { useCli } from "./support/cli.ts"
 import { disk } from "./support/workspace.ts"
+import { fixerScript } from "./support/fixer.ts"
 
 const pinnedfs = useCli("cli-concurrent")
 const dirs: Array<string> = []
 afterAll(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true })
 })
-const script = (body: string): string => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-fixer-"))
-  dirs.push(dir)
-  const file = path.join(dir, "fixer.cjs")
-  fs.writeFileSync(file, `const fs = require("fs")\nconst files = process.argv.slice(2)\n${body}\n`)
-  return file
-}
+const script = fixerScript
 
 describe("pinnedfs fix twice at once on one workspace", () => {
   it("the second is refused while the first runs; the first's rollback then loses nobody's edit", async () => {

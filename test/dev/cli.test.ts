@@ -14,6 +14,7 @@ import { eslintConfig, repo, tools } from "./support/tools.ts"
 import { transpileSources } from "./support/transpile.ts"
 import { disk } from "./support/workspace.ts"
 import { sandboxWhy, skipUnless } from "../support/skip.ts"
+import { fixerScript } from "./support/fixer.ts"
 
 let cli = ""
 let cleanup = (): void => {}
@@ -29,14 +30,7 @@ const pinnedfs = (args: ReadonlyArray<string>, options: { cwd?: string; bin?: st
 
 const sandbox = await sandboxAvailable()
 
-/** A fixer script outside the workspace, run as `node SCRIPT FILES...`. */
-const script = (body: string): string => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-fixer-"))
-  registerScratch(dir) // removed after the test, with its scratch workspace
-  const file = path.join(dir, "fixer.cjs")
-  fs.writeFileSync(file, `const fs = require("fs")\nconst files = process.argv.slice(2)\n${body}\n`)
-  return file
-}
+const script = fixerScript
 
 describe("pinnedfs (the bin)", () => {
   it("--help lists fix; fix --help explains the scope, the workspace, -- and the child-process limit", async () => {
