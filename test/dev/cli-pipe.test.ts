@@ -1,3 +1,9 @@
+/**
+ * The `pinnedfs` bin writing into a pipe whose reader has gone (`pinnedfs fix --help | head -1`,
+ * `pinnedfs fix … | head -1`, a terminal closed under a run): no stack trace, help exits 0, and a
+ * run's lost output loses nothing else: the fixer still runs to its end, the scope is re-read, a
+ * failed step is still rolled back, and the status is the run's own.
+ */
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
