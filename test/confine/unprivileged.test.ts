@@ -63,6 +63,9 @@ beforeAll(() => {
 const pinnedfs = (t: SandboxTree, args: ReadonlyArray<string>) =>
   exec(nodeForNobody(), [cli, ...args], { ...ids, cwd: t.ws, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } })
 
+/** `pinnedfs run --verbose` of a shell script. */
+const runVerbose = (t: SandboxTree, script: string) => pinnedfs(t, ["run", "--verbose", "--", "/bin/sh", "-c", script])
+
 /** A tree whose protected files nobody could change or read on the host, were it not for the sandbox. */
 const openTree = () => {
   const t = sandboxTree()
@@ -106,14 +109,10 @@ describe("confinement as an unprivileged user", () => {
     fs.chmodSync(t.at("ws/private/.git/config"), 0o666)
     fs.chownSync(t.at("ws/private"), NOBODY, NOBODY)
     fs.chmodSync(t.at("ws/private"), 0o000) // nobody's own directory: nobody could chmod it back
-    const r = await pinnedfs(t, [
-      "run",
-      "--verbose",
-      "--",
-      "/bin/sh",
-      "-c",
+    const r = await runVerbose(
+      t,
       "chmod 755 private || echo chmod-denied; echo x >> private/.git/config || echo git-denied; echo ok > mine && echo edit-ok"
-    ])
+    )
     expect(r.stderr).toContain(`read-only     ${t.at("ws/private")}  (unreadable tree)`)
     expect(r.stdout).toContain("chmod-denied")
     expect(r.stdout).toContain("git-denied")
@@ -127,14 +126,7 @@ describe("confinement as an unprivileged user", () => {
     skipUnless(ctx, bwrapWorks, why)
     const t = openTree()
     fs.rmSync(t.at("ws/.git"), { recursive: true })
-    const r = await pinnedfs(t, [
-      "run",
-      "--verbose",
-      "--",
-      "/bin/sh",
-      "-c",
-      "echo ref > .git/HEAD || echo head-denied; echo edit >> src.txt && echo edit-ok"
-    ])
+    const r = await runVerbose(t, "echo ref > .git/HEAD || echo head-denied; echo edit >> src.txt && echo edit-ok")
     expect(r.stderr).toContain(`made empty    ${t.at("ws/.git")}`)
     expect(r.stdout).toContain("head-denied")
     expect(r.stdout).toContain("edit-ok")
