@@ -12,8 +12,9 @@ if (belowFloor()) {
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // One temporary directory per run, checked empty at the end (test/support/run-tmpdir.ts).
-    globalSetup: ["./test/support/run-tmpdir.ts"],
+    // One transpile of src/ shared by the run (test/support/transpile-cache.ts), and one temporary
+    // directory per run, checked empty at the end (test/support/run-tmpdir.ts).
+    globalSetup: ["./test/support/transpile-cache.ts", "./test/support/run-tmpdir.ts"],
     // Separate processes: the addon, seccomp filters and descriptor counts are per process.
     pool: "forks",
     // At least two files at a time. vitest's default is cores - 1, which on two cores is one file

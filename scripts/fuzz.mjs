@@ -15,17 +15,11 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { option as optionOf, secondsOption } from "./options.mjs"
 
 const argv = process.argv.slice(2)
-const option = (name, fallback) => {
-  const at = argv.indexOf(`--${name}`)
-  return at >= 0 && argv[at + 1] !== undefined ? argv[at + 1] : fallback
-}
-const seconds = Number(option("seconds", "60"))
-if (!Number.isFinite(seconds) || seconds <= 0) {
-  console.error("--seconds must be a positive number")
-  process.exit(2)
-}
+const option = (name, fallback) => optionOf(argv, name, fallback)
+const seconds = secondsOption(argv, "60")
 const jobs = Number(option("jobs", "1"))
 if (!Number.isInteger(jobs) || jobs < 1) {
   console.error("--jobs must be a positive integer")

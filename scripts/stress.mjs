@@ -9,22 +9,16 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { option as optionOf, secondsOption } from "./options.mjs"
 import { buildAttacker, raceOps, runCell } from "./race/run.mjs"
 import { raceTargets } from "./race/targets.mjs"
 
 const argv = process.argv.slice(2)
-const option = (name, fallback) => {
-  const at = argv.indexOf(`--${name}`)
-  return at >= 0 && argv[at + 1] !== undefined ? argv[at + 1] : fallback
-}
-const seconds = Number(option("seconds", "60"))
+const option = (name, fallback) => optionOf(argv, name, fallback)
+const seconds = secondsOption(argv, "60")
 const onlyOps = option("ops", "")?.split(",").filter(Boolean) ?? []
 const onlyAttacks = option("attacks", "")?.split(",").filter(Boolean) ?? []
 const jsonFile = option("json", undefined)
-if (!Number.isFinite(seconds) || seconds <= 0) {
-  console.error("--seconds must be a positive number")
-  process.exit(2)
-}
 
 const repo = path.resolve(fileURLToPath(new URL("..", import.meta.url)))
 if (!fs.existsSync(path.join(repo, "dist", "index.js"))) {

@@ -122,35 +122,24 @@ export const rereadNode = (root) => {
   }
 }
 
+/** A re-read of all FILES after the fixer ran, the envelope naming them (`named`) or globbing them (`scope`). */
+const rereadScenario = (kind, title) => ({
+  id: `reread-1000-${kind}`,
+  title,
+  needs: "rereadEnvelope",
+  ops: FILES,
+  rounds: 5,
+  minMs: 300,
+  unit: (c, trees) => ({
+    before: () => {
+      ensureTree(trees.root)
+      fixer(trees.root)
+    },
+    run: () => c.rereadEnvelope(kind)
+  })
+})
+
 export const rereadScenarios = [
-  {
-    id: "reread-1000-named",
-    title: "dev re-read, 1,000 named files",
-    needs: "rereadEnvelope",
-    ops: FILES,
-    rounds: 5,
-    minMs: 300,
-    unit: (c, trees) => ({
-      before: () => {
-        ensureTree(trees.root)
-        fixer(trees.root)
-      },
-      run: () => c.rereadEnvelope("named")
-    })
-  },
-  {
-    id: "reread-1000-scope",
-    title: "dev re-read, 1,000 files by scope glob",
-    needs: "rereadEnvelope",
-    ops: FILES,
-    rounds: 5,
-    minMs: 300,
-    unit: (c, trees) => ({
-      before: () => {
-        ensureTree(trees.root)
-        fixer(trees.root)
-      },
-      run: () => c.rereadEnvelope("scope")
-    })
-  }
+  rereadScenario("named", "dev re-read, 1,000 named files"),
+  rereadScenario("scope", "dev re-read, 1,000 files by scope glob")
 ]

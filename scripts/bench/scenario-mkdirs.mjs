@@ -11,6 +11,23 @@ const DEPTH = 1980
 const LEAVES = 200
 const CHAIN = Array.from({ length: DEPTH }, () => "d").join("/")
 
+/**
+ * A scenario's unit that runs `run(c, dir)` each round in a directory of its own under out/ (named
+ * by `prefix`, the contender and a counter, short: the deepest leaf must stay under PATH_MAX with
+ * the workspace path in front), removing the previous round's untimed.
+ */
+const freshDirectory = (prefix, run) => (c, trees) => {
+  let n = 0
+  let dir
+  return {
+    before: () => {
+      if (dir && trees) execFileSync("rm", ["-rf", path.join(trees.root, dir)])
+      dir = `out/${prefix}${c.name.length}${c.strategy[0]}${n++}`
+    },
+    run: () => run(c, dir)
+  }
+}
+
 export const mkdirsChain = {
   id: "mkdirs-chain",
   title: "mkdirs, 1,980-level chain + 200 leaves (ops = directories)",
@@ -19,22 +36,12 @@ export const mkdirsChain = {
   rounds: 3,
   minMs: 0,
   warmupMs: 0,
-  unit: (c, trees) => {
-    let n = 0
-    let dir
-    return {
-      before: () => {
-        if (dir && trees) execFileSync("rm", ["-rf", path.join(trees.root, dir)])
-        // Short: the deepest leaf must stay under PATH_MAX with the workspace path in front.
-        dir = `out/k${c.name.length}${c.strategy[0]}${n++}`
-      },
-      run: () =>
-        c.mkdirsPlan([
-          { path: `${dir}/${CHAIN}`, mode: 0o755 },
-          ...Array.from({ length: LEAVES }, (_, i) => ({ path: `${dir}/${CHAIN}/l${i}`, mode: 0o755 }))
-        ])
-    }
-  }
+  unit: freshDirectory("k", (c, dir) =>
+    c.mkdirsPlan([
+      { path: `${dir}/${CHAIN}`, mode: 0o755 },
+      ...Array.from({ length: LEAVES }, (_, i) => ({ path: `${dir}/${CHAIN}/l${i}`, mode: 0o755 }))
+    ])
+  )
 }
 
 // The largest plan one call accepts: four 1,023-level chains under one new directory (4,093
@@ -51,15 +58,5 @@ export const mkdirsLargest = {
   rounds: 3,
   minMs: 0,
   warmupMs: 0,
-  unit: (c, trees) => {
-    let n = 0
-    let dir
-    return {
-      before: () => {
-        if (dir && trees) execFileSync("rm", ["-rf", path.join(trees.root, dir)])
-        dir = `out/q${c.name.length}${c.strategy[0]}${n++}`
-      },
-      run: () => c.mkdirsPlan([0, 1, 2, 3].map((j) => ({ path: `${dir}/c${j}/${QUARTER}`, mode: 0o755 })))
-    }
-  }
+  unit: freshDirectory("q", (c, dir) => c.mkdirsPlan([0, 1, 2, 3].map((j) => ({ path: `${dir}/c${j}/${QUARTER}`, mode: 0o755 }))))
 }

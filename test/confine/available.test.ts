@@ -7,29 +7,28 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { expect, it } from "vitest"
 import { sandboxAvailable } from "../../src/confine/index.ts"
+import { skipUnless } from "../support/skip.ts"
 
-if (process.platform !== "linux") console.log("skipped sandboxAvailable's Linux answers: bubblewrap is Linux's")
-else if (!fs.existsSync("/usr/bin/bwrap")) console.log("skipped the available answer: no /usr/bin/bwrap here (apt-get install bubblewrap)")
-it.runIf(process.platform === "linux" && fs.existsSync("/usr/bin/bwrap"))(
-  "answers available with the bubblewrap it used when a sandbox can be built",
-  async () => {
-    expect(await sandboxAvailable({ bwrap: "/usr/bin/bwrap" })).toEqual({
-      available: true,
-      sandbox: "bubblewrap",
-      executable: "/usr/bin/bwrap"
-    })
-  }
-)
+it("answers available with the bubblewrap it used when a sandbox can be built", async (ctx) => {
+  skipUnless(
+    ctx,
+    process.platform === "linux" && fs.existsSync("/usr/bin/bwrap"),
+    process.platform !== "linux" ? "bubblewrap is Linux's" : "no /usr/bin/bwrap here (apt-get install bubblewrap)"
+  )
+  expect(await sandboxAvailable({ bwrap: "/usr/bin/bwrap" })).toEqual({
+    available: true,
+    sandbox: "bubblewrap",
+    executable: "/usr/bin/bwrap"
+  })
+})
 
-it.runIf(process.platform === "linux")(
-  "answers unavailable, saying why, for a missing bubblewrap and for one that cannot build a sandbox",
-  async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-nobwrap-"))
-    const missing = path.join(dir, "bwrap")
-    expect(await sandboxAvailable({ bwrap: missing })).toEqual({ available: false, reason: `bubblewrap is not executable at '${missing}'` })
-    fs.rmdirSync(dir)
-    const failing = await sandboxAvailable({ bwrap: "/bin/false" })
-    expect(failing.available).toBe(false)
-    expect(!failing.available && failing.reason).toMatch(/^bubblewrap cannot build a sandbox for this user here \(exited with 1\)/)
-  }
-)
+it("answers unavailable, saying why, for a missing bubblewrap and for one that cannot build a sandbox", async (ctx) => {
+  skipUnless(ctx, process.platform === "linux", "bubblewrap is Linux's")
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-nobwrap-"))
+  const missing = path.join(dir, "bwrap")
+  expect(await sandboxAvailable({ bwrap: missing })).toEqual({ available: false, reason: `bubblewrap is not executable at '${missing}'` })
+  fs.rmdirSync(dir)
+  const failing = await sandboxAvailable({ bwrap: "/bin/false" })
+  expect(failing.available).toBe(false)
+  expect(!failing.available && failing.reason).toMatch(/^bubblewrap cannot build a sandbox for this user here \(exited with 1\)/)
+})

@@ -15,7 +15,7 @@ import { Confinement, type PolicyConfig } from "../../src/confine/index.ts"
 import { credentialStores } from "../../src/confine/credentials.ts"
 import { strategies } from "../support/strategies.ts"
 import { stagePackage } from "./support/stage.ts"
-import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
+import { exec, runShell, sandboxTree, type SandboxTree } from "./support/tree.ts"
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
@@ -69,14 +69,7 @@ describe.each(strategies)("agents and credential stores (%s)", (strategy) => {
       strategy,
       policy: { unixSockets: "host", ...policy }
     })
-    const launch = await session.prepare({ env })
-    const child = await launch.spawn("/bin/sh", ["-c", script], { env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
-    child.stderr!.resume()
-    await new Promise((resolve) => child.once("close", resolve))
-    await launch.cleanup()
-    return { stdout, plan: launch.plan }
+    return runShell(await session.prepare({ env }), script, env)
   }
 
   it("a real ssh-agent holding a key is unreachable: its variable is dropped and its socket masked", async () => {

@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { Confinement } from "../../src/confine/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { stagePackage } from "./support/stage.ts"
-import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
+import { exec, runShell, sandboxTree, type SandboxTree } from "./support/tree.ts"
 
 /** A real repository in the workspace with one commit, as `git init` and `git commit` leave it. */
 const repository = (t: SandboxTree) => {
@@ -46,13 +46,7 @@ describe.each(strategies)("git under confinement (%s)", (strategy) => {
     for (const g of grants) await session.grants.add({ path: g, access: "write", scope: "recursive", lifetime: "once" })
     const launch = await session.prepare({ git })
     const env = { ...process.env, HOME: t.home, GIT_CONFIG_NOSYSTEM: "1" }
-    const child = await launch.spawn("/bin/sh", ["-c", attempt], { env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
-    child.stderr!.resume()
-    await new Promise((resolve) => child.once("close", resolve))
-    await launch.cleanup()
-    return { stdout, plan: launch.plan }
+    return runShell(launch, attempt, env)
   }
 
   it("by default git cannot commit: the repository is read-only", async () => {

@@ -12,9 +12,9 @@ import { afterEach, describe, expect, it } from "vitest"
 import { Confinement } from "../../src/confine/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { refusal, runScript, sandboxTree, type SandboxTree } from "./support/tree.ts"
+import { skipUnless } from "../support/skip.ts"
 
 const asRoot = process.getuid?.() === 0
-if (!asRoot) console.log("skipped the mount tests: mounting a tmpfs under the workspace needs root")
 
 const mounted: Array<string> = []
 afterEach(() => {
@@ -29,7 +29,8 @@ describe.each(strategies)("mounts inside the workspace (%s)", (strategy) => {
   const session = (t: SandboxTree) =>
     new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy })
 
-  it.runIf(asRoot)("a tmpfs under the workspace is writable and walked: a repository in it stays read-only", async () => {
+  it("a tmpfs under the workspace is writable and walked: a repository in it stays read-only", async (ctx) => {
+    skipUnless(ctx, asRoot, "mounting a tmpfs under the workspace needs root")
     const t = sandboxTree()
     fs.mkdirSync(t.at("ws/vol"))
     mount("-t", "tmpfs", "-o", "size=4m,mode=0777", "pinnedfs-test", t.at("ws/vol"))
@@ -48,7 +49,8 @@ describe.each(strategies)("mounts inside the workspace (%s)", (strategy) => {
     expect(t.read("ws/vol/proj/.git/config")).toBe("[core]\n")
   })
 
-  it.runIf(asRoot)("a bind mount of a directory from elsewhere on the same file system (a volume) is confined like a tmpfs", async () => {
+  it("a bind mount of a directory from elsewhere on the same file system (a volume) is confined like a tmpfs", async (ctx) => {
+    skipUnless(ctx, asRoot, "mounting a tmpfs under the workspace needs root")
     const t = sandboxTree()
     t.write("volumes/data/notes.txt", "n\n")
     t.write("volumes/data/repo/.git/config", "[core]\n")
@@ -63,7 +65,8 @@ describe.each(strategies)("mounts inside the workspace (%s)", (strategy) => {
     expect(t.read("volumes/data/repo/.git/config")).toBe("[core]\n")
   })
 
-  it.runIf(asRoot)("a bind mount showing the workspace's own .git under another name is refused, naming it", async () => {
+  it("a bind mount showing the workspace's own .git under another name is refused, naming it", async (ctx) => {
+    skipUnless(ctx, asRoot, "mounting a tmpfs under the workspace needs root")
     const t = sandboxTree()
     fs.mkdirSync(t.at("ws/alias"))
     mount("--bind", t.at("ws/.git"), t.at("ws/alias"))

@@ -10,7 +10,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest"
 import { Confinement, type Network, type UnixSockets } from "../../src/confine/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { stagePackage } from "./support/stage.ts"
-import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
+import { exec, runShell, sandboxTree, type SandboxTree } from "./support/tree.ts"
 
 const servers: Array<net.Server> = []
 afterEach(async () => {
@@ -48,13 +48,7 @@ describe.each(strategies)("the network (%s)", (strategy) => {
       strategy,
       policy: { ...(network === undefined ? {} : { network }), ...(unixSockets === undefined ? {} : { unixSockets }) }
     })
-    const launch = await session.prepare()
-    const child = await launch.spawn("/bin/sh", ["-c", command], { stdio: ["ignore", "pipe", "inherit"] })
-    let stdout = ""
-    child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
-    await new Promise((resolve) => child.once("close", resolve))
-    await launch.cleanup()
-    return { stdout, plan: launch.plan }
+    return runShell(await session.prepare(), command)
   }
 
   it("by default the child has only its own loopback: no host TCP service, no host abstract socket", async () => {

@@ -13,6 +13,7 @@ import { nodeForNobody } from "../support/nobody.ts"
 import { strategies } from "../support/strategies.ts"
 import { stagePackage } from "./support/stage.ts"
 import { exec, sandboxTree } from "./support/tree.ts"
+import { skipUnless } from "../support/skip.ts"
 
 const ids = asRoot ? { uid: NOBODY, gid: NOBODY } : {}
 const probe = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-pid", "--cap-drop", "ALL", "/bin/true"], { ...ids, encoding: "utf8" })
@@ -24,7 +25,6 @@ let launcher = ""
 beforeAll(() => {
   cli = path.join(stagePackage(), "fixtures", "cli.mjs")
   launcher = path.join(stagePackage(), "fixtures", "launch.mjs")
-  if (!bwrapWorks) console.warn(`the purge as an unprivileged user not tested: ${why}`)
 })
 
 // What the child leaves in its TMPDIR: closed directories with content, and two deep trees.
@@ -44,23 +44,20 @@ const ways: Array<[string, () => Array<string>]> = [
 ]
 
 describe.each(ways)("the private temporary root (%s)", (_how, argv) => {
-  it.runIf(bwrapWorks)(
-    "is removed whole after each launch, as an unprivileged user, whatever the child left in it",
-    { timeout: 120_000 },
-    async () => {
-      const t = sandboxTree()
-      if (asRoot) fs.chownSync(t.ws, NOBODY, NOBODY)
-      // As nobody: the default runtime directory, in this tree's TMPDIR (nobody cannot make the tree's own).
-      const env: NodeJS.ProcessEnv = { ...process.env, HOME: t.home, TMPDIR: t.tmp }
-      delete env["PINNEDFS_RUNTIME_DIR"]
-      for (let launch = 0; launch < 3; launch++) {
-        const r = await exec(nodeForNobody(), [...argv(), "/bin/sh", "-c", mess], { ...ids, cwd: t.ws, env })
-        expect(r.stderr).toBe("")
-        expect(r.code).toBe(0)
-        // The mess was made (the attack was live), in a private root the launch then removed.
-        expect(r.stdout.split("\n")).toEqual(expect.arrayContaining(["locked", "sealed", "d", "level-name-x"]))
-        expect(fs.readdirSync(t.tmp).filter((n) => n.startsWith("pinnedfs-confine-"))).toEqual([])
-      }
+  it("is removed whole after each launch, as an unprivileged user, whatever the child left in it", { timeout: 120_000 }, async (ctx) => {
+    skipUnless(ctx, bwrapWorks, why)
+    const t = sandboxTree()
+    if (asRoot) fs.chownSync(t.ws, NOBODY, NOBODY)
+    // As nobody: the default runtime directory, in this tree's TMPDIR (nobody cannot make the tree's own).
+    const env: NodeJS.ProcessEnv = { ...process.env, HOME: t.home, TMPDIR: t.tmp }
+    delete env["PINNEDFS_RUNTIME_DIR"]
+    for (let launch = 0; launch < 3; launch++) {
+      const r = await exec(nodeForNobody(), [...argv(), "/bin/sh", "-c", mess], { ...ids, cwd: t.ws, env })
+      expect(r.stderr).toBe("")
+      expect(r.code).toBe(0)
+      // The mess was made (the attack was live), in a private root the launch then removed.
+      expect(r.stdout.split("\n")).toEqual(expect.arrayContaining(["locked", "sealed", "d", "level-name-x"]))
+      expect(fs.readdirSync(t.tmp).filter((n) => n.startsWith("pinnedfs-confine-"))).toEqual([])
     }
-  )
+  })
 })

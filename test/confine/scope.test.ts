@@ -9,9 +9,9 @@ import { describe, expect, it } from "vitest"
 import { Confinement, ConfinementError, sandboxAvailable } from "../../src/confine/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { expectOutput, refusal, runScript, sandboxTree, type SandboxTree } from "./support/tree.ts"
+import { skipUnless, sandboxWhy } from "../support/skip.ts"
 
 const sandbox = await sandboxAvailable()
-if (!sandbox.available) console.warn(`test/confine/scope.test.ts: sandbox cases skipped: ${sandbox.reason}`)
 
 describe.each(strategies)("launch scopes (%s)", (strategy) => {
   const session = (t: SandboxTree, mode: "confined" | "full-access" = "confined") =>
@@ -24,99 +24,93 @@ describe.each(strategies)("launch scopes (%s)", (strategy) => {
     return t
   }
 
-  it.skipIf(!sandbox.available)(
-    "only the scope's files are writable in the workspace: the rest, new files beside them and renames onto them fail",
-    async () => {
-      const t = tree()
-      const launch = await session(t).prepare({ scope: { files: ["src/a.ts"] } })
-      expect(launch.plan.scope).toEqual({ files: [path.join(t.ws, "src/a.ts")], directories: [], skipped: [] })
-      expect(launch.plan.writableRoots).not.toContain(t.ws)
-      const r = await runScript(
-        launch,
-        [
-          "echo fixed >> src/a.ts && echo a-written",
-          "echo fixed >> src/b.ts || echo b-denied",
-          "echo fixed >> README.md || echo readme-denied",
-          "echo new > src/new.ts || echo create-denied",
-          'echo swap > "$TMPDIR/swap" && echo tmp-written',
-          'mv "$TMPDIR/swap" src/a.ts 2>/dev/null || echo rename-denied',
-          "rm -f src/b.ts 2>/dev/null; test -f src/b.ts && echo remove-denied"
-        ].join("; ")
-      )
-      expect(r.started).toBe(true)
-      expectOutput(r.stdout, ["a-written", "b-denied", "readme-denied", "create-denied", "tmp-written", "rename-denied", "remove-denied"])
-      expect(r.stderr).toMatch(/Read-only file system/)
-      expect(t.read("ws/src/a.ts")).toBe("a\nfixed\n")
-      expect(t.read("ws/src/b.ts")).toBe("b\n")
-      expect(t.read("ws/README.md")).toBe("readme\n")
-      expect(fs.readdirSync(path.join(t.ws, "src")).sort()).toEqual(["a.ts", "b.ts"])
-    }
-  )
+  it("only the scope's files are writable in the workspace: the rest, new files beside them and renames onto them fail", async (ctx) => {
+    skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
+    const t = tree()
+    const launch = await session(t).prepare({ scope: { files: ["src/a.ts"] } })
+    expect(launch.plan.scope).toEqual({ files: [path.join(t.ws, "src/a.ts")], directories: [], skipped: [] })
+    expect(launch.plan.writableRoots).not.toContain(t.ws)
+    const r = await runScript(
+      launch,
+      [
+        "echo fixed >> src/a.ts && echo a-written",
+        "echo fixed >> src/b.ts || echo b-denied",
+        "echo fixed >> README.md || echo readme-denied",
+        "echo new > src/new.ts || echo create-denied",
+        'echo swap > "$TMPDIR/swap" && echo tmp-written',
+        'mv "$TMPDIR/swap" src/a.ts 2>/dev/null || echo rename-denied',
+        "rm -f src/b.ts 2>/dev/null; test -f src/b.ts && echo remove-denied"
+      ].join("; ")
+    )
+    expect(r.started).toBe(true)
+    expectOutput(r.stdout, ["a-written", "b-denied", "readme-denied", "create-denied", "tmp-written", "rename-denied", "remove-denied"])
+    expect(r.stderr).toMatch(/Read-only file system/)
+    expect(t.read("ws/src/a.ts")).toBe("a\nfixed\n")
+    expect(t.read("ws/src/b.ts")).toBe("b\n")
+    expect(t.read("ws/README.md")).toBe("readme\n")
+    expect(fs.readdirSync(path.join(t.ws, "src")).sort()).toEqual(["a.ts", "b.ts"])
+  })
 
-  it.skipIf(!sandbox.available)(
-    "a scope directory is writable as a tree; a missing one is made for the launch and kept only if used",
-    async () => {
-      const t = tree()
-      const launch = await session(t).prepare({ scope: { files: [], directories: ["gen", "out/deep"] } })
-      expect(launch.plan.created.map((c) => [c.path, c.purpose])).toEqual([
-        [path.join(t.ws, "gen"), "scope"],
-        [path.join(t.ws, "out"), "scope"],
-        [path.join(t.ws, "out/deep"), "scope"]
-      ])
-      const r = await runScript(
-        launch,
-        "echo made > gen/x.ts && echo gen-written; echo no > out/sibling || echo sibling-denied; echo no >> src/a.ts || echo a-denied"
-      )
-      expectOutput(r.stdout, ["gen-written", "sibling-denied", "a-denied"])
-      expect(t.read("ws/gen/x.ts")).toBe("made\n")
-      // gen holds the child's file and stays; out/deep was unused and is removed with out.
-      expect(fs.existsSync(path.join(t.ws, "out"))).toBe(false)
-      expect(t.read("ws/src/a.ts")).toBe("a\n")
-    }
-  )
+  it("a scope directory is writable as a tree; a missing one is made for the launch and kept only if used", async (ctx) => {
+    skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
+    const t = tree()
+    const launch = await session(t).prepare({ scope: { files: [], directories: ["gen", "out/deep"] } })
+    expect(launch.plan.created.map((c) => [c.path, c.purpose])).toEqual([
+      [path.join(t.ws, "gen"), "scope"],
+      [path.join(t.ws, "out"), "scope"],
+      [path.join(t.ws, "out/deep"), "scope"]
+    ])
+    const r = await runScript(
+      launch,
+      "echo made > gen/x.ts && echo gen-written; echo no > out/sibling || echo sibling-denied; echo no >> src/a.ts || echo a-denied"
+    )
+    expectOutput(r.stdout, ["gen-written", "sibling-denied", "a-denied"])
+    expect(t.read("ws/gen/x.ts")).toBe("made\n")
+    // gen holds the child's file and stays; out/deep was unused and is removed with out.
+    expect(fs.existsSync(path.join(t.ws, "out"))).toBe(false)
+    expect(t.read("ws/src/a.ts")).toBe("a\n")
+  })
 
-  it.skipIf(!sandbox.available)(
-    "a scope path inside a protected path stays protected and is reported skipped; a missing file is skipped",
-    async () => {
-      const t = tree()
-      const launch = await session(t).prepare({ scope: { files: ["src/a.ts", ".git/config", "src/gone.ts"], directories: [".git/hooks"] } })
-      expect(launch.plan.scope!.files).toEqual([path.join(t.ws, "src/a.ts")])
-      expect(launch.plan.scope!.skipped).toEqual([
-        { path: path.join(t.ws, ".git/hooks"), why: `inside the protected path '${path.join(t.ws, ".git")}'` },
-        { path: path.join(t.ws, ".git/config"), why: `inside the protected path '${path.join(t.ws, ".git")}'` },
-        { path: path.join(t.ws, "src/gone.ts"), why: "it does not exist" }
-      ])
-      const r = await runScript(
-        launch,
-        "echo x >> src/a.ts && echo a-written; echo evil >> .git/config || echo config-denied; mkdir .git/hooks || echo hooks-denied"
-      )
-      expectOutput(r.stdout, ["a-written", "config-denied", "hooks-denied"])
-      expect(t.read("ws/.git/config")).toBe("[core]\n")
-      expect(fs.existsSync(path.join(t.ws, ".git/hooks"))).toBe(false)
-    }
-  )
+  it("a scope path inside a protected path stays protected and is reported skipped; a missing file is skipped", async (ctx) => {
+    skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
+    const t = tree()
+    const launch = await session(t).prepare({ scope: { files: ["src/a.ts", ".git/config", "src/gone.ts"], directories: [".git/hooks"] } })
+    expect(launch.plan.scope!.files).toEqual([path.join(t.ws, "src/a.ts")])
+    expect(launch.plan.scope!.skipped).toEqual([
+      { path: path.join(t.ws, ".git/hooks"), why: `inside the protected path '${path.join(t.ws, ".git")}'` },
+      { path: path.join(t.ws, ".git/config"), why: `inside the protected path '${path.join(t.ws, ".git")}'` },
+      { path: path.join(t.ws, "src/gone.ts"), why: "it does not exist" }
+    ])
+    const r = await runScript(
+      launch,
+      "echo x >> src/a.ts && echo a-written; echo evil >> .git/config || echo config-denied; mkdir .git/hooks || echo hooks-denied"
+    )
+    expectOutput(r.stdout, ["a-written", "config-denied", "hooks-denied"])
+    expect(t.read("ws/.git/config")).toBe("[core]\n")
+    expect(fs.existsSync(path.join(t.ws, ".git/hooks"))).toBe(false)
+  })
 
-  it.skipIf(!sandbox.available)(
-    "a scope file that is a symbolic link or has another name refuses the launch; nothing is made",
-    async () => {
-      const t = tree()
-      fs.symlinkSync(path.join(t.outside, "keep.txt"), path.join(t.ws, "src/link.ts"))
-      fs.linkSync(path.join(t.ws, "src/b.ts"), path.join(t.ws, "b-alias.ts"))
-      const linked = await refusal(session(t).prepare({ scope: { files: ["src/link.ts"], directories: ["gen"] } }))
-      expect(linked.reason).toBe("link")
-      expect(fs.existsSync(path.join(t.ws, "gen"))).toBe(false) // made for the launch, undone with it
-      expect((await refusal(session(t).prepare({ scope: { files: ["src/b.ts"] } }))).reason).toBe("hard-link")
-    }
-  )
+  it("a scope file that is a symbolic link or has another name refuses the launch; nothing is made", async (ctx) => {
+    skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
+    const t = tree()
+    fs.symlinkSync(path.join(t.outside, "keep.txt"), path.join(t.ws, "src/link.ts"))
+    fs.linkSync(path.join(t.ws, "src/b.ts"), path.join(t.ws, "b-alias.ts"))
+    const linked = await refusal(session(t).prepare({ scope: { files: ["src/link.ts"], directories: ["gen"] } }))
+    expect(linked.reason).toBe("link")
+    expect(fs.existsSync(path.join(t.ws, "gen"))).toBe(false) // made for the launch, undone with it
+    expect((await refusal(session(t).prepare({ scope: { files: ["src/b.ts"] } }))).reason).toBe("hard-link")
+  })
 
-  it.skipIf(!sandbox.available)("a scope directory reached through a link refuses the launch, and nothing is made outside", async () => {
+  it("a scope directory reached through a link refuses the launch, and nothing is made outside", async (ctx) => {
+    skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
     const t = tree()
     fs.symlinkSync(t.outside, path.join(t.ws, "out"))
     expect((await refusal(session(t).prepare({ scope: { files: [], directories: ["out/gen"] } }))).reason).toBe("creation-failed")
     expect(fs.readdirSync(t.outside)).toEqual(["keep.txt"])
   })
 
-  it.skipIf(!sandbox.available)("bad scopes are refused with what was wrong", async () => {
+  it("bad scopes are refused with what was wrong", async (ctx) => {
+    skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
     const t = tree()
     const s = session(t)
     const cases: Array<[unknown, RegExp]> = [
@@ -135,7 +129,8 @@ describe.each(strategies)("launch scopes (%s)", (strategy) => {
     }
   })
 
-  it.skipIf(!sandbox.available)("full access ignores a scope: it narrows nothing there", async () => {
+  it("full access ignores a scope: it narrows nothing there", async (ctx) => {
+    skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
     const t = tree()
     const launch = await session(t, "full-access").prepare({ scope: { files: ["src/a.ts"] } })
     expect(launch.plan.scope).toBeNull()

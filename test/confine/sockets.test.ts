@@ -12,7 +12,8 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest"
 import { Confinement, type UnixSockets } from "../../src/confine/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { stagePackage } from "./support/stage.ts"
-import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
+import { exec, runShell, sandboxTree, type SandboxTree } from "./support/tree.ts"
+import { skipUnless } from "../support/skip.ts"
 
 const servers: Array<net.Server> = []
 afterEach(async () => {
@@ -47,13 +48,7 @@ describe.each(strategies)("Unix sockets (%s)", (strategy) => {
       strategy,
       policy: unixSockets === undefined ? {} : { unixSockets }
     })
-    const launch = await session.prepare()
-    const child = await launch.spawn("/bin/sh", ["-c", command], { stdio: ["ignore", "pipe", "inherit"] })
-    let stdout = ""
-    child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
-    await new Promise((resolve) => child.once("close", resolve))
-    await launch.cleanup()
-    return { stdout, plan: launch.plan }
+    return runShell(await session.prepare(), command)
   }
 
   it("by default the child cannot make a Unix socket: neither a socket in its workspace nor one outside reaches a host process", async () => {
@@ -117,8 +112,8 @@ it("pinnedfs run --unix-sockets host|none; a bad value is a usage error (2)", as
 
 // System V IPC: a message queue the user made outside is not the child's to see or use.
 const haveIpc = ["ipcmk", "ipcs", "ipcrm"].every((t) => fs.existsSync(`/usr/bin/${t}`))
-if (!haveIpc) console.log("skipped the System V IPC case: no ipcmk/ipcs/ipcrm (util-linux)")
-it.runIf(haveIpc)("a System V message queue of the user's is out of the child's reach (an IPC namespace of its own)", async () => {
+it("a System V message queue of the user's is out of the child's reach (an IPC namespace of its own)", async (ctx) => {
+  skipUnless(ctx, haveIpc, "no ipcmk/ipcs/ipcrm (util-linux)")
   const t = sandboxTree()
   const made = /(\d+)/.exec((await exec("ipcmk", ["-Q"])).stdout)
   expect(made).not.toBeNull()

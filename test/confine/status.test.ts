@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { asRoot } from "../support/ids.ts"
 import { nodeForNobody } from "../support/nobody.ts"
+import { skipUnless } from "../support/skip.ts"
 import { stagePackage } from "./support/stage.ts"
 import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
 
@@ -123,9 +124,12 @@ os.write(w, b"g"); os.close(w)
 sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 `
 const python = ["/usr/bin/python3", "/usr/local/bin/python3"].find((p) => fs.existsSync(p))
-if (!asRoot) console.log("user namespaces refused: not tested (only root can make a user namespace that refuses them for nobody)")
-else if (python === undefined) console.log("user namespaces refused: not tested (no python3 to make the namespace)")
-it.runIf(asRoot && python !== undefined)("when user namespaces are refused: 125, and how to allow them", async () => {
+it("when user namespaces are refused: 125, and how to allow them", async (ctx) => {
+  skipUnless(
+    ctx,
+    asRoot && python !== undefined,
+    !asRoot ? "only root can make a user namespace that refuses them for nobody" : "no python3 to make the namespace"
+  )
   const t = sandboxTree()
   for (const p of ["ws", "tmp"]) fs.chownSync(t.at(p), 65534, 65534)
   const r = await exec(python!, ["-c", refuser, nodeForNobody(), cli, "run", "--", "/bin/sh", "-c", `touch '${t.ws}/ran'`], {

@@ -13,6 +13,7 @@ import { stagePackage } from "./support/stage.ts"
 import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
 import { asRoot, NOBODY } from "../support/ids.ts"
 import { nodeForNobody } from "../support/nobody.ts"
+import { skipUnless } from "../support/skip.ts"
 
 const ids = asRoot ? { uid: NOBODY, gid: NOBODY } : {}
 
@@ -57,11 +58,13 @@ const why = bwrapWorks
 let cli = ""
 beforeAll(() => {
   cli = path.join(stagePackage(), "fixtures", "cli.mjs")
-  if (!bwrapWorks) console.warn(`unprivileged confinement not tested: ${why}`)
 })
 
 const pinnedfs = (t: SandboxTree, args: ReadonlyArray<string>) =>
   exec(nodeForNobody(), [cli, ...args], { ...ids, cwd: t.ws, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } })
+
+/** `pinnedfs run --verbose` of a shell script. */
+const runVerbose = (t: SandboxTree, script: string) => pinnedfs(t, ["run", "--verbose", "--", "/bin/sh", "-c", script])
 
 /** A tree whose protected files nobody could change or read on the host, were it not for the sandbox. */
 const openTree = () => {
@@ -79,7 +82,8 @@ describe("confinement as an unprivileged user", () => {
     if (asRoot) expect(bwrapWorks, why).toBe(true) // this machine was checked to have them
   })
 
-  it.skipIf(!bwrapWorks)("the child cannot write .git/config, read the key or write outside; its edits land", async () => {
+  it("the child cannot write .git/config, read the key or write outside; its edits land", async (ctx) => {
+    skipUnless(ctx, bwrapWorks, why)
     const t = openTree()
     const r = await pinnedfs(t, [
       "run",
@@ -98,20 +102,17 @@ describe("confinement as an unprivileged user", () => {
     expect(t.read("outside/keep.txt")).toBe("outside\n")
   })
 
-  it.skipIf(!bwrapWorks || !asRoot)("a tree discovery cannot read is protected whole: the child cannot open it up", async () => {
+  it("a tree discovery cannot read is protected whole: the child cannot open it up", async (ctx) => {
+    skipUnless(ctx, bwrapWorks && asRoot, bwrapWorks ? "only root can close a tree to discovery" : why)
     const t = openTree()
     t.write("ws/private/.git/config", "[core]\n")
     fs.chmodSync(t.at("ws/private/.git/config"), 0o666)
     fs.chownSync(t.at("ws/private"), NOBODY, NOBODY)
     fs.chmodSync(t.at("ws/private"), 0o000) // nobody's own directory: nobody could chmod it back
-    const r = await pinnedfs(t, [
-      "run",
-      "--verbose",
-      "--",
-      "/bin/sh",
-      "-c",
+    const r = await runVerbose(
+      t,
       "chmod 755 private || echo chmod-denied; echo x >> private/.git/config || echo git-denied; echo ok > mine && echo edit-ok"
-    ])
+    )
     expect(r.stderr).toContain(`read-only     ${t.at("ws/private")}  (unreadable tree)`)
     expect(r.stdout).toContain("chmod-denied")
     expect(r.stdout).toContain("git-denied")
@@ -121,24 +122,19 @@ describe("confinement as an unprivileged user", () => {
     expect(t.read("ws/private/.git/config")).toBe("[core]\n")
   })
 
-  it.skipIf(!bwrapWorks)("a missing .git is made by nobody, cannot be written in, and is removed afterwards", async () => {
+  it("a missing .git is made by nobody, cannot be written in, and is removed afterwards", async (ctx) => {
+    skipUnless(ctx, bwrapWorks, why)
     const t = openTree()
     fs.rmSync(t.at("ws/.git"), { recursive: true })
-    const r = await pinnedfs(t, [
-      "run",
-      "--verbose",
-      "--",
-      "/bin/sh",
-      "-c",
-      "echo ref > .git/HEAD || echo head-denied; echo edit >> src.txt && echo edit-ok"
-    ])
+    const r = await runVerbose(t, "echo ref > .git/HEAD || echo head-denied; echo edit >> src.txt && echo edit-ok")
     expect(r.stderr).toContain(`made empty    ${t.at("ws/.git")}`)
     expect(r.stdout).toContain("head-denied")
     expect(r.stdout).toContain("edit-ok")
     expect(fs.existsSync(t.at("ws/.git"))).toBe(false)
   })
 
-  it.skipIf(!bwrapWorks)("an inherited descriptor, an agent's socket and the host's network are out of the child's reach", async () => {
+  it("an inherited descriptor, an agent's socket and the host's network are out of the child's reach", async (ctx) => {
+    skipUnless(ctx, bwrapWorks, why)
     const t = openTree()
     // A host service on a Unix socket anyone may connect to (the agent) and one on 127.0.0.1.
     let received = ""

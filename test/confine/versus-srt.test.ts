@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { asRoot } from "../support/ids.ts"
 import { stagePackage } from "./support/stage.ts"
 import { sandboxTree, type SandboxTree } from "./support/tree.ts"
+import { skipUnless } from "../support/skip.ts"
 
 const repo = path.resolve(import.meta.dirname, "..", "..")
 const srtCli = path.join(repo, "node_modules", "@anthropic-ai", "sandbox-runtime", "dist", "cli.js")
@@ -301,8 +302,8 @@ afterAll(() => {
 describe("the same attacks against pinnedfs run and sandbox-runtime", () => {
   for (const attack of attacks) {
     const runs = !attack.rootOnly || asRoot
-    if (!runs) console.log(`skipped '${attack.name}': only a command running as root can try it`)
-    it.runIf(runs)(attack.name, { timeout: 60_000 }, async () => {
+    it(attack.name, { timeout: 60_000 }, async (ctx) => {
+      skipUnless(ctx, runs, "only a command running as root can try it")
       const outcome = async (sandbox: "pinnedfs" | "srt") => {
         const t = treeFor(attack)
         const h = await hostFor(t)

@@ -3,13 +3,13 @@
  * a machine without bubblewrap the confined command is skipped saying why while the rest still
  * runs. Short race and timing loops (DEMO_* variables), so the test checks the shape, not figures.
  */
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { ensureDist } from "../../scripts/package/dist.mjs"
 import { sandboxAvailable } from "../../src/confine/index.ts"
+import { exec } from "../confine/support/tree.ts"
 import { skipUnless } from "../support/skip.ts"
 import { registerScratch } from "../support/tree.ts"
 
@@ -19,18 +19,10 @@ beforeAll(() => {
   ensureDist()
 }, 300_000)
 
-const demo = (env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repo, "scripts/demo.mjs")], {
-      cwd: repo,
-      env: { ...process.env, DEMO_RACE_READS: "200", DEMO_RACE_SECONDS: "0.5", DEMO_ITERATIONS: "200", ...env }
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
-    child.once("error", reject)
-    child.once("close", (code) => resolve({ code, stdout, stderr }))
+const demo = (env: NodeJS.ProcessEnv) =>
+  exec(process.execPath, [path.join(repo, "scripts/demo.mjs")], {
+    cwd: repo,
+    env: { ...process.env, DEMO_RACE_READS: "200", DEMO_RACE_SECONDS: "0.5", DEMO_ITERATIONS: "200", ...env }
   })
 
 const tooWide = (text: string) => text.split("\n").filter((l) => [...l].length > 100)

@@ -15,9 +15,9 @@ import type { PinnedFsError } from "../../src/index.ts"
 import { strategies } from "../support/strategies.ts"
 import type { Scratch } from "../support/tree.ts"
 import { disk, expectDiskEqualsWorkspace, openPolicy, setup } from "./support/workspace.ts"
+import { skipUnless, sandboxWhy } from "../support/skip.ts"
 
 const sandbox = await sandboxAvailable()
-if (!sandbox.available) console.warn(`test/dev/bypass.test.ts: sandbox cases skipped: ${sandbox.reason}`)
 
 /** Folders whose names broke the old glob matching: `**` did not cross these characters. */
 const broken = [
@@ -234,7 +234,8 @@ describe.each(strategies)("the mandatory deny set, end to end (%s)", (strategy) 
       unchanged(s, allowed) // the fixer's allowed edits went back with the failed step
     })
 
-    it.skipIf(!sandbox.available)("a confined fixer process cannot write or create any of them", async () => {
+    it("a confined fixer process cannot write or create any of them", async (ctx) => {
+      skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
       // No `.git` link here: confinement refuses to launch beside one at all (it protects what a
       // protected path names, and a link names something it cannot vouch for).
       const { "linked-git/config": _, ...files } = denied

@@ -5,37 +5,35 @@
  * run is refused while the first holds the workspace (exit 75, nothing done), and the first run's
  * hold ends with it, however it ends.
  */
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { scratch } from "../support/tree.ts"
+import { mkfifo, scratch } from "../support/tree.ts"
 import { useCli } from "./support/cli.ts"
 import { disk } from "./support/workspace.ts"
+import { fixerScript } from "./support/fixer.ts"
 
 const pinnedfs = useCli("cli-concurrent")
 const dirs: Array<string> = []
 afterAll(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true })
 })
-const script = (body: string): string => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-fixer-"))
-  dirs.push(dir)
-  const file = path.join(dir, "fixer.cjs")
-  fs.writeFileSync(file, `const fs = require("fs")\nconst files = process.argv.slice(2)\n${body}\n`)
-  return file
+const script = fixerScript
+
+/** A FIFO in a directory of its own, removed after the file's tests: a gate between the test and a fixer. */
+const fifo = (): string => {
+  const gate = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-gate-")), "fifo")
+  dirs.push(path.dirname(gate))
+  mkfifo(gate)
+  return gate
 }
 
 describe("pinnedfs fix twice at once on one workspace", () => {
   it("the second is refused while the first runs; the first's rollback then loses nobody's edit", async () => {
     const s = scratch()
     s.make({ "src/a.ts": "a\n" })
-    const gate = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-gate-")), "fifo")
-    dirs.push(path.dirname(gate))
-    await new Promise<void>((resolve, reject) =>
-      spawn("mkfifo", [gate]).on("exit", (c) => (c === 0 ? resolve() : reject(new Error(`mkfifo: ${c}`))))
-    )
+    const gate = fifo()
     // A: rewrites its file, then waits on the FIFO until the test lets it go, then fails.
     const slow = script(`for (const f of files) fs.writeFileSync(f, 'A\\n')\nfs.readFileSync(${JSON.stringify(gate)})\nprocess.exit(1)`)
     const first = pinnedfs(["fix", "-q", "-w", s.root, "-s", "src/**", "--", process.execPath, slow])
@@ -62,11 +60,7 @@ describe("pinnedfs fix twice at once on one workspace", () => {
   it("a run killed with SIGKILL leaves no hold behind", async () => {
     const s = scratch()
     s.make({ "src/a.ts": "a\n" })
-    const gate = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-gate-")), "fifo")
-    dirs.push(path.dirname(gate))
-    await new Promise<void>((resolve, reject) =>
-      spawn("mkfifo", [gate]).on("exit", (c) => (c === 0 ? resolve() : reject(new Error(`mkfifo: ${c}`))))
-    )
+    const gate = fifo()
     // The fixer reports the pid of pinnedfs (its parent) through the FIFO, then waits to be killed.
     const waiting = script(`fs.writeFileSync(${JSON.stringify(gate)}, process.ppid + " " + process.pid)\nsetInterval(() => {}, 1 << 30)`)
     const run = pinnedfs(["fix", "-q", "-w", s.root, "-s", "src/**", "--", process.execPath, waiting])

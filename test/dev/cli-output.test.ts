@@ -6,26 +6,19 @@
  * name, and the rollback's default and `--no-restore`.
  */
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it, vi } from "vitest"
 import { sandboxAvailable } from "../../src/confine/index.ts"
-import { registerScratch, scratch } from "../support/tree.ts"
+import { scratch } from "../support/tree.ts"
 import { useCli } from "./support/cli.ts"
 import { disk } from "./support/workspace.ts"
+import { skipUnless, sandboxWhy } from "../support/skip.ts"
+import { fixerScript } from "./support/fixer.ts"
 
 const pinnedfs = useCli("cli-output")
 const sandbox = await sandboxAvailable()
-if (!sandbox.available) console.warn(`test/dev/cli-output.test.ts: --confine cases skipped: ${sandbox.reason}`)
 
-/** A fixer script outside the workspace, run as `node SCRIPT FILES...`. */
-const script = (body: string): string => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-fixer-"))
-  registerScratch(dir) // removed after the test, with its scratch workspace
-  const file = path.join(dir, "fixer.cjs")
-  fs.writeFileSync(file, `const fs = require("fs")\nconst files = process.argv.slice(2)\n${body}\n`)
-  return file
-}
+const script = fixerScript
 
 /** Whether a process is gone: no /proc entry, or a zombie (this machine's init may never reap it). */
 const dead = (pid: number): boolean => {
@@ -216,7 +209,8 @@ describe("pinnedfs fix: stopping and rolling back", () => {
     expect(kept.stdout).not.toMatch(/^restored:/m)
   })
 
-  it.skipIf(!sandbox.available)("--confine --may-create NEWS.md: NEWS.md and the files in scope are all it can write", async () => {
+  it("--confine --may-create NEWS.md: NEWS.md and the files in scope are all it can write", async (ctx) => {
+    skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
     const s = scratch()
     s.make({ "src/a.ts": "a\n", "secret.txt": "secret\n", "package.json": "{}\n" })
     const fixer = script(

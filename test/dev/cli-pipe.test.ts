@@ -4,7 +4,6 @@
  * run's lost output loses nothing else: the fixer still runs to its end, the scope is re-read, a
  * failed step is still rolled back, and the status is the run's own.
  */
-import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -12,6 +11,7 @@ import { scratch } from "../support/tree.ts"
 import { runNodeIntoClosed } from "./support/node.ts"
 import { transpileSources } from "./support/transpile.ts"
 import { disk } from "./support/workspace.ts"
+import { fixerScript } from "./support/fixer.ts"
 
 let cli = ""
 let cleanup = (): void => {}
@@ -25,18 +25,7 @@ afterAll(() => cleanup())
 const into = (closed: ReadonlyArray<"stdout" | "stderr">, args: ReadonlyArray<string>) =>
   runNodeIntoClosed([cli, ...args], { cwd: os.tmpdir(), closed })
 
-/** A fixer script outside the workspace, run as `node SCRIPT FILES...`; removed after the test. */
-const scripts: Array<string> = []
-afterAll(() => {
-  for (const d of scripts) fs.rmSync(d, { recursive: true, force: true })
-})
-const script = (body: string): string => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-fixer-"))
-  scripts.push(dir)
-  const file = path.join(dir, "fixer.cjs")
-  fs.writeFileSync(file, `const fs = require("fs")\nconst files = process.argv.slice(2)\n${body}\n`)
-  return file
-}
+const script = fixerScript
 
 describe("pinnedfs into a closed pipe", () => {
   for (const args of [["--help"], ["--version"], ["fix", "--help"], ["run", "--help"], ["mcp", "--help"]]) {

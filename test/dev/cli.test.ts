@@ -13,7 +13,8 @@ import { runNode, type Ran } from "./support/node.ts"
 import { eslintConfig, repo, tools } from "./support/tools.ts"
 import { transpileSources } from "./support/transpile.ts"
 import { disk } from "./support/workspace.ts"
-import { skipUnless } from "../support/skip.ts"
+import { sandboxWhy, skipUnless } from "../support/skip.ts"
+import { fixerScript } from "./support/fixer.ts"
 
 let cli = ""
 let cleanup = (): void => {}
@@ -28,16 +29,8 @@ const pinnedfs = (args: ReadonlyArray<string>, options: { cwd?: string; bin?: st
   runNode([options.bin ?? cli, ...args], { cwd: options.cwd ?? os.tmpdir(), ...(options.env ? { env: options.env } : {}) })
 
 const sandbox = await sandboxAvailable()
-if (!sandbox.available) console.warn(`test/dev/cli.test.ts: fix --confine in a sandbox skipped: ${sandbox.reason}`)
 
-/** A fixer script outside the workspace, run as `node SCRIPT FILES...`. */
-const script = (body: string): string => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-fixer-"))
-  registerScratch(dir) // removed after the test, with its scratch workspace
-  const file = path.join(dir, "fixer.cjs")
-  fs.writeFileSync(file, `const fs = require("fs")\nconst files = process.argv.slice(2)\n${body}\n`)
-  return file
-}
+const script = fixerScript
 
 describe("pinnedfs (the bin)", () => {
   it("--help lists fix; fix --help explains the scope, the workspace, -- and the child-process limit", async () => {
@@ -74,34 +67,32 @@ describe("pinnedfs (the bin)", () => {
     expect(disk(s, "src/b.ts")).toBe("b\n")
   })
 
-  it.skipIf(!sandbox.available)(
-    "fix --confine: the fixer's edit lands and is reported; its writes outside, into .git, .vscode and the workspace outside its scope fail",
-    async () => {
-      const s = scratch()
-      s.make({ "src/a.ts": "a\n", ".git/config": "[core]\n" })
-      const attempt = (what: string, file: string) =>
-        `try { fs.writeFileSync(${JSON.stringify(file)}, "x"); console.log("${what}-written") } catch (e) { console.log("${what}-denied " + e.code) }`
-      const fixer = script(
-        [
-          "for (const f of files) fs.appendFileSync(f, 'fixed\\n')",
-          attempt("outside", path.join(s.outside, "escaped")),
-          attempt("config", ".git/config"),
-          "try { fs.mkdirSync('.vscode'); console.log('vscode-written') } catch (e) { console.log('vscode-denied ' + e.code) }",
-          attempt("workspace", "notes.txt")
-        ].join("\n")
-      )
-      const r = await pinnedfs(["fix", "--confine", "--workspace", s.root, "--scope", "src/**", "--", process.execPath, fixer])
-      expect([r.code, r.stdout]).toEqual([0, expect.stringMatching(/^changed: +src\/a\.ts$/m)])
-      expect(r.stderr).not.toContain("--chdir") // one --chdir, so bubblewrap has nothing to warn about
-      expect(r.stderr).toContain("confined: only the files in scope and the --may-create names writable")
-      for (const what of ["outside", "config", "vscode", "workspace"]) expect(r.stderr).toMatch(new RegExp(`${what}-denied (EROFS|EACCES)`))
-      expect(disk(s, "src/a.ts")).toBe("a\nfixed\n")
-      expect(fs.existsSync(path.join(s.outside, "escaped"))).toBe(false)
-      expect(disk(s, ".git/config")).toBe("[core]\n")
-      expect(fs.existsSync(s.abs(".vscode"))).toBe(false)
-      expect(fs.existsSync(s.abs("notes.txt"))).toBe(false)
-    }
-  )
+  it("fix --confine: the fixer's edit lands and is reported; its writes outside, into .git, .vscode and the workspace outside its scope fail", async (ctx) => {
+    skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
+    const s = scratch()
+    s.make({ "src/a.ts": "a\n", ".git/config": "[core]\n" })
+    const attempt = (what: string, file: string) =>
+      `try { fs.writeFileSync(${JSON.stringify(file)}, "x"); console.log("${what}-written") } catch (e) { console.log("${what}-denied " + e.code) }`
+    const fixer = script(
+      [
+        "for (const f of files) fs.appendFileSync(f, 'fixed\\n')",
+        attempt("outside", path.join(s.outside, "escaped")),
+        attempt("config", ".git/config"),
+        "try { fs.mkdirSync('.vscode'); console.log('vscode-written') } catch (e) { console.log('vscode-denied ' + e.code) }",
+        attempt("workspace", "notes.txt")
+      ].join("\n")
+    )
+    const r = await pinnedfs(["fix", "--confine", "--workspace", s.root, "--scope", "src/**", "--", process.execPath, fixer])
+    expect([r.code, r.stdout]).toEqual([0, expect.stringMatching(/^changed: +src\/a\.ts$/m)])
+    expect(r.stderr).not.toContain("--chdir") // one --chdir, so bubblewrap has nothing to warn about
+    expect(r.stderr).toContain("confined: only the files in scope and the --may-create names writable")
+    for (const what of ["outside", "config", "vscode", "workspace"]) expect(r.stderr).toMatch(new RegExp(`${what}-denied (EROFS|EACCES)`))
+    expect(disk(s, "src/a.ts")).toBe("a\nfixed\n")
+    expect(fs.existsSync(path.join(s.outside, "escaped"))).toBe(false)
+    expect(disk(s, ".git/config")).toBe("[core]\n")
+    expect(fs.existsSync(s.abs(".vscode"))).toBe(false)
+    expect(fs.existsSync(s.abs("notes.txt"))).toBe(false)
+  })
 
   it("fix --confine where no sandbox can be built exits 125 saying why, and runs nothing", async () => {
     const s = scratch()

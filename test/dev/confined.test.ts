@@ -12,16 +12,16 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { describe, expect, it } from "vitest"
+import { beforeEach, describe, expect, it } from "vitest"
 import { confinedSpawner, Confinement, sandboxAvailable } from "../../src/confine/index.ts"
-import { acquire, approveAll, eslintFixer, externalFixer, Plan, Step } from "../../src/dev/index.ts"
+import { acquire, approveAll, externalFixer, Plan, Step } from "../../src/dev/index.ts"
 import { strategies } from "../support/strategies.ts"
 import type { Scratch } from "../support/tree.ts"
-import { eslintConfig, tools } from "./support/tools.ts"
+import { eslintConfig, toolPlan, toolPlanOk } from "./support/tools.ts"
 import { disk, expectDiskEqualsWorkspace, openPolicy, setup } from "./support/workspace.ts"
+import { skipUnless, sandboxWhy } from "../support/skip.ts"
 
 const sandbox = await sandboxAvailable()
-if (!sandbox.available) console.warn(`test/dev/confined.test.ts: sandbox cases skipped: ${sandbox.reason}`)
 
 const aSource = "var x: number = 1\nlet y = 2\nif (x) y++\nexport const o = { x: x, y }\n"
 const bSource = "let z: string = 'a'\nexport { z }\n"
@@ -83,24 +83,13 @@ describe.each(strategies)("external fixers confined (%s)", (strategy) => {
     Step.fix("stray", externalFixer({ command: "/bin/sh", args: ["-c", stray, "stray"], scope, confine }))
   ]
 
-  describe.skipIf(!sandbox.available)("in the sandbox", () => {
+  describe("in the sandbox", () => {
+    beforeEach((ctx) => skipUnless(ctx, sandbox.available, sandboxWhy(sandbox)))
     it("edit(a.ts) → eslint --fix → write → prettier --write → check, the tools confined, ends with disk and workspace equal", async () => {
       const { s, ws, run, confinement } = await start()
       const c = confinement()
-      const result = await run([
-        Step.edit("edit a.ts", (e) => e.write("src/a.ts", "export const answer   =   42\n")),
-        Step.fix("eslint --fix", externalFixer({ command: tools.eslint, args: ["--fix"], scope, confine: c })),
-        Step.write(),
-        Step.fix("prettier --write", externalFixer({ command: tools.prettier, args: ["--write"], scope, confine: c })),
-        Step.check("check", eslintFixer({ scope, fix: false }))
-      ])
-      expect(result.steps.map((x) => [x.name, x.status])).toEqual([
-        ["edit a.ts", "ok"],
-        ["eslint --fix", "ok"],
-        ["write", "ok"],
-        ["prettier --write", "ok"],
-        ["check", "ok"]
-      ])
+      const result = await run(toolPlan(scope, "export const answer   =   42\n", c))
+      expect(result.steps.map((x) => [x.name, x.status])).toEqual(toolPlanOk)
       expect(result.steps[1]!.capabilities[0]!.reread!.changed).toEqual(["src/b.ts"])
       expect(result.steps[3]!.capabilities[0]!.reread!.changed).toEqual(["src/a.ts", "src/b.ts"])
       expect(ws.get("src/a.ts")).toBe("export const answer = 42;\n")

@@ -19,7 +19,7 @@ import {
   Step
 } from "../../src/dev/index.ts"
 import { strategies } from "../support/strategies.ts"
-import { eslintConfig, tools } from "./support/tools.ts"
+import { eslintConfig, toolPlan, toolPlanOk, tools } from "./support/tools.ts"
 import { disk, expectDiskEqualsWorkspace, openPolicy, setup } from "./support/workspace.ts"
 
 // Lint-dirty TypeScript (var, missing braces, a non-shorthand property) and what each tool makes of it.
@@ -124,20 +124,8 @@ describe.each(strategies)("engines (%s)", (strategy) => {
   it("the plan edit(a.ts) → eslint --fix → write → prettier --write → check ends with disk and workspace equal", async () => {
     const { s, ws, run } = await start()
     const edited = "export const answer   =   42\n"
-    const result = await run([
-      Step.edit("edit a.ts", (e) => e.write("src/a.ts", edited)),
-      Step.fix("eslint --fix", externalFixer({ command: tools.eslint, args: ["--fix"], scope })),
-      Step.write(),
-      Step.fix("prettier --write", externalFixer({ command: tools.prettier, args: ["--write"], scope })),
-      Step.check("check", eslintFixer({ scope, fix: false }))
-    ])
-    expect(result.steps.map((x) => [x.name, x.status])).toEqual([
-      ["edit a.ts", "ok"],
-      ["eslint --fix", "ok"],
-      ["write", "ok"],
-      ["prettier --write", "ok"],
-      ["check", "ok"]
-    ])
+    const result = await run(toolPlan(scope, edited))
+    expect(result.steps.map((x) => [x.name, x.status])).toEqual(toolPlanOk)
     // eslint --fix: a.ts withheld (dirty in memory), b.ts fixed and reconciled.
     const lint = result.steps[1]!
     expect(lint.capabilities[0]!.allowlist).toEqual(["src/b.ts"])

@@ -9,15 +9,15 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { acquire, approveAll, externalFixer, Plan, Step } from "../../src/dev/index.ts"
 import { PinnedRoot } from "../../src/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { openPolicy } from "./support/workspace.ts"
+import { skipUnless } from "../support/skip.ts"
 
 const mountPoint = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-full-"))
 const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint]).status === 0
-if (!mounted) console.warn("test/dev/full-disk.test.ts: skipped: cannot mount a 1 MiB tmpfs here (needs root)")
 afterAll(() => {
   if (mounted) spawnSync("umount", [mountPoint])
   fs.rmSync(mountPoint, { recursive: true, force: true })
@@ -30,7 +30,8 @@ beforeAll(() => {
 })
 afterAll(() => fs.rmSync(path.dirname(fill), { recursive: true, force: true }))
 
-describe.skipIf(!mounted).each(strategies)("a fixer that fills the disk (%s)", (strategy) => {
+describe.each(strategies)("a fixer that fills the disk (%s)", (strategy) => {
+  beforeEach((ctx) => skipUnless(ctx, mounted, "cannot mount a 1 MiB tmpfs here (needs root)"))
   it("its step fails and its file is put back as it was, though no second copy fits", async () => {
     const ws = path.join(mountPoint, `w-${strategy}`)
     fs.mkdirSync(path.join(ws, "src"), { recursive: true })

@@ -12,6 +12,7 @@ import { envelopeOf } from "../../src/dev/envelope.ts"
 import { limitsOf } from "../../src/dev/limits.ts"
 import { readTexts } from "../../src/dev/readTexts.ts"
 import { reread } from "../../src/dev/reread.ts"
+import type { PinnedRoot } from "../../src/index.ts"
 import { noTestHooks, testHooks, trips } from "../support/hooks.ts"
 import { skipUnless } from "../support/skip.ts"
 import { strategies } from "../support/strategies.ts"
@@ -33,6 +34,18 @@ const behind = (
     return undefined
   }
 })
+
+/** Re-reads every path of `paths` after fixer "x" ran in `envelope`: none withheld, none created. */
+const rereadAll = (root: PinnedRoot, ws: Workspace, envelope: Parameters<typeof reread>[2]["envelope"], paths: ReadonlyArray<string>) =>
+  reread(root, ws, {
+    envelope,
+    snapshot: new Set(paths),
+    withheld: new Set(),
+    extra: [],
+    mayCreate: () => false,
+    source: "x",
+    limits: limitsOf({})
+  })
 
 describe.each(strategies)("the re-read (%s)", (strategy) => {
   const start = async (files: Record<string, string>, scope = ["src/**"]) => {
@@ -280,15 +293,7 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
       for (let i = 0; i < 1000; i += 7) fs.writeFileSync(`${root.path}/src/f${i}.ts`, `export const v${i} = -${i}\n`)
       const envelope = envelopeOf({ name: "x", scope: ["src/**"], selectors: Object.keys(files), mayCreate: [] })
       const before = trips()
-      const report = await reread(root, ws, {
-        envelope,
-        snapshot: new Set(Object.keys(files)),
-        withheld: new Set(),
-        extra: [],
-        mayCreate: () => false,
-        source: "x",
-        limits: limitsOf({})
-      })
+      const report = await rereadAll(root, ws, envelope, Object.keys(files))
       expect(trips() - before).toBe(4)
       expect(report.changed).toHaveLength(143)
       expect(ws.get("src/f7.ts")).toBe("export const v7 = -7\n")
@@ -302,15 +307,7 @@ describe.each(strategies)("the re-read (%s)", (strategy) => {
       const ws = await acquire(root, { scope: ["src/**/*.ts"] })
       const envelope = envelopeOf({ name: "x", scope: ["src/**/*.ts"], mayCreate: [] })
       const before = trips()
-      await reread(root, ws, {
-        envelope,
-        snapshot: new Set(Object.keys(files)),
-        withheld: new Set(),
-        extra: [],
-        mayCreate: () => false,
-        source: "x",
-        limits: limitsOf({})
-      })
+      await rereadAll(root, ws, envelope, Object.keys(files))
       expect(trips() - before).toBe(2)
     })
 

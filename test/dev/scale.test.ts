@@ -15,9 +15,9 @@ import { argumentSpace, chunked, environmentCost, stringCost } from "../../src/d
 import { confinedLaunchFiles } from "../../src/dev/engines/confined.ts"
 import { strategies } from "../support/strategies.ts"
 import { openPolicy, setup } from "./support/workspace.ts"
+import { skipUnless, sandboxWhy } from "../support/skip.ts"
 
 const sandbox = await sandboxAvailable()
-if (!sandbox.available) console.warn(`test/dev/scale.test.ts: the confined case is skipped: ${sandbox.reason}`)
 
 /** Names of about 120 bytes: a long directory, a long file name, a number. */
 const longName = (i: number) =>
@@ -97,38 +97,37 @@ describe.each(strategies)("any number of files (%s)", (strategy) => {
     fs.rmSync(s.root, { recursive: true, force: true })
   })
 
-  it.skipIf(!sandbox.available)(
-    `a confined fixer over more than ${maxScopePaths} files runs in launches of ${confinedLaunchFiles}`,
-    { timeout: 240_000 },
-    async () => {
-      const n = maxScopePaths + 300
-      const files: Record<string, string> = {}
-      for (let i = 0; i < n; i++) files[`src/f${i}.ts`] = "x\n"
-      const { s, root } = await setup(strategy, files)
-      const base = path.dirname(s.root)
-      for (const d of ["home", "tmp"]) fs.mkdirSync(path.join(base, d))
-      // The log goes in the sandbox's temporary root, the one place outside the scope it may write.
-      const { script, log } = appendAndLog(s.outside, path.join(base, "tmp"))
-      const confine = new Confinement({
-        target: { workspace: s.root, home: path.join(base, "home"), tempRoot: path.join(base, "tmp") },
-        strategy
-      })
-      const ws = await acquire(root, { scope: ["src/**"] })
-      const result = await Plan.run(
-        [Step.fix("fix", externalFixer({ command: process.execPath, args: [script], scope: ["src/**"], mayCreate: ["NEWS.md"], confine }))],
-        { root, workspace: ws, policy: openPolicy, gate: approveAll }
-      )
-      expect(result.steps[0]!.diagnostics.filter((d) => d.severity === "ERROR")).toEqual([])
-      const counts = fs
-        .readFileSync(log, "utf8")
-        .trim()
-        .split("\n")
-        .map((l) => Number(l.split(" ")[0]))
-      // Each launch binds its files and the mayCreate name: confinedLaunchFiles paths at most.
-      const per = confinedLaunchFiles - 1
-      expect(counts).toEqual([...Array(Math.floor(n / per)).fill(per), n % per])
-      expect(result.steps[0]!.capabilities[0]!.reread!.changed).toHaveLength(n)
-      expect(fs.existsSync(s.abs("NEWS.md"))).toBe(false) // made empty for the launches, removed after
-    }
-  )
+  it(`a confined fixer over more than ${maxScopePaths} files runs in launches of ${confinedLaunchFiles}`, {
+    timeout: 240_000
+  }, async (ctx) => {
+    skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
+    const n = maxScopePaths + 300
+    const files: Record<string, string> = {}
+    for (let i = 0; i < n; i++) files[`src/f${i}.ts`] = "x\n"
+    const { s, root } = await setup(strategy, files)
+    const base = path.dirname(s.root)
+    for (const d of ["home", "tmp"]) fs.mkdirSync(path.join(base, d))
+    // The log goes in the sandbox's temporary root, the one place outside the scope it may write.
+    const { script, log } = appendAndLog(s.outside, path.join(base, "tmp"))
+    const confine = new Confinement({
+      target: { workspace: s.root, home: path.join(base, "home"), tempRoot: path.join(base, "tmp") },
+      strategy
+    })
+    const ws = await acquire(root, { scope: ["src/**"] })
+    const result = await Plan.run(
+      [Step.fix("fix", externalFixer({ command: process.execPath, args: [script], scope: ["src/**"], mayCreate: ["NEWS.md"], confine }))],
+      { root, workspace: ws, policy: openPolicy, gate: approveAll }
+    )
+    expect(result.steps[0]!.diagnostics.filter((d) => d.severity === "ERROR")).toEqual([])
+    const counts = fs
+      .readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => Number(l.split(" ")[0]))
+    // Each launch binds its files and the mayCreate name: confinedLaunchFiles paths at most.
+    const per = confinedLaunchFiles - 1
+    expect(counts).toEqual([...Array(Math.floor(n / per)).fill(per), n % per])
+    expect(result.steps[0]!.capabilities[0]!.reread!.changed).toHaveLength(n)
+    expect(fs.existsSync(s.abs("NEWS.md"))).toBe(false) // made empty for the launches, removed after
+  })
 })

@@ -29,12 +29,11 @@ interface Answer {
   readonly answers: ReadonlyArray<unknown>
 }
 
-/** Runs one worker to its exit, answering what it posted. */
-const runWorker = (data: Record<string, unknown>): Promise<Answer> =>
+/** Waits for `worker` to exit, answering the last message it posted. */
+const answerOf = <T>(worker: Worker): Promise<T> =>
   new Promise((resolve, reject) => {
-    const worker = new Worker(script, { workerData: { packageRoot, ...data } })
-    let answer: Answer | undefined
-    worker.on("message", (m: Answer) => {
+    let answer: T | undefined
+    worker.on("message", (m: T) => {
       answer = m
     })
     worker.on("error", reject)
@@ -44,6 +43,9 @@ const runWorker = (data: Record<string, unknown>): Promise<Answer> =>
       else resolve(answer)
     })
   })
+
+/** Runs one worker to its exit, answering what it posted. */
+const runWorker = (data: Record<string, unknown>): Promise<Answer> => answerOf(new Worker(script, { workerData: { packageRoot, ...data } }))
 
 describe.each(strategies)("addon from worker threads (%s)", (strategy) => {
   const expectedRound = ["top", true, "ENOENT", "escape", "true,true"]
@@ -73,19 +75,7 @@ describe("the Effect extension from worker threads", () => {
   afterAll(() => fs.rmSync(transpiled, { recursive: true, force: true }))
 
   const runEffectWorker = (data: Record<string, unknown>): Promise<{ answers: Array<unknown> }> =>
-    new Promise((resolve, reject) => {
-      const worker = new Worker(effectScript, { workerData: data })
-      let answer: { answers: Array<unknown> } | undefined
-      worker.on("message", (m: { answers: Array<unknown> }) => {
-        answer = m
-      })
-      worker.on("error", reject)
-      worker.on("exit", (code) => {
-        if (code !== 0) reject(new Error(`worker exited with ${code}`))
-        else if (answer === undefined) reject(new Error("worker exited without answering"))
-        else resolve(answer)
-      })
-    })
+    answerOf(new Worker(effectScript, { workerData: data }))
 
   it.each([true, false])(
     "four workers, each with its own extension (close: %s)",

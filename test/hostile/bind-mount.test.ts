@@ -13,12 +13,13 @@ import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { type PinnedFsError, PinnedRoot } from "../../src/index.ts"
 import { snapshot } from "../support/attacker.ts"
 import { strategies } from "../support/strategies.ts"
 import { scratch } from "../support/tree.ts"
 import { rejection as failure } from "../support/rejection.ts"
+import { skipUnless } from "../support/skip.ts"
 
 /** Why mounting is impossible here, or "" when a bind mount works. */
 const cannotMount = (() => {
@@ -30,7 +31,6 @@ const cannotMount = (() => {
   fs.rmSync(probe, { recursive: true, force: true })
   return r.status === 0 ? "" : `mount --bind failed (${(r.stderr || r.error?.message || "").trim()})`
 })()
-if (cannotMount) console.warn(`bind-mount tests skipped: ${cannotMount}`)
 
 const mounted: Array<string> = []
 afterEach(() => {
@@ -47,7 +47,8 @@ const mountRefusal = (e: PinnedFsError) => {
   expect(e.description).toMatch(/is a mount point/)
 }
 
-describe.skipIf(cannotMount !== "").each(strategies)("bind mounts inside the root (%s)", (strategy) => {
+describe.each(strategies)("bind mounts inside the root (%s)", (strategy) => {
+  beforeEach((ctx) => skipUnless(ctx, cannotMount === "", cannotMount))
   const setup = async () => {
     const s = scratch()
     const data = path.join(s.outside, "data")

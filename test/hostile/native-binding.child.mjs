@@ -9,7 +9,7 @@ import fc from "fast-check"
 import * as fs from "node:fs"
 import { loadAddon } from "../lifetime/addon.mjs"
 import { fdCount, makeTree } from "../lifetime/tree.mjs"
-import { buildHostile, expectNativeError, hostileSpec, throwingGetter } from "../support/hostile.mjs"
+import { buildHostile, buildHostilePath, expectNativeError, hostilePaths, hostileSpec, throwingGetter } from "../support/hostile.mjs"
 import { promised as call } from "./promised.mjs"
 
 const seed = Number(process.argv[2] ?? Date.now() % 2 ** 31)
@@ -19,36 +19,13 @@ const OPS = Object.keys(native.ops).length
 
 // ---- hostile values ------------------------------------------------------------------------
 
-const path = fc.oneof(
-  fc.constantFrom(
-    "",
-    "file.txt",
-    "dir",
-    "dir/sub/deep.txt",
-    "out/secret.txt",
-    "inner-link",
-    "hard.txt",
-    "dir/hard2.txt",
-    "../outside/secret.txt",
-    "dir/../../x",
-    "/etc/passwd",
-    "new",
-    "new/a",
-    "dir/",
-    ".",
-    "..",
-    "a\0b",
-    "\0",
-    "file.txt/",
-    "dir//sub///deep.txt"
-  ),
-  fc.string({ maxLength: 40 }),
-  fc.string({ unit: "binary", maxLength: 20 }),
-  fc.array(fc.constantFrom("a", "..", ".", "dir", "sub", "out", "\0", "new"), { maxLength: 8 }).map((a) => a.join("/")),
-  fc.constantFrom("big", "components", "longname")
-)
-const buildPath = (p) =>
-  p === "big" ? "a".repeat(100 * 1024) : p === "components" ? "a/".repeat(10_000) : p === "longname" ? "n".repeat(300) : p
+const path = hostilePaths({
+  more: ["inner-link", "dir/hard2.txt", "dir/../../x", "new", "new/a", "dir/", ".", "..", "\0", "dir//sub///deep.txt"],
+  maxLength: 40,
+  binary: 20,
+  others: [fc.array(fc.constantFrom("a", "..", ".", "dir", "sub", "out", "\0", "new"), { maxLength: 8 }).map((a) => a.join("/"))],
+  large: ["BIG", "COMPONENTS", "LONGNAME"]
+})
 
 let current // the handle a "closes" getter closes mid-marshalling
 
@@ -99,7 +76,7 @@ const kinds = {
 }
 // A value spec: plain data naming what to build.
 const value = hostileSpec({ paths: path, kinds: Object.keys(kinds) })
-const build = (v) => buildHostile(v, { path: buildPath, kinds })
+const build = (v) => buildHostile(v, { path: buildHostilePath, kinds })
 
 const FIELDS = [
   "path",

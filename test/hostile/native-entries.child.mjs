@@ -8,7 +8,7 @@
 import fc from "fast-check"
 import { loadAddon } from "../lifetime/addon.mjs"
 import { fdCount, makeTree } from "../lifetime/tree.mjs"
-import { expectNativeError } from "../support/hostile.mjs"
+import { expectNativeError, hostilePaths } from "../support/hostile.mjs"
 import { promised } from "./promised.mjs"
 
 const seed = Number(process.argv[2] ?? Date.now() % 2 ** 31)
@@ -17,22 +17,7 @@ const native = loadAddon()
 const OPS = Object.keys(native.ops).length
 const tree = makeTree()
 
-const pathSpec = fc.oneof(
-  fc.constantFrom(
-    "",
-    "file.txt",
-    "dir",
-    "dir/sub/deep.txt",
-    "out/secret.txt",
-    "hard.txt",
-    "../outside/secret.txt",
-    "/etc/passwd",
-    "a\0b",
-    "file.txt/",
-    "dir//sub"
-  ),
-  fc.string({ maxLength: 24 })
-)
+const pathSpec = hostilePaths({ more: ["dir//sub"], maxLength: 24 })
 // How one paths[] member (or any argument) is given.
 const memberSpec = fc.oneof(
   { weight: 6, arbitrary: pathSpec.map((s) => ({ s })) },

@@ -14,7 +14,7 @@ import { PinnedFsError, PinnedRoot } from "../../src/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { openDescriptorCount, scratch } from "../support/tree.ts"
 import { executorOperations } from "../../src/protocol/operations.ts"
-import { buildHostile, type HostileSpec, hostileSpec } from "../support/hostile.mjs"
+import { buildHostile, buildHostilePath, type HostileSpec, hostilePaths, hostileSpec } from "../support/hostile.mjs"
 
 const seed = Number(process.env.PINNEDFS_SEED ?? 20261130)
 const numRuns = Number(process.env.PINNEDFS_RUNS ?? 400)
@@ -37,30 +37,12 @@ const REASONS = new Set([
 /** What our own getters and traps throw: a rejection with it is the caller's error coming back. */
 class Sentinel extends Error {}
 
-const pathSpec = fc.oneof(
-  fc.constantFrom(
-    "",
-    "file.txt",
-    "dir",
-    "dir/sub/deep.txt",
-    "out/secret.txt",
-    "hard.txt",
-    "../outside/secret.txt",
-    "dir/../../x",
-    "/etc/passwd",
-    "new",
-    "new/a/b",
-    "dir/",
-    ".",
-    "..",
-    "a\0b",
-    "file.txt/"
-  ),
-  fc.string({ maxLength: 30 }),
-  fc.string({ unit: "binary", maxLength: 12 }),
-  fc.constantFrom("BIG", "COMPONENTS")
-)
-const buildPath = (p: string): string => (p === "BIG" ? "a".repeat(100 * 1024) : p === "COMPONENTS" ? "a/".repeat(10_000) : p)
+const pathSpec = hostilePaths({
+  more: ["dir/../../x", "new", "new/a/b", "dir/", ".", ".."],
+  maxLength: 30,
+  binary: 12,
+  large: ["BIG", "COMPONENTS"]
+})
 
 /** Plain-data descriptions of hostile values (test/support/hostile.mjs), and this suite's own kinds. */
 type Spec = HostileSpec
@@ -93,7 +75,7 @@ const kinds: Record<string, () => unknown> = {
   polluted: () => Object.create({ path: "out/secret.txt", operation: "readFile", recursive: true })
 }
 const spec: fc.Arbitrary<Spec> = hostileSpec({ paths: pathSpec, kinds: Object.keys(kinds) })
-const build = (v: Spec): unknown => buildHostile(v, { path: buildPath, kinds })
+const build = (v: Spec): unknown => buildHostile(v, { path: buildHostilePath, kinds })
 
 /** Usually a well-typed path first, so the later (options, data, mode) arguments get read too. */
 const args: fc.Arbitrary<Array<Spec>> = fc

@@ -9,7 +9,7 @@ import { Cause, Data, Effect, Exit, FileSystem, Layer, Option, type PlatformErro
 import { FileSystemBatch, FileSystemFault, GrantStore, KernelFileSystem, Permission } from "../../src/kernel/index.ts"
 import { scratch } from "../support/tree.ts"
 import { hosts, testDouble } from "./support/hosts.ts"
-import { allowAll, kernelCause, kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
+import { allowAll, denyAll, kernelCause, kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
 
 describe("identities", () => {
   it("FileSystemFault is tagged and coded as the client's", () => {
@@ -104,13 +104,7 @@ describe.each(hosts)("smaller points of the contract ($name)", (host) => {
     Effect.gen(function* () {
       const s = scratch()
       s.make({ "a.txt": "alpha" })
-      const deny = GrantStore.layerRules({
-        root: s.root,
-        deny: [
-          { action: "fs:read", glob: "**" },
-          { action: "fs:write", glob: "**" }
-        ]
-      })
+      const deny = denyAll(s.root)
       const errors = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return [

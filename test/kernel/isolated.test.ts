@@ -13,7 +13,7 @@ import { Cause, Effect, Exit, Fiber, FileSystem, Layer, Option, Stream } from "e
 import { FileSystemBatch, FileSystemFault, GrantStore, KernelFileSystem } from "../../src/kernel/index.ts"
 import { scratch } from "../support/tree.ts"
 import { testDouble } from "./support/hosts.ts"
-import { allowAll, kernelCause, kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
+import { allowAll, denyAll, kernelCause, kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
 import { scratchSystemTemp } from "./support/systemTemp.ts"
 
 const isolatedLayer = Layer.effect(
@@ -105,13 +105,7 @@ describe("the kernel over an isolated volume", () => {
       const s = scratch()
       s.make({ "a.txt": "alpha" })
       const before = snapshotTree(s.root)
-      const deny = GrantStore.layerRules({
-        root: s.root,
-        deny: [
-          { action: "fs:read", glob: "**" },
-          { action: "fs:write", glob: "**" }
-        ]
-      })
+      const deny = denyAll(s.root)
       const errors = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return [

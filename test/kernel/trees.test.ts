@@ -30,16 +30,26 @@ const tree = (s: Scratch) => {
   })
 }
 
+/** A scratch with the tree laid out, and a snapshot of the disk to prove a refusal changed nothing. */
+const laidOut = () => {
+  const s = scratch()
+  tree(s)
+  return { s, before: snapshotTree(s.root, s.outside) }
+}
+
+/** The error `op` fails with through the kernel over `host`, everything allowed but `deny`. */
+const refused = <A, E>(
+  host: (typeof hosts)[number],
+  s: Scratch,
+  deny: ReadonlyArray<GrantStore.Rule>,
+  op: (fs: FileSystem.FileSystem) => Effect.Effect<A, E>
+) => Effect.flip(Effect.flatMap(FileSystem.FileSystem, op)).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, rules(s, deny))))
+
 describe.each(hosts)("tree operations ($name)", (host) => {
   it.effect("a recursive remove is refused when anything below is write-denied, and removes nothing", () =>
     Effect.gen(function* () {
-      const s = scratch()
-      tree(s)
-      const before = snapshotTree(s.root, s.outside)
-      const error = yield* Effect.gen(function* () {
-        const fs = yield* FileSystem.FileSystem
-        return yield* Effect.flip(fs.remove("src", { recursive: true }))
-      }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, rules(s, [{ action: "fs:write", glob: "src/keep/**" }]))))
+      const { s, before } = laidOut()
+      const error = yield* refused(host, s, [{ action: "fs:write", glob: "src/keep/**" }], (fs) => fs.remove("src", { recursive: true }))
       expect(reasonTag(error)).toBe("PermissionDenied")
       expect(kernelCause(error)?._tag).toBe("PermissionDenied")
       expect(snapshotTree(s.root, s.outside)).toEqual(before)
@@ -48,13 +58,8 @@ describe.each(hosts)("tree operations ($name)", (host) => {
 
   it.effect("a rename of a directory is refused when anything below may not be moved out from under its rule", () =>
     Effect.gen(function* () {
-      const s = scratch()
-      tree(s)
-      const before = snapshotTree(s.root, s.outside)
-      const error = yield* Effect.gen(function* () {
-        const fs = yield* FileSystem.FileSystem
-        return yield* Effect.flip(fs.rename("src", "moved"))
-      }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, rules(s, [{ action: "fs:write", glob: "src/keep/**" }]))))
+      const { s, before } = laidOut()
+      const error = yield* refused(host, s, [{ action: "fs:write", glob: "src/keep/**" }], (fs) => fs.rename("src", "moved"))
       expect(reasonTag(error)).toBe("PermissionDenied")
       expect(kernelCause(error)?._tag).toBe("PermissionDenied")
       expect(snapshotTree(s.root, s.outside)).toEqual(before)
@@ -63,13 +68,8 @@ describe.each(hosts)("tree operations ($name)", (host) => {
 
   it.effect("a rename is refused when it would create write-denied entries under the new name", () =>
     Effect.gen(function* () {
-      const s = scratch()
-      tree(s)
-      const before = snapshotTree(s.root, s.outside)
-      const error = yield* Effect.gen(function* () {
-        const fs = yield* FileSystem.FileSystem
-        return yield* Effect.flip(fs.rename("stage", "out"))
-      }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, rules(s, [{ action: "fs:write", glob: "out/keep/**" }]))))
+      const { s, before } = laidOut()
+      const error = yield* refused(host, s, [{ action: "fs:write", glob: "out/keep/**" }], (fs) => fs.rename("stage", "out"))
       expect(reasonTag(error)).toBe("PermissionDenied")
       expect(snapshotTree(s.root, s.outside)).toEqual(before)
     })
@@ -96,13 +96,8 @@ describe.each(hosts)("tree operations ($name)", (host) => {
 
   it.effect("a rename of a directory holding a read-denied file is refused", () =>
     Effect.gen(function* () {
-      const s = scratch()
-      tree(s)
-      const before = snapshotTree(s.root, s.outside)
-      const error = yield* Effect.gen(function* () {
-        const fs = yield* FileSystem.FileSystem
-        return yield* Effect.flip(fs.rename("src", "moved"))
-      }).pipe(Effect.provide(kernelLayer(host.make().layer, s.root, rules(s, [{ action: "fs:read", glob: "src/keep/**" }]))))
+      const { s, before } = laidOut()
+      const error = yield* refused(host, s, [{ action: "fs:read", glob: "src/keep/**" }], (fs) => fs.rename("src", "moved"))
       expect(reasonTag(error)).toBe("PermissionDenied")
       expect(snapshotTree(s.root, s.outside)).toEqual(before)
     })

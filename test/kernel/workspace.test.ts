@@ -11,7 +11,7 @@ import { Effect, Fiber, FileSystem, Layer } from "effect"
 import { GrantStore, KernelFileSystem } from "../../src/kernel/index.ts"
 import { scratch } from "../support/tree.ts"
 import { hosts } from "./support/hosts.ts"
-import { kernelCause, kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
+import { allowAll, kernelCause, kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
 
 describe.each(hosts)("a workspace reached through a symlink ($name)", (host) => {
   it.effect("works, and its resources keep the logical spelling", () =>
@@ -80,13 +80,7 @@ describe("over a plain path-based host", () => {
       const s = scratch()
       s.make({ "a.txt": "alpha" })
       const before = snapshotTree(s.root, s.outside)
-      const grants = GrantStore.layerRules({
-        root: s.root,
-        allow: [
-          { action: "fs:read", glob: "**" },
-          { action: "fs:write", glob: "**" }
-        ]
-      })
+      const grants = allowAll(s.root)
       const errors = yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
         return [

@@ -21,6 +21,7 @@ import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 // @ts-expect-error: a plain ES module shared with the command line, typed by its use here.
 import { runRounds } from "./terminate.rounds.mjs"
+import { skipUnless } from "../support/skip.ts"
 
 const rounds = Number(process.env.PINNEDFS_TERMINATE_ROUNDS ?? 200)
 const midCallRounds = Number(process.env.PINNEDFS_MIDCALL_ROUNDS ?? 20)
@@ -46,48 +47,41 @@ interface Figures {
 describe("workers terminated while looping over the addon", () => {
   for (const node of nodes) {
     const present = fs.existsSync(node.path)
-    if (!present) console.log(`terminate rounds: Node ${node.line} skipped: no binary at ${node.path}`)
-    it.skipIf(!present)(
-      `never kills the process (Node ${node.line}, ${rounds} rounds)`,
-      () => {
-        const f = runRounds(node.path, rounds, { chunk: 50, seed: 1 }) as Figures
-        console.log(`terminate rounds, Node ${node.line}: ${JSON.stringify(f)}`)
-        expect(f.crashes, JSON.stringify(f.signals)).toBe(0)
-        expect(f.rounds).toBe(rounds)
-        // The attack was live: every worker had said it was looping before it was terminated, and
-        // each ended by terminate() (exit code 1), none on its own.
-        expect(f.workers).toBe(rounds * 6)
-        expect(f.looping).toBe(rounds * 6)
-        expect(f.codes).toEqual([1])
-      },
-      1_800_000
-    )
+    it(`never kills the process (Node ${node.line}, ${rounds} rounds)`, (ctx) => {
+      skipUnless(ctx, present, `no Node ${node.line} binary at ${node.path}`)
+      const f = runRounds(node.path, rounds, { chunk: 50, seed: 1 }) as Figures
+      console.log(`terminate rounds, Node ${node.line}: ${JSON.stringify(f)}`)
+      expect(f.crashes, JSON.stringify(f.signals)).toBe(0)
+      expect(f.rounds).toBe(rounds)
+      // The attack was live: every worker had said it was looping before it was terminated, and
+      // each ended by terminate() (exit code 1), none on its own.
+      expect(f.workers).toBe(rounds * 6)
+      expect(f.looping).toBe(rounds * 6)
+      expect(f.codes).toEqual([1])
+    }, 1_800_000)
   }
 })
 
 describe("workers terminated inside a long call, while its arguments are read", () => {
   for (const node of nodes) {
     const present = fs.existsSync(node.path)
-    it.skipIf(!present)(
-      `never kills the process (Node ${node.line}, ${midCallRounds} rounds)`,
-      () => {
-        const out = spawnSync(node.path, [midCall, String(midCallRounds), "200000", "1"], {
-          encoding: "utf8",
-          timeout: 600_000
-        })
-        const summary = out.stdout.trim().split("\n").at(-1) ?? ""
-        console.log(`mid-call rounds, Node ${node.line}: ${summary}`)
-        expect(out.signal, `child killed by ${out.signal}; stderr:\n${out.stderr}`).toBeNull()
-        expect(out.status, out.stderr).toBe(0)
-        const m = JSON.parse(summary) as { rounds: number; signalled: number; codes: number[]; secretIntact: boolean }
-        // Live: every worker had said it was calling before it was terminated, and each ended by
-        // terminate() (exit code 1).
-        expect(m.rounds).toBe(midCallRounds)
-        expect(m.signalled).toBe(midCallRounds)
-        expect(m.codes).toEqual([1])
-        expect(m.secretIntact).toBe(true)
-      },
-      660_000
-    )
+    it(`never kills the process (Node ${node.line}, ${midCallRounds} rounds)`, (ctx) => {
+      skipUnless(ctx, present, `no Node ${node.line} binary at ${node.path}`)
+      const out = spawnSync(node.path, [midCall, String(midCallRounds), "200000", "1"], {
+        encoding: "utf8",
+        timeout: 600_000
+      })
+      const summary = out.stdout.trim().split("\n").at(-1) ?? ""
+      console.log(`mid-call rounds, Node ${node.line}: ${summary}`)
+      expect(out.signal, `child killed by ${out.signal}; stderr:\n${out.stderr}`).toBeNull()
+      expect(out.status, out.stderr).toBe(0)
+      const m = JSON.parse(summary) as { rounds: number; signalled: number; codes: number[]; secretIntact: boolean }
+      // Live: every worker had said it was calling before it was terminated, and each ended by
+      // terminate() (exit code 1).
+      expect(m.rounds).toBe(midCallRounds)
+      expect(m.signalled).toBe(midCallRounds)
+      expect(m.codes).toEqual([1])
+      expect(m.secretIntact).toBe(true)
+    }, 660_000)
   }
 })

@@ -8,12 +8,12 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { afterAll, beforeEach, describe, expect, it } from "vitest"
 import { checkDarwin } from "../../scripts/package/darwin-syntax.mjs"
+import { skipUnless } from "../support/skip.ts"
 
 const compiler = process.env["CLANGXX"] ?? "clang++"
 const haveClang = spawnSync(compiler, ["--version"]).status === 0
-if (!haveClang) console.log(`skipped: ${compiler} not found (CI installs clang; apt-get install clang)`)
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-darwin-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -24,7 +24,8 @@ const compile = async (name: string, source: string) => {
   return checkDarwin(compiler, file)
 }
 
-describe.skipIf(!haveClang)("macOS syntax check", () => {
+describe("macOS syntax check", () => {
+  beforeEach((ctx) => skipUnless(ctx, haveClang, `${compiler} not found (CI installs clang; apt-get install clang)`))
   it("accepts the macOS-only interfaces the sources call", async () => {
     const r = await compile(
       "macos_only",

@@ -16,3 +16,13 @@ export declare const buildHostile: (
 export declare const throwingGetter: (key: string, error: () => Error) => object
 /** Throws unless `e` is an error the addon made. */
 export declare const expectNativeError: (e: unknown, what: string) => void
+/** The path arbitrary of a hostile suite (hostile.mjs says what it draws). */
+export declare const hostilePaths: (options: {
+  readonly more?: ReadonlyArray<string>
+  readonly maxLength: number
+  readonly binary?: number
+  readonly others?: ReadonlyArray<Arbitrary<string>>
+  readonly large?: ReadonlyArray<"BIG" | "COMPONENTS" | "LONGNAME">
+}) => Arbitrary<string>
+/** Builds a path `hostilePaths` drew. */
+export declare const buildHostilePath: (p: string) => string

@@ -38,6 +38,40 @@ const common = {
   date: () => new Date(0)
 }
 
+/** The paths every hostile suite's tree answers something about: its files, a hard link, an escape. */
+const hostilePathNames = [
+  "",
+  "file.txt",
+  "dir",
+  "dir/sub/deep.txt",
+  "out/secret.txt",
+  "hard.txt",
+  "../outside/secret.txt",
+  "/etc/passwd",
+  "a\0b",
+  "file.txt/"
+]
+
+/**
+ * The path arbitrary of a hostile suite: the shared names and the suite's `more`, any string up to
+ * `maxLength`, binary strings up to `binary` when given, the suite's `others`, and the names of the
+ * `large` paths (built by `buildHostilePath`, so that a counterexample prints short).
+ *
+ * @param {{ more?: ReadonlyArray<string>, maxLength: number, binary?: number, others?: ReadonlyArray<import("fast-check").Arbitrary<string>>, large?: ReadonlyArray<"BIG" | "COMPONENTS" | "LONGNAME"> }} options
+ */
+export const hostilePaths = ({ more = [], maxLength, binary, others = [], large = [] }) =>
+  fc.oneof(
+    fc.constantFrom(...hostilePathNames, ...more),
+    fc.string({ maxLength }),
+    ...(binary === undefined ? [] : [fc.string({ unit: "binary", maxLength: binary })]),
+    ...others,
+    ...(large.length === 0 ? [] : [fc.constantFrom(...large)])
+  )
+
+/** Builds a path `hostilePaths` drew: a large one from its name, any other as it is. */
+export const buildHostilePath = (p) =>
+  p === "BIG" ? "a".repeat(100 * 1024) : p === "COMPONENTS" ? "a/".repeat(10_000) : p === "LONGNAME" ? "n".repeat(300) : p
+
 /**
  * The spec arbitrary. `paths`: the suite's path specs (strings its `path` builder understands);
  * `kinds`: the names of the suite's own kinds; `integers`: whether plain integers around 2^32 are

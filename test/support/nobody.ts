@@ -19,7 +19,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import ts from "typescript"
+import { transpiledText } from "./transpile-cache.ts"
 import { afterAll } from "vitest"
 
 import { asRoot, NOBODY } from "./ids.ts"
@@ -81,14 +81,7 @@ const stageLibrary = (stage: Stage) => {
       const child = path.join(rel, entry.name)
       if (entry.isDirectory()) visit(child)
       else if (entry.name.endsWith(".ts")) {
-        const { outputText } = ts.transpileModule(fs.readFileSync(path.join(repo, "src", child), "utf8"), {
-          fileName: child,
-          compilerOptions: {
-            module: ts.ModuleKind.ES2022,
-            target: ts.ScriptTarget.ES2022,
-            rewriteRelativeImportExtensions: true
-          }
-        })
+        const outputText = transpiledText(path.join(repo, "src", child))
         put(path.join(stage.dir, "dist", child.replace(/\.ts$/, ".js")), (t) => fs.writeFileSync(t, outputText))
       }
     }

@@ -13,3 +13,7 @@ export const skipUnless = (ctx: SkippableContext, ready: boolean, why: string): 
   console.log(`skipped "${ctx.task.name}": ${why}`)
   ctx.skip(`skipped "${ctx.task.name}": ${why}`)
 }
+
+/** Why no sandbox can be built here (the reason `sandboxAvailable` gave), for `skipUnless`. */
+export const sandboxWhy = (sandbox: { readonly available: true } | { readonly available: false; readonly reason: string }): string =>
+  sandbox.available ? "" : `no sandbox here: ${sandbox.reason}`

@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import ts from "typescript"
+import { transpileTree } from "../../support/transpile-cache.ts"
 import { afterAll } from "vitest"
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
@@ -19,22 +19,6 @@ afterAll(() => {
   staged = undefined
 })
 
-const transpile = (from: string, to: string) => {
-  for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
-    const src = path.join(from, entry.name)
-    if (entry.isDirectory()) {
-      fs.mkdirSync(path.join(to, entry.name), { mode: 0o755 })
-      transpile(src, path.join(to, entry.name))
-    } else if (entry.name.endsWith(".ts")) {
-      const out = ts.transpileModule(fs.readFileSync(src, "utf8"), {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, rewriteRelativeImportExtensions: true },
-        fileName: src
-      })
-      fs.writeFileSync(path.join(to, entry.name.replace(/\.ts$/, ".js")), out.outputText, { mode: 0o644 })
-    }
-  }
-}
-
 /** The staged package's directory (module type, `src/`, `node_modules/`, `build/`, fixtures). */
 export const stagePackage = (): string => {
   if (staged) return staged
@@ -44,7 +28,7 @@ export const stagePackage = (): string => {
   const manifest = { name: "pinnedfs", type: "module", exports: { ".": "./src/index.js", "./confine": "./src/confine/index.js" } }
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(manifest), { mode: 0o644 })
   fs.mkdirSync(path.join(dir, "src"), { mode: 0o755 })
-  transpile(path.join(repo, "src"), path.join(dir, "src"))
+  transpileTree(path.join(repo, "src"), path.join(dir, "src"))
   for (const dep of ["picomatch", "commander", "node-gyp-build"]) {
     fs.cpSync(path.join(repo, "node_modules", dep), path.join(dir, "node_modules", dep), { recursive: true })
   }

@@ -76,6 +76,27 @@ export const runScript = async (launch: PreparedLaunch, script: string): Promise
   return { code, stdout, stderr, started }
 }
 
+/**
+ * Runs `script` with /bin/sh in a prepared launch and cleans the launch up: what it printed, and
+ * the launch's plan. Its stderr goes to the run's unless `env` is given (then it is drained).
+ */
+export const runShell = async (
+  launch: PreparedLaunch,
+  script: string,
+  env?: NodeJS.ProcessEnv
+): Promise<{ stdout: string; plan: PreparedLaunch["plan"] }> => {
+  const child = await launch.spawn("/bin/sh", ["-c", script], {
+    ...(env === undefined ? {} : { env }),
+    stdio: ["ignore", "pipe", env === undefined ? "inherit" : "pipe"]
+  })
+  let stdout = ""
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+  child.stderr?.resume()
+  await new Promise((resolve) => child.once("close", resolve))
+  await launch.cleanup()
+  return { stdout, plan: launch.plan }
+}
+
 /** Runs a command to completion outside any sandbox. */
 export const exec = (
   command: string,

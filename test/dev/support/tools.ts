@@ -6,6 +6,8 @@ import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import type { Confinement } from "../../../src/confine/index.ts"
+import { eslintFixer, externalFixer, Step } from "../../../src/dev/index.ts"
 
 export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
 const bin = (name: string): string => {
@@ -34,3 +36,22 @@ export const eslintConfig = (): string => {
     ""
   ].join("\n")
 }
+
+/**
+ * The plan edit(a.ts) → eslint --fix → write → prettier --write → check over `scope`, the tools
+ * confined by `confine` when one is given, and the step statuses it ends with when all goes well.
+ */
+export const toolPlan = (scope: ReadonlyArray<string>, edited: string, confine?: Confinement): Array<Step.Step> => [
+  Step.edit("edit a.ts", (e) => e.write("src/a.ts", edited)),
+  Step.fix("eslint --fix", externalFixer({ command: tools.eslint, args: ["--fix"], scope, confine })),
+  Step.write(),
+  Step.fix("prettier --write", externalFixer({ command: tools.prettier, args: ["--write"], scope, confine })),
+  Step.check("check", eslintFixer({ scope, fix: false }))
+]
+export const toolPlanOk = [
+  ["edit a.ts", "ok"],
+  ["eslint --fix", "ok"],
+  ["write", "ok"],
+  ["prettier --write", "ok"],
+  ["check", "ok"]
+]

@@ -25,6 +25,16 @@ export const allowAll = (root: string) =>
     ]
   })
 
+/** Read and write nowhere in the workspace: every guarded method is refused. */
+export const denyAll = (root: string) =>
+  GrantStore.layerRules({
+    root,
+    deny: [
+      { action: "fs:read", glob: "**" },
+      { action: "fs:write", glob: "**" }
+    ]
+  })
+
 /** Runs a program against the kernel. */
 export const run = <A, E>(
   layer: Layer.Layer<FileSystem.FileSystem | Path.Path, PlatformError.PlatformError>,
