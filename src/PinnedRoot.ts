@@ -711,7 +711,15 @@ export class PinnedRoot {
 const batchCodes: ReadonlyMap<string, number> = new Map(
   native.opTable
     .filter((r) => r.pathOnly && r.effect !== "Write")
-    .flatMap((r): Array<[string, number]> => (r.text ? [[r.name, r.code], [`${r.name}String`, r.code]] : [[r.name, r.code]]))
+    .flatMap(
+      (r): Array<[string, number]> =>
+        r.text
+          ? [
+              [r.name, r.code],
+              [`${r.name}String`, r.code]
+            ]
+          : [[r.name, r.code]]
+    )
 )
 
 const batchOp = (r: unknown): number => {
