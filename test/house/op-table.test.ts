@@ -99,7 +99,9 @@ describe("the add-an-operation checklist (docs/architecture.md)", () => {
   })
 
   it("the files it says a new operation touches are the ones it lists", () => {
-    const product = new Set(named.filter((f) => !f.startsWith("native/test/") && f !== "src/internal/native.ts"))
+    // Less the tests and the two files only an operand field of its own touches.
+    const conditional = new Set(["native/binding/args.cc", "src/internal/native.ts"])
+    const product = new Set(named.filter((f) => !f.startsWith("native/test/") && !conditional.has(f)))
     const claimed = /That is (\d+) product files edited by hand/.exec(section)
     expect(claimed).not.toBeNull()
     // The listed files, less the regenerated table, plus the new `<op>.cc` counted once.

@@ -2,7 +2,9 @@
  * The methods that are one executor request on one path: authorized, then sent on the caller's
  * path normalized against the workspace root, exactly as the client's kernel sends them. A
  * no-follow executor refuses any link on that path itself, so what the request acts on is what
- * was authorized.
+ * was authorized. The regular ones are made from the methods table (`../methods.ts`) over the
+ * three shapes here (a read, a fused read, a write); the bodies below are the irregular ones: a
+ * `stat` that describes a final link, `exists` answered by a `stat`, and `writeFile`'s payload.
  *
  * @internal
  */
