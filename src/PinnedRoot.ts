@@ -872,21 +872,28 @@ export class PinnedRoot {
   }
 }
 
+/**
+ * The codes a batch member may name, by its operation: the table's compact reads and resolves
+ * (never a write), and the string form of each that has one, which is its own code decoded here.
+ */
+const batchCodes: ReadonlyMap<string, number> = new Map(
+  native.opTable
+    .filter((r) => r.pathOnly && r.effect !== "Write")
+    .flatMap(
+      (r): Array<[string, number]> =>
+        r.text
+          ? [
+              [r.name, r.code],
+              [`${r.name}String`, r.code]
+            ]
+          : [[r.name, r.code]]
+    )
+)
+
 const batchOp = (r: unknown): number => {
   if (typeof r !== "object" || r === null) throw badArgumentPinnedFsError("batch member must be an object")
   const op = (r as { operation?: unknown }).operation
-  switch (op) {
-    case "exists":
-    case "stat":
-    case "readFile":
-    case "readLink":
-    case "realPath":
-    case "resolve":
-    case "readDirectory":
-      return ops[op]
-    case "readFileString":
-      return ops.readFile
-    default:
-      throw badArgumentPinnedFsError(`batch member operation '${String(op)}' is not a read`)
-  }
+  const code = typeof op === "string" ? batchCodes.get(op) : undefined
+  if (code === undefined) throw badArgumentPinnedFsError(`batch member operation '${String(op)}' is not a read`)
+  return code
 }

@@ -878,10 +878,28 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
                            },
                            "paced"));
   Napi::Object ops = Napi::Object::New(env);
-#define PINNEDFS_EXPORT(name, text) ops.Set(text, static_cast<uint32_t>(Op::name));
+#define PINNEDFS_EXPORT(name, text, operand, effect, form, text_io) \
+  ops.Set(text, static_cast<uint32_t>(Op::name));
   PINNEDFS_OPS(PINNEDFS_EXPORT)
 #undef PINNEDFS_EXPORT
   exports.Set("ops", ops);
+  // The operation table itself, one object per row in code order, for TypeScript to derive its
+  // lists from (src/internal/native.ts: `OpRow`).
+  Napi::Array table = Napi::Array::New(env);
+#define PINNEDFS_EXPORT(name, text, operand, effect, form, text_io) \
+  {                                                                 \
+    Napi::Object row = Napi::Object::New(env);                      \
+    row.Set("name", text);                                          \
+    row.Set("code", static_cast<uint32_t>(Op::name));               \
+    row.Set("operand", #operand);                                   \
+    row.Set("effect", #effect);                                     \
+    row.Set("pathOnly", OpForm::form == OpForm::Compact);           \
+    row.Set("text", OpText::text_io == OpText::Text);               \
+    table.Set(static_cast<uint32_t>(Op::name), row);                \
+  }
+  PINNEDFS_OPS(PINNEDFS_EXPORT)
+#undef PINNEDFS_EXPORT
+  exports.Set("opTable", table);
   Napi::Object fl = Napi::Object::New(env);
 #define PINNEDFS_EXPORT(name, text) fl.Set(text, static_cast<uint32_t>(OpenFlag::name));
   PINNEDFS_OPEN_FLAGS(PINNEDFS_EXPORT)

@@ -327,9 +327,12 @@ bool read_request(Napi::Value value, Request* r, std::string* problem, Budget* b
   int64_t op = in.integer("op", 0, static_cast<int64_t>(Op::Count) - 1, &present);
   if (!present) in.fail("missing or unknown operation");
   r->op = static_cast<Op>(op);
-  r->path = in.str("path", r->op != Op::Mkdirs && r->op != Op::Rmdirs);
-  if (r->op == Op::Rename) r->to = in.str("to", true);
-  if (r->op == Op::Glob) {
+  // Which operands are read follows the operation table's operand column (core/request.h).
+  const OpOperand operand =
+      op >= 0 && op < static_cast<int64_t>(Op::Count) ? kOpTable[op].operand : OpOperand::Path;
+  r->path = in.str("path", operand != OpOperand::Plan && operand != OpOperand::Owned);
+  if (operand == OpOperand::PathTo) r->to = in.str("to", true);
+  if (operand == OpOperand::Glob) {
     r->to = in.str("to", false);
     r->pattern = in.str("pattern", true);
     r->exclude = in.strings("exclude");
@@ -341,34 +344,14 @@ bool read_request(Napi::Value value, Request* r, std::string* problem, Budget* b
   if (in.has("data")) read_data(in, r);
   if (in.has("plan")) read_plan(in, r);
   if (in.has("owned")) read_owned(in, r);
-  if (r->op == Op::Mkdirs && !in.has("plan")) in.fail("missing operand 'plan'");
-  if (r->op == Op::Rmdirs && !in.has("owned")) in.fail("missing operand 'owned'");
+  if (operand == OpOperand::Plan && !in.has("plan")) in.fail("missing operand 'plan'");
+  if (operand == OpOperand::Owned && !in.has("owned")) in.fail("missing operand 'owned'");
 #ifdef PINNEDFS_TEST_HOOKS
   if (r->op == Op::Mkdirs && in.has("testAfterPlan")) read_after_plan(in, r);
 #endif
   *problem = in.problem;
   return in.problem.empty();
 }
-
-namespace {
-
-// The ops a path and a recursive flag fully describe: what call() and readMany() carry.
-bool path_only(Op op) {
-  switch (op) {
-    case Op::Exists:
-    case Op::Stat:
-    case Op::ReadFile:
-    case Op::ReadDirectory:
-    case Op::ReadLink:
-    case Op::RealPath:
-    case Op::Resolve:
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace
 
 bool read_path_only(int op, Napi::Value path, bool recursive, Request* r, std::string* problem,
                     Budget* budget) {

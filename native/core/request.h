@@ -1,6 +1,7 @@
 // One operation, as the core sees it: already marshalled out of JavaScript, paths relative to the
 // root (the TypeScript layer strips the root prefix without cleaning the text; the core lexes).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,42 +10,86 @@
 
 namespace pinnedfs {
 
-// The operations, with the name each has in the binding's `ops` table, in wire-code order.
+// The operation table: one row per operation, in wire-code order, from which the enum, the
+// binding's `ops` and `opTable` exports and (through them) every TypeScript list of operations are
+// derived. Columns:
+//   name     the enum member
+//   text     the operation's name in the binding and on the wire
+//   operand  what it carries beside the root: Path (one path), PathTo (path and `to`), Glob
+//            (pattern, `to`, excludes), Data (one path and its bytes), Plan (a mkdirs plan), Owned
+//            (the directories an rmdirs may remove), Method (a PinnedRoot method's own operands,
+//            read by the binding for that operation: never on the executor wire, so in none of
+//            the protocol's lists)
+//   effect   Read (reads what it names), Write (changes it), Resolve (says where a path leads)
+//   form     Compact: a path (and readDirectory's `recursive`) is all it takes, so it may travel on
+//            the compact calls (`call`, `readMany`); Full: only as a request object
+//   text_io  Text: the wire also has `<text>String`, the same call with the bytes decoded or
+//            encoded in JavaScript; Bytes: no such form
+// A row in the older two-column shape, `X(Name, "text")`, converts by appending the four columns.
 // One entry per line, as written (clang-format would pack the list).
 // clang-format off
 #define PINNEDFS_OPS(X)                                                                           \
-  X(Exists, "exists")                                                                             \
-  X(Stat, "stat")                                                                                 \
-  X(ReadFile, "readFile")           /* readFile and readFileString (decoded in JavaScript) */     \
-  X(ReadDirectory, "readDirectory")                                                               \
-  X(ReadLink, "readLink")                                                                         \
-  X(RealPath, "realPath")                                                                         \
-  X(Resolve, "resolve")                                                                           \
-  X(Glob, "glob")                                                                                 \
-  X(MakeDirectory, "makeDirectory")                                                               \
-  X(Remove, "remove")                                                                             \
-  X(Rename, "rename")                                                                             \
-  X(Chmod, "chmod")                                                                               \
-  X(Chown, "chown")                                                                               \
-  X(WriteFile, "writeFile")         /* writeFile and writeFileString */                           \
-  X(Mkdirs, "mkdirs")               /* pinned-parent directory program: planned creation */       \
-  X(Rmdirs, "rmdirs")               /* pinned-parent directory program: owned cleanup */     \
-  X(Open, "open")                   /* a descriptor for a file handle: binding open() only */    \
-  X(CopyFile, "copyFile")           /* fileops: one regular file, published atomically */        \
-  X(Cp, "cp")                       /* fileops: a file, link or (recursive) tree */              \
-  X(Symlink, "symlink")             /* fileops: a link whose text stays beneath the root */      \
-  X(Link, "link")                   /* fileops: a hard link, from held parents */                \
-  X(Utimes, "utimes")               /* fileops: access and modification times */                 \
-  X(Truncate, "truncate")           /* fileops: ftruncate of a regular, single-link file */      \
-  X(Lchown, "lchown")               /* fileops: chown of a final link itself */
+  X(Exists, "exists", Path, Read, Compact, Bytes)                                                 \
+  X(Stat, "stat", Path, Read, Compact, Bytes)                                                     \
+  X(ReadFile, "readFile", Path, Read, Compact, Text)                                              \
+  X(ReadDirectory, "readDirectory", Path, Read, Compact, Bytes)                                   \
+  X(ReadLink, "readLink", Path, Read, Compact, Bytes)                                             \
+  X(RealPath, "realPath", Path, Read, Compact, Bytes)                                             \
+  X(Resolve, "resolve", Path, Resolve, Compact, Bytes)                                            \
+  X(Glob, "glob", Glob, Read, Full, Bytes)                                                        \
+  X(MakeDirectory, "makeDirectory", Path, Write, Full, Bytes)                                     \
+  X(Remove, "remove", Path, Write, Full, Bytes)                                                   \
+  X(Rename, "rename", PathTo, Write, Full, Bytes)                                                 \
+  X(Chmod, "chmod", Path, Write, Full, Bytes)                                                     \
+  X(Chown, "chown", Path, Write, Full, Bytes)                                                     \
+  X(WriteFile, "writeFile", Data, Write, Full, Text)                                              \
+  X(Mkdirs, "mkdirs", Plan, Write, Full, Bytes)    /* directory program: planned creation */       \
+  X(Rmdirs, "rmdirs", Owned, Write, Full, Bytes)   /* directory program: owned cleanup */         \
+  X(Open, "open", Method, Read, Full, Bytes)         /* a file handle's descriptor: open() only */ \
+  X(CopyFile, "copyFile", Method, Write, Full, Bytes) /* one regular file, published whole */     \
+  X(Cp, "cp", Method, Write, Full, Bytes)             /* a file, link or (recursive) tree */      \
+  X(Symlink, "symlink", Method, Write, Full, Bytes)   /* a link whose text stays beneath */       \
+  X(Link, "link", Method, Write, Full, Bytes)         /* a hard link, from held parents */        \
+  X(Utimes, "utimes", Method, Write, Full, Bytes)     /* access and modification times */         \
+  X(Truncate, "truncate", Method, Write, Full, Bytes) /* a regular, single-link file */           \
+  X(Lchown, "lchown", Method, Write, Full, Bytes)     /* chown of a final link itself */
 // clang-format on
 
 enum class Op : unsigned char {
-#define PINNEDFS_ENUM_MEMBER(name, text) name,
+#define PINNEDFS_ENUM_MEMBER(name, text, operand, effect, form, text_io) name,
   PINNEDFS_OPS(PINNEDFS_ENUM_MEMBER)
 #undef PINNEDFS_ENUM_MEMBER
       Count
 };
+
+// The table's columns as values, for the binding's `opTable` export and for the core's own checks.
+enum class OpOperand : unsigned char { Path, PathTo, Glob, Data, Plan, Owned, Method };
+enum class OpEffect : unsigned char { Read, Write, Resolve };
+enum class OpForm : unsigned char { Compact, Full };
+enum class OpText : unsigned char { Bytes, Text };
+
+struct OpRow {
+  Op op;
+  const char* text;
+  OpOperand operand;
+  OpEffect effect;
+  OpForm form;
+  OpText text_io;
+};
+
+inline constexpr OpRow kOpTable[] = {
+#define PINNEDFS_OP_ROW(name, text, operand, effect, form, text_io) \
+  {Op::name, text, OpOperand::operand, OpEffect::effect, OpForm::form, OpText::text_io},
+    PINNEDFS_OPS(PINNEDFS_OP_ROW)
+#undef PINNEDFS_OP_ROW
+};
+static_assert(sizeof(kOpTable) / sizeof(kOpTable[0]) == static_cast<std::size_t>(Op::Count),
+              "one table row per operation");
+
+// Whether `op` may travel on the compact calls: a path (and `recursive`) and nothing else.
+constexpr bool path_only(Op op) {
+  return op < Op::Count && kOpTable[static_cast<std::size_t>(op)].form == OpForm::Compact;
+}
 
 // Node/Effect open flags for writeFile, with the flag text each stands for.
 // One entry per line, as written (clang-format would pack the list).

@@ -14,16 +14,11 @@ import { nativeFailure, pinFailure, verifyOf, wrongIdentity } from "./pinning.ts
 import { type Planned, settle } from "./requests.ts"
 import type { Lease, RootCache } from "./rootCache.ts"
 
-/** Operations the compact native calls carry: a path and, for readDirectory, `recursive`; nothing else. */
-const pathOnlyOps = new Set<number>([
-  native.ops.exists,
-  native.ops.stat,
-  native.ops.readFile,
-  native.ops.readDirectory,
-  native.ops.readLink,
-  native.ops.realPath,
-  native.ops.resolve
-])
+/**
+ * Operations the compact native calls carry: a path and, for readDirectory, `recursive`; nothing
+ * else. The addon's operation table says which (its `pathOnly` column).
+ */
+const pathOnlyOps: ReadonlySet<number> = new Set(native.opTable.filter((r) => r.pathOnly).map((r) => r.code))
 
 /**
  * Whether a native request is a path and nothing else (so it may travel in the compact forms).

@@ -8,6 +8,7 @@
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import type { OpColumns, OpName } from "../protocol/opTable.ts"
 
 /** The shape of a JavaScript value the addon hands back for an error. */
 export interface NativeErrorInfo {
@@ -148,32 +149,13 @@ export interface NativeBinding {
    * default): `[budget, inFlight]`. See `contentBudget` (src/budget.ts).
    */
   contentBudget(bytes?: number): [number, number]
-  readonly ops: {
-    readonly exists: number
-    readonly stat: number
-    readonly readFile: number
-    readonly readDirectory: number
-    readonly readLink: number
-    readonly realPath: number
-    readonly resolve: number
-    readonly glob: number
-    readonly makeDirectory: number
-    readonly remove: number
-    readonly rename: number
-    readonly chmod: number
-    readonly chown: number
-    readonly writeFile: number
-    readonly mkdirs: number
-    readonly rmdirs: number
-    readonly open: number
-    readonly copyFile: number
-    readonly cp: number
-    readonly symlink: number
-    readonly link: number
-    readonly utimes: number
-    readonly truncate: number
-    readonly lchown: number
-  }
+  /** Each operation's wire code, by name (the `text` column of the operation table). */
+  readonly ops: Readonly<Record<OpName, number>>
+  /**
+   * The operation table (native/core/request.h), one row per operation, indexed by code: the same
+   * rows as `src/protocol/opTable.ts`, which is generated from that header.
+   */
+  readonly opTable: ReadonlyArray<OpColumns>
   readonly flags: Readonly<Record<"r" | "r+" | "w" | "wx" | "w+" | "wx+" | "a" | "ax" | "a+" | "ax+", number>>
   /** The readMany op code of a member the caller already refused: it is not run. */
   readonly refusedMember: number

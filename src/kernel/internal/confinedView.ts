@@ -2,13 +2,15 @@
  * The grant-free view `confined(fs, root)` builds: every path method is one executor request
  * against the root pinned here, the path sent as the caller gave it (normalized against that root),
  * with nothing asked and nothing resolved first: the executor confines. Every method that is not
- * one such request is refused.
+ * one such request is refused. Derived from the methods table (`methods.ts`): its regular rows
+ * are sent as they are, its refused rows refused; only the other irregular methods are written here.
  *
  * @internal
  */
 import { Effect, FileSystem, type Path, PlatformError, Result, Sink, Stream } from "effect"
-import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../protocol/wire.ts"
 import type { Root } from "../../protocol/root.ts"
+import type { AtomicFileSystem, AtomicRequest, AtomicResult, WriteOptions } from "../../protocol/wire.ts"
+import { irregularBody, type MethodName, type MethodRow, methodNames, methods, requestOf, subjectOf } from "./methods.ts"
 import { unconfined } from "./refusing.ts"
 
 /** @internal */
@@ -27,22 +29,28 @@ export const makeConfinedView = (atomic: AtomicFileSystem, path: Path.Path, root
   const refuse = (method: string, value: unknown) =>
     Effect.suspend(() => Effect.fail(unconfined(method, typeof value === "string" ? path.resolve(logicalRoot, value) : logicalRoot)))
   const limit = atomic.contentLimit
-  const made = FileSystem.make({
-    access: (value) => refuse("access", value),
-    copy: (from) => refuse("copy", from),
-    copyFile: (from) => refuse("copyFile", from),
-    chmod: (value, mode) => on("chmod", value, (p) => ({ operation: "chmod", path: p, options: { mode } })),
-    chown: (value, uid, gid) => on("chown", value, (p) => ({ operation: "chown", path: p, options: { uid, gid } })),
-    link: (from) => refuse("link", from),
-    lstat: (value) => on("lstat", value, (p) => ({ operation: "stat", path: p })),
-    makeDirectory: (value, options) => on("makeDirectory", value, (p) => ({ operation: "makeDirectory", path: p, options })),
-    makeTempDirectory: () => refuse("makeTempDirectory", logicalRoot),
-    makeTempDirectoryScoped: () => refuse("makeTempDirectoryScoped", logicalRoot),
-    makeTempFile: () => refuse("makeTempFile", logicalRoot),
-    makeTempFileScoped: () => refuse("makeTempFileScoped", logicalRoot),
-    open: (value) => refuse("open", value),
-    readDirectory: (value, options) => on("readDirectory", value, (p) => ({ operation: "readDirectory", path: p, options })),
-    readDirectoryEntries: (value) =>
+  // The methods that are not one executor request on one path, written out.
+  const irregular: Partial<Record<MethodName, unknown>> = {
+    exists: (value: unknown) => on("exists", value, (p) => ({ operation: "exists", path: p })),
+    glob: (pattern: string, options?: Parameters<FileSystem.FileSystem["glob"]>[1]) =>
+      Effect.gen(function* () {
+        const base = options?.root === undefined ? logicalRoot : yield* at("glob", options.root)
+        const full = path.resolve(base, yield* checked("glob", pattern))
+        const absolute = path.isAbsolute(pattern)
+        // The same request the guarded layer sends (see its glob for which excludes can match).
+        return yield* run({
+          operation: "glob",
+          pattern: full,
+          root: base,
+          options:
+            options === undefined ? undefined : { exclude: (options.exclude ?? []).filter((e: string) => e.startsWith("/") === absolute) }
+        })
+      }),
+    // A no-follow executor's stat does not follow the last component: it is lstat.
+    lstat: (value: unknown) => on("lstat", value, (p) => ({ operation: "stat", path: p })),
+    readDirectory: (value: unknown, options?: { readonly recursive?: boolean | undefined }) =>
+      on("readDirectory", value, (p) => ({ operation: "readDirectory", path: p, options })),
+    readDirectoryEntries: (value: unknown) =>
       Effect.flatMap(at("readDirectoryEntries", value), (p) =>
         Effect.flatMap(run({ operation: "readDirectory", path: p }), (names) =>
           Effect.forEach(
@@ -56,18 +64,12 @@ export const makeConfinedView = (atomic: AtomicFileSystem, path: Path.Path, root
           )
         )
       ),
-    readFile: (value) => on("readFile", value, (p) => ({ operation: "readFile", path: p })),
-    readLink: (value) => on("readLink", value, (p) => ({ operation: "readLink", path: p })),
-    realPath: (value) => on("realPath", value, (p) => ({ operation: "realPath", path: p })),
-    remove: (value, options) => on("remove", value, (p) => ({ operation: "remove", path: p, options })),
-    rename: (from, to) =>
+    remove: (value: unknown, options?: { readonly recursive?: boolean | undefined; readonly force?: boolean | undefined }) =>
+      on("remove", value, (p) => ({ operation: "remove", path: p, options })),
+    rename: (from: unknown, to: unknown) =>
       Effect.flatMap(at("rename", from), (a) => Effect.flatMap(at("rename", to), (b) => run({ operation: "rename", from: a, to: b }))),
-    stat: (value) => on("stat", value, (p) => ({ operation: "stat", path: p })),
-    symlink: (_from, to) => refuse("symlink", to),
-    truncate: (value) => refuse("truncate", value),
-    utimes: (value) => refuse("utimes", value),
-    watch: (value) => Stream.fail(unconfined("watch", typeof value === "string" ? path.resolve(logicalRoot, value) : logicalRoot)),
-    writeFile: (value, data, options) => {
+    stat: (value: unknown) => on("stat", value, (p) => ({ operation: "stat", path: p })),
+    writeFile: (value: unknown, data: Uint8Array, options?: WriteOptions) => {
       if (limit !== undefined && data.byteLength > limit) {
         return Effect.fail(
           PlatformError.badArgument({
@@ -84,27 +86,26 @@ export const makeConfinedView = (atomic: AtomicFileSystem, path: Path.Path, root
         options
       }))
     }
-  })
-  return {
-    ...made,
-    glob: (pattern, options) =>
-      Effect.gen(function* () {
-        const base = options?.root === undefined ? logicalRoot : yield* at("glob", options.root)
-        const full = path.resolve(base, yield* checked("glob", pattern))
-        const absolute = path.isAbsolute(pattern)
-        // The same request the guarded layer sends (see its glob for which excludes can match).
-        return yield* run({
-          operation: "glob",
-          pattern: full,
-          root: base,
-          options: options === undefined ? undefined : { exclude: (options.exclude ?? []).filter((e) => e.startsWith("/") === absolute) }
-        })
-      }),
-    exists: (value) => on("exists", value, (p) => ({ operation: "exists", path: p })),
-    readFileString: (value, encoding) => on("readFileString", value, (p) => ({ operation: "readFileString", path: p, encoding })),
-    writeFileString: (value, data, options) =>
-      on("writeFileString", value, (p) => ({ operation: "writeFileString", path: p, data, options })),
-    stream: (value) => Stream.fail(unconfined("stream", typeof value === "string" ? path.resolve(logicalRoot, value) : logicalRoot)),
-    sink: (value) => Sink.fail(unconfined("sink", typeof value === "string" ? path.resolve(logicalRoot, value) : logicalRoot))
   }
+  const refused = (name: MethodName, row: MethodRow<MethodName>) => {
+    // No grant store here: a temporary entry names the root it would be made under.
+    const subject = (args: ReadonlyArray<unknown>) => (row.subject === "temporary" ? logicalRoot : subjectOf(row.subject, args))
+    const named = (value: unknown) => unconfined(name, typeof value === "string" ? path.resolve(logicalRoot, value) : logicalRoot)
+    return row.yields === "stream"
+      ? (...args: ReadonlyArray<unknown>) => Stream.fail(named(subject(args)))
+      : row.yields === "sink"
+        ? (...args: ReadonlyArray<unknown>) => Sink.fail(named(subject(args)))
+        : (...args: ReadonlyArray<unknown>) => refuse(name, subject(args))
+  }
+  const table: Record<string, unknown> = {}
+  for (const name of methodNames) {
+    const row: MethodRow<MethodName> = methods[name]
+    table[name] =
+      row.kind === "regular"
+        ? (value: unknown, ...rest: ReadonlyArray<unknown>) => on(name, value, (p) => requestOf(row)(p, ...rest))
+        : row.confined === "refused"
+          ? refused(name, row)
+          : irregularBody(irregular, name)
+  }
+  return { ...FileSystem.make(table as never), ...table } as FileSystem.FileSystem
 }

@@ -10,34 +10,70 @@
  * named directory), which docs/kernel.md lists.
  *
  * Each concern lives in its own module under `guarded/`, every method built over one shared
- * context (`guarded/context.ts`); this file is only the table that puts them together, in the
- * manner of Effect's own `NodeFileSystem`, so a reader finds every method and where it is made
- * in one place.
+ * context (`guarded/context.ts`). The methods table (`methods.ts`) says which method is which: a
+ * regular one is made here from its row; an irregular one is the body its concern module writes.
  *
  * @internal
  */
-import { FileSystem } from "effect"
+import { Effect, FileSystem } from "effect"
 import type { Authorizer } from "./authorize.ts"
-import { makeGuard } from "./guarded/context.ts"
+import { type Guard, makeGuard } from "./guarded/context.ts"
 import { copy, copyFile } from "./guarded/copies.ts"
 import { access, link, open, sink, stream, symlink, truncate, utimes, watch } from "./guarded/isolatedOnly.ts"
 import { glob, readDirectory, readDirectoryEntries } from "./guarded/listings.ts"
-import {
-  chmod,
-  chown,
-  exists,
-  lstat,
-  makeDirectory,
-  readFile,
-  readFileString,
-  readLink,
-  realPath,
-  stat,
-  writeFile,
-  writeFileString
-} from "./guarded/single.ts"
+import { exists, fusedReadPath, lstat, readPath, stat, writeFile, writePath } from "./guarded/single.ts"
 import { makeTempDirectory, makeTempDirectoryScoped, makeTempFile, makeTempFileScoped } from "./guarded/temporary.ts"
 import { remove, rename } from "./guarded/wholeTrees.ts"
+import { irregularBody, type MethodName, methodNames, methods, type RegularRow, requestOf } from "./methods.ts"
+
+/** The irregular methods' bodies, each in the module of its concern. */
+const irregular: Partial<Record<MethodName, (guard: Guard) => unknown>> = {
+  access,
+  copy,
+  copyFile,
+  exists,
+  glob,
+  link,
+  lstat,
+  makeTempDirectory,
+  makeTempDirectoryScoped,
+  makeTempFile,
+  makeTempFileScoped,
+  open,
+  readDirectory,
+  readDirectoryEntries,
+  remove,
+  rename,
+  sink,
+  stat,
+  stream,
+  symlink,
+  truncate,
+  utimes,
+  watch,
+  writeFile
+}
+
+/**
+ * A regular method: its row's request on the caller's path, authorized for the row's action (a
+ * fused read where the row says so), with the options argument copied at the call.
+ */
+const regular = (guard: Guard, name: MethodName, row: RegularRow<MethodName>) => {
+  const build = requestOf(row)
+  const send = (value: unknown, rest: ReadonlyArray<unknown>) =>
+    (row.fused ? fusedReadPath : row.action === "fs:read" ? readPath : writePath)(guard, name, value, (p) => build(p, ...rest))
+  const at = row.options
+  return Effect.fn(`FileSystem.${name}`)((value: unknown, ...rest: Array<unknown>) =>
+    at === undefined
+      ? send(value, rest)
+      : Effect.flatMap(guard.options(name, rest[at]), (copied) =>
+          send(
+            value,
+            rest.map((r, i) => (i === at ? copied : r))
+          )
+        )
+  )
+}
 
 /**
  * @since 0.1.0
@@ -49,42 +85,12 @@ export const makeGuarded = (options: {
   readonly systemTemp: string
 }): FileSystem.FileSystem => {
   const guard = makeGuard(options)
-  return {
-    ...FileSystem.make({
-      access: access(guard),
-      chmod: chmod(guard),
-      chown: chown(guard),
-      copy: copy(guard),
-      copyFile: copyFile(guard),
-      link: link(guard),
-      lstat: lstat(guard),
-      makeDirectory: makeDirectory(guard),
-      makeTempDirectory: makeTempDirectory(guard),
-      makeTempDirectoryScoped: makeTempDirectoryScoped(guard),
-      makeTempFile: makeTempFile(guard),
-      makeTempFileScoped: makeTempFileScoped(guard),
-      open: open(guard),
-      readDirectory: readDirectory(guard),
-      readDirectoryEntries: readDirectoryEntries(guard),
-      readFile: readFile(guard),
-      readLink: readLink(guard),
-      realPath: realPath(guard),
-      remove: remove(guard),
-      rename: rename(guard),
-      stat: stat(guard),
-      symlink: symlink(guard),
-      truncate: truncate(guard),
-      utimes: utimes(guard),
-      watch: watch(guard),
-      writeFile: writeFile(guard)
-    }),
-    // Methods `FileSystem.make` would derive from the ones above; each is one request of its own
-    // here, so that it is authorized and sent as the client's kernel sends it.
-    exists: exists(guard),
-    glob: glob(guard),
-    readFileString: readFileString(guard),
-    sink: sink(guard),
-    stream: stream(guard),
-    writeFileString: writeFileString(guard)
+  const table: Record<string, unknown> = {}
+  for (const name of methodNames) {
+    const row = methods[name]
+    table[name] = row.kind === "regular" ? regular(guard, name, row) : (irregularBody(irregular, name) as (guard: Guard) => unknown)(guard)
   }
+  // Every method is set here, `exists` and the others `FileSystem.make` would derive included: each
+  // is one request of its own, authorized and sent as the client's kernel sends it.
+  return { ...FileSystem.make(table as never), ...table } as FileSystem.FileSystem
 }

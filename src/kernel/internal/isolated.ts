@@ -1,7 +1,8 @@
 /**
  * Whole-filesystem isolation attestations: a volume that cannot address the host file system at
  * all (an in-memory browser or test volume) may stand in for a descriptor-relative executor. Its
- * executor is a table of handlers, one per wire operation, each calling the volume's own method.
+ * executor is a table of handlers, one per wire operation, each calling the volume's own method
+ * (the methods table, `methods.ts`, says how for each operation a method of the same name covers).
  * Only `AtomicHandlers` is public (through `pinnedfs/kernel`); the rest is the kernel's own.
  */
 import { Effect, type FileSystem, type PlatformError } from "effect"
@@ -15,6 +16,7 @@ import {
   withAtomicFileSystem
 } from "../../protocol/wire.ts"
 import { FileSystemFault } from "../Fault.ts"
+import { methodNames, methods } from "./methods.ts"
 
 /**
  * One handler per operation, each receiving its own request and answering its own result. A table
@@ -76,32 +78,29 @@ export const withIsolatedFileSystem = (fileSystem: FileSystem.FileSystem): Atomi
       message: "filesystem already carries a descriptor-relative executor; attesting whole-filesystem isolation would replace it"
     })
   }
-  return withAtomicFileSystem(fileSystem, {
-    isolated: fileSystem,
-    execute: dispatch({
-      exists: (request) => fileSystem.exists(request.path),
-      chmod: (request) => fileSystem.chmod(request.path, request.options.mode),
-      chown: (request) => fileSystem.chown(request.path, request.options.uid, request.options.gid),
-      glob: (request) => fileSystem.glob(request.pattern, { ...request.options, root: request.root }),
-      makeDirectory: (request) => fileSystem.makeDirectory(request.path, request.options),
-      readDirectory: (request) => fileSystem.readDirectory(request.path, request.options),
-      readFile: (request) => fileSystem.readFile(request.path),
-      readFileString: (request) => fileSystem.readFileString(request.path, request.encoding),
-      readLink: (request) => fileSystem.readLink(request.path),
-      realPath: (request) => fileSystem.realPath(request.path),
-      // Authorization asks `resolve` only of an executor claiming `noFollowAuthorization`, which an
-      // attested volume never does.
-      resolve: (request) => unsupportedIsolated(request.operation),
-      remove: (request) => fileSystem.remove(request.path, request.options),
-      rename: (request) => fileSystem.rename(request.from, request.to),
-      stat: (request) => fileSystem.stat(request.path),
-      writeFile: (request) =>
-        Effect.flatMap(Effect.try({ try: () => decodeBase64(request.data), catch: (cause) => cause }).pipe(Effect.orDie), (data) =>
-          fileSystem.writeFile(request.path, data, request.options)
-        ),
-      writeFileString: (request) => fileSystem.writeFileString(request.path, request.data, request.options),
-      // No `batchLimits` is advertised, so no kernel frames a batch for this executor.
-      batch: (request) => unsupportedIsolated(request.operation)
-    })
-  })
+  return withAtomicFileSystem(fileSystem, { isolated: fileSystem, execute: dispatch(volumeHandlers(fileSystem)) })
+}
+
+/**
+ * The handler table of an isolated volume: for each method row naming how a volume performs the
+ * wire operation of its name (`methods.ts`), that; and the wire operations no method row covers,
+ * written here.
+ */
+const volumeHandlers = (fileSystem: FileSystem.FileSystem): AtomicHandlers => {
+  const table: Record<string, unknown> = {
+    writeFile: (request: Extract<AtomicRequest, { readonly operation: "writeFile" }>) =>
+      Effect.flatMap(Effect.try({ try: () => decodeBase64(request.data), catch: (cause) => cause }).pipe(Effect.orDie), (data) =>
+        fileSystem.writeFile(request.path, data, request.options)
+      ),
+    // Authorization asks `resolve` only of an executor claiming `noFollowAuthorization`, which an
+    // attested volume never does.
+    resolve: (request: AtomicRequest) => unsupportedIsolated(request.operation),
+    // No `batchLimits` is advertised, so no kernel frames a batch for this executor.
+    batch: (request: AtomicRequest) => unsupportedIsolated(request.operation)
+  }
+  for (const name of methodNames) {
+    const volume = methods[name].volume as ((fs: FileSystem.FileSystem, request: AtomicRequest) => unknown) | undefined
+    if (volume !== undefined) table[name] = (request: AtomicRequest) => volume(fileSystem, request)
+  }
+  return table as AtomicHandlers
 }

@@ -6,6 +6,7 @@
  */
 import { Effect, FileSystem, Sink, Stream, PlatformError } from "effect"
 import { type Action, PermissionDenied, toPlatformError } from "../Permission.ts"
+import { type MethodName, type MethodRow, methodNames, methods, subjectOf } from "./methods.ts"
 
 /** What every such refusal says. @internal */
 export const description = "host does not provide descriptor-relative, no-follow filesystem isolation"
@@ -29,49 +30,27 @@ export const unconfined = (method: string, pathOrDescriptor: string): PlatformEr
 
 /**
  * The kernel over a host it cannot confine: every method refuses, with the action the client's
- * kernel names for it and the path normalized against the workspace.
+ * kernel names for it and the path normalized against the workspace. Derived from the methods
+ * table (`methods.ts`): its action, the argument naming its resource, and what it answers.
  *
  * @internal
  */
 export const refusing = (normalize: (value: string) => string, systemTemp: string): FileSystem.FileSystem => {
-  const no = (action: Action, method: string, value: string) =>
+  const no = (action: Action, method: string, value: unknown) =>
     Effect.suspend(() => Effect.fail(unavailable(action, method, typeof value === "string" ? normalize(value) : String(value))))
-  const fs = FileSystem.make({
-    access: (value) => no("fs:read", "access", value),
-    copy: (from) => no("fs:read", "copy", from),
-    copyFile: (from) => no("fs:read", "copyFile", from),
-    chmod: (value) => no("fs:write", "chmod", value),
-    chown: (value) => no("fs:write", "chown", value),
-    link: (from) => no("fs:read", "link", from),
-    lstat: (value) => no("fs:read", "lstat", value),
-    makeDirectory: (value) => no("fs:write", "makeDirectory", value),
-    makeTempDirectory: (o) => no("fs:write", "makeTempDirectory", o?.directory ?? systemTemp),
-    makeTempDirectoryScoped: (o) => no("fs:write", "makeTempDirectoryScoped", o?.directory ?? systemTemp),
-    makeTempFile: (o) => no("fs:write", "makeTempFile", o?.directory ?? systemTemp),
-    makeTempFileScoped: (o) => no("fs:write", "makeTempFileScoped", o?.directory ?? systemTemp),
-    open: (value) => no("fs:read", "open", value),
-    readDirectory: (value) => no("fs:read", "readDirectory", value),
-    readDirectoryEntries: (value) => no("fs:read", "readDirectoryEntries", value),
-    readFile: (value) => no("fs:read", "readFile", value),
-    readLink: (value) => no("fs:read", "readLink", value),
-    realPath: (value) => no("fs:read", "realPath", value),
-    remove: (value) => no("fs:write", "remove", value),
-    rename: (from) => no("fs:write", "rename", from),
-    stat: (value) => no("fs:read", "stat", value),
-    symlink: (_, to) => no("fs:write", "symlink", to),
-    truncate: (value) => no("fs:write", "truncate", value),
-    utimes: (value) => no("fs:write", "utimes", value),
-    watch: (value) => Stream.unwrap(no("fs:read", "watch", value)),
-    writeFile: (value) => no("fs:write", "writeFile", value)
-  })
-  return {
-    ...fs,
-    exists: (value) => no("fs:read", "exists", value),
-    glob: (pattern, options) =>
-      no("fs:read", "glob", typeof options?.root === "string" ? `${normalize(options.root)}/${pattern}` : pattern),
-    readFileString: (value) => no("fs:read", "readFileString", value),
-    writeFileString: (value) => no("fs:write", "writeFileString", value),
-    stream: (value) => Stream.unwrap(no("fs:read", "stream", value)),
-    sink: (value) => Sink.unwrap(no("fs:write", "sink", value))
+  const subject = (row: MethodRow<MethodName>, args: ReadonlyArray<unknown>): unknown => {
+    if (row.subject === "temporary") return subjectOf(row.subject, args) ?? systemTemp
+    if (row.subject !== "glob") return subjectOf(row.subject, args)
+    const [pattern, options] = args as [unknown, { readonly root?: unknown } | undefined]
+    return typeof options?.root === "string" ? `${normalize(options.root)}/${pattern}` : pattern
   }
+  const table: Record<string, unknown> = {}
+  for (const name of methodNames) {
+    const row: MethodRow<MethodName> = methods[name]
+    table[name] = (...args: ReadonlyArray<unknown>) => {
+      const refusal = no(row.action, name, subject(row, args))
+      return row.yields === "stream" ? Stream.unwrap(refusal) : row.yields === "sink" ? Sink.unwrap(refusal) : refusal
+    }
+  }
+  return { ...FileSystem.make(table as never), ...table } as FileSystem.FileSystem
 }

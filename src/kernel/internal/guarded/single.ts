@@ -2,7 +2,9 @@
  * The methods that are one executor request on one path: authorized, then sent on the caller's
  * path normalized against the workspace root, exactly as the client's kernel sends them. A
  * no-follow executor refuses any link on that path itself, so what the request acts on is what
- * was authorized.
+ * was authorized. The regular ones are made from the methods table (`../methods.ts`) over the
+ * three shapes here (a read, a fused read, a write); the bodies below are the irregular ones: a
+ * `stat` that describes a final link, `exists` answered by a `stat`, and `writeFile`'s payload.
  *
  * @internal
  */
@@ -71,36 +73,6 @@ export const writePath = <R extends AtomicRequest>(guard: Guard, method: string,
  * @since 0.1.0
  * @internal
  */
-export const readFile = (guard: Guard): Method<"readFile"> =>
-  Effect.fn("FileSystem.readFile")((value) => fusedReadPath(guard, "readFile", value, (p) => ({ operation: "readFile", path: p })))
-
-/**
- * @since 0.1.0
- * @internal
- */
-export const readFileString = (guard: Guard): Method<"readFileString"> =>
-  Effect.fn("FileSystem.readFileString")((value, encoding) =>
-    fusedReadPath(guard, "readFileString", value, (p) => ({ operation: "readFileString", path: p, encoding }))
-  )
-
-/**
- * @since 0.1.0
- * @internal
- */
-export const readLink = (guard: Guard): Method<"readLink"> =>
-  Effect.fn("FileSystem.readLink")((value) => readPath(guard, "readLink", value, (p) => ({ operation: "readLink", path: p })))
-
-/**
- * @since 0.1.0
- * @internal
- */
-export const realPath = (guard: Guard): Method<"realPath"> =>
-  Effect.fn("FileSystem.realPath")((value) => readPath(guard, "realPath", value, (p) => ({ operation: "realPath", path: p })))
-
-/**
- * @since 0.1.0
- * @internal
- */
 export const stat = (guard: Guard): Method<"stat"> => Effect.fn("FileSystem.stat")((value) => fusedStat(guard, "stat", value))
 
 /**
@@ -145,35 +117,6 @@ export const exists = (guard: Guard): Method<"exists"> =>
  * @since 0.1.0
  * @internal
  */
-export const chmod = (guard: Guard): Method<"chmod"> =>
-  Effect.fn("FileSystem.chmod")((value, mode) =>
-    writePath(guard, "chmod", value, (p) => ({ operation: "chmod", path: p, options: { mode } }))
-  )
-
-/**
- * @since 0.1.0
- * @internal
- */
-export const chown = (guard: Guard): Method<"chown"> =>
-  Effect.fn("FileSystem.chown")((value, uid, gid) =>
-    writePath(guard, "chown", value, (p) => ({ operation: "chown", path: p, options: { uid, gid } }))
-  )
-
-/**
- * @since 0.1.0
- * @internal
- */
-export const makeDirectory = (guard: Guard): Method<"makeDirectory"> =>
-  Effect.fn("FileSystem.makeDirectory")((value, raw) =>
-    Effect.flatMap(guard.options("makeDirectory", raw), (opts) =>
-      writePath(guard, "makeDirectory", value, (p) => ({ operation: "makeDirectory", path: p, options: opts }))
-    )
-  )
-
-/**
- * @since 0.1.0
- * @internal
- */
 export const writeFile = (guard: Guard): Method<"writeFile"> =>
   Effect.fn("FileSystem.writeFile")((value, data, raw) =>
     Effect.gen(function* () {
@@ -196,15 +139,4 @@ export const writeFile = (guard: Guard): Method<"writeFile"> =>
         options: opts
       }))
     })
-  )
-
-/**
- * @since 0.1.0
- * @internal
- */
-export const writeFileString = (guard: Guard): Method<"writeFileString"> =>
-  Effect.fn("FileSystem.writeFileString")((value, data, raw) =>
-    Effect.flatMap(guard.options("writeFileString", raw), (opts) =>
-      writePath(guard, "writeFileString", value, (p) => ({ operation: "writeFileString", path: p, data, options: opts }))
-    )
   )
