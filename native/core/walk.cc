@@ -21,9 +21,9 @@ bool mutates(int flags) {
   return (flags & (O_CREAT | O_TRUNC)) != 0 || (flags & O_ACCMODE) != O_RDONLY;
 }
 
-// What the leaf's open in `dirfd` answered, judged by the object's mount: descending never leaves
-// a mount once crossed, so the object's mount says it all. A leaf that could not be opened as asked
-// may itself be a mount point (a write open of one is EISDIR): then the mount refusal is the answer.
+// What the leaf's open in `dirfd` answered, judged by the object's mount: descending never
+// leaves a mount once crossed, so the object's mount says it all. A leaf that could not be opened
+// as asked may itself be a mount point (a write open of one is EISDIR): the mount refusal, then.
 Result<Fd> leaf_on_root_mount(const Root& root, int dirfd, const std::string& leaf, Result<Fd> fd,
                               const std::string& shown) {
   if (!fd.ok()) return mount_leaf(root, dirfd, leaf, fd.take_error(), shown, shown);

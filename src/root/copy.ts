@@ -37,7 +37,9 @@ const cpKeys: ReadonlySet<string> = new Set(["recursive", "force", "errorOnExist
 const copyMode = (mode: unknown): number => {
   if (mode === undefined) return 0
   if (typeof mode !== "number" || !Number.isInteger(mode) || mode < 0 || mode > 7) {
-    throw badArgumentPinnedFsError("copy mode must be a combination of fs.constants.COPYFILE_EXCL, COPYFILE_FICLONE and COPYFILE_FICLONE_FORCE")
+    throw badArgumentPinnedFsError(
+      "copy mode must be a combination of fs.constants.COPYFILE_EXCL, COPYFILE_FICLONE and COPYFILE_FICLONE_FORCE"
+    )
   }
   return mode
 }

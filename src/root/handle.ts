@@ -232,7 +232,8 @@ export class PinnedFileHandle implements AsyncDisposable {
   async readFile(options?: { readonly limit?: number; readonly encoding?: "utf8" | "utf-8" }): Promise<Buffer | string> {
     const limit = options?.limit === undefined ? this.#readLimit : integerIn(options.limit, "read limit", 1, 2 ** 31 - 1)
     const encoding = options?.encoding
-    if (encoding !== undefined && encoding !== "utf8" && encoding !== "utf-8") throw badArgumentPinnedFsError(`unknown encoding '${String(encoding)}'`)
+    if (encoding !== undefined && encoding !== "utf8" && encoding !== "utf-8")
+      throw badArgumentPinnedFsError(`unknown encoding '${String(encoding)}'`)
     const size = Number((await this.stat()).size)
     const over = () => tooLarge(`file exceeds the read limit of ${limit} bytes`, this.path)
     if (size > limit) throw over()

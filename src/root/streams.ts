@@ -211,7 +211,8 @@ export const rootWriteStream = (root: StreamRoot, path: string, options: unknown
       (h) => h.close()
     )
   }
-  if (flags !== "w" && flags !== "wx") throw badArgumentPinnedFsError(`atomic write streams replace the whole file: use 'w' or 'wx', not '${flags}'`)
+  if (flags !== "w" && flags !== "wx")
+    throw badArgumentPinnedFsError(`atomic write streams replace the whole file: use 'w' or 'wx', not '${flags}'`)
   const temp = posix.join(posix.dirname(path), `.pinnedfs-${randomBytes(8).toString("hex")}.tmp`)
   const clear = (h: PinnedFileHandle) => h.close().then(() => root.remove(temp, { force: true }))
   return writer(
