@@ -16,6 +16,7 @@ import type { Readable, Writable } from "node:stream"
 import { badArgumentPinnedFsError, fromNative, PinnedFsError, tooLarge } from "../internal/errors.ts"
 import { native } from "../internal/native.ts"
 import type { FileInfo, FileType } from "../PinnedRoot.ts"
+import { type BigIntStats, type Stats, statsOf } from "./stats.ts"
 import { handleReadStream, handleWriteStream, type ReadStreamOptions } from "./streams.ts"
 
 /**
@@ -256,10 +257,14 @@ export class PinnedFileHandle implements AsyncDisposable {
     await this.write(data)
   }
 
-  /** `fstat` of the descriptor, shaped as `PinnedRoot.stat` answers. */
-  async stat(): Promise<FileInfo> {
+  /** `fstat` of the descriptor, shaped as `PinnedRoot.stat` answers: `Stats`, or `BigIntStats` with `{ bigint: true }`. */
+  async stat(options?: { readonly bigint?: false | undefined }): Promise<Stats>
+  async stat(options: { readonly bigint: true }): Promise<BigIntStats>
+  async stat(options?: { readonly bigint?: boolean | undefined }): Promise<Stats | BigIntStats> {
+    const bigint = options?.bigint ?? false
+    if (typeof bigint !== "boolean") throw badArgumentPinnedFsError(`bigint must be a boolean, got ${String(bigint)}`)
     const s = await this.#use<fs.BigIntStats>("fstat", (fd, done) => fs.fstat(fd, { bigint: true }, done))
-    return fileInfoOf(s)
+    return statsOf(fileInfoOf(s), bigint)
   }
 
   /** Sets the file's length (`ftruncate`): shorter cuts, longer pads with zeros. */

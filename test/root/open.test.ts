@@ -63,13 +63,16 @@ describe.each(strategies)("PinnedRoot.open (%s)", (strategy) => {
         } else {
           expect((await rejection(mine.write("x"))).code).toBe("EBADF")
         }
-        const si = await mine.stat()
+        const si = await mine.stat({ bigint: true })
         const st = await theirs.stat({ bigint: true })
         expect(si.type).toBe("File")
+        expect(si.isFile()).toBe(true)
         expect(si.size).toBe(st.size)
         expect(si.nlink).toBe(1n)
-        expect(si.mode).toBe(Number(st.mode))
+        expect(si.mode).toBe(st.mode)
         expect(si.ino).toBe((await fsp.stat(s.abs(name), { bigint: true })).ino)
+        const plain = await mine.stat()
+        expect(plain.size).toBe(Number(st.size))
       } finally {
         await mine.close()
         await theirs.close()
