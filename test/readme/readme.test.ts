@@ -48,6 +48,13 @@ const checks: Record<string, Check> = {
     expect(b["text"]).toBe("all clear\n")
     expect(b["refused"]).toBe("PermissionDenied")
   },
+  "promise-surface": (s, b) => {
+    expect(fs.readFileSync(s.abs("notes.bak"), "utf8")).toBe("one\ntwo\n")
+    expect(fs.readlinkSync(s.abs("latest"))).toBe("notes.txt")
+    expect((b["info"] as { isFile(): boolean; size: number }).isFile()).toBe(true)
+    expect((b["info"] as { size: number }).size).toBe(8)
+    expect(b["names"]).toEqual(["latest", "notes.bak", "notes.txt"])
+  },
   // The kernel example's formatter trims src/*.ts, never reads secrets/ or .env, and the read of
   // .env comes back as the kernel's PermissionDenied.
   "kernel-formatter": (s, b) => {
