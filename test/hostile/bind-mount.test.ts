@@ -9,37 +9,18 @@
  * Mounting needs CAP_SYS_ADMIN (these tests run as root). If this machine cannot mount, the tests
  * say why and are skipped; every mount made is undone after each test, also when a test fails.
  */
-import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { beforeEach, describe, expect, it } from "vitest"
 import { type PinnedFsError, PinnedRoot } from "../../src/index.ts"
 import { snapshot } from "../support/attacker.ts"
 import { strategies } from "../support/strategies.ts"
 import { scratch } from "../support/tree.ts"
 import { rejection as failure } from "../support/rejection.ts"
+import { cannotMount, useBindMounts } from "../support/mounts.ts"
 import { skipUnless } from "../support/skip.ts"
 
-/** Why mounting is impossible here, or "" when a bind mount works. */
-const cannotMount = (() => {
-  const probe = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-mount-probe-"))
-  const target = path.join(probe, "target")
-  fs.mkdirSync(target)
-  const r = spawnSync("mount", ["--bind", probe, target], { encoding: "utf8" })
-  if (r.status === 0) spawnSync("umount", [target])
-  fs.rmSync(probe, { recursive: true, force: true })
-  return r.status === 0 ? "" : `mount --bind failed (${(r.stderr || r.error?.message || "").trim()})`
-})()
-
-const mounted: Array<string> = []
-afterEach(() => {
-  for (const at of mounted.splice(0).reverse()) spawnSync("umount", ["-l", at])
-})
-const bind = (from: string, onto: string) => {
-  execFileSync("mount", ["--bind", from, onto])
-  mounted.push(onto)
-}
+const bind = useBindMounts()
 
 const mountRefusal = (e: PinnedFsError) => {
   expect(e.reason).toBe("PermissionDenied")

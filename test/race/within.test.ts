@@ -13,16 +13,15 @@
  *    given the attacker's link reads the outside data (or loops).
  * Bounded in rounds and seconds.
  */
-import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterEach, beforeAll, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { type PinnedFsError, PinnedRoot } from "../../src/index.ts"
 import { PathAtomicFileSystem } from "../../src/fallback/index.ts"
 import { makeWithCheckThenUseWindow } from "../../src/fallback/testing.ts"
 import { buildAttacker, openPathBased, raceOps, runCell, type RaceOp } from "../../scripts/race/run.mjs"
 import { raceRounds, snapshot, tally } from "../support/attacker.ts"
+import { cannotMount, useBindMounts } from "../support/mounts.ts"
 import { skipUnless } from "../support/skip.ts"
 import { strategies } from "../support/strategies.ts"
 import { scratch } from "../support/tree.ts"
@@ -71,19 +70,7 @@ describe.each(strategies)("the swap-race cells, symlinks 'within' (%s)", (strate
   })
 })
 
-const cannotMount = (() => {
-  const probe = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-mount-probe-"))
-  const target = path.join(probe, "target")
-  fs.mkdirSync(target)
-  const r = spawnSync("mount", ["--bind", probe, target], { encoding: "utf8" })
-  if (r.status === 0) spawnSync("umount", [target])
-  fs.rmSync(probe, { recursive: true, force: true })
-  return r.status === 0 ? "" : `mount --bind failed (${(r.stderr || r.error?.message || "").trim()})`
-})()
-const mounted: Array<string> = []
-afterEach(() => {
-  for (const at of mounted.splice(0).reverse()) spawnSync("umount", ["-l", at])
-})
+const bind = useBindMounts()
 
 /** The attacker's link texts, as they read from root/d, and what each must be refused as. */
 const swapped = (secret: string) =>
@@ -106,8 +93,7 @@ describe.each(strategies)("an in-root link swapped while it is followed (%s)", (
     fs.mkdirSync(data)
     fs.writeFileSync(path.join(data, "m.txt"), "mounted")
     if (kind === "a mount point") {
-      execFileSync("mount", ["--bind", data, s.abs("mnt")])
-      mounted.push(s.abs("mnt"))
+      bind(data, s.abs("mnt"))
     }
     // The good link lives at root/d/lnk, the attacker's in a twin directory outside (same file
     // system, so they can be exchanged), named alike so that "lnk" loops wherever it is.

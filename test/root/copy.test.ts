@@ -3,15 +3,14 @@
  * (same outcome, same resulting tree), then every refusal with its positive control (the same call
  * through node:fs reaches outside), under both resolve strategies.
  */
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { PinnedRoot } from "../../src/index.ts"
 import { native } from "../../src/internal/native.ts"
 import { rejection } from "../support/rejection.ts"
+import { cannotMount, useBindMounts } from "../support/mounts.ts"
 import { skipUnless } from "../support/skip.ts"
 import { strategies } from "../support/strategies.ts"
 import { mkfifo, openDescriptorCount, scratch } from "../support/tree.ts"
@@ -19,19 +18,7 @@ import { describeTree, outcome } from "./twin.ts"
 
 const { COPYFILE_EXCL, COPYFILE_FICLONE, COPYFILE_FICLONE_FORCE } = fs.constants
 
-const cannotMount = (() => {
-  const probe = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-copy-mount-"))
-  const target = path.join(probe, "t")
-  fs.mkdirSync(target)
-  const r = spawnSync("mount", ["--bind", probe, target], { encoding: "utf8" })
-  if (r.status === 0) spawnSync("umount", [target])
-  fs.rmSync(probe, { recursive: true, force: true })
-  return r.status === 0 ? "" : `mount --bind failed (${(r.stderr || r.error?.message || "").trim()})`
-})()
-const mounted: Array<string> = []
-afterEach(() => {
-  for (const at of mounted.splice(0).reverse()) spawnSync("umount", ["-l", at])
-})
+const bind = useBindMounts()
 
 /** The layout both twins start from, under `base`. */
 const layout = (base: string) => {
@@ -297,8 +284,7 @@ describe.each(strategies)("copyFile and cp (%s)", (strategy) => {
       [data, s.abs("tree/m")],
       [path.join(data, "m.txt"), s.abs("mfile.txt")]
     ] as const) {
-      spawnSync("mount", ["--bind", from, onto])
-      mounted.push(onto)
+      bind(from, onto)
     }
     // Positive control: node:fs copies through the mount.
     await fsp.copyFile(s.abs("mnt/m.txt"), path.join(s.outside, "control.txt"))

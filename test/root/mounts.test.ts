@@ -9,32 +9,18 @@
  * Mounting needs CAP_SYS_ADMIN (these tests run as root); if this machine cannot bind-mount, the
  * tests say why and are skipped. Every mount is undone after each test, also when one fails.
  */
-import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { type PinnedFsError, PinnedRoot } from "../../src/index.ts"
 import { snapshot } from "../support/attacker.ts"
 import { rejection } from "../support/rejection.ts"
+import { cannotMount, useBindMounts } from "../support/mounts.ts"
 import { skipUnless } from "../support/skip.ts"
 import { strategies } from "../support/strategies.ts"
 import { scratch } from "../support/tree.ts"
 
-const cannotMount = (() => {
-  const probe = fs.mkdtempSync(path.join(os.tmpdir(), "pinnedfs-mount-probe-"))
-  const target = path.join(probe, "target")
-  fs.mkdirSync(target)
-  const r = spawnSync("mount", ["--bind", probe, target], { encoding: "utf8" })
-  if (r.status === 0) spawnSync("umount", [target])
-  fs.rmSync(probe, { recursive: true, force: true })
-  return r.status === 0 ? "" : `mount --bind failed (${(r.stderr || r.error?.message || "").trim()})`
-})()
-
-const mounted: Array<string> = []
-afterEach(() => {
-  for (const at of mounted.splice(0).reverse()) spawnSync("umount", ["-l", at])
-})
+const bind = useBindMounts()
 
 /** The one refusal a path through the mount point gets, naming the mount point `where`. */
 const refusedAt = (e: PinnedFsError, where: string, asked: string) => {
@@ -51,10 +37,8 @@ describe.each(strategies)("a mount point inside the root (%s)", (strategy) => {
     fs.mkdirSync(path.join(data, "sub"), { recursive: true })
     fs.writeFileSync(path.join(data, "m.txt"), "mounted")
     s.make({ "mnt/": "", "deep/mnt/": "", "a.txt": "a" })
-    execFileSync("mount", ["--bind", data, s.abs("mnt")])
-    mounted.push(s.abs("mnt"))
-    execFileSync("mount", ["--bind", data, s.abs("deep/mnt")])
-    mounted.push(s.abs("deep/mnt"))
+    bind(data, s.abs("mnt"))
+    bind(data, s.abs("deep/mnt"))
     const root = await PinnedRoot.open(s.root, { strategy })
     return { s, root, before: snapshot(s.outside) }
   }
