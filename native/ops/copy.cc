@@ -63,7 +63,10 @@ class CopyTemp {
   ~CopyTemp() { drop(); }
   void drop() {
     if (name_.empty() || published_) return;
-    if (dir_.beneath(root_, "unlink", shown_).ok()) ::unlinkat(dir_.fd(), name_.c_str(), 0);
+    dir_.act(root_, "unlink", shown_, [&](int dirfd) {
+      ::unlinkat(dirfd, name_.c_str(), 0);
+      return ok_status();
+    });
     name_.clear();
   }
   Fd fd;
@@ -83,8 +86,11 @@ class CopyTemp {
 Status create_temp(const Root& root, CopyTemp& tmp, Held& dir, const std::string& shown) {
 #if defined(O_TMPFILE)
   {
+    // Anonymous, but made in `dir` all the same: through a descriptor proven just now.
+    auto still = dir.prove(root, "openat", shown);
+    if (!still.ok()) return still.take_error();
     int fd = retry_eintr(
-        [&] { return ::openat(dir.fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600); });
+        [&] { return ::openat(still.value().fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600); });
     if (fd >= 0) {
       tmp.fd = Fd(fd);
       tmp.anonymous = true;
@@ -94,12 +100,12 @@ Status create_temp(const Root& root, CopyTemp& tmp, Held& dir, const std::string
   }
 #endif
   for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
-    auto still = dir.beneath(root, "openat", shown);
-    if (!still.ok()) return still;
+    auto still = dir.prove(root, "openat", shown);
+    if (!still.ok()) return still.take_error();
     std::string name = temp_name();
     int fd = retry_eintr([&] {
-      return ::openat(dir.fd(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                      0600);
+      return ::openat(still.value().fd(), name.c_str(),
+                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     });
     if (fd >= 0) {
       tmp.fd = Fd(fd);
@@ -189,22 +195,21 @@ int link_tmpfile(int fd, int dirfd, const std::string& name) {
 }
 #endif
 
-// Gives the complete temporary its final name. `exclusive`: only where nothing has the name.
-Status publish(const Root& root, CopyTemp& tmp, Held& dir, const std::string& leaf, bool exclusive,
-               const std::string& shown) {
-  auto still = dir.beneath(root, "rename", shown);
-  if (!still.ok()) return still;
+// Gives the complete temporary its final name in the proven directory `dirfd`. `exclusive`: only
+// where nothing has the name.
+Status publish_in(CopyTemp& tmp, int dirfd, const std::string& leaf, bool exclusive,
+                  const std::string& shown) {
 #if defined(O_TMPFILE)
   if (tmp.anonymous) {
     if (exclusive) {
-      int err = link_tmpfile(tmp.fd.get(), dir.fd(), leaf);
+      int err = link_tmpfile(tmp.fd.get(), dirfd, leaf);
       if (err != 0) return sys_error(err, "link", shown);
       return ok_status();
     }
     // A name first (nothing can be replaced by linkat), then the rename over the target.
     for (int attempt = 0;; ++attempt) {
       std::string name = temp_name();
-      int err = link_tmpfile(tmp.fd.get(), dir.fd(), name);
+      int err = link_tmpfile(tmp.fd.get(), dirfd, name);
       if (err == 0) {
         tmp.named(std::move(name));
         break;
@@ -213,9 +218,8 @@ Status publish(const Root& root, CopyTemp& tmp, Held& dir, const std::string& le
     }
   }
 #endif
-  int rc = exclusive
-               ? platform::rename_noreplace(dir.fd(), tmp.name().c_str(), dir.fd(), leaf.c_str())
-               : ::renameat(dir.fd(), tmp.name().c_str(), dir.fd(), leaf.c_str());
+  int rc = exclusive ? platform::rename_noreplace(dirfd, tmp.name().c_str(), dirfd, leaf.c_str())
+                     : ::renameat(dirfd, tmp.name().c_str(), dirfd, leaf.c_str());
   if (rc != 0) {
     int err = errno;
     if (!exclusive || (err != EINVAL && err != ENOSYS && err != ENOTSUP)) {
@@ -223,13 +227,21 @@ Status publish(const Root& root, CopyTemp& tmp, Held& dir, const std::string& le
     }
     // No create-only rename on this file system: link(2) never replaces a name; the temporary's
     // own name then goes with the CopyTemp.
-    if (::linkat(dir.fd(), tmp.name().c_str(), dir.fd(), leaf.c_str(), 0) != 0) {
+    if (::linkat(dirfd, tmp.name().c_str(), dirfd, leaf.c_str(), 0) != 0) {
       return sys_error(errno, "link", shown);
     }
     return ok_status();
   }
   tmp.published();
   return ok_status();
+}
+
+// The publish, once `dir` is proven beneath the root again (the copy took time): one proof for its
+// few acts, which follow it at once.
+Status publish(const Root& root, CopyTemp& tmp, Held& dir, const std::string& leaf, bool exclusive,
+               const std::string& shown) {
+  return dir.act(root, "rename", shown,
+                 [&](int dirfd) { return publish_in(tmp, dirfd, leaf, exclusive, shown); });
 }
 
 }  // namespace
@@ -339,10 +351,10 @@ Result<Value> copy_file(const Root& root, const Request& request) {
   const std::string& leaf = parent.value().leaf;
   CopyTarget target;
   bool exclusive = (request.copy_mode & kCopyExcl) != 0;
-  if (::fstatat(dir.fd(), leaf.c_str(), &target.st, AT_SYMLINK_NOFOLLOW) == 0 && exclusive) {
+  if (::fstatat(dir.look(), leaf.c_str(), &target.st, AT_SYMLINK_NOFOLLOW) == 0 && exclusive) {
     return sys_error(EEXIST, "copyfile", request.to);
   }
-  auto checked = check_copy_target(root, dir.fd(), leaf, request.to, &target);
+  auto checked = check_copy_target(root, dir.look(), leaf, request.to, &target);
   if (!checked.ok()) return checked.take_error();
   // The same file under both names: libuv's copyfile leaves it as it is, and so do we.
   if (target.exists && target.st.st_dev == st.st_dev && target.st.st_ino == st.st_ino) {
@@ -355,7 +367,7 @@ Result<Value> copy_file(const Root& root, const Request& request) {
   if (!done.ok() && !exclusive && !target.exists && done.error().err == EEXIST &&
       done.error().refusal == Refusal::None) {
     CopyTarget again;
-    auto recheck = check_copy_target(root, dir.fd(), leaf, request.to, &again);
+    auto recheck = check_copy_target(root, dir.look(), leaf, request.to, &again);
     if (!recheck.ok()) return recheck.take_error();
     done = copy_into(root, src.value().get(), st, dir, leaf, request.copy_mode, false, request.to);
   }

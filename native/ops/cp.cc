@@ -67,7 +67,7 @@ Status Copier::entry(Held& sdir, const std::string& sname, const std::string& ss
   auto still = sdir.beneath(root_, "lstat", sshown);
   if (!still.ok()) return still;
   struct stat st;
-  if (::fstatat(sdir.fd(), sname.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+  if (::fstatat(sdir.look(), sname.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     return sys_error(errno, "lstat", sshown);
   }
   if (S_ISLNK(st.st_mode)) return symlink(sdir, sname, sshown, ddir, dname, dshown, dparts);
@@ -80,10 +80,10 @@ Status Copier::entry(Held& sdir, const std::string& sname, const std::string& ss
 Status Copier::file(Held& sdir, const std::string& sname, const std::string& sshown, Held& ddir,
                     const std::string& dname, const std::string& dshown) {
   struct stat st;
-  auto src = open_copy_source(root_, sdir.fd(), sname, sshown, &st);
+  auto src = open_copy_source(root_, sdir.look(), sname, sshown, &st);
   if (!src.ok()) return src.take_error();
   CopyTarget target;
-  auto checked = check_copy_target(root_, ddir.fd(), dname, dshown, &target);
+  auto checked = check_copy_target(root_, ddir.look(), dname, dshown, &target);
   if (target.exists && !request_.force) return exists(dshown);
   if (!checked.ok()) return checked;
   if (target.exists && target.st.st_dev == st.st_dev && target.st.st_ino == st.st_ino) {
@@ -96,7 +96,7 @@ Status Copier::file(Held& sdir, const std::string& sname, const std::string& ssh
       done.error().refusal == Refusal::None) {
     // Appeared since it was looked at: force replaces it, once it passes the same checks.
     CopyTarget again;
-    auto recheck = check_copy_target(root_, ddir.fd(), dname, dshown, &again);
+    auto recheck = check_copy_target(root_, ddir.look(), dname, dshown, &again);
     if (!recheck.ok()) return recheck;
     done = copy_into(root_, src.value().get(), st, ddir, dname, request_.copy_mode, false, dshown);
   }
@@ -106,12 +106,12 @@ Status Copier::file(Held& sdir, const std::string& sname, const std::string& ssh
 Status Copier::symlink(Held& sdir, const std::string& sname, const std::string& sshown, Held& ddir,
                        const std::string& dname, const std::string& dshown,
                        const std::vector<std::string>& dparts) {
-  auto text = read_link_at(sdir.fd(), sname, sshown);
+  auto text = read_link_at(sdir.look(), sname, sshown);
   if (!text.ok()) return text.take_error();
   auto within = link_text_within(dparts, text.value(), "symlink", sshown);
   if (!within.ok()) return within;
   struct stat dst;
-  bool there = ::fstatat(ddir.fd(), dname.c_str(), &dst, AT_SYMLINK_NOFOLLOW) == 0;
+  bool there = ::fstatat(ddir.look(), dname.c_str(), &dst, AT_SYMLINK_NOFOLLOW) == 0;
   if (!there && errno != ENOENT) return sys_error(errno, "lstat", dshown);
   if (there) {
     if (!request_.force) return exists(dshown);
@@ -119,10 +119,13 @@ Status Copier::symlink(Held& sdir, const std::string& sname, const std::string& 
     auto hard = refuse_hard_link(dst, dshown, "cp");
     if (!hard.ok()) return hard;
   }
-  auto still = ddir.beneath(root_, "symlink", dshown);
-  if (!still.ok()) return still;
+  // One proof for the few acts that follow it at once (the link, or the link under a temporary
+  // name, its rename and, on failure, its removal).
+  auto still = ddir.prove(root_, "symlink", dshown);
+  if (!still.ok()) return still.take_error();
+  int dirfd = still.value().fd();
   if (!there) {
-    if (::symlinkat(text.value().c_str(), ddir.fd(), dname.c_str()) == 0) return ok_status();
+    if (::symlinkat(text.value().c_str(), dirfd, dname.c_str()) == 0) return ok_status();
     if (errno != EEXIST || !request_.force) return sys_error(errno, "symlink", dshown);
   }
   // Replacing a name: the link is made under a temporary name and renamed over it, so the name is
@@ -131,12 +134,12 @@ Status Copier::symlink(Held& sdir, const std::string& sname, const std::string& 
   static std::atomic<unsigned> counter{0};
   std::snprintf(tmp, sizeof tmp, ".pinnedfs-%d-%u.link", static_cast<int>(::getpid()),
                 counter.fetch_add(1));
-  if (::symlinkat(text.value().c_str(), ddir.fd(), tmp) != 0) {
+  if (::symlinkat(text.value().c_str(), dirfd, tmp) != 0) {
     return sys_error(errno, "symlink", dshown);
   }
-  if (::renameat(ddir.fd(), tmp, ddir.fd(), dname.c_str()) != 0) {
+  if (::renameat(dirfd, tmp, dirfd, dname.c_str()) != 0) {
     int err = errno;
-    ::unlinkat(ddir.fd(), tmp, 0);
+    ::unlinkat(dirfd, tmp, 0);
     return sys_error(err, "rename", dshown);
   }
   return ok_status();
@@ -163,12 +166,14 @@ Status Copier::directory(Held& sdir, const std::string& sname, const std::string
 
   struct stat dst;
   bool created = false;
-  if (::fstatat(ddir.fd(), dname.c_str(), &dst, AT_SYMLINK_NOFOLLOW) != 0) {
+  if (::fstatat(ddir.look(), dname.c_str(), &dst, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno != ENOENT) return sys_error(errno, "lstat", dshown);
-    auto still = ddir.beneath(root_, "mkdir", dshown);
-    if (!still.ok()) return still;
     // Private until its content is in; then the source's bits, as Node's cp sets them.
-    if (::mkdirat(ddir.fd(), dname.c_str(), 0700) != 0) return sys_error(errno, "mkdir", dshown);
+    auto made = ddir.act(root_, "mkdir", dshown, [&](int dirfd) -> Status {
+      if (::mkdirat(dirfd, dname.c_str(), 0700) != 0) return sys_error(errno, "mkdir", dshown);
+      return ok_status();
+    });
+    if (!made.ok()) return made;
     created = true;
   } else if (S_ISLNK(dst.st_mode)) {
     return symlink_refusal("cp", dshown, dname);
@@ -182,10 +187,11 @@ Status Copier::directory(Held& sdir, const std::string& sname, const std::string
   Held to = into.take();
 
   if (buffers_.size() <= depth) buffers_.push_back(std::make_unique<std::vector<char>>());
-  auto listable = from.beneath(root_, "getdents64", sshown);
-  if (!listable.ok()) return listable;
+  // A listing goes through a descriptor proven just before it, as every act does.
+  auto listable = from.prove(root_, "getdents64", sshown);
+  if (!listable.ok()) return listable.take_error();
   dparts.push_back(dname);
-  DirectoryReader reader(from.fd(), *buffers_[depth]);
+  DirectoryReader reader(listable.value().fd(), *buffers_[depth]);
   std::string_view name;
   unsigned char type = 0;
   std::string child;
@@ -198,9 +204,8 @@ Status Copier::directory(Held& sdir, const std::string& sname, const std::string
   dparts.pop_back();
   if (reader.error() != 0) return sys_error(reader.error(), "getdents64", sshown);
   if (!created) return ok_status();
-  auto still = to.beneath(root_, "chmod", dshown);
-  if (!still.ok()) return still;
-  return attr::change_mode(to.fd(), st.st_mode & 07777, dshown);
+  return to.act(root_, "chmod", dshown,
+                [&](int fd) { return attr::change_mode(fd, st.st_mode & 07777, dshown); });
 }
 
 bool within(const LexedPath& inner, const LexedPath& outer) {

@@ -30,11 +30,15 @@ Result<Value> symlink(const Root& root, const Request& request) {
   std::vector<std::string> dir(path.value().parts.begin(), path.value().parts.end() - 1);
   auto within = link_text_within(dir, request.target, "symlink", request.path);
   if (!within.ok()) return within.take_error();
-  auto parent = held_parent(root, path.value(), "symlink", request.path);
-  if (!parent.ok()) return parent.take_error();
-  int rc =
-      ::symlinkat(request.target.c_str(), parent.value().dir.fd(), parent.value().leaf.c_str());
-  if (rc != 0) return sys_error(errno, "symlink", request.path);
+  // The parent opened, proven beneath the root, and the link made through that proof.
+  auto made = in_parent(root, path.value(), "symlink", request.path,
+                        [&](int dir, const std::string& leaf) -> Status {
+                          if (::symlinkat(request.target.c_str(), dir, leaf.c_str()) != 0) {
+                            return sys_error(errno, "symlink", request.path);
+                          }
+                          return ok_status();
+                        });
+  if (!made.ok()) return made.take_error();
   return Value(std::monostate{});
 }
 
@@ -53,7 +57,8 @@ Result<Value> link(const Root& root, const Request& request) {
   if (!source.ok()) return source.take_error();
   auto target = held_parent(root, to.value(), "link", request.to);
   if (!target.ok()) return target.take_error();
-  int sdir = source.value().dir.fd();
+  // Looked at through the source's handle; acted through only once proven again below.
+  int sdir = source.value().dir.look();
   const std::string& sleaf = source.value().leaf;
   struct stat st;
   if (::fstatat(sdir, sleaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -72,11 +77,12 @@ Result<Value> link(const Root& root, const Request& request) {
   if (!same.ok()) return same.take_error();
 #endif
   // Both handles proven again right before the act: the checks above took time.
-  auto s_still = source.value().dir.beneath(root, "link", request.path);
+  auto s_still = source.value().dir.prove(root, "link", request.path);
   if (!s_still.ok()) return s_still.take_error();
-  auto t_still = target.value().dir.beneath(root, "link", request.to);
+  auto t_still = target.value().dir.prove(root, "link", request.to);
   if (!t_still.ok()) return t_still.take_error();
-  int rc = ::linkat(sdir, sleaf.c_str(), target.value().dir.fd(), target.value().leaf.c_str(), 0);
+  int rc = ::linkat(s_still.value().fd(), sleaf.c_str(), t_still.value().fd(),
+                    target.value().leaf.c_str(), 0);
   if (rc != 0) return sys_error(errno, "link", request.path);
   return Value(std::monostate{});
 }

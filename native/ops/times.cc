@@ -21,7 +21,8 @@ namespace pinnedfs::ops {
 namespace {
 
 // The object's handle, checked: a link only where `link_ok`, never a hard-linked non-directory
-// (its other name may lie outside), and still beneath the root.
+// (its other name may lie outside). It hands out a descriptor to change only by proving itself
+// beneath the root (Held::act) right before the change.
 Result<Held> attribute_handle(const Root& root, const Request& request, const char* syscall,
                               bool link_ok, struct stat* st) {
   const std::string& shown = request.path;
@@ -40,8 +41,6 @@ Result<Held> attribute_handle(const Root& root, const Request& request, const ch
   if (!hard.ok()) return hard.take_error();
   Held held = Held::from_lookup(root, fd.take(), path.value().joined());
   held.know_identity(identity_of(*st));
-  auto still = held.beneath(root, syscall, shown);
-  if (!still.ok()) return still.take_error();
   return held;
 }
 
@@ -75,20 +74,23 @@ Result<Value> utimes(const Root& root, const Request& request) {
   auto held = attribute_handle(root, request, "utime", false, &st);
   if (!held.ok()) return held.take_error();
   struct timespec times[2] = {to_timespec(request.atime), to_timespec(request.mtime)};
-  int fd = held.value().fd();
+  auto done = held.value().act(root, "utime", request.path, [&](int fd) -> Status {
 #if defined(O_PATH)
-  // An O_PATH handle: AT_EMPTY_PATH names the object itself; kernels before 5.8 answer EINVAL,
-  // and then the /proc magic link (the same object, never a path looked up again) does it.
-  int rc = retry_eintr([&] { return ::utimensat(fd, "", times, AT_EMPTY_PATH); });
-  if (rc != 0 && errno == EINVAL && platform::proc_is_procfs()) {
-    char proc[48];
-    std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-    rc = retry_eintr([&] { return ::utimensat(AT_FDCWD, proc, times, 0); });
-  }
+    // An O_PATH handle: AT_EMPTY_PATH names the object itself; kernels before 5.8 answer EINVAL,
+    // and then the /proc magic link (the same object, never a path looked up again) does it.
+    int rc = retry_eintr([&] { return ::utimensat(fd, "", times, AT_EMPTY_PATH); });
+    if (rc != 0 && errno == EINVAL && platform::proc_is_procfs()) {
+      char proc[48];
+      std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+      rc = retry_eintr([&] { return ::utimensat(AT_FDCWD, proc, times, 0); });
+    }
 #else
-  int rc = retry_eintr([&] { return ::futimens(fd, times); });
+    int rc = retry_eintr([&] { return ::futimens(fd, times); });
 #endif
-  if (rc != 0) return sys_error(errno, "utime", request.path);
+    if (rc != 0) return sys_error(errno, "utime", request.path);
+    return ok_status();
+  });
+  if (!done.ok()) return done.take_error();
   return Value(std::monostate{});
 }
 
@@ -98,8 +100,10 @@ Result<Value> lchown(const Root& root, const Request& request) {
   auto held = attribute_handle(root, request, "lchown", true, &st);
   if (!held.ok()) return held.take_error();
   // fchownat(AT_EMPTY_PATH) on an O_PATH handle of a link changes the link itself.
-  auto done = attr::change_owner(held.value().fd(), static_cast<uid_t>(request.uid),
-                                 static_cast<gid_t>(request.gid), request.path);
+  auto done = held.value().act(root, "lchown", request.path, [&](int fd) {
+    return attr::change_owner(fd, static_cast<uid_t>(request.uid), static_cast<gid_t>(request.gid),
+                              request.path);
+  });
   if (!done.ok()) return done.take_error();
 #else
   // No handle of a link itself here: the name in its proven parent, never followed.
@@ -113,18 +117,22 @@ Result<Value> lchown(const Root& root, const Request& request) {
     if (!done.ok()) return done.take_error();
     return Value(std::monostate{});
   }
-  auto parent = held_parent(root, path.value(), "lchown", request.path);
+  // One proof, as held_parent's, before the look and the change: the change goes through its
+  // descriptor, the look through look().
+  auto parent = open_parent(root, path.value());
   if (!parent.ok()) return parent.take_error();
+  Held& held = parent.value().dir;
+  auto proven = held.prove(root, "lchown", request.path);
+  if (!proven.ok()) return proven.take_error();
   struct stat st;
-  int dir = parent.value().dir.fd();
   const char* leaf = parent.value().leaf.c_str();
-  if (::fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+  if (::fstatat(held.look(), leaf, &st, AT_SYMLINK_NOFOLLOW) != 0) {
     return sys_error(errno, "lchown", request.path);
   }
   auto hard = refuse_hard_link(st, request.path, "lchown");
   if (!hard.ok()) return hard.take_error();
-  if (::fchownat(dir, leaf, static_cast<uid_t>(request.uid), static_cast<gid_t>(request.gid),
-                 AT_SYMLINK_NOFOLLOW) != 0) {
+  if (::fchownat(proven.value().fd(), leaf, static_cast<uid_t>(request.uid),
+                 static_cast<gid_t>(request.gid), AT_SYMLINK_NOFOLLOW) != 0) {
     return sys_error(errno, "lchown", request.path);
   }
 #endif

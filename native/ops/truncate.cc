@@ -38,9 +38,16 @@ Result<Value> truncate(const Root& root, const Request& request) {
   if (!hard.ok()) return hard.take_error();
   auto same = same_mount(root, fd.value().get(), request.path);
   if (!same.ok()) return same.take_error();
-  int rc = retry_eintr(
-      [&] { return ::ftruncate(fd.value().get(), static_cast<off_t>(request.length)); });
-  if (rc != 0) return sys_error(errno, "ftruncate", request.path);
+  // The change goes through a descriptor proven beneath the root right before it, as chmod's does
+  // (free right after a kernel-confined lookup; under the walk, a proof of the file's path).
+  Held held = Held::from_lookup(root, fd.take(), path.value().joined());
+  held.know_identity(identity_of(st));
+  auto done = held.act(root, "ftruncate", request.path, [&](int file) -> Status {
+    int rc = retry_eintr([&] { return ::ftruncate(file, static_cast<off_t>(request.length)); });
+    if (rc != 0) return sys_error(errno, "ftruncate", request.path);
+    return ok_status();
+  });
+  if (!done.ok()) return done.take_error();
   return Value(std::monostate{});
 }
 
