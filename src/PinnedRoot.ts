@@ -333,7 +333,7 @@ export class PinnedRoot {
    */
   static async open(dir: string, options?: OpenOptions): Promise<PinnedRoot> {
     if (typeof dir !== "string" || dir === "") throw badArgumentPinnedFsError("root directory must be a non-empty string")
-    checkOptions(options, ["strategy", "readLimit"], "PinnedRoot.open")
+    checkOptions(options, ["strategy", "readLimit", "symlinks"], "PinnedRoot.open")
     const strategy = options?.strategy ?? "auto"
     if (strategy !== "auto" && strategy !== "openat2" && strategy !== "walk") {
       throw badArgumentPinnedFsError(`strategy must be 'auto', 'openat2' or 'walk', got '${String(strategy)}'`)
@@ -378,11 +378,13 @@ export class PinnedRoot {
   }
 
   /**
-   * lstat semantics, answered as `fs.Stats` (`{ bigint: true }`: as `fs.BigIntStats`), with `type`
-   * besides; a hard-linked regular file is refused.
+   * lstat semantics, answered as `fs.Stats`, with `type` besides; a hard-linked regular file is
+   * refused.
    */
   async stat(path: string, options?: { readonly bigint?: false | undefined }): Promise<Stats>
+  /** lstat semantics, answered as `fs.BigIntStats` (every integer a bigint), with `type` besides. */
   async stat(path: string, options: { readonly bigint: true }): Promise<BigIntStats>
+  /** lstat semantics: `fs.Stats`, or `fs.BigIntStats` with `{ bigint: true }`. */
   async stat(path: string, options?: { readonly bigint?: boolean | undefined }): Promise<Stats | BigIntStats>
   async stat(path: string, options?: { readonly bigint?: boolean | undefined }): Promise<Stats | BigIntStats> {
     const bigint = booleanOption(checkOptions(options, ["bigint"], "stat")?.bigint, "bigint") === true

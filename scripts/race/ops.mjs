@@ -75,6 +75,18 @@ const rightInfo = (value, truth, attack) =>
 const nothing = (value) => (value === undefined || value === null ? null : `answered ${typeof value}`)
 
 /**
+ * A recursive makeDirectory's answer, as Node's mkdir gives it: nothing (all there already, or an
+ * executor that answers nothing), or the first directory it made, which must be one of `target`'s
+ * own ancestors or `target` itself, never another name.
+ */
+const firstMadeOf = (target) => (value) => {
+  if (value === undefined || value === null) return null
+  const parts = target.split("/")
+  const steps = parts.map((_, i) => parts.slice(0, i + 1).join("/"))
+  return typeof value === "string" && steps.includes(value) ? null : `answered ${JSON.stringify(value)}`
+}
+
+/**
  * How an operation failed, in one short word: a refusal kind, or an error code or reason. Also
  * reads the fallback's Effect PlatformError (a tagged reason whose description says what was met).
  */
@@ -184,7 +196,7 @@ export const raceOps = [
     mutates: true,
     writes: true,
     run: (t) => t.makeDirectory("d/sub/deep/made/more", { recursive: true }),
-    right: nothing
+    right: firstMadeOf("d/sub/deep/made/more")
   },
   {
     name: "mkdirs",

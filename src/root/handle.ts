@@ -259,6 +259,7 @@ export class PinnedFileHandle implements AsyncDisposable {
 
   /** `fstat` of the descriptor, shaped as `PinnedRoot.stat` answers: `Stats`, or `BigIntStats` with `{ bigint: true }`. */
   async stat(options?: { readonly bigint?: false | undefined }): Promise<Stats>
+  /** `fstat` of the descriptor as `fs.BigIntStats` (every integer a bigint). */
   async stat(options: { readonly bigint: true }): Promise<BigIntStats>
   async stat(options?: { readonly bigint?: boolean | undefined }): Promise<Stats | BigIntStats> {
     const bigint = options?.bigint ?? false

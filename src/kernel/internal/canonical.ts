@@ -9,8 +9,9 @@
  * This asks the host about paths, so it is only as strong as the host: a component swapped between
  * two questions is not noticed. That is why it is reserved for hosts that do not claim no-follow
  * authorization, and why a hard-linked file is refused outright (see {@link hardLinkGuard}).
+ * `canonicalResource` is public (pinnedfs/kernel re-exports it); the rest is the kernel's own.
  *
- * @internal
+ * @since 0.1.0
  */
 import { Effect, type FileSystem, Option, type Path, type PlatformError } from "effect"
 import { isInside } from "./paths.ts"
