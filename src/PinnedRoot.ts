@@ -386,6 +386,7 @@ export class PinnedRoot {
   async stat(path: string, options: { readonly bigint: true }): Promise<BigIntStats>
   /** lstat semantics: `fs.Stats`, or `fs.BigIntStats` with `{ bigint: true }`. */
   async stat(path: string, options?: { readonly bigint?: boolean | undefined }): Promise<Stats | BigIntStats>
+  /** lstat semantics: `fs.Stats`, or `fs.BigIntStats` with `{ bigint: true }` (the implementation). */
   async stat(path: string, options?: { readonly bigint?: boolean | undefined }): Promise<Stats | BigIntStats> {
     const bigint = booleanOption(checkOptions(options, ["bigint"], "stat")?.bigint, "bigint") === true
     return statsOf(await this.call<FileInfo>(ops.stat, path), bigint)
