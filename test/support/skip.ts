@@ -10,8 +10,10 @@ interface SkippableContext {
 /** Skips the running test unless `ready`, printing `why` beside its name. */
 export const skipUnless = (ctx: SkippableContext, ready: boolean, why: string): void => {
   if (ready) return
-  console.log(`skipped "${ctx.task.name}": ${why}`)
-  ctx.skip(`skipped "${ctx.task.name}": ${why}`)
+  const reason = `skipped "${ctx.task.name}": ${why}`
+  console.log(reason)
+  // The reason, just printed, is also the skip's note.
+  ctx.skip(reason)
 }
 
 /** Why no sandbox can be built here (the reason `sandboxAvailable` gave), for `skipUnless`. */
