@@ -268,7 +268,7 @@ describe("PinnedRoot.open's native call", () => {
     expect(fs.readFileSync(s.abs("top.txt"), "utf8")).toBe("top")
     expect(openDescriptorCount()).toBe(before)
     root.close()
-  })
+  }, 45_000)
 })
 
 describe("PinnedRoot.open ops table", () => {
@@ -320,8 +320,13 @@ describe.each(strategies)("PinnedRoot.open under a swap race (%s)", (strategy) =
     const root = await PinnedRoot.open(s.root, { strategy })
     const before = openDescriptorCount()
     const bounds = { pairs: [pair], maxRounds: 300, maxMs: 8_000, reset: () => {} }
+    // The control only has to show the attack is live: it may take many more rounds, on a loaded
+    // machine, and stops at its first escape.
     const control = await raceRounds({
       ...bounds,
+      maxRounds: 20_000,
+      maxMs: 15_000,
+      until: (a) => a === "TOP SECRET",
       round: (): Promise<string> => fsp.readFile(s.abs(name), { encoding: "utf8" }).catch((e: NodeJS.ErrnoException) => e.code ?? "error"),
       inspect: (r) => r
     })
@@ -358,5 +363,5 @@ describe.each(strategies)("PinnedRoot.open under a swap race (%s)", (strategy) =
     expect(fs.readFileSync(s.secret, "utf8")).toBe("TOP SECRET")
     expect(openDescriptorCount()).toBe(before)
     root.close()
-  })
+  }, 45_000)
 })

@@ -27,6 +27,9 @@ export interface RaceRounds<A> {
  * Runs `round` until `maxRounds` or `maxMs`, whichever comes first, with the attacker exchanging
  * `pairs` meanwhile. Before each round, with the pairs at home and the attacker parked, `reset`
  * rebuilds the tree; after it, still parked, `inspect` turns the round's result into an answer.
+ * `until`, when given, ends the rounds at the first answer it accepts: a control that only has to
+ * show the attack is live stops at its first escape, and on a loaded machine (where the attacker
+ * wakes late after a resume and most rounds miss the window) it may use a long bound for that.
  */
 export const raceRounds = async <R, A>(options: {
   readonly pairs: ReadonlyArray<readonly [string, string]>
@@ -35,6 +38,7 @@ export const raceRounds = async <R, A>(options: {
   readonly reset: () => void
   readonly round: () => Promise<R>
   readonly inspect: (result: R) => A
+  readonly until?: (answer: A) => boolean
 }): Promise<RaceRounds<A>> => {
   options.reset()
   const attacker = startAttacker(buildAttacker(), options.pairs)
@@ -54,7 +58,9 @@ export const raceRounds = async <R, A>(options: {
       attacker.resume()
       const result = await options.round()
       await attacker.park()
-      answers.push(options.inspect(result))
+      const answer = options.inspect(result)
+      answers.push(answer)
+      if (options.until?.(answer) === true) break
     }
     const last = await attacker.park()
     return { rounds: answers.length, swaps: last.swaps - first.swaps, failures: last.failures - first.failures, answers }
