@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "core/beneath.h"
@@ -44,6 +45,15 @@ void mkdirs(const std::string& path) {
     at = path.substr(0, pos);
     ::mkdir(at.c_str(), 0755);
   }
+}
+
+// world(), with the directories `inside` made beneath its root and `outside` beside it.
+World world_with(std::initializer_list<const char*> inside,
+                 std::initializer_list<const char*> outside = {}) {
+  World w = world();
+  for (const char* rel : inside) mkdirs(w.root + "/" + rel);
+  for (const char* rel : outside) mkdirs(w.outside + "/" + rel);
+  return w;
 }
 
 using test::hold;
@@ -168,9 +178,7 @@ TEST(a_lookup_proof_is_spent_by_one_act) {
 
 TEST(descend_arrives_proven_from_the_root_and_refuses_a_departed_parent) {
   for (Strategy s : kStrategies) {
-    World w = world();
-    mkdirs(w.root + "/a/b/c");
-    mkdirs(w.outside + "/x");
+    World w = world_with({"a/b/c"}, {"x"});
     auto root = Root::pin(w.root, s);
     CHECK(root.ok());
     Held a = hold(*root.value(), "a");
@@ -253,9 +261,7 @@ TEST(fd_path_tells_where_a_descriptor_is_now) {
 
 TEST(the_cursor_travels_a_tree_and_refuses_a_directory_that_changed) {
   for (Strategy s : kStrategies) {
-    World w = world();
-    mkdirs(w.root + "/a/b/c");
-    mkdirs(w.root + "/a/x/y");
+    World w = world_with({"a/b/c", "a/x/y"});
     auto root = Root::pin(w.root, s);
     CHECK(root.ok());
     std::vector<ops::TreeNode> nodes;
