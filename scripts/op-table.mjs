@@ -18,11 +18,12 @@ const forms = ["Compact", "Full"]
 const texts = ["Bytes", "Text"]
 
 /**
- * The rows of `PINNEDFS_OPS`, in code order.
+ * The rows of `PINNEDFS_OPS`, in code order, with every column (`handler`: the function in
+ * `pinnedfs::ops` that performs the row).
  * @param {string} header the text of native/core/request.h
- * @returns {Array<{ name: string, code: number, operand: string, effect: string, pathOnly: boolean, text: boolean }>}
+ * @returns {Array<{ name: string, code: number, operand: string, effect: string, pathOnly: boolean, text: boolean, handler: string }>}
  */
-export const parseOps = (header) => {
+export const parseRows = (header) => {
   const start = header.indexOf("#define PINNEDFS_OPS(X)")
   if (start < 0) throw new Error("request.h: no PINNEDFS_OPS table")
   const lines = []
@@ -37,16 +38,22 @@ export const parseOps = (header) => {
       .replace(/\\\s*$/, "")
       .trim()
     if (text === "") continue
-    const m = /^X\((\w+),\s*"(\w+)",\s*(\w+),\s*(\w+),\s*(\w+),\s*(\w+)\)$/.exec(text)
-    if (m === null) throw new Error(`request.h: a PINNEDFS_OPS row not in the six-column shape: ${text}`)
-    const [, , name, operand, effect, form, textIo] = m
+    const m = /^X\((\w+),\s*"(\w+)",\s*(\w+),\s*(\w+),\s*(\w+),\s*(\w+),\s*(\w+)\)$/.exec(text)
+    if (m === null) throw new Error(`request.h: a PINNEDFS_OPS row not in the seven-column shape: ${text}`)
+    const [, , name, operand, effect, form, textIo, handler] = m
     if (!operands.includes(operand) || !effects.includes(effect) || !forms.includes(form) || !texts.includes(textIo)) {
       throw new Error(`request.h: row ${name} has an unknown column value`)
     }
-    rows.push({ name, code: rows.length, operand, effect, pathOnly: form === "Compact", text: textIo === "Text" })
+    rows.push({ name, code: rows.length, operand, effect, pathOnly: form === "Compact", text: textIo === "Text", handler })
   }
   return rows
 }
+
+/**
+ * The rows as the addon's `opTable` export holds them (every column but the C++ handler).
+ * @param {string} header the text of native/core/request.h
+ */
+export const parseOps = (header) => parseRows(header).map(({ handler: _, ...row }) => row)
 
 /**
  * The TypeScript module for those rows.

@@ -203,6 +203,14 @@ const booleanOption = (value: unknown, name: string): boolean | undefined => {
   throw badArgumentPinnedFsError(`${name} must be a boolean`)
 }
 
+/** The options of {@link PinnedRoot.glob} and {@link PinnedRoot.globListing}. */
+interface GlobOptions {
+  readonly root?: string | undefined
+  readonly exclude?: ReadonlyArray<string> | undefined
+  readonly dot?: boolean | undefined
+  readonly signal?: AbortSignal | undefined
+}
+
 /** @internal */
 export const relativePath = (value: unknown, what = "path"): string => {
   if (typeof value !== "string") throw badArgumentPinnedFsError(`${what} must be a string, got ${typeOf(value)}`)
@@ -221,6 +229,18 @@ export const checkMode = (mode: unknown, what = "mode"): number | undefined => {
     throw badArgumentPinnedFsError(`${what} must be an integer permission mode between 0 and 0o7777`)
   }
   return mode
+}
+
+/** Checks an owner and group as chown(2) takes them: `-1` keeps one, anything else fits uid_t/gid_t. @internal */
+export const checkIds = (uid: unknown, gid: unknown): void => {
+  for (const [name, id] of [
+    ["uid", uid],
+    ["gid", gid]
+  ] as const) {
+    if (typeof id !== "number" || !Number.isInteger(id) || id < -1 || id > 0xfffffffe) {
+      throw badArgumentPinnedFsError(`${name} must be an integer between -1 and 4294967294`)
+    }
+  }
 }
 
 const readLimitOf = (u: unknown, what: string): number => {
@@ -477,15 +497,7 @@ export class PinnedRoot {
    *   matches nothing;
    * - absolute patterns are refused (`BadArgument`), like every absolute path here.
    */
-  async glob(
-    pattern: string,
-    options?: {
-      readonly root?: string | undefined
-      readonly exclude?: ReadonlyArray<string> | undefined
-      readonly dot?: boolean | undefined
-      readonly signal?: AbortSignal | undefined
-    }
-  ): Promise<Array<string>> {
+  async glob(pattern: string, options?: GlobOptions): Promise<Array<string>> {
     return this.globRun(pattern, options, false)
   }
 
@@ -496,15 +508,7 @@ export class PinnedRoot {
    * listed. Each is answered as the bytes of its path relative to `root`, for a caller that must
    * report such a name rather than drop it; no operation here can be given it.
    */
-  async globListing(
-    pattern: string,
-    options?: {
-      readonly root?: string | undefined
-      readonly exclude?: ReadonlyArray<string> | undefined
-      readonly dot?: boolean | undefined
-      readonly signal?: AbortSignal | undefined
-    }
-  ): Promise<GlobListing> {
+  async globListing(pattern: string, options?: GlobOptions): Promise<GlobListing> {
     const paths: Array<string> = []
     const unnamed: Array<UnnamedEntry> = []
     // The addon marks them with a leading NUL, which no name holds: 'd' or 'e', then hex.
@@ -618,14 +622,7 @@ export class PinnedRoot {
 
   /** Sets the owner and group of what `path` names (`-1` keeps one as it is); a link is refused. */
   async chown(path: string, uid: number, gid: number): Promise<void> {
-    for (const [name, id] of [
-      ["uid", uid],
-      ["gid", gid]
-    ] as const) {
-      if (typeof id !== "number" || !Number.isInteger(id) || id < -1 || id > 0xfffffffe) {
-        throw badArgumentPinnedFsError(`${name} must be an integer between -1 and 4294967294`)
-      }
-    }
+    checkIds(uid, gid)
     return this.run({ op: ops.chown, path: relativePath(path), uid, gid }, path)
   }
 

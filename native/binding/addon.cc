@@ -878,7 +878,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
                            },
                            "paced"));
   Napi::Object ops = Napi::Object::New(env);
-#define PINNEDFS_EXPORT(name, text, operand, effect, form, text_io) \
+#define PINNEDFS_EXPORT(name, text, operand, effect, form, text_io, handler) \
   ops.Set(text, static_cast<uint32_t>(Op::name));
   PINNEDFS_OPS(PINNEDFS_EXPORT)
 #undef PINNEDFS_EXPORT
@@ -886,16 +886,16 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   // The operation table itself, one object per row in code order, for TypeScript to derive its
   // lists from (src/internal/native.ts: `OpRow`).
   Napi::Array table = Napi::Array::New(env);
-#define PINNEDFS_EXPORT(name, text, operand, effect, form, text_io) \
-  {                                                                 \
-    Napi::Object row = Napi::Object::New(env);                      \
-    row.Set("name", text);                                          \
-    row.Set("code", static_cast<uint32_t>(Op::name));               \
-    row.Set("operand", #operand);                                   \
-    row.Set("effect", #effect);                                     \
-    row.Set("pathOnly", OpForm::form == OpForm::Compact);           \
-    row.Set("text", OpText::text_io == OpText::Text);               \
-    table.Set(static_cast<uint32_t>(Op::name), row);                \
+#define PINNEDFS_EXPORT(name, text, operand, effect, form, text_io, handler) \
+  {                                                                          \
+    Napi::Object row = Napi::Object::New(env);                               \
+    row.Set("name", text);                                                   \
+    row.Set("code", static_cast<uint32_t>(Op::name));                        \
+    row.Set("operand", #operand);                                            \
+    row.Set("effect", #effect);                                              \
+    row.Set("pathOnly", OpForm::form == OpForm::Compact);                    \
+    row.Set("text", OpText::text_io == OpText::Text);                        \
+    table.Set(static_cast<uint32_t>(Op::name), row);                         \
   }
   PINNEDFS_OPS(PINNEDFS_EXPORT)
 #undef PINNEDFS_EXPORT

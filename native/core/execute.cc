@@ -4,7 +4,6 @@
 
 #include "base64.h"
 
-#include "../ops/fileops.h"
 #include "../ops/ops.h"
 
 namespace pinnedfs {
@@ -51,58 +50,12 @@ Result<Value> execute(const Root& root, const Request& request, bool verify_root
     if (!same.ok()) return same.take_error();
   }
   switch (request.op) {
-    case Op::Exists:
-      return ops::exists(root, request);
-    case Op::Stat:
-      return ops::stat(root, request);
-    case Op::ReadFile:
-      return ops::read_file(root, request);
-    case Op::ReadDirectory:
-      return ops::read_directory(root, request);
-    case Op::ReadLink:
-      return ops::read_link(root, request);
-    case Op::RealPath:
-      return ops::real_path(root, request);
-    case Op::Resolve:
-      return ops::resolve(root, request);
-    case Op::Glob:
-      return ops::glob(root, request);
-    case Op::MakeDirectory:
-      return ops::make_directory(root, request);
-    case Op::Remove:
-      return ops::remove(root, request);
-    case Op::Rename:
-      return ops::rename(root, request);
-    case Op::Chmod:
-      return ops::chmod(root, request);
-    case Op::Chown:
-      return ops::chown(root, request);
-    case Op::WriteFile:
-      return ops::write_file(root, request);
-    case Op::Mkdirs:
-      return ops::mkdirs(root, request);
-    case Op::Rmdirs:
-      return ops::rmdirs(root, request);
-    case Op::Open:
-      // A descriptor in a Value could be dropped by a batch or an undelivered answer: open runs
-      // through its own binding call (ops/open.h), which owns the descriptor until JavaScript has
-      // it.
-      return bad_argument("open answers a descriptor: it is not an execute() or batch operation",
-                          request.path);
-    case Op::CopyFile:
-      return ops::copy_file(root, request);
-    case Op::Cp:
-      return ops::cp(root, request);
-    case Op::Symlink:
-      return ops::symlink(root, request);
-    case Op::Link:
-      return ops::link(root, request);
-    case Op::Utimes:
-      return ops::utimes(root, request);
-    case Op::Truncate:
-      return ops::truncate(root, request);
-    case Op::Lchown:
-      return ops::lchown(root, request);
+    // One case per row of the operation table: its handler column (ops/ops.h).
+#define PINNEDFS_DISPATCH(name, text, operand, effect, form, text_io, handler) \
+  case Op::name:                                                               \
+    return ops::handler(root, request);
+    PINNEDFS_OPS(PINNEDFS_DISPATCH)
+#undef PINNEDFS_DISPATCH
     case Op::Count:
       break;
   }

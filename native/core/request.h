@@ -25,38 +25,42 @@ namespace pinnedfs {
 //            the compact calls (`call`, `readMany`); Full: only as a request object
 //   text_io  Text: the wire also has `<text>String`, the same call with the bytes decoded or
 //            encoded in JavaScript; Bytes: no such form
-// A row in the older two-column shape, `X(Name, "text")`, converts by appending the four columns.
+//   handler  the function in `pinnedfs::ops` that performs it, `Result<Value>(const Root&, const
+//            Request&)`: ops.h declares it and execute()'s dispatch calls it, both from this
+//            column, so the body in its own native/ops/<op>.cc is all a new row needs beside it
+// A row in the older two-column shape, `X(Name, "text")`, converts by appending the five columns;
+// one in the six-column shape by appending its handler, e.g. `..., Bytes, utimes)`.
 // One entry per line, as written (clang-format would pack the list).
 // clang-format off
-#define PINNEDFS_OPS(X)                                                                           \
-  X(Exists, "exists", Path, Read, Compact, Bytes)                                                 \
-  X(Stat, "stat", Path, Read, Compact, Bytes)                                                     \
-  X(ReadFile, "readFile", Path, Read, Compact, Text)                                              \
-  X(ReadDirectory, "readDirectory", Path, Read, Compact, Bytes)                                   \
-  X(ReadLink, "readLink", Path, Read, Compact, Bytes)                                             \
-  X(RealPath, "realPath", Path, Read, Compact, Bytes)                                             \
-  X(Resolve, "resolve", Path, Resolve, Compact, Bytes)                                            \
-  X(Glob, "glob", Glob, Read, Full, Bytes)                                                        \
-  X(MakeDirectory, "makeDirectory", Path, Write, Full, Bytes)                                     \
-  X(Remove, "remove", Path, Write, Full, Bytes)                                                   \
-  X(Rename, "rename", PathTo, Write, Full, Bytes)                                                 \
-  X(Chmod, "chmod", Path, Write, Full, Bytes)                                                     \
-  X(Chown, "chown", Path, Write, Full, Bytes)                                                     \
-  X(WriteFile, "writeFile", Data, Write, Full, Text)                                              \
-  X(Mkdirs, "mkdirs", Plan, Write, Full, Bytes)    /* directory program: planned creation */       \
-  X(Rmdirs, "rmdirs", Owned, Write, Full, Bytes)   /* directory program: owned cleanup */         \
-  X(Open, "open", Method, Read, Full, Bytes)         /* a file handle's descriptor: open() only */ \
-  X(CopyFile, "copyFile", Method, Write, Full, Bytes) /* one regular file, published whole */     \
-  X(Cp, "cp", Method, Write, Full, Bytes)             /* a file, link or (recursive) tree */      \
-  X(Symlink, "symlink", Method, Write, Full, Bytes)   /* a link whose text stays beneath */       \
-  X(Link, "link", Method, Write, Full, Bytes)         /* a hard link, from held parents */        \
-  X(Utimes, "utimes", Method, Write, Full, Bytes)     /* access and modification times */         \
-  X(Truncate, "truncate", Method, Write, Full, Bytes) /* a regular, single-link file */           \
-  X(Lchown, "lchown", Method, Write, Full, Bytes)     /* chown of a final link itself */
+#define PINNEDFS_OPS(X)                                                                            \
+  X(Exists, "exists", Path, Read, Compact, Bytes, exists)                                          \
+  X(Stat, "stat", Path, Read, Compact, Bytes, stat)                                                \
+  X(ReadFile, "readFile", Path, Read, Compact, Text, read_file)                                    \
+  X(ReadDirectory, "readDirectory", Path, Read, Compact, Bytes, read_directory)                    \
+  X(ReadLink, "readLink", Path, Read, Compact, Bytes, read_link)                                   \
+  X(RealPath, "realPath", Path, Read, Compact, Bytes, real_path)                                   \
+  X(Resolve, "resolve", Path, Resolve, Compact, Bytes, resolve)                                    \
+  X(Glob, "glob", Glob, Read, Full, Bytes, glob)                                                   \
+  X(MakeDirectory, "makeDirectory", Path, Write, Full, Bytes, make_directory)                      \
+  X(Remove, "remove", Path, Write, Full, Bytes, remove)                                            \
+  X(Rename, "rename", PathTo, Write, Full, Bytes, rename)                                          \
+  X(Chmod, "chmod", Path, Write, Full, Bytes, chmod)                                               \
+  X(Chown, "chown", Path, Write, Full, Bytes, chown)                                               \
+  X(WriteFile, "writeFile", Data, Write, Full, Text, write_file)                                   \
+  X(Mkdirs, "mkdirs", Plan, Write, Full, Bytes, mkdirs) /* directory program: creation */          \
+  X(Rmdirs, "rmdirs", Owned, Write, Full, Bytes, rmdirs) /* directory program: cleanup */          \
+  X(Open, "open", Method, Read, Full, Bytes, open_unbatched) /* a descriptor: open() only */       \
+  X(CopyFile, "copyFile", Method, Write, Full, Bytes, copy_file) /* a regular file, whole */       \
+  X(Cp, "cp", Method, Write, Full, Bytes, cp) /* a file, link or tree */                           \
+  X(Symlink, "symlink", Method, Write, Full, Bytes, symlink) /* its text stays beneath */          \
+  X(Link, "link", Method, Write, Full, Bytes, link) /* a hard link, held parents */                \
+  X(Utimes, "utimes", Method, Write, Full, Bytes, utimes) /* atime and mtime */                    \
+  X(Truncate, "truncate", Method, Write, Full, Bytes, truncate) /* a regular single-link file */   \
+  X(Lchown, "lchown", Method, Write, Full, Bytes, lchown) /* chown of a final link */
 // clang-format on
 
 enum class Op : unsigned char {
-#define PINNEDFS_ENUM_MEMBER(name, text, operand, effect, form, text_io) name,
+#define PINNEDFS_ENUM_MEMBER(name, text, operand, effect, form, text_io, handler) name,
   PINNEDFS_OPS(PINNEDFS_ENUM_MEMBER)
 #undef PINNEDFS_ENUM_MEMBER
       Count
@@ -78,7 +82,7 @@ struct OpRow {
 };
 
 inline constexpr OpRow kOpTable[] = {
-#define PINNEDFS_OP_ROW(name, text, operand, effect, form, text_io) \
+#define PINNEDFS_OP_ROW(name, text, operand, effect, form, text_io, handler) \
   {Op::name, text, OpOperand::operand, OpEffect::effect, OpForm::form, OpText::text_io},
     PINNEDFS_OPS(PINNEDFS_OP_ROW)
 #undef PINNEDFS_OP_ROW

@@ -7,39 +7,31 @@
 
 #include "requests.h"
 
-namespace {
 using namespace pinnedfs;
 using namespace pinnedfs::fuzz;
 
-Harness* g = nullptr;
-}  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  g = Harness::make();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider in(data, size);
-  g->world.reset();
+  harness->world.reset();
   int fds_before = open_fd_count();
-  const Root& root = *g->roots[in.ConsumeBool() ? 1 : 0];
+  const Root& root = root_of(in);
   bool as_batch = in.ConsumeIntegralInRange<int>(0, 7) == 0;
   bool verify = in.ConsumeBool();
   int count = in.ConsumeIntegralInRange<int>(1, 8);
   std::vector<Request> requests;
   for (int i = 0; i < count && in.remaining_bytes() > 0; ++i)
-    requests.push_back(grammar_request(g->world, in));
+    requests.push_back(grammar_request(harness->world, in));
   if (as_batch) {
     BatchLimits limits;
     limits.size = 8;
     limits.response = 64;
-    for (const auto& r : execute_batch(root, requests, limits, verify)) check_answer(r, g->canary);
+    for (const auto& r : execute_batch(root, requests, limits, verify))
+      check_answer(r, harness->canary);
   } else {
-    for (const auto& r : requests) check_answer(execute(root, r, verify), g->canary);
+    for (const auto& r : requests) check_answer(execute(root, r, verify), harness->canary);
   }
   must(open_fd_count() == fds_before, "descriptor leaked",
        std::to_string(fds_before) + " -> " + std::to_string(open_fd_count()));
-  g->world.check_canary();
+  harness->world.check_canary();
   return 0;
 }

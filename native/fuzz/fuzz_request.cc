@@ -8,21 +8,12 @@
 
 #include "requests.h"
 
-namespace {
 using namespace pinnedfs;
 using namespace pinnedfs::fuzz;
 
-Harness* g = nullptr;
-}  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  g = Harness::make();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider in(data, size);
-  const Root& root = *g->roots[in.ConsumeBool() ? 1 : 0];
+  const Root& root = root_of(in);
   bool batch = in.ConsumeBool();
   Request r = raw_request(in);
   auto valid = validate(r);
@@ -34,17 +25,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
          "execute ran what validate refused");
     return 0;
   }
-  g->world.reset();
+  harness->world.reset();
   int fds_before = open_fd_count();
   if (batch) {
     BatchLimits limits;
     limits.size = 4;
     limits.response = 32;
-    for (const auto& res : execute_batch(root, {r, r}, limits, true)) check_answer(res, g->canary);
+    for (const auto& res : execute_batch(root, {r, r}, limits, true))
+      check_answer(res, harness->canary);
   } else {
-    check_answer(execute(root, r, false), g->canary);
+    check_answer(execute(root, r, false), harness->canary);
   }
   must(open_fd_count() == fds_before, "descriptor leaked");
-  g->world.check_canary();
+  harness->world.check_canary();
   return 0;
 }

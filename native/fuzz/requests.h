@@ -184,4 +184,18 @@ struct Harness {
   }
 };
 
+// The harness of the one target in this binary (each target is a binary of its own), made by
+// LLVMFuzzerInitialize below before the first input.
+inline Harness* harness = nullptr;
+
+// The root an input runs under, chosen by its next byte: the kernel strategy or the walk.
+inline const Root& root_of(FuzzedDataProvider& in) {
+  return *harness->roots[in.ConsumeBool() ? 1 : 0];
+}
+
 }  // namespace pinnedfs::fuzz
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  pinnedfs::fuzz::harness = pinnedfs::fuzz::Harness::make();
+  return 0;
+}

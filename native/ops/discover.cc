@@ -31,6 +31,7 @@
 #include "confine.h"
 #include "dir_list.h"
 #include "glob_match.h"
+#include "stat_answer.h"
 
 namespace pinnedfs::confine {
 
@@ -528,18 +529,11 @@ Probe probe(const Root& root, const std::string& path, std::vector<std::string>&
   struct stat st;
   int rc = retry_eintr(
       [&] { return ::fstatat(dirfd, parent.value().leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW); });
-  if (rc != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) {
-      out.err = errno;
-      return out;
-    }
-    out.status = ProbeStatus::Refused;
-    out.error = sys_error(errno, "fstatat", path);
+  if (rc != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    out.err = errno;
     return out;
   }
-  out.status = ProbeStatus::Present;
-  out.type = entry_kind_of_mode(st.st_mode);
-  out.identity = identity_of(st);
+  answer_stat(&out, rc, st, ProbeStatus::Present, ProbeStatus::Refused, "fstatat", path);
   return out;
 }
 

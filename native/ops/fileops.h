@@ -10,13 +10,7 @@
 
 namespace pinnedfs::ops {
 
-Result<Value> copy_file(const Root& root, const Request& request);
-Result<Value> cp(const Root& root, const Request& request);
-Result<Value> symlink(const Root& root, const Request& request);
-Result<Value> link(const Root& root, const Request& request);
-Result<Value> utimes(const Root& root, const Request& request);
-Result<Value> truncate(const Root& root, const Request& request);
-Result<Value> lchown(const Root& root, const Request& request);
+// copy_file, cp, symlink, link, utimes, truncate and lchown are declared by their rows (ops.h).
 
 // fs.constants.COPYFILE_*: the values are Node's, the same on every platform.
 constexpr std::uint32_t kCopyExcl = 1;

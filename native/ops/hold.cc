@@ -26,6 +26,7 @@
 #include "../core/eintr.h"
 #include "../core/resolve.h"
 #include "confine.h"
+#include "stat_answer.h"
 
 namespace pinnedfs::confine {
 
@@ -121,14 +122,9 @@ HeldMember hold_one(const Root& root, const HoldPath& request) {
                                              kObjectHandleFlags, 0, path);
   if (!opened.ok()) return gone(opened.take_error());
   struct stat st;
-  if (::fstat(opened.value().get(), &st) != 0) {
-    out.status = HoldStatus::Refused;
-    out.error = sys_error(errno, "fstat", path);
-    return out;
-  }
-  out.status = HoldStatus::Held;
-  out.type = entry_kind_of_mode(st.st_mode);
-  out.identity = identity_of(st);
+  int rc = ::fstat(opened.value().get(), &st);
+  answer_stat(&out, rc, st, HoldStatus::Held, HoldStatus::Refused, "fstat", path);
+  if (rc != 0) return out;
   out.nlink = static_cast<std::uint64_t>(st.st_nlink);
   // A link's descriptor is never handed out: binding it would bind what it names.
   if (out.type != EntryKind::Link) out.fd = opened.take();

@@ -91,4 +91,11 @@ Result<Fd> open_file(const Root& root, const Request& request) {
   return fd.take();
 }
 
+// The row's handler, for execute() and batches: a descriptor in a Value could be dropped by a batch
+// or an undelivered answer, so open runs only through its own binding call (open.h).
+Result<Value> open_unbatched(const Root&, const Request& request) {
+  return bad_argument("open answers a descriptor: it is not an execute() or batch operation",
+                      request.path);
+}
+
 }  // namespace pinnedfs::ops

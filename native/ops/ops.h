@@ -17,25 +17,16 @@
 
 namespace pinnedfs::ops {
 
-Result<Value> exists(const Root& root, const Request& request);
-Result<Value> stat(const Root& root, const Request& request);
-Result<Value> read_file(const Root& root, const Request& request);
+// One function per row of the operation table, named by its handler column, so a new operation's
+// declaration is its row. read_file_into is the one extra entry point (the binding's buffer reuse).
+#define PINNEDFS_OP_HANDLER(name, text, operand, effect, form, text_io, handler) \
+  Result<Value> handler(const Root& root, const Request& request);
+PINNEDFS_OPS(PINNEDFS_OP_HANDLER)
+#undef PINNEDFS_OP_HANDLER
+
 // read_file into `buffer`'s storage (its capacity reused: the binding recycles buffers so a read
 // allocates nothing on the worker's heap).
 Result<Value> read_file_into(const Root& root, const Request& request, std::string&& buffer);
-Result<Value> read_link(const Root& root, const Request& request);
-Result<Value> real_path(const Root& root, const Request& request);
-Result<Value> resolve(const Root& root, const Request& request);
-Result<Value> read_directory(const Root& root, const Request& request);
-Result<Value> glob(const Root& root, const Request& request);
-Result<Value> write_file(const Root& root, const Request& request);
-Result<Value> make_directory(const Root& root, const Request& request);
-Result<Value> mkdirs(const Root& root, const Request& request);
-Result<Value> remove(const Root& root, const Request& request);
-Result<Value> rmdirs(const Root& root, const Request& request);
-Result<Value> rename(const Root& root, const Request& request);
-Result<Value> chmod(const Root& root, const Request& request);
-Result<Value> chown(const Root& root, const Request& request);
 
 // Shared by several operations.
 StatInfo stat_info(const struct stat& st);

@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/beneath.h"
+#include "core/request.h"
 #include "core/root.h"
 
 namespace pinnedfs::test {
@@ -30,6 +32,14 @@ const std::vector<Strategy>& strategies();
 // A directory `rel` beneath the pinned root, held as its strategy would hold it after a lookup,
 // its freshness spent: the next proof is a real one. Invalid when it cannot be opened.
 Held hold(const Root& root, const std::string& rel);
+
+// A request for `op` on `path`, every other field at its default: what a test then adjusts.
+inline Request request(Op op, std::string path) {
+  Request r;
+  r.op = op;
+  r.path = std::move(path);
+  return r;
+}
 
 struct Register {
   Register(const char* name, std::function<void()> fn) {

@@ -61,9 +61,7 @@ std::string encode(const std::string& bytes) {
 }
 
 Request base64_write(const std::string& path, std::string text, OpenFlag flag = OpenFlag::W) {
-  Request r;
-  r.op = Op::WriteFile;
-  r.path = path;
+  Request r = test::request(Op::WriteFile, path);
   r.flag = flag;
   r.base64 = true;
   r.data = std::move(text);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "core/beneath.h"
@@ -44,6 +45,15 @@ void mkdirs(const std::string& path) {
     at = path.substr(0, pos);
     ::mkdir(at.c_str(), 0755);
   }
+}
+
+// world(), with the directories `inside` made beneath its root and `outside` beside it.
+World world_with(std::initializer_list<const char*> inside,
+                 std::initializer_list<const char*> outside = {}) {
+  World w = world();
+  for (const char* rel : inside) mkdirs(w.root + "/" + rel);
+  for (const char* rel : outside) mkdirs(w.outside + "/" + rel);
+  return w;
 }
 
 using test::hold;
@@ -101,8 +111,7 @@ TEST(a_directory_moved_out_of_the_root_is_refused_as_an_escape) {
 
 TEST(a_directory_moved_or_replaced_within_the_root_answers_as_its_path_does_now) {
   for (Strategy s : kStrategies) {
-    World w = world();
-    mkdirs(w.root + "/a/b");
+    World w = world_with({"a/b"});
     auto root = Root::pin(w.root, s);
     CHECK(root.ok());
     // Moved within the root, nothing at its path: a concurrent change, not an escape.
@@ -147,8 +156,7 @@ TEST(the_root_moving_carries_what_it_holds_with_it) {
 
 TEST(a_lookup_proof_is_spent_by_one_act) {
   for (Strategy s : kStrategies) {
-    World w = world();
-    mkdirs(w.root + "/a/b");
+    World w = world_with({"a/b"});
     auto root = Root::pin(w.root, s);
     CHECK(root.ok());
     auto lexed = lex_path("a/b");
@@ -168,9 +176,7 @@ TEST(a_lookup_proof_is_spent_by_one_act) {
 
 TEST(descend_arrives_proven_from_the_root_and_refuses_a_departed_parent) {
   for (Strategy s : kStrategies) {
-    World w = world();
-    mkdirs(w.root + "/a/b/c");
-    mkdirs(w.outside + "/x");
+    World w = world_with({"a/b/c"}, {"x"});
     auto root = Root::pin(w.root, s);
     CHECK(root.ok());
     Held a = hold(*root.value(), "a");
@@ -207,8 +213,7 @@ TEST(descend_past_the_lookup_depth_opens_from_the_parent_and_proves_later) {
 }
 
 TEST(the_mount_of_a_descriptor_is_the_roots_for_anything_not_crossed) {
-  World w = world();
-  mkdirs(w.root + "/a");
+  World w = world_with({"a"});
   auto root = Root::pin(w.root, Strategy::Walk);
   CHECK(root.ok());
   int fd = ::open((w.root + "/a").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -237,8 +242,7 @@ TEST(fdinfo_mount_ids_are_read_from_their_line) {
 }
 
 TEST(fd_path_tells_where_a_descriptor_is_now) {
-  World w = world();
-  mkdirs(w.root + "/a");
+  World w = world_with({"a"});
   int fd = ::open((w.root + "/a").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   CHECK(fd >= 0);
   Fd closer(fd);
@@ -253,9 +257,7 @@ TEST(fd_path_tells_where_a_descriptor_is_now) {
 
 TEST(the_cursor_travels_a_tree_and_refuses_a_directory_that_changed) {
   for (Strategy s : kStrategies) {
-    World w = world();
-    mkdirs(w.root + "/a/b/c");
-    mkdirs(w.root + "/a/x/y");
+    World w = world_with({"a/b/c", "a/x/y"});
     auto root = Root::pin(w.root, s);
     CHECK(root.ok());
     std::vector<ops::TreeNode> nodes;

@@ -316,8 +316,7 @@ namespace {
 std::vector<std::string> walk_glob(const Root& root, const std::string& pattern,
                                    const std::string& to = "",
                                    std::vector<std::string> exclude = {}, bool unnamed = false) {
-  Request r;
-  r.op = Op::Glob;
+  Request r = test::request(Op::Glob, "");
   r.unnamed = unnamed;
   r.to = to;
   r.pattern = pattern;

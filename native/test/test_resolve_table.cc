@@ -184,24 +184,31 @@ void report(Strategy s, const Row& row, const std::string& problem) {
                row.path.c_str(), problem.c_str());
 }
 
+// Every row against the world's root pinned with `links` under each strategy; each wrong answer
+// reported and counted in `*wrong`.
+void check_rows(const World& w, const std::vector<Row>& rows, Links links, int* wrong) {
+  for (Strategy s : test::strategies()) {
+    auto root = Root::pin(w.root, s, links);
+    CHECK(root.ok());
+    CHECK(root.value()->strategy() == s);
+    CHECK(root.value()->links() == links);
+    for (const Row& row : rows) {
+      std::string problem = check_row(w, *root.value(), row);
+      if (!problem.empty()) {
+        report(s, row, problem);
+        ++*wrong;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TEST(resolver_table_answers_every_case_alike_under_both_strategies) {
   World w = build();
   const std::vector<Row> rows = table();
   int wrong = 0;
-  for (Strategy s : test::strategies()) {
-    auto root = Root::pin(w.root, s);
-    CHECK(root.ok());
-    CHECK(root.value()->strategy() == s);
-    for (const Row& row : rows) {
-      std::string problem = check_row(w, *root.value(), row);
-      if (!problem.empty()) {
-        report(s, row, problem);
-        ++wrong;
-      }
-    }
-  }
+  check_rows(w, rows, Links::Refuse, &wrong);
   CHECK(wrong == 0);
 }
 
@@ -320,17 +327,6 @@ TEST(resolver_table_within_answers_every_case_alike_under_both_strategies) {
              ENOTDIR),
   };
   int wrong = 0;
-  for (Strategy s : test::strategies()) {
-    auto root = Root::pin(w.root, s, Links::Within);
-    CHECK(root.ok());
-    CHECK(root.value()->links() == Links::Within);
-    for (const Row& row : rows) {
-      std::string problem = check_row(w, *root.value(), row);
-      if (!problem.empty()) {
-        report(s, row, problem);
-        ++wrong;
-      }
-    }
-  }
+  check_rows(w, rows, Links::Within, &wrong);
   CHECK(wrong == 0);
 }

@@ -11,11 +11,22 @@
 
 using namespace pinnedfs;
 
+namespace {
+// A fresh scratch directory, and the workspace `ws` made in it.
+struct Workspace {
+  std::string base, ws;
+};
+Workspace workspace() {
+  Workspace w{test::scratch_dir(), {}};
+  w.ws = w.base + "/ws";
+  if (::mkdir(w.ws.c_str(), 0755) != 0) test::fail(__FILE__, __LINE__, "mkdir " + w.ws);
+  return w;
+}
+}  // namespace
+
 TEST(root_identity_is_the_same_for_the_same_directory_and_carries_what_reuse_does_not_repeat) {
   for (Strategy strategy : test::strategies()) {
-    std::string base = test::scratch_dir();
-    std::string ws = base + "/ws";
-    CHECK(::mkdir(ws.c_str(), 0755) == 0);
+    auto [base, ws] = workspace();
     auto pinned = Root::pin(ws, strategy);
     CHECK(pinned.ok());
     auto identified = identify_root(ws);
@@ -60,9 +71,7 @@ TEST(root_identity_is_the_same_for_the_same_directory_and_carries_what_reuse_doe
 
 TEST(the_root_path_check_reads_the_identity_through_the_path_and_refuses_another_directory) {
   for (Strategy strategy : test::strategies()) {
-    std::string base = test::scratch_dir();
-    std::string ws = base + "/ws";
-    CHECK(::mkdir(ws.c_str(), 0755) == 0);
+    auto [base, ws] = workspace();
     auto pinned = Root::pin(ws, strategy);
     CHECK(pinned.ok());
     CHECK(pinned.value()->verify_path_identity().ok());

@@ -8,7 +8,7 @@
 // native/ci/darwin-shim in front of the system headers for the few macOS-only declarations
 // (README.md there says what it can and cannot catch).
 import { spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { availableParallelism } from "node:os"
 import { dirname, join, resolve } from "node:path"
@@ -27,8 +27,17 @@ export const notChecked = new Map([
   ]
 ])
 
+// The core's directories listed as binding.gyp lists them (native/sources.json: coreDirs).
+const coreDirSources = () =>
+  sources.coreDirs.flatMap((d) =>
+    readdirSync(join(root, d))
+      .filter((f) => f.endsWith(".cc"))
+      .sort()
+      .map((f) => `${d}/${f}`)
+  )
+
 export const darwinSources = () =>
-  [...sources.addon, ...sources.core, ...sources.darwin, ...sources.launcher].filter((f) => !notChecked.has(f))
+  [...sources.addon, ...sources.core, ...coreDirSources(), ...sources.darwin, ...sources.launcher].filter((f) => !notChecked.has(f))
 
 export const clangArgs = (file) => [
   "-fsyntax-only",

@@ -17,7 +17,8 @@ import { badArgument, fromNativeError, outsideRoots } from "../protocol/errors.t
 import type { MkdirsResult, RmdirsResult } from "../protocol/extensions.ts"
 import { fromNative as toFileInfo } from "../protocol/fileInfo.ts"
 import { checkExclude, finishGlob, planGlob } from "./glob.ts"
-import { type ExecutorRead, executorOperations, executorReads, isOneOf } from "../protocol/operations.ts"
+import { executorOperations, executorReads, isOneOf } from "../protocol/operations.ts"
+import { type OpRow, opTable } from "../protocol/opTable.ts"
 import { type Root, rootIdentityPattern } from "../protocol/root.ts"
 import { join, locate, rootOf } from "./roots.ts"
 
@@ -221,7 +222,7 @@ const base64Of = (method: string, u: unknown, limit: number): Check<string> => {
   const padding = u.endsWith("==") ? 2 : u.endsWith("=") ? 1 : 0
   const size = (u.length / 4) * 3 - padding
   if (size > limit) {
-    return fail(badArgument(method, `writeFile payload of ${size} bytes exceeds the ${limit} byte content limit`))
+    return fail(badArgument(method, `${method} payload of ${size} bytes exceeds the ${limit} byte content limit`))
   }
   return ok(u)
 }
@@ -241,46 +242,111 @@ const planned = (operation: string, path: string, request: NativeRequest, finish
   finish
 })
 
-type Read = ExecutorRead
-
 const isRead = isOneOf(executorReads)
 
-/** The operations that read one path: the ones a batch may carry. */
-const decodeRead = (roots: Root, operation: Read, request: Fields): Check<Planned> => {
+/** A wire name's row in the operation table, and whether the name is the row's `<name>String` form. */
+interface WireRow {
+  readonly row: OpRow
+  readonly text: boolean
+}
+
+/** Every wire name an executor answers, with its row: what the operand-kind decoders work from. */
+const wireRows: ReadonlyMap<string, WireRow> = new Map(
+  opTable
+    .filter((row) => executorOperations.includes(row.name as never))
+    .flatMap(
+      (row): Array<[string, WireRow]> =>
+        row.text
+          ? [
+              [row.name, { row, text: false }],
+              [`${row.name}String`, { row, text: true }]
+            ]
+          : [[row.name, { row, text: false }]]
+    )
+)
+
+type OptionCheck = (method: string, u: unknown, required: boolean) => Check<unknown>
+
+/**
+ * The options a path operation may carry, each checked one way for every operation and handed to
+ * the addon under its own name when given, so an operation whose options are among these decodes
+ * with no code of its own. An option a row's operation does not use is checked and then ignored by
+ * the core, as an unknown one is.
+ */
+const optionChecks: ReadonlyArray<readonly [string, OptionCheck]> = [
+  ["recursive", (method, u) => flagOf(method, { recursive: u }, "recursive")],
+  ["force", (method, u) => flagOf(method, { force: u }, "force")],
+  ["mode", (method, u, required) => modeOf(method, u, required)],
+  ["uid", (method, u) => idOf(method, "uid", u)],
+  ["gid", (method, u) => idOf(method, "gid", u)]
+]
+
+/** The options an operation cannot do without: its `options` object is then required too. */
+const requiredOptions: Readonly<Record<string, ReadonlyArray<string>>> = { chmod: ["mode"], chown: ["uid", "gid"] }
+
+/** The addon's fields for a request's `options`, given ones only (a read keeps its compact form). */
+const optionFieldsOf = (operation: string, u: unknown): Check<Fields> => {
+  const required = requiredOptions[operation]
+  if (u === undefined && required === undefined) return ok({})
+  const options = optionsOf(operation, u, required !== undefined)
+  if (Result.isFailure(options)) return relay(options)
+  const fields: Record<string, unknown> = {}
+  for (const [name, check] of optionChecks) {
+    const need = required?.includes(name) === true
+    const given = options.success[name]
+    if (given === undefined && !need) continue
+    const checked = check(operation, given, need)
+    if (Result.isFailure(checked)) return relay(checked)
+    if (checked.success !== undefined) fields[name] = checked.success
+  }
+  return ok(fields)
+}
+
+/**
+ * The answers that are not the addon's value as it is (a path read's value, a change's nothing):
+ * the rows whose wire result is spelled otherwise.
+ */
+const answers: Readonly<Record<string, (roots: Root) => (value: unknown) => unknown>> = {
+  stat: () => (v) => toFileInfo(v as FileInfo),
+  // Node's realpath answers the canonical path: the boundary spelling.
+  realPath: (roots) => (v) => join(roots.boundaryRoot, v as string),
+  // The kernel checks `isInside(boundaryRoot, resolution.path)`: answer in boundary spelling.
+  resolve: (roots) => (v) => {
+    const r = v as NativeResolution
+    return { path: join(roots.boundaryRoot, r.path), target: r.target }
+  }
+}
+
+const answerOf = (roots: Root, wire: WireRow): ((value: unknown) => unknown) =>
+  answers[wire.row.name]?.(roots) ?? (wire.row.effect === "Write" ? nothing : same)
+
+/**
+ * A `Path` row: one path and its options. Plain checks, no generator: every read and both of
+ * authorization's resolves pass here. A text form decodes the bytes with the request's `encoding`.
+ */
+const decodePath = (roots: Root, operation: string, wire: WireRow, request: Fields): Check<Planned> => {
   const located = inside(roots, operation, "path", request.path)
   if (Result.isFailure(located)) return relay(located)
   const { abs, rel } = located.success
-  switch (operation) {
-    case "exists":
-    case "readFile":
-    case "readLink":
-      return ok(planned(operation, abs, { op: ops[operation], path: rel }))
-    case "stat":
-      return ok(planned(operation, abs, { op: ops.stat, path: rel }, (v) => toFileInfo(v as FileInfo)))
-    case "realPath":
-      // Node's realpath answers the canonical path: the boundary spelling.
-      return ok(planned(operation, abs, { op: ops.realPath, path: rel }, (v) => join(roots.boundaryRoot, v as string)))
-    case "resolve":
-      // The kernel checks `isInside(boundaryRoot, resolution.path)`: answer in boundary spelling.
-      return ok(
-        planned(operation, abs, { op: ops.resolve, path: rel }, (v) => {
-          const r = v as NativeResolution
-          return { path: join(roots.boundaryRoot, r.path), target: r.target }
-        })
-      )
-    case "readFileString": {
-      const decoder = decoderOf(operation, request.encoding)
-      if (Result.isFailure(decoder)) return relay(decoder)
-      const d = decoder.success
-      return ok(planned(operation, abs, { op: ops.readFile, path: rel }, (v) => decodeText(d, v as Uint8Array, abs)))
-    }
-    case "readDirectory": {
-      const recursive = Result.flatMap(optionsOf(operation, request.options), (o) => flagOf(operation, o, "recursive"))
-      if (Result.isFailure(recursive)) return relay(recursive)
-      return ok(planned(operation, abs, { op: ops.readDirectory, path: rel, recursive: recursive.success }))
-    }
-  }
+  const fields = optionFieldsOf(operation, request.options)
+  if (Result.isFailure(fields)) return relay(fields)
+  const native = { op: ops[wire.row.name], path: rel, ...fields.success } as NativeRequest
+  if (!wire.text) return ok(planned(operation, abs, native, answerOf(roots, wire)))
+  const decoder = decoderOf(operation, request.encoding)
+  if (Result.isFailure(decoder)) return relay(decoder)
+  const d = decoder.success
+  return ok(planned(operation, abs, native, (v) => decodeText(d, v as Uint8Array, abs)))
 }
+
+/** A `PathTo` row: `from` and its destination `to`, and its options. */
+const decodePathTo = (roots: Root, operation: string, wire: WireRow, request: Fields): Check<Planned> =>
+  Result.gen(function* () {
+    const from = yield* inside(roots, operation, "from", request.from)
+    const to = yield* inside(roots, operation, "to", request.to)
+    const fields = yield* optionFieldsOf(operation, request.options)
+    const native = { op: ops[wire.row.name], path: from.rel, to: to.rel, ...fields } as NativeRequest
+    return planned(operation, from.abs, native, answerOf(roots, wire))
+  })
 
 /** `glob`, given its pattern (the wire's `pattern`, or `path` in a batch member). */
 const decodeGlob = (roots: Root, pattern: unknown, request: Fields): Check<Planned> =>
@@ -392,100 +458,64 @@ const decodeRmdirs = (roots: Root, request: Fields): Check<Planned> =>
  * at least one byte, so a string longer than the limit is refused before anything is encoded.
  */
 const utf8Of = (method: string, u: string, limit: number): Check<Uint8Array> => {
-  const over = (size: string) =>
-    fail(badArgument(method, `writeFileString payload of ${size} bytes exceeds the ${limit} byte content limit`))
+  const over = (size: string) => fail(badArgument(method, `${method} payload of ${size} bytes exceeds the ${limit} byte content limit`))
   if (u.length > limit) return over(`at least ${u.length}`)
   // Effect's writeFileString encodes with TextEncoder (lone surrogates become U+FFFD).
   const bytes = encoder.encode(u)
   return bytes.byteLength > limit ? over(String(bytes.byteLength)) : ok(bytes)
 }
 
-const decodeOne = (roots: Root, operation: string, request: Fields, limits: Limits): Check<Planned> =>
+/**
+ * A `Data` row: one path, its payload (base64 on the wire; text in the `<name>String` form) and
+ * its write options.
+ */
+const decodeData = (roots: Root, operation: string, wire: WireRow, request: Fields, limits: Limits): Check<Planned> =>
   Result.gen(function* () {
-    if (isRead(operation)) return yield* decodeRead(roots, operation, request)
-    switch (operation) {
-      case "glob":
-        return yield* decodeGlob(roots, request.pattern, request)
-      case "makeDirectory": {
-        const { abs, rel } = yield* inside(roots, operation, "path", request.path)
-        const options = yield* optionsOf(operation, request.options)
-        const recursive = yield* flagOf(operation, options, "recursive")
-        const mode = yield* modeOf(operation, options.mode)
-        return planned(
-          operation,
-          abs,
-          {
-            op: ops.makeDirectory,
-            path: rel,
-            recursive,
-            ...(mode === undefined ? {} : { mode })
-          },
-          nothing
-        )
-      }
-      case "remove": {
-        const { abs, rel } = yield* inside(roots, operation, "path", request.path)
-        const options = yield* optionsOf(operation, request.options)
-        const recursive = yield* flagOf(operation, options, "recursive")
-        const force = yield* flagOf(operation, options, "force")
-        return planned(operation, abs, { op: ops.remove, path: rel, recursive, force }, nothing)
-      }
-      case "rename": {
-        const from = yield* inside(roots, operation, "from", request.from)
-        const to = yield* inside(roots, operation, "to", request.to)
-        return planned(operation, from.abs, { op: ops.rename, path: from.rel, to: to.rel }, nothing)
-      }
-      case "chmod": {
-        const { abs, rel } = yield* inside(roots, operation, "path", request.path)
-        const options = yield* optionsOf(operation, request.options, true)
-        const mode = (yield* modeOf(operation, options.mode, true))!
-        return planned(operation, abs, { op: ops.chmod, path: rel, mode }, nothing)
-      }
-      case "chown": {
-        const { abs, rel } = yield* inside(roots, operation, "path", request.path)
-        const options = yield* optionsOf(operation, request.options, true)
-        const uid = yield* idOf(operation, "uid", options.uid)
-        const gid = yield* idOf(operation, "gid", options.gid)
-        return planned(operation, abs, { op: ops.chown, path: rel, uid, gid }, nothing)
-      }
-      case "writeFile":
-      case "writeFileString": {
-        const { abs, rel } = yield* inside(roots, operation, "path", request.path)
-        const { flag, mode } = yield* writeOptionsOf(operation, request.options)
-        let data: Uint8Array | string
-        const base64 = operation === "writeFile"
-        if (base64) {
-          data = yield* base64Of(operation, request.data, limits.contentLimit)
-        } else if (typeof request.data === "string") {
-          data = yield* utf8Of(operation, request.data, limits.contentLimit)
-        } else {
-          return yield* fail(badArgument(operation, `data must be a string, got ${kind(request.data)}`))
-        }
-        return planned(
-          operation,
-          abs,
-          {
-            op: ops.writeFile,
-            path: rel,
-            data,
-            base64,
-            flag,
-            // A whole-file flag replaces the file through a temporary (the core's default): every
-            // kernel write is crash-safe.
-            durable: limits.durable,
-            ...(mode === undefined ? {} : { mode })
-          },
-          nothing
-        )
-      }
-      case "mkdirs":
-        return yield* decodeMkdirs(roots, request)
-      case "rmdirs":
-        return yield* decodeRmdirs(roots, request)
-      default:
-        return yield* fail(badArgument("execute", `unknown operation '${operation.slice(0, 100)}'`))
+    const { abs, rel } = yield* inside(roots, operation, "path", request.path)
+    const { flag, mode } = yield* writeOptionsOf(operation, request.options)
+    let data: Uint8Array | string
+    const base64 = !wire.text
+    if (base64) {
+      data = yield* base64Of(operation, request.data, limits.contentLimit)
+    } else if (typeof request.data === "string") {
+      data = yield* utf8Of(operation, request.data, limits.contentLimit)
+    } else {
+      return yield* fail(badArgument(operation, `data must be a string, got ${kind(request.data)}`))
     }
+    const native: NativeRequest = {
+      op: ops[wire.row.name],
+      path: rel,
+      data,
+      base64,
+      flag,
+      // A whole-file flag replaces the file through a temporary (the core's default): every
+      // kernel write is crash-safe.
+      durable: limits.durable,
+      ...(mode === undefined ? {} : { mode })
+    }
+    return planned(operation, abs, native, answerOf(roots, wire))
   })
+
+/** One request, by its row's operand kind: a regular row needs no decoder of its own. */
+const decodeOne = (roots: Root, operation: string, request: Fields, limits: Limits): Check<Planned> => {
+  const wire = wireRows.get(operation)
+  switch (wire?.row.operand) {
+    case "Path":
+      return decodePath(roots, operation, wire, request)
+    case "PathTo":
+      return decodePathTo(roots, operation, wire, request)
+    case "Data":
+      return decodeData(roots, operation, wire, request, limits)
+    case "Glob":
+      return decodeGlob(roots, request.pattern, request)
+    case "Plan":
+      return decodeMkdirs(roots, request)
+    case "Owned":
+      return decodeRmdirs(roots, request)
+    default:
+      return fail(badArgument("execute", `unknown operation '${operation.slice(0, 100)}'`))
+  }
+}
 
 const knownOperations: ReadonlySet<string> = new Set(executorOperations)
 
@@ -500,7 +530,7 @@ const decodeMember = (roots: Root, u: unknown): Member => {
     operation === "glob"
       ? decodeGlob(roots, u.path, u)
       : isRead(operation)
-        ? decodeRead(roots, operation, u)
+        ? decodePath(roots, operation, wireRows.get(operation)!, u)
         : fail(badArgument("batch", `batch member operation '${String(operation).slice(0, 100)}' is not a read`))
   if (Result.isFailure(one)) return { ok: false, path, error: one.failure }
   const p = one.success
@@ -531,7 +561,7 @@ export const decodeRequest = (u: unknown, limits: Limits): Check<Decoded> => {
   const roots = decodedRoots.success
   if (isRead(operation)) {
     // The hot path (every read, and both of authorization's resolves) without a generator.
-    const one = decodeRead(roots, operation, u)
+    const one = decodePath(roots, operation, wireRows.get(operation)!, u)
     return Result.isFailure(one) ? relay(one) : ok({ _tag: "Single", roots, planned: one.success })
   }
   return Result.gen(function* () {

@@ -6,7 +6,7 @@
  */
 import { badArgumentPinnedFsError } from "../internal/errors.ts"
 import { native } from "../internal/native.ts"
-import { relativePath } from "../PinnedRoot.ts"
+import { checkIds, relativePath } from "../PinnedRoot.ts"
 import type { Runner } from "./runner.ts"
 
 /** A time as `fs.promises.utimes` takes it: a `Date`, or seconds since the epoch. */
@@ -31,13 +31,6 @@ export const truncate = (root: Runner, path: string, len = 0): Promise<void> => 
 
 /** @internal */
 export const lchown = (root: Runner, path: string, uid: number, gid: number): Promise<void> => {
-  for (const [name, id] of [
-    ["uid", uid],
-    ["gid", gid]
-  ] as const) {
-    if (typeof id !== "number" || !Number.isInteger(id) || id < -1 || id > 0xfffffffe) {
-      throw badArgumentPinnedFsError(`${name} must be an integer between -1 and 4294967294`)
-    }
-  }
+  checkIds(uid, gid)
   return root.run({ op: native.ops.lchown, path: relativePath(path), uid, gid }, path)
 }

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { Effect, FileSystem, Path } from "effect"
 import { describe, expect, it } from "vitest"
+import { decodeRequest } from "../../src/effect/requests.ts"
 import { isPathOnly } from "../../src/effect/single.ts"
 import { native } from "../../src/internal/native.ts"
 import { makeConfinedView } from "../../src/kernel/internal/confinedView.ts"
@@ -18,7 +19,7 @@ import { batchReads, executorOperations, executorReads, executorWrites, pathRead
 import { opTable } from "../../src/protocol/opTable.ts"
 import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
 // @ts-expect-error: a plain-JavaScript script without declarations
-import { expected, headerPath, outputPath, parseOps } from "../../scripts/op-table.mjs"
+import { expected, headerPath, outputPath, parseOps, parseRows } from "../../scripts/op-table.mjs"
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
 const wireNames = (r: { readonly name: string; readonly text: boolean }) => (r.text ? [r.name, `${r.name}String`] : [r.name])
@@ -55,6 +56,75 @@ describe("the operation table", () => {
 
   it("the compact form carries exactly the rows marked pathOnly", () => {
     for (const row of opTable) expect(isPathOnly({ op: row.code, path: "x" }), row.name).toBe(row.pathOnly)
+  })
+})
+
+describe("what a new row needs no edit for", () => {
+  const read = (...parts: Array<string>) => fs.readFileSync(path.join(repo, ...parts), "utf8")
+  const rows = (parseRows as (header: string) => Array<{ name: string; handler: string }>)(read("native", "core", "request.h"))
+  const opsDir = path.join(repo, "native", "ops")
+  const opFiles = (ext: string) =>
+    fs
+      .readdirSync(opsDir)
+      .filter((f) => f.endsWith(ext))
+      .map((f) => [f, fs.readFileSync(path.join(opsDir, f), "utf8")] as const)
+  const declared = (text: string, handler: string) => new RegExp(`Result<Value>\\s+${handler}\\s*\\(`).test(text)
+
+  it("execute()'s dispatch is the handler column: no hand-written case", () => {
+    const execute = read("native", "core", "execute.cc")
+    expect(execute).toContain("PINNEDFS_OPS(PINNEDFS_DISPATCH)")
+    expect(execute).toMatch(/case Op::name:\s*\\\s*return ops::handler\(root, request\);/)
+    expect(new Set([...execute.matchAll(/case Op::(\w+)/g)].map((m) => m[1]))).toEqual(new Set(["name", "Count"]))
+  })
+
+  it("ops.h declares every handler from its row, no header by hand, and one native/ops file defines each", () => {
+    expect(read("native", "ops", "ops.h")).toContain("PINNEDFS_OPS(PINNEDFS_OP_HANDLER)")
+    const headers = opFiles(".h")
+    const sources = opFiles(".cc")
+    for (const { name, handler } of rows) {
+      for (const [file, text] of headers) expect(declared(text, handler), `${file} declares ${handler}`).toBe(false)
+      const defining = sources.filter(([, text]) => new RegExp(`^Result<Value> ${handler}\\(const Root&`, "m").test(text))
+      expect(
+        defining.map(([f]) => f),
+        `${name}: ops::${handler} defined once`
+      ).toHaveLength(1)
+    }
+  })
+
+  it("native/sources.json lists no operation's file: both builds and the macOS check list native/ops", () => {
+    const sources = JSON.parse(read("native", "sources.json")) as Record<string, unknown>
+    expect(sources["coreDirs"]).toEqual(["native/ops"])
+    for (const [key, list] of Object.entries(sources)) {
+      if (Array.isArray(list) && key !== "coreDirs") {
+        for (const f of list as Array<string>) expect(f.startsWith("native/ops/"), `${key}: ${f}`).toBe(false)
+      }
+    }
+    expect(read("binding.gyp")).toContain("coreDirs.flatMap(d => fs.readdirSync(d)")
+    expect(read("CMakeLists.txt")).toMatch(/string\(JSON \w+ GET "\$\{PINNEDFS_SOURCES_JSON\}" coreDirs/)
+    expect(read("scripts", "package", "darwin-syntax.mjs")).toContain("sources.coreDirs.flatMap")
+  })
+
+  it("src/effect/requests.ts decodes by operand kind: no wire operation has a case of its own", () => {
+    const requests = read("src", "effect", "requests.ts")
+    for (const row of opTable) {
+      for (const name of wireNames(row)) expect(requests.includes(`case "${name}"`), name).toBe(false)
+    }
+  })
+
+  it("every executor row of a regular operand kind decodes to its own code", () => {
+    const roots = { boundaryRoot: "/w", logicalRoot: "/w", rootIdentity: "1:1" }
+    const limits = { batchSize: 8, contentLimit: 1024, durable: false }
+    const operands = { path: "/w/a", from: "/w/a", to: "/w/b", data: "", options: { mode: 0o644, uid: 0, gid: 0 } }
+    const regular = opTable.filter((r) => ["Path", "PathTo", "Data"].includes(r.operand) && executorOperations.includes(r.name as never))
+    expect(regular.length).toBeGreaterThan(10)
+    for (const row of regular) {
+      for (const operation of wireNames(row)) {
+        const decoded = decodeRequest({ ...roots, ...operands, operation }, limits)
+        expect(decoded._tag, operation).toBe("Success")
+        if (decoded._tag !== "Success" || decoded.success._tag !== "Single") throw new Error(operation)
+        expect(decoded.success.planned.native.op, operation).toBe(row.code)
+      }
+    }
   })
 })
 
@@ -99,13 +169,22 @@ describe("the add-an-operation checklist (docs/architecture.md)", () => {
     }
   })
 
-  it("the files it says a new operation touches are the ones it lists", () => {
-    // Less the tests and the two files only an operand field of its own touches.
-    const conditional = new Set(["native/binding/args.cc", "src/internal/native.ts"])
+  it("a new operation touches the six product files it lists, and no more", () => {
+    // Less the tests, the regenerated table, and the files only an operand field of its own touches.
+    const conditional = new Set(["native/binding/args.cc", "src/internal/native.ts", "src/effect/requests.ts", "src/protocol/opTable.ts"])
     const product = new Set(named.filter((f) => !f.startsWith("native/test/") && !conditional.has(f)))
     const claimed = /That is (\d+) product files edited by hand/.exec(section)
     expect(claimed).not.toBeNull()
-    // The listed files, less the regenerated table, plus the new `<op>.cc` counted once.
-    expect(product.size - 1).toBe(Number(claimed![1]))
+    expect(product.size).toBe(Number(claimed![1]))
+    expect([...product].sort()).toEqual(
+      [
+        "native/core/request.h",
+        "native/ops/<op>.cc",
+        "src/PinnedRoot.ts",
+        "src/fallback/operations.ts",
+        "src/kernel/internal/methods.ts",
+        "src/protocol/wire.ts"
+      ].sort()
+    )
   })
 })

@@ -28,6 +28,8 @@ const configure = (name: string, defines: string | undefined) => {
   fs.copyFileSync(path.join(repo, "binding.gyp"), path.join(dir, "binding.gyp"))
   fs.copyFileSync(path.join(repo, "package.json"), path.join(dir, "package.json"))
   fs.copyFileSync(path.join(repo, "native", "sources.json"), path.join(dir, "native", "sources.json"))
+  // binding.gyp lists the core's directories (sources.json coreDirs) as it configures.
+  fs.mkdirSync(path.join(dir, "native", "ops"))
   const env: Record<string, string | undefined> = { ...process.env, NODE_PATH: path.join(repo, "node_modules") }
   delete env["GYP_DEFINES"]
   if (defines !== undefined) env["GYP_DEFINES"] = defines

@@ -77,6 +77,15 @@ export type MethodsTable = { readonly [K in MethodName]: MethodRow<K> }
 const read = "fs:read"
 const write = "fs:write"
 
+/** A regular read whose one operand is the normalized path (`fused`: see `RegularRow`). */
+const pathRead = <K extends "readFile" | "readLink" | "realPath">(operation: K, volume: Volume<K>, fused?: true): RegularRow<K> => ({
+  kind: "regular",
+  action: read,
+  ...(fused === undefined ? {} : { fused }),
+  request: (path: string, ..._rest: Rest<K>) => ({ operation, path }) as Request<K>,
+  volume
+})
+
 /**
  * The rows, one per `FileSystem` method, in Effect's order.
  *
@@ -121,13 +130,7 @@ export const methods: MethodsTable = {
   open: { kind: "irregular", action: read, confined: "refused" },
   readDirectory: { kind: "irregular", action: read, volume: (fs, r) => fs.readDirectory(r.path, r.options) },
   readDirectoryEntries: { kind: "irregular", action: read },
-  readFile: {
-    kind: "regular",
-    action: read,
-    fused: true,
-    request: (path) => ({ operation: "readFile", path }) as Request<"readFile">,
-    volume: (fs, r) => fs.readFile(r.path)
-  },
+  readFile: pathRead("readFile", (fs, r) => fs.readFile(r.path), true),
   readFileString: {
     kind: "regular",
     action: read,
@@ -135,18 +138,8 @@ export const methods: MethodsTable = {
     request: (path, encoding) => ({ operation: "readFileString", path, encoding }) as Request<"readFileString">,
     volume: (fs, r) => fs.readFileString(r.path, r.encoding)
   },
-  readLink: {
-    kind: "regular",
-    action: read,
-    request: (path) => ({ operation: "readLink", path }) as Request<"readLink">,
-    volume: (fs, r) => fs.readLink(r.path)
-  },
-  realPath: {
-    kind: "regular",
-    action: read,
-    request: (path) => ({ operation: "realPath", path }) as Request<"realPath">,
-    volume: (fs, r) => fs.realPath(r.path)
-  },
+  readLink: pathRead("readLink", (fs, r) => fs.readLink(r.path)),
+  realPath: pathRead("realPath", (fs, r) => fs.realPath(r.path)),
   remove: { kind: "irregular", action: write, volume: (fs, r) => fs.remove(r.path, r.options) },
   rename: { kind: "irregular", action: write, volume: (fs, r) => fs.rename(r.from, r.to) },
   sink: { kind: "irregular", action: write, yields: "sink", confined: "refused" },
