@@ -92,7 +92,7 @@ const loadClientKernel = async (document) => {
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
     fileName: "FileSystem.ts"
   }).outputText
-  js = js.replace(/from\s+"([^"]+)"/g, (whole, spec) => {
+  js = js.replace(/from\s+"([^"]+)"/g, (_whole, spec) => {
     if (spec in specifiers) return `from "${specifiers[spec]}"`
     if (spec.startsWith(".")) throw new Error(`the client kernel imports ${spec}, which the bench does not provide`)
     return `from ${JSON.stringify(import.meta.resolve(spec))}`
