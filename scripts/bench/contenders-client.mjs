@@ -84,7 +84,7 @@ const specifiers = {
 }
 
 /** The client's kernel module, loaded: its `layer` among its exports. */
-const loadClientKernel = async (document) => {
+export const loadClientKernel = async (document) => {
   const require = createRequire(import.meta.url)
   const ts = require("typescript")
   const source = liftModule(fs.readFileSync(document, "utf8"))
