@@ -17,6 +17,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
+import { grantedKernel } from "./contenders-effect.mjs"
 
 const dist = new URL("../../dist/", import.meta.url)
 const load = (rel) => import(new URL(rel, dist).href)
@@ -148,26 +149,8 @@ export const clientKernelOver = async (root, strategy) => {
     throw Object.assign(new Error("not measured: no --client-kernel FILE (or PINNEDFS_CLIENT_KERNEL) given"), { notMeasured: true })
   }
   const client = await loadClientKernel(document)
-  const { Layer, ManagedRuntime } = await import("effect")
-  const NodePath = await import("@effect/platform-node/NodePath")
-  const { GrantStore, Workspace } = await load("kernel/index.js")
+  const { ManagedRuntime } = await import("effect")
   const { NodeAtomicFileSystem } = await load("effect/index.js")
-  const kernel = client.layer.pipe(
-    Layer.provide(
-      Layer.mergeAll(
-        NodeAtomicFileSystem.layerWith({ strategy }),
-        Workspace.layer(root),
-        GrantStore.layerRules({
-          root,
-          allow: [
-            { action: "fs:read", glob: "**" },
-            { action: "fs:write", glob: "**" }
-          ]
-        })
-      )
-    ),
-    Layer.provideMerge(NodePath.layer)
-  )
-  const rt = ManagedRuntime.make(kernel)
+  const rt = ManagedRuntime.make(await grantedKernel(client.layer, NodeAtomicFileSystem.layerWith({ strategy }), root))
   return fileSystemContender("client kernel over NodeAtomicFileSystem", strategy, rt, await serviceOf(rt), root)
 }
