@@ -22,12 +22,17 @@ import { grantedKernel } from "./contenders-effect.mjs"
 const dist = new URL("../../dist/", import.meta.url)
 const load = (rel) => import(new URL(rel, dist).href)
 
-/** Where the client's kernel document is, when given. */
+/**
+ * Where the client's kernel document is, when given. An argument is also put in the environment,
+ * so that the children the bench starts (the strace counts) make the same contender.
+ */
 export const clientKernelDocument = () => {
   const argv = process.argv
   const at = argv.indexOf("--client-kernel")
   const file = at >= 0 ? argv[at + 1] : process.env.PINNEDFS_CLIENT_KERNEL
-  return file === undefined || file === "" ? undefined : path.resolve(file)
+  if (file === undefined || file === "") return undefined
+  process.env.PINNEDFS_CLIENT_KERNEL = path.resolve(file)
+  return process.env.PINNEDFS_CLIENT_KERNEL
 }
 
 /** The added lines of the hunk that creates `src/FileSystem.ts`, as a module's text. */
