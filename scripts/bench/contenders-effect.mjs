@@ -67,16 +67,15 @@ export const fallbackExtension = async (root) => {
   return extensionContender("PathAtomicFileSystem", "-", PathAtomicFileSystem.make(), root)
 }
 
-/** The guarded FileSystem of `pinnedfs/kernel` over a host layer, with every read and write granted. */
-export const kernelOver = async (root, hostName, strategy) => {
-  const { Effect, FileSystem, Layer, ManagedRuntime } = await import("effect")
+/**
+ * A kernel's layer (pinnedfs/kernel's, or the client's) over a host layer, its workspace the bench
+ * tree and every read and write granted by a rule store: the same composition for every kernel.
+ */
+export const grantedKernel = async (kernelLayer, host, root) => {
+  const { Layer } = await import("effect")
   const NodePath = await import("@effect/platform-node/NodePath")
-  const { GrantStore, KernelFileSystem, Workspace, FileSystemBatch } = await load("kernel/index.js")
-  const host =
-    hostName === "pinnedfs"
-      ? (await load("effect/index.js")).NodeAtomicFileSystem.layerWith({ strategy })
-      : (await load("fallback/index.js")).PathAtomicFileSystem.layer
-  const kernel = KernelFileSystem.layer.pipe(
+  const { GrantStore, Workspace } = await load("kernel/index.js")
+  return kernelLayer.pipe(
     Layer.provide(
       Layer.mergeAll(
         host,
@@ -92,7 +91,17 @@ export const kernelOver = async (root, hostName, strategy) => {
     ),
     Layer.provideMerge(NodePath.layer)
   )
-  const rt = ManagedRuntime.make(kernel)
+}
+
+/** The guarded FileSystem of `pinnedfs/kernel` over a host layer, with every read and write granted. */
+export const kernelOver = async (root, hostName, strategy) => {
+  const { Effect, FileSystem, ManagedRuntime } = await import("effect")
+  const { KernelFileSystem, FileSystemBatch } = await load("kernel/index.js")
+  const host =
+    hostName === "pinnedfs"
+      ? (await load("effect/index.js")).NodeAtomicFileSystem.layerWith({ strategy })
+      : (await load("fallback/index.js")).PathAtomicFileSystem.layer
+  const rt = ManagedRuntime.make(await grantedKernel(KernelFileSystem.layer, host, root))
   const fs = await rt.runPromise(
     Effect.gen(function* () {
       return yield* FileSystem.FileSystem

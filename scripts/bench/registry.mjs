@@ -1,6 +1,7 @@
 // Contenders by name, so the parent and the strace child build the same thing.
 import { nodeFs, nodeFsSync, pinnedRoot } from "./contenders.mjs"
 import { fallbackExtension, kernelOver, nativeExtension } from "./contenders-effect.mjs"
+import { clientKernelOver, plainEffect } from "./contenders-client.mjs"
 
 export const contenderNames = [
   ["node:fs/promises", "-"],
@@ -12,7 +13,10 @@ export const contenderNames = [
   ["NodeAtomicFileSystem", "walk"],
   ["kernel over PathAtomicFileSystem", "-"],
   ["kernel over NodeAtomicFileSystem", "openat2"],
-  ["kernel over NodeAtomicFileSystem", "walk"]
+  ["kernel over NodeAtomicFileSystem", "walk"],
+  ["Effect NodeFileSystem", "-"],
+  ["client kernel over NodeAtomicFileSystem", "openat2"],
+  ["client kernel over NodeAtomicFileSystem", "walk"]
 ]
 
 export const makeContender = async (name, root, strategy) => {
@@ -31,6 +35,10 @@ export const makeContender = async (name, root, strategy) => {
       return kernelOver(root, "pinnedfs", strategy)
     case "kernel over PathAtomicFileSystem":
       return kernelOver(root, "fallback")
+    case "Effect NodeFileSystem":
+      return plainEffect(root)
+    case "client kernel over NodeAtomicFileSystem":
+      return clientKernelOver(root, strategy)
     default:
       throw new Error(`unknown contender ${name}`)
   }

@@ -3,6 +3,7 @@ import { rereadScenarios } from "./reread.mjs"
 import { handleScenarios } from "./scenario-handles.mjs"
 import { copyFile1m, copyFile4k, cpTree } from "./scenario-copy.mjs"
 import { mkdirsChain, mkdirsLargest } from "./scenario-mkdirs.mjs"
+import { readStringSustained } from "./scenario-sustained.mjs"
 import { DEEP, LINKED, SHALLOW } from "./trees.mjs"
 
 const payload = Buffer.alloc(4096, 0x62)
@@ -135,7 +136,8 @@ export const scenarios = [
     title: "read 4 KiB through an in-root link on the way, depth 8 (symlinks: within)",
     needs: "readFileWithin",
     unit: (c) => () => c.readFileWithin(LINKED)
-  }
+  },
+  readStringSustained
 ]
 
 export const manyFiles = many

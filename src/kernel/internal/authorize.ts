@@ -20,7 +20,7 @@
  * @internal
  */
 import type { Effect, FileSystem, Path, PlatformError, Result } from "effect"
-import type { AtomicFileSystem, AtomicRequest, AtomicResult } from "../../protocol/wire.ts"
+import type { AtomicFileSystem, AtomicRequest, AtomicResult, AtomicResults } from "../../protocol/wire.ts"
 import type { GrantStore } from "../GrantStore.ts"
 import type { Action } from "../Permission.ts"
 import { bothPhasesOf } from "./authorize/bothPhases.ts"
@@ -28,6 +28,9 @@ import { phaseOneOf } from "./authorize/phaseOne.ts"
 import { phaseTwoOf } from "./authorize/phaseTwo.ts"
 import { deny, methodOf, storeQuestions } from "./authorize/store.ts"
 import type { Root } from "../../protocol/root.ts"
+
+/** The operations whose request is the operation and a path, nothing else. @internal */
+export type PathOperation = "resolve" | "stat" | "exists" | "readFile"
 
 /** One path an operation needs authorized. @internal */
 export interface Need {
@@ -56,6 +59,8 @@ export interface Authorizer {
   readonly normalize: (value: string, base?: string) => string
   /** Runs one request stamped with the pinned root. */
   readonly run: <R extends AtomicRequest>(request: R) => Effect.Effect<AtomicResult<R>, PlatformError.PlatformError>
+  /** `run` of a request that is an operation and a path alone, built without copying one. */
+  readonly runPath: <O extends PathOperation>(operation: O, path: string) => Effect.Effect<AtomicResults[O], PlatformError.PlatformError>
   /** The resource a path names (phase 1's resolution alone), refused as the client refuses it. */
   readonly resolve: (need: Need) => Effect.Effect<string, PlatformError.PlatformError>
   /** The caller's own path of a need, in logical spelling, nothing followed. */
@@ -114,11 +119,22 @@ export const makeAuthorizer = (options: {
       logicalRoot: root.logicalRoot,
       rootIdentity: root.rootIdentity
     })
+  // The requests sent most (every authorization's resolve, every stat and exists) are built as one
+  // literal: a spread of the caller's request into a new object, on a call site that sees every
+  // request shape, cost more than the rest of building the request.
+  const runPath = <O extends PathOperation>(operation: O, p: string) =>
+    atomic.execute({
+      operation,
+      path: p,
+      boundaryRoot: root.boundaryRoot,
+      logicalRoot: root.logicalRoot,
+      rootIdentity: root.rootIdentity
+    } as AtomicRequest) as Effect.Effect<AtomicResults[O], PlatformError.PlatformError>
   const normalize = (value: string, base: string = root.logicalRoot) =>
     path.normalize(path.isAbsolute(value) ? value : path.resolve(base, value))
   const store = storeQuestions(grants)
   const check = (action: Action, resource: string) => store.check(action, resource)
-  const one = phaseOneOf({ path, root, host, noFollow, run, check })
+  const one = phaseOneOf({ path, root, host, noFollow, runPath, check })
   const two = phaseTwoOf({ path, root, lexicalOf: one.lexicalOf, check })
   const { authorize, authorizeThen } = bothPhasesOf(noFollow, one, two)
   return {
@@ -127,6 +143,7 @@ export const makeAuthorizer = (options: {
     atomic,
     normalize,
     run,
+    runPath,
     resolve: one.resolve,
     lexicalOf: one.lexicalOf,
     authorize,

@@ -25,6 +25,7 @@ import { exists, fusedReadPath, lstat, readPath, stat, writeFile, writePath } fr
 import { makeTempDirectory, makeTempDirectoryScoped, makeTempFile, makeTempFileScoped } from "./guarded/temporary.ts"
 import { remove, rename } from "./guarded/wholeTrees.ts"
 import { irregularBody, type MethodName, methodNames, methods, type RegularRow, requestOf } from "./methods.ts"
+import { traced } from "./traced.ts"
 
 /** The irregular methods' bodies, each in the module of its concern. */
 const irregular: Partial<Record<MethodName, (guard: Guard) => unknown>> = {
@@ -63,7 +64,7 @@ const regular = (guard: Guard, name: MethodName, row: RegularRow<MethodName>) =>
   const send = (value: unknown, rest: ReadonlyArray<unknown>) =>
     (row.fused ? fusedReadPath : row.action === "fs:read" ? readPath : writePath)(guard, name, value, (p) => build(p, ...rest))
   const at = row.options
-  return Effect.fn(`FileSystem.${name}`)((value: unknown, ...rest: Array<unknown>) =>
+  return traced(`FileSystem.${name}`, (value: unknown, ...rest: Array<unknown>) =>
     at === undefined
       ? send(value, rest)
       : Effect.flatMap(guard.options(name, rest[at]), (copied) =>

@@ -55,17 +55,25 @@ export const bothPhasesOf = (noFollow: boolean, one: PhaseOne, two: PhaseTwo) =>
     attempt: Effect.Effect<L, PlatformError.PlatformError>,
     answer: (outcome: Result.Result<L, PlatformError.PlatformError>) => Result.Result<A, PlatformError.PlatformError> | undefined,
     use: Effect.Effect<A, PlatformError.PlatformError>
-  ) =>
-    Effect.gen(function* () {
-      const { before, own, waited } = yield* Effect.catch(decideFirst(need), (refusal) => conceal(need, refusal))
-      if (noFollow && own && !waited) {
-        const taken = answer(yield* Effect.result(attempt))
-        if (taken !== undefined) return yield* Effect.fromResult(taken)
-      }
-      yield* Effect.catch(confirm(need, before, own), (refusal) => conceal(need, refusal))
-      yield* entry({ need, resource: before, lexical: lexicalOf(need) })
-      return yield* use
-    })
+  ): Effect.Effect<A, PlatformError.PlatformError> => {
+    // Chained rather than generated: this runs on every guarded read, stat and exists, and a
+    // generator's iterator and per-step suspension cost more than the chain of the same steps.
+    const full = (before: string, own: boolean) =>
+      Effect.flatMap(
+        Effect.catch(confirm(need, before, own), (refusal) => conceal(need, refusal)),
+        () => Effect.flatMap(entry({ need, resource: before, lexical: lexicalOf(need) }), () => use)
+      )
+    return Effect.flatMap(
+      Effect.catch(decideFirst(need), (refusal) => conceal(need, refusal)),
+      ({ before, own, waited }) =>
+        noFollow && own && !waited
+          ? Effect.flatMap(Effect.result(attempt), (outcome) => {
+              const taken = answer(outcome)
+              return taken !== undefined ? Effect.fromResult(taken) : full(before, own)
+            })
+          : full(before, own)
+    )
+  }
 
   return { authorize, authorizeThen }
 }

@@ -8,9 +8,8 @@
  * @internal
  */
 import { Effect, type FileSystem, type Path, type PlatformError } from "effect"
-import type { AtomicRequest, AtomicResult } from "../../../protocol/wire.ts"
 import type { Action } from "../../Permission.ts"
-import type { Need, PhaseOneRefusal } from "../authorize.ts"
+import type { Authorizer, Need, PhaseOneRefusal } from "../authorize.ts"
 import { canonicalResource, hardLinked, hardLinkGuard } from "../canonical.ts"
 import type { Root } from "../../../protocol/root.ts"
 import { globPrefix, isInside, logicalOf } from "../paths.ts"
@@ -23,7 +22,7 @@ export interface PhaseOneContext {
   readonly root: Root<string | undefined>
   readonly host: FileSystem.FileSystem
   readonly noFollow: boolean
-  readonly run: <R extends AtomicRequest>(request: R) => Effect.Effect<AtomicResult<R>, PlatformError.PlatformError>
+  readonly runPath: Authorizer["runPath"]
   readonly check: (action: Action, resource: string) => Effect.Effect<void, PlatformError.PlatformError>
 }
 
@@ -42,14 +41,14 @@ const refuseWith =
 
 /** @internal */
 export const phaseOneOf = (cx: PhaseOneContext) => {
-  const { host, path, root, run, check } = cx
+  const { host, path, root, runPath, check } = cx
 
   const insideWorkspace = (action: Action) => (resource: string) =>
     isInside(path, root.logicalRoot, resource)
       ? Effect.succeed(resource)
       : Effect.fail(deny(action, resource, "path is outside the workspace"))
 
-  const resolveOne = (boundaryPath: string) => run({ operation: "resolve", path: boundaryPath })
+  const resolveOne = (boundaryPath: string) => runPath("resolve", boundaryPath)
 
   const resolve = (need: Need): Effect.Effect<string, PlatformError.PlatformError> => {
     const { action, value } = need
@@ -81,15 +80,19 @@ export const phaseOneOf = (cx: PhaseOneContext) => {
    * synchronous run: a person, a journal, a timer or any other fiber came in between.
    */
   const decideFirst = (need: Need): Effect.Effect<FirstDecision, PhaseOneRefusal> =>
-    Effect.gen(function* () {
-      const before = yield* Effect.mapError(resolve(need), refuseWith(false))
+    // Chained rather than generated, as `authorizeThen` (every guarded read, stat and exists).
+    Effect.flatMap(Effect.mapError(resolve(need), refuseWith(false)), (before) => {
       const own = before === lexicalOf(need)
       const clock = { waited: false }
+      // Queued here, as the effect runs, just before the question is asked.
       queueMicrotask(() => {
         clock.waited = true
       })
-      yield* Effect.mapError(check(need.action, before), refuseWith(own))
-      return { before, own, waited: clock.waited }
+      return Effect.map(Effect.mapError(check(need.action, before), refuseWith(own)), () => ({
+        before,
+        own,
+        waited: clock.waited
+      }))
     })
 
   /**

@@ -10,6 +10,7 @@
  */
 import { Effect, type FileSystem, type PlatformError, Result } from "effect"
 import type { AtomicRequest } from "../../../protocol/wire.ts"
+import { traced } from "../traced.ts"
 import { badArgument, base64, contentTooLarge, type Guard } from "./context.ts"
 
 type Method<K extends keyof FileSystem.FileSystem> = FileSystem.FileSystem[K]
@@ -45,12 +46,10 @@ const isLink = (info: FileSystem.File.Info) => info.type === "SymbolicLink"
 /** A no-follow lookup that missed a component: it runs in order, so it met no link before it. */
 const isMissing = (error: PlatformError.PlatformError) => error.reason._tag === "NotFound"
 
-const statOf = (p: string) => ({ operation: "stat", path: p }) as const
-
 /** A `stat` of one path, fused (see `authorizeThen`): its description of anything but a link, or its `NotFound`, is the answer. */
 const fusedStat = (guard: Guard, method: string, value: unknown) =>
   Effect.flatMap(guard.argument(method, value), (normalized) => {
-    const look = guard.auth.run(statOf(normalized))
+    const look = guard.auth.runPath("stat", normalized)
     return guard.auth.authorizeThen(
       { action: "fs:read", value: normalized },
       look,
@@ -73,14 +72,14 @@ export const writePath = <R extends AtomicRequest>(guard: Guard, method: string,
  * @since 0.1.0
  * @internal
  */
-export const stat = (guard: Guard): Method<"stat"> => Effect.fn("FileSystem.stat")((value) => fusedStat(guard, "stat", value))
+export const stat = (guard: Guard): Method<"stat"> => traced("FileSystem.stat", (value: string) => fusedStat(guard, "stat", value))
 
 /**
  * @since 0.1.0
  * @internal
  */
 export const lstat = (guard: Guard): Method<"lstat"> =>
-  Effect.fn("FileSystem.lstat")((value) => {
+  traced("FileSystem.lstat", (value: string) => {
     const isolated = guard.isolated
     return isolated !== undefined
       ? guard.one("fs:read", "lstat", value, (p) => isolated.lstat(p))
@@ -93,13 +92,13 @@ export const lstat = (guard: Guard): Method<"lstat"> =>
  * @internal
  */
 export const exists = (guard: Guard): Method<"exists"> =>
-  Effect.fn("FileSystem.exists")((value) =>
+  traced("FileSystem.exists", (value: string) =>
     Effect.flatMap(guard.argument("exists", value), (normalized) =>
       // `exists` answers `true` for a final link without saying so: a `stat`, which does say so, is
       // the attempt, and the `exists` request is sent only by the full protocol.
       guard.auth.authorizeThen(
         { action: "fs:read", value: normalized },
-        guard.auth.run(statOf(normalized)),
+        guard.auth.runPath("stat", normalized),
         (outcome) =>
           Result.isSuccess(outcome)
             ? isLink(outcome.success)
@@ -108,7 +107,7 @@ export const exists = (guard: Guard): Method<"exists"> =>
             : isMissing(outcome.failure)
               ? Result.succeed(false)
               : undefined,
-        guard.auth.run({ operation: "exists", path: normalized })
+        guard.auth.runPath("exists", normalized)
       )
     )
   )
