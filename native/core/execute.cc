@@ -24,6 +24,13 @@ Status validate(const Request& r) {
   if (static_cast<unsigned>(r.flag) > static_cast<unsigned>(OpenFlag::AXPlus)) {
     return bad_argument("unknown open flag");
   }
+  if ((r.op == Op::ReplaceIfUnchanged || r.op == Op::RemoveIfUnchanged) && !r.has_expect &&
+      !r.has_expect_identity) {
+    return bad_argument(
+        "a compare-and-swap needs what the file is expected to be: 'expect' (its "
+        "content) or 'identity' (its \"dev:ino\")",
+        r.path);
+  }
   return ok_status();
 }
 
@@ -103,6 +110,10 @@ Result<Value> execute(const Root& root, const Request& request, bool verify_root
       return ops::truncate(root, request);
     case Op::Lchown:
       return ops::lchown(root, request);
+    case Op::ReplaceIfUnchanged:
+      return ops::replace_if_unchanged(root, request);
+    case Op::RemoveIfUnchanged:
+      return ops::remove_if_unchanged(root, request);
     case Op::Count:
       break;
   }

@@ -36,6 +36,10 @@ Result<Value> rmdirs(const Root& root, const Request& request);
 Result<Value> rename(const Root& root, const Request& request);
 Result<Value> chmod(const Root& root, const Request& request);
 Result<Value> chown(const Root& root, const Request& request);
+// unchanged.cc: compare-and-swap on one file (replace it, remove it) only while it is what the
+// caller expects.
+Result<Value> replace_if_unchanged(const Root& root, const Request& request);
+Result<Value> remove_if_unchanged(const Root& root, const Request& request);
 
 // Shared by several operations.
 StatInfo stat_info(const struct stat& st);
