@@ -22,6 +22,7 @@ import { handleReadStream, type ReadStreamOptions, rootWriteStream, type WriteSt
 import { type CpOptions, copyFile, cp } from "./root/copy.ts"
 import { link, symlink } from "./root/links.ts"
 import { lchown, truncate, utimes } from "./root/times.ts"
+import { type Expectation, type ReplaceIfUnchangedOptions, removeIfUnchanged, replaceIfUnchanged } from "./root/unchanged.ts"
 
 /**
  * How paths are resolved beneath the root. `"openat2"`: one kernel-confined lookup (Linux 5.6+;
@@ -869,6 +870,20 @@ export class PinnedRoot {
   /** Sets the owner and group of `path`, of a final link itself (`-1` keeps one as it is). */
   async lchown(path: string, uid: number, gid: number): Promise<void> {
     return lchown(this, path, uid, gid)
+  }
+
+  /**
+   * Replaces the file at `path` with `data` only while it is what `options` expects (its content,
+   * its `"dev:ino"`): else nothing is written and the `changed` refusal (`Busy`) says so. Atomic, as
+   * `writeFile(..., { atomic: true })`; a write that lands during the swap is caught and undone.
+   */
+  async replaceIfUnchanged(path: string, data: Uint8Array | string, options: ReplaceIfUnchangedOptions): Promise<void> {
+    return replaceIfUnchanged(this, path, data, options)
+  }
+
+  /** Removes the file at `path` only while it is what `options` expects, as {@link replaceIfUnchanged}. */
+  async removeIfUnchanged(path: string, options: Expectation): Promise<void> {
+    return removeIfUnchanged(this, path, options)
   }
 }
 

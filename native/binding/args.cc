@@ -227,25 +227,44 @@ void read_scalars(Reader& in, Request* r) {
 // `base64: true` the string is base64 text the worker decodes (core/base64.h). It is copied as
 // UTF-8, not Latin-1: a character above U+00FF becomes bytes >= 0x80 the decoder refuses, where the
 // Latin-1 copy would keep only its low byte (U+0141 as 'A') and accept what was never base64.
-void read_data(Reader& in, Request* r) {
-  r->base64 = in.boolean("base64");
-  Napi::Value d = in.get("data");
+void read_bytes(Reader& in, const char* key, std::string* out) {
+  const std::string what = std::string("operand '") + key + "'";
+  Napi::Value d = in.get(key);
   if (d.IsTypedArray() && d.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
     Napi::Uint8Array a = d.As<Napi::Uint8Array>();
     if (a.ByteLength() > in.budget->data) {
-      in.fail(over_budget("operand 'data'"));
-    } else if (!try_reserve(r->data, a.ByteLength())) {
+      in.fail(over_budget(what.c_str()));
+    } else if (!try_reserve(*out, a.ByteLength())) {
       in.budget->refused = a.ByteLength();
-      in.fail(over_budget("operand 'data'"));
+      in.fail(over_budget(what.c_str()));
     } else {
       in.budget->data -= a.ByteLength();
-      r->data.assign(reinterpret_cast<const char*>(a.Data()), a.ByteLength());
+      out->assign(reinterpret_cast<const char*>(a.Data()), a.ByteLength());
     }
   } else if (d.IsString()) {
-    if (!utf8_within(d, &in.budget->data, &r->data, &in.budget->refused))
-      in.fail(over_budget("operand 'data'"));
+    if (!utf8_within(d, &in.budget->data, out, &in.budget->refused))
+      in.fail(over_budget(what.c_str()));
   } else {
-    in.fail("operand 'data' must be a Uint8Array or a string");
+    in.fail(what + " must be a Uint8Array or a string");
+  }
+}
+
+void read_data(Reader& in, Request* r) {
+  r->base64 = in.boolean("base64");
+  read_bytes(in, "data", &r->data);
+}
+
+// replaceIfUnchanged, removeIfUnchanged: what the file is expected to be (ops/unchanged.cc).
+void read_expectation(Reader& in, Request* r) {
+  if (r->op == Op::ReplaceIfUnchanged && !in.has("data")) in.fail("missing operand 'data'");
+  if (in.has("expect")) {
+    r->has_expect = true;
+    read_bytes(in, "expect", &r->expect);
+  }
+  if (in.has("identity")) {
+    r->has_expect_identity = true;
+    std::string id = in.str("identity", true);
+    if (in.problem.empty()) read_identity(in, id, &r->expect_identity);
   }
 }
 
@@ -344,6 +363,7 @@ bool read_request(Napi::Value value, Request* r, std::string* problem, Budget* b
   if (in.has("data")) read_data(in, r);
   if (in.has("plan")) read_plan(in, r);
   if (in.has("owned")) read_owned(in, r);
+  if (r->op == Op::ReplaceIfUnchanged || r->op == Op::RemoveIfUnchanged) read_expectation(in, r);
   if (operand == OpOperand::Plan && !in.has("plan")) in.fail("missing operand 'plan'");
   if (operand == OpOperand::Owned && !in.has("owned")) in.fail("missing operand 'owned'");
 #ifdef PINNEDFS_TEST_HOOKS

@@ -22,7 +22,8 @@ namespace pinnedfs {
   X(BadArgument, "badargument") /* malformed input, caught before any syscall -> BadArgument */    \
   X(IdentityChanged, "identity") /* the root path no longer names the pinned handle -> Busy */     \
   X(TooLarge, "toolarge")     /* an answer or payload over a configured limit -> BadArgument */    \
-  X(WriteZero, "writezero")   /* write(2) accepted no byte of a non-empty buffer -> WriteZero */
+  X(WriteZero, "writezero")   /* write(2) accepted no byte of a non-empty buffer -> WriteZero */ \
+  X(Changed, "changed")       /* a compare-and-swap found the file changed   -> Busy */
 // clang-format on
 
 enum class Refusal : unsigned char {

@@ -23,6 +23,13 @@ Status validate(const Request& r) {
   if (static_cast<unsigned>(r.flag) > static_cast<unsigned>(OpenFlag::AXPlus)) {
     return bad_argument("unknown open flag");
   }
+  if ((r.op == Op::ReplaceIfUnchanged || r.op == Op::RemoveIfUnchanged) && !r.has_expect &&
+      !r.has_expect_identity) {
+    return bad_argument(
+        "a compare-and-swap needs what the file is expected to be: 'expect' (its "
+        "content) or 'identity' (its \"dev:ino\")",
+        r.path);
+  }
   return ok_status();
 }
 

@@ -56,7 +56,9 @@ namespace pinnedfs {
   X(Link, "link", Method, Write, Full, Bytes, link) /* a hard link, held parents */                \
   X(Utimes, "utimes", Method, Write, Full, Bytes, utimes) /* atime and mtime */                    \
   X(Truncate, "truncate", Method, Write, Full, Bytes, truncate) /* a regular single-link file */   \
-  X(Lchown, "lchown", Method, Write, Full, Bytes, lchown) /* chown of a final link */
+  X(Lchown, "lchown", Method, Write, Full, Bytes, lchown) /* chown of a final link */       \
+  X(ReplaceIfUnchanged, "replaceIfUnchanged", Method, Write, Full, Bytes, replace_if_unchanged) /* compare-and-swap */ \
+  X(RemoveIfUnchanged, "removeIfUnchanged", Method, Write, Full, Bytes, remove_if_unchanged) /* compare-and-remove */
 // clang-format on
 
 enum class Op : unsigned char {
@@ -172,6 +174,12 @@ struct Request {
   double atime = 0;             // utimes: seconds since the epoch, as fs.utimes takes them
   double mtime = 0;
   std::uint64_t length = 0;  // truncate
+  // replaceIfUnchanged, removeIfUnchanged (ops/unchanged.cc): what the caller expects the file to
+  // be, its content (`expect`) and/or its identity (`expect_identity`); at least one is given.
+  std::string expect;
+  bool has_expect = false;
+  Identity expect_identity;
+  bool has_expect_identity = false;
 };
 
 }  // namespace pinnedfs

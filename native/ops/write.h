@@ -32,4 +32,13 @@ Result<Replaced> write_atomic_with(const Root& root, const LexedPath& path, cons
 // applies).
 constexpr mode_t kDefaultFileMode = 0666;
 
+// The replacement's named temporary for other publishers (unchanged.cc): a new empty file under a
+// random name in `dir` (O_CREAT|O_EXCL|O_NOFOLLOW, `mode` less the umask), proven beneath the root
+// first. Its descriptor goes to `*fd` and its name to `*name`, which the caller then owns (and
+// unlinks on failure).
+Status create_named_temp(const Root& root, Held& dir, mode_t mode, const std::string& shown, Fd* fd,
+                         std::string* name);
+// A random name of the kind the temporaries get: unlikely to collide, never trusted not to.
+std::string random_temp_name();
+
 }  // namespace pinnedfs::ops

@@ -418,4 +418,19 @@ Result<Replaced> write_atomic(const Root& root, const LexedPath& path, const Req
   return write_atomic_with(root, path, request, true);
 }
 
+Status create_named_temp(const Root& root, Held& dir, mode_t mode, const std::string& shown, Fd* fd,
+                         std::string* name) {
+  Temp tmp(root, dir, shown);
+  auto made = create_named(root, tmp, dir, mode, shown);
+  if (!made.ok()) return made;
+  *fd = std::move(tmp.fd);
+  *name = tmp.name();
+  tmp.published();  // the caller's from here
+  return ok_status();
+}
+
+std::string random_temp_name() {
+  return random_name();
+}
+
 }  // namespace pinnedfs::ops

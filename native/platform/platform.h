@@ -95,6 +95,11 @@ bool unlink_met_directory(int err, int dirfd, const std::string& name);
 // (linux/names.cc, darwin/names.cc)
 int rename_noreplace(int fromfd, const char* from, int tofd, const char* to);
 
+// Exchanges two names atomically, both of which must exist: Linux renameat2(RENAME_EXCHANGE) (the
+// raw syscall, as above), macOS renameatx_np(RENAME_SWAP). 0, or -1 with errno: EINVAL (Linux) or
+// ENOTSUP (macOS) where the file system cannot. (linux/names.cc, darwin/names.cc)
+int rename_exchange(int fromfd, const char* from, int tofd, const char* to);
+
 // Asks for huge pages behind `[p, p + n)`, a large buffer about to be written whole (a big write
 // payload copied out of its JavaScript string, a big read): one fault per 2 MiB instead of per
 // 4 KiB. The advice changes no content and its failure changes nothing. (linux/huge_pages.cc;

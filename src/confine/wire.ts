@@ -28,7 +28,8 @@ const refusalName: ReadonlyArray<NativeErrorInfo["refusal"]> = [
   "badargument",
   "identity",
   "toolarge",
-  "writezero"
+  "writezero",
+  "changed"
 ]
 
 class Writer {

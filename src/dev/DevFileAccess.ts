@@ -311,17 +311,25 @@ export class DevFileAccess {
    * @internal Undoes {@link DevFileAccess.createEmpty} where the child left the file empty (or
    * removed it): the file goes, and so do the directories made for it that are still empty and
    * still the directories made. Answers whether the file was removed.
+   *
+   * "Empty" is checked by the removal itself (compare-and-swap, expecting no bytes): a child, or a
+   * grandchild that outlived it, that writes the file while it is being removed keeps what it wrote.
    */
   removeIfEmpty(path: string): Promise<boolean> {
     return this.#guard("delete", path, async (p) => {
       const dirs = this.#placeholders.get(p)
       if (dirs === undefined) return false
-      const info = await this.#root.stat(p).catch((e: unknown) => {
-        if (e instanceof PinnedFsError && e.reason === "NotFound") return undefined
-        throw e
-      })
-      if (info !== undefined && (info.type !== "File" || info.size !== 0)) return false
-      if (info !== undefined) await this.#root.remove(p)
+      const removed = await this.#root.removeIfUnchanged(p, { expect: new Uint8Array(0) }).then(
+        () => true,
+        (e: unknown) => {
+          if (!(e instanceof PinnedFsError)) throw e
+          if (e.reason === "NotFound") return undefined
+          // Written, or no longer a plain file (a directory, a link, a FIFO): the child's, kept.
+          if (e.refusal === "changed" || e.refusal === "symlink" || e.refusal === "notregular" || e.code === "EISDIR") return false
+          throw e
+        }
+      )
+      if (removed === false) return false
       this.#placeholders.delete(p)
       this.#created.delete(p)
       this.#journal.written.delete(p)
@@ -329,7 +337,7 @@ export class DevFileAccess {
         await this.#root.rmdirs([...dirs].reverse().map((d) => ({ path: d.path, identity: d.identity, optional: true })))
         for (const d of dirs) this.#journal.directories.delete(d.path)
       }
-      return info !== undefined
+      return removed === true
     })
   }
 

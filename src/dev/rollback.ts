@@ -19,7 +19,10 @@
  * its absence). A file someone changed since then is left as they left it and reported, never
  * overwritten. A file the fixer created is removed, one it removed is recreated (exclusively: a file
  * that appeared meanwhile stays), one it changed is replaced atomically with its old bytes and
- * permission bits. The workspace is then brought back in line with the disk.
+ * permission bits. The removal and the replacement are one native compare-and-swap each
+ * (`removeIfUnchanged`, `replaceIfUnchanged`), given the text just compared: a write that lands
+ * after the comparison, even during the rename, is caught there and the path reported as changed.
+ * The workspace is then brought back in line with the disk.
  *
  * @since 0.1.0
  */
@@ -28,6 +31,7 @@ import * as os from "node:os"
 import * as nodePath from "node:path"
 import { PinnedRoot } from "../PinnedRoot.ts"
 import type { PinnedFsError } from "../internal/errors.ts"
+import type { Expectation } from "../root/unchanged.ts"
 import { withParents } from "./directories.ts"
 import type { Limits } from "./limits.ts"
 import { outcomeOfError, type ReadOutcome, readTexts } from "./readTexts.ts"
@@ -191,13 +195,13 @@ export class Backup {
         continue
       }
       if (!sameAsExpected(current, expectedOf(ws, path))) {
-        kept.push({ path, why: "changed on disk after the re-read read it: left as it is" })
+        kept.push({ path, why: changedWhy })
         continue
       }
       try {
         if (await this.#putBack(path, before, current, canWrite)) restored.push(path)
       } catch (e) {
-        kept.push({ path, why: `could not be restored: ${e instanceof Error ? e.message : String(e)}` })
+        kept.push({ path, why: changedMeanwhile(e) ? changedWhy : `could not be restored: ${e instanceof Error ? e.message : String(e)}` })
       }
     }
     const after = await readOutcomes(this.#root, restored, this.#limits)
@@ -217,7 +221,7 @@ export class Backup {
   ): Promise<boolean> {
     if (before.state === "absent") {
       if (current.kind === "absent") return false
-      await this.#root.remove(path)
+      await this.#root.removeIfUnchanged(path, await this.#expectation(path, current))
       return true
     }
     const bytes = before.bytes ?? (await this.#spill!.readFile(before.spill!, { limit: PinnedRoot.maxReadLimit }))
@@ -229,7 +233,7 @@ export class Backup {
     }
     if (current.kind === "text" && Buffer.from(current.text, "utf8").equals(bytes)) return false
     try {
-      await this.#root.writeFile(path, bytes, { atomic: true })
+      await this.#root.replaceIfUnchanged(path, bytes, { ...(await this.#expectation(path, current)), mode: before.mode })
     } catch (e) {
       // A fixer that filled the disk leaves no room for the replacement's second copy, and the
       // kept bytes die with the process. Truncating the file frees what it holds now: when that
@@ -239,6 +243,18 @@ export class Backup {
       await this.#root.writeFile(path, bytes, { atomic: false })
     }
     return true
+  }
+
+  /**
+   * What a compare-and-swap of `path` expects: the text just compared (the re-read decodes with
+   * the byte-order mark kept and refuses what is not UTF-8, so encoding it gives the bytes read).
+   * An unreadable file has no text here: its identity, with which the native side compares the
+   * inode, its size and its modification time.
+   */
+  async #expectation(path: string, current: ReadOutcome): Promise<Expectation> {
+    if (current.kind === "text") return { expect: Buffer.from(current.text, "utf8") }
+    const st = await this.#root.stat(path, { bigint: true })
+    return { identity: `${st.dev}:${st.ino}` }
   }
 
   /** Removes the private directory, if one was made. Idempotent. */
@@ -251,6 +267,11 @@ export class Backup {
     if (dir !== undefined) await fs.promises.rm(dir, { recursive: true, force: true })
   }
 }
+
+const changedWhy = "changed on disk after the re-read read it: left as it is"
+
+/** The compare-and-swap found the file changed since it was compared. */
+const changedMeanwhile = (e: unknown): boolean => (e as { refusal?: unknown } | null)?.refusal === "changed"
 
 const outOfSpace = (e: unknown): boolean => {
   const code = (e as { code?: unknown } | null)?.code

@@ -53,6 +53,7 @@ export const reasonOf = (code: string, refusal: Refusal = ""): ReasonTag => {
     case "toolarge":
       return "BadArgument"
     case "identity":
+    case "changed":
       return "Busy"
     case "writezero":
       return "WriteZero"

@@ -16,7 +16,17 @@ export interface NativeErrorInfo {
   readonly errno: number
   readonly syscall: string
   readonly path: string
-  readonly refusal: "" | "symlink" | "escape" | "hardlink" | "notregular" | "badargument" | "identity" | "toolarge" | "writezero"
+  readonly refusal:
+    | ""
+    | "symlink"
+    | "escape"
+    | "hardlink"
+    | "notregular"
+    | "badargument"
+    | "identity"
+    | "toolarge"
+    | "writezero"
+    | "changed"
   readonly description: string
 }
 
@@ -124,6 +134,10 @@ export interface NativeRequest {
   readonly mtime?: number
   /** truncate: the new length. */
   readonly length?: number
+  /** replaceIfUnchanged, removeIfUnchanged: the content the file is expected to hold. */
+  readonly expect?: Uint8Array | string
+  /** replaceIfUnchanged, removeIfUnchanged: the `"dev:ino"` the file is expected to have. */
+  readonly identity?: string
 }
 
 export interface NativeBinding {

@@ -161,6 +161,19 @@ export const writeText = (t: Target, text: string, sync: boolean): Promise<void>
     )
   )
 
+/**
+ * Replaces the file with `text` (UTF-8) only while it is the file `identity` names (`"dev:ino"`) and
+ * holds exactly `expected`, the bytes the caller read: compare-and-swap (native/ops/unchanged.cc).
+ * The replacement is published as {@link writeText}'s is, keeping the file's permission bits; a file
+ * that changed is left as it is and the call fails with the `changed` refusal.
+ *
+ * @since 0.1.0
+ */
+export const replaceTextIfUnchanged = (t: Target, text: string, expected: Uint8Array, identity: string, sync: boolean): Promise<void> =>
+  settle(
+    t.root.handle.execute({ op: ops.replaceIfUnchanged, path: t.rel, data: text, expect: expected, identity, durable: sync }, t.verify)
+  )
+
 /** `mkdir -p`, each level created through its pinned parent. @since 0.1.0 */
 export const makeDirectories = (t: Target): Promise<void> =>
   settle(t.root.handle.execute({ op: ops.makeDirectory, path: t.rel, recursive: true }, t.verify))

@@ -78,6 +78,8 @@ const refusalText = (e: PinnedFsError, place: Place): string | undefined => {
       return `EINVAL: invalid argument, ${where(place)} (pinnedfs: ${e.description})`
     case "writezero":
       return `EIO: i/o error, write '${place.abs}' (pinnedfs: ${e.description})`
+    case "changed":
+      return `EBUSY: resource busy or locked, ${where(place)} (pinnedfs: ${e.description})`
     case "":
       return undefined
   }

@@ -7,7 +7,7 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import type { FileInfo, PinnedRoot } from "../PinnedRoot.ts"
-import { makeDirectories, readBetweenStats, renameNoReplace, stat, writeText } from "./access.ts"
+import { makeDirectories, readBetweenStats, renameNoReplace, replaceTextIfUnchanged, stat, writeText } from "./access.ts"
 import type { Spelling } from "./allowed.ts"
 import { type Context, target } from "./context.ts"
 import { applyEdits, type Edit, fencedDiff } from "./edits.ts"
@@ -30,11 +30,11 @@ const sameFile = (a: FileInfo, b: FileInfo): boolean =>
   a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs
 
 /**
- * The file's content with the identity (device, inode, size, change times) it had on both sides of
+ * The file's bytes with the identity (device, inode, size, change times) it had on both sides of
  * the read, in one trip: stat, read, stat. When the two stats differ the file changed while it was
  * read, and the content belongs to no one version of it.
  */
-const readHeld = async (t: Target): Promise<{ readonly text: string; readonly held: FileInfo }> => {
+const readHeld = async (t: Target): Promise<{ readonly bytes: Buffer; readonly held: FileInfo }> => {
   let read: Awaited<ReturnType<typeof readBetweenStats>>
   try {
     read = await readBetweenStats(t)
@@ -42,7 +42,7 @@ const readHeld = async (t: Target): Promise<{ readonly text: string; readonly he
     throw readFailure(u, t)
   }
   if (!sameFile(read.before, read.after)) throw changedWhileEditing(t)
-  return { text: read.bytes.toString("utf8"), held: read.after }
+  return { bytes: read.bytes, held: read.after }
 }
 
 const changedWhileEditing = (t: Target): ToolFailure =>
@@ -51,9 +51,11 @@ const changedWhileEditing = (t: Target): ToolFailure =>
   )
 
 /**
- * Read, edit, publish: the edits apply to one version of the file, and the result replaces that
- * version only (its identity and change times are checked again just before the atomic rename).
- * The reference reads, then renames over whatever is there by then.
+ * Read, edit, publish, as compare-and-swap: the edits apply to one version of the file, and the
+ * result replaces that version only. The publish is one native call that holds the file, checks it
+ * is the inode read and still holds the bytes read, exchanges the complete replacement with it and
+ * checks again (a write landing in between is undone); a file that changed is left as the other
+ * writer left it. The reference reads, then renames over whatever is there by then.
  *
  * @since 0.1.0
  */
@@ -62,14 +64,14 @@ export const editFile = async (
   args: { readonly path: string; readonly edits: ReadonlyArray<Edit>; readonly dryRun: boolean }
 ): Promise<CallToolResult> => {
   const t = await target(ctx, args.path)
-  const { text, held } = await readHeld(t)
-  const content = normalizeLineEndings(text)
+  const { bytes, held } = await readHeld(t)
+  const content = normalizeLineEndings(bytes.toString("utf8"))
   const modified = applyEdits(content, args.edits)
   const diff = fencedDiff(t.abs, content, modified)
   if (!args.dryRun) {
-    const now = await at(writePlace(t), () => stat(t))
-    if (!sameFile(held, now)) throw changedWhileEditing(t)
-    await at(writePlace(t), () => writeText(t, modified, ctx.sync))
+    await replaceTextIfUnchanged(t, modified, bytes, `${held.dev}:${held.ino}`, ctx.sync).catch((u: unknown) => {
+      throw (u as { refusal?: unknown }).refusal === "changed" ? changedWhileEditing(t) : failureOf(u, writePlace(t))
+    })
   }
   return textResult(diff)
 }

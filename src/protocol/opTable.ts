@@ -32,7 +32,9 @@ export const opTable = [
   { name: "link", code: 20, operand: "Method", effect: "Write", pathOnly: false, text: false },
   { name: "utimes", code: 21, operand: "Method", effect: "Write", pathOnly: false, text: false },
   { name: "truncate", code: 22, operand: "Method", effect: "Write", pathOnly: false, text: false },
-  { name: "lchown", code: 23, operand: "Method", effect: "Write", pathOnly: false, text: false }
+  { name: "lchown", code: 23, operand: "Method", effect: "Write", pathOnly: false, text: false },
+  { name: "replaceIfUnchanged", code: 24, operand: "Method", effect: "Write", pathOnly: false, text: false },
+  { name: "removeIfUnchanged", code: 25, operand: "Method", effect: "Write", pathOnly: false, text: false }
 ] as const
 
 /** One row of the table. @since 0.1.0 @category operations */

@@ -21,4 +21,8 @@ int rename_noreplace(int fromfd, const char* from, int tofd, const char* to) {
   return ::renameatx_np(fromfd, from, tofd, to, RENAME_EXCL);
 }
 
+int rename_exchange(int fromfd, const char* from, int tofd, const char* to) {
+  return ::renameatx_np(fromfd, from, tofd, to, RENAME_SWAP);
+}
+
 }  // namespace pinnedfs::platform

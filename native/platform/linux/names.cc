@@ -18,4 +18,9 @@ int rename_noreplace(int fromfd, const char* from, int tofd, const char* to) {
   return static_cast<int>(::syscall(SYS_renameat2, fromfd, from, tofd, to, kNoReplace));
 }
 
+int rename_exchange(int fromfd, const char* from, int tofd, const char* to) {
+  constexpr unsigned kExchange = 2;  // RENAME_EXCHANGE, <linux/fs.h>
+  return static_cast<int>(::syscall(SYS_renameat2, fromfd, from, tofd, to, kExchange));
+}
+
 }  // namespace pinnedfs::platform
