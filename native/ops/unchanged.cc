@@ -131,8 +131,8 @@ Result<Current> hold_current(const Root& root, const Request& request, const cha
   auto parent = held_parent(root, path.value(), syscall, shown);
   if (!parent.ok()) return parent.take_error();
   Current current{parent.take(), Fd(), {}};
-  auto fd = open_copy_source(root, current.parent.dir.look(), current.parent.leaf, shown,
-                             &current.st);
+  auto fd =
+      open_copy_source(root, current.parent.dir.look(), current.parent.leaf, shown, &current.st);
   if (!fd.ok()) return fd.take_error();
   current.fd = fd.take();
   auto expected = as_expected(request, current.fd.get(), current.st, current.st, shown);
@@ -261,8 +261,10 @@ Result<Value> remove_if_unchanged(const Root& root, const Request& request) {
     std::string name = random_temp_name();
     auto moved = move_noreplace(root, dir, leaf, name, shown);
     if (!moved.ok()) return moved.take_error();
-    if (moved.value() == 0) aside.name = std::move(name);
-    else if (moved.value() != EEXIST || attempt == 15) return sys_error(moved.value(), "rename", shown);
+    if (moved.value() == 0)
+      aside.name = std::move(name);
+    else if (moved.value() != EEXIST || attempt == 15)
+      return sys_error(moved.value(), "rename", shown);
   }
   at_phase(UnchangedPhase::AfterMove);
   auto still = still_expected(request, dir.look(), aside.name, current.fd.get(), current.st, shown);

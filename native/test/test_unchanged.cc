@@ -82,7 +82,8 @@ TEST(unchanged_replaces_and_removes_what_is_as_expected) {
     CHECK(::chmod((dir + "/sub/f").c_str(), 0751) == 0);
     auto root = Root::pin(dir, strategy);
     CHECK(root.ok());
-    CHECK(execute(*root.value(), cas(Op::ReplaceIfUnchanged, "sub/f", "old", "new"), false, "").ok());
+    CHECK(
+        execute(*root.value(), cas(Op::ReplaceIfUnchanged, "sub/f", "old", "new"), false, "").ok());
     CHECK(test::read_file(dir + "/sub/f") == "new");
     struct stat st;
     CHECK(::stat((dir + "/sub/f").c_str(), &st) == 0);
