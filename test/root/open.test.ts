@@ -313,55 +313,60 @@ describe.each(strategies)("PinnedRoot.open under a swap race (%s)", (strategy) =
       }
     ]
   ] as const
-  it.each(cases)("%s", async (_name, plant) => {
-    const s = scratch()
-    s.make({ "d/f.txt": "inside" })
-    const { pair, name } = plant(s)
-    const root = await PinnedRoot.open(s.root, { strategy })
-    const before = openDescriptorCount()
-    const bounds = { pairs: [pair], maxRounds: 300, maxMs: 8_000, reset: () => {} }
-    // The control only has to show the attack is live: it may take many more rounds, on a loaded
-    // machine, and stops at its first escape.
-    const control = await raceRounds({
-      ...bounds,
-      maxRounds: 20_000,
-      maxMs: 15_000,
-      until: (a) => a === "TOP SECRET",
-      round: (): Promise<string> => fsp.readFile(s.abs(name), { encoding: "utf8" }).catch((e: NodeJS.ErrnoException) => e.code ?? "error"),
-      inspect: (r) => r
-    })
-    const controlSeen = JSON.stringify({ swaps: control.swaps, answers: tally(control.answers) })
-    expect(control.swaps, controlSeen).toBeGreaterThan(0)
-    expect(tally(control.answers)["TOP SECRET"] ?? 0, controlSeen).toBeGreaterThan(0)
-    const race = await raceRounds({
-      ...bounds,
-      round: async () => {
-        try {
-          const h = await root.open(name, "r+")
+  it.each(cases)(
+    "%s",
+    async (_name, plant) => {
+      const s = scratch()
+      s.make({ "d/f.txt": "inside" })
+      const { pair, name } = plant(s)
+      const root = await PinnedRoot.open(s.root, { strategy })
+      const before = openDescriptorCount()
+      const bounds = { pairs: [pair], maxRounds: 300, maxMs: 8_000, reset: () => {} }
+      // The control only has to show the attack is live: it may take many more rounds, on a loaded
+      // machine, and stops at its first escape.
+      const control = await raceRounds({
+        ...bounds,
+        maxRounds: 20_000,
+        maxMs: 15_000,
+        until: (a) => a === "TOP SECRET",
+        round: (): Promise<string> =>
+          fsp.readFile(s.abs(name), { encoding: "utf8" }).catch((e: NodeJS.ErrnoException) => e.code ?? "error"),
+        inspect: (r) => r
+      })
+      const controlSeen = JSON.stringify({ swaps: control.swaps, answers: tally(control.answers) })
+      expect(control.swaps, controlSeen).toBeGreaterThan(0)
+      expect(tally(control.answers)["TOP SECRET"] ?? 0, controlSeen).toBeGreaterThan(0)
+      const race = await raceRounds({
+        ...bounds,
+        round: async () => {
           try {
-            return await h.readFile({ encoding: "utf8" })
-          } finally {
-            await h.close()
+            const h = await root.open(name, "r+")
+            try {
+              return await h.readFile({ encoding: "utf8" })
+            } finally {
+              await h.close()
+            }
+          } catch (e) {
+            return `refused ${(e as { refusal?: string }).refusal ?? "?"} ${(e as { code?: string }).code ?? "?"}`
           }
-        } catch (e) {
-          return `refused ${(e as { refusal?: string }).refusal ?? "?"} ${(e as { code?: string }).code ?? "?"}`
-        }
-      },
-      inspect: (r) => r
-    })
-    const seen = tally(race.answers)
-    expect(race.swaps, JSON.stringify(seen)).toBeGreaterThan(0)
-    expect(seen["TOP SECRET"]).toBeUndefined()
-    // Every answer is the inside file or a failure the attack explains. ENOTDIR: under the walk, a
-    // component found as a link by O_DIRECTORY|O_NOFOLLOW, exchanged back before the failure could
-    // be explained as one; the open failed, nothing was reached.
-    const explained = ["inside", "refused symlink ELOOP", "refused hardlink EPERM", "refused  ENOENT", "refused  ENOTDIR"]
-    expect(
-      Object.keys(seen).filter((answer) => !explained.includes(answer)),
-      JSON.stringify(seen)
-    ).toEqual([])
-    expect(fs.readFileSync(s.secret, "utf8")).toBe("TOP SECRET")
-    expect(openDescriptorCount()).toBe(before)
-    root.close()
-  }, 45_000)
+        },
+        inspect: (r) => r
+      })
+      const seen = tally(race.answers)
+      expect(race.swaps, JSON.stringify(seen)).toBeGreaterThan(0)
+      expect(seen["TOP SECRET"]).toBeUndefined()
+      // Every answer is the inside file or a failure the attack explains. ENOTDIR: under the walk, a
+      // component found as a link by O_DIRECTORY|O_NOFOLLOW, exchanged back before the failure could
+      // be explained as one; the open failed, nothing was reached.
+      const explained = ["inside", "refused symlink ELOOP", "refused hardlink EPERM", "refused  ENOENT", "refused  ENOTDIR"]
+      expect(
+        Object.keys(seen).filter((answer) => !explained.includes(answer)),
+        JSON.stringify(seen)
+      ).toEqual([])
+      expect(fs.readFileSync(s.secret, "utf8")).toBe("TOP SECRET")
+      expect(openDescriptorCount()).toBe(before)
+      root.close()
+    },
+    45_000
+  )
 })
