@@ -23,7 +23,7 @@ export {
   type WriteOptions
 } from "./PinnedRoot.ts"
 export { type ContentBudget, contentBudget, defaultContentBudget } from "./budget.ts"
-export { type HandleFlag, PinnedFileHandle } from "./root/handle.ts"
+export { type HandleFlag, type HandleReadFileOptions, PinnedFileHandle } from "./root/handle.ts"
 export type { ReadStreamOptions, WriteStreamOptions } from "./root/streams.ts"
 export { PinnedFsError, type ReasonTag, reasonOf, type Refusal } from "./internal/errors.ts"
 export { AbortError } from "./root/abort.ts"

@@ -10,6 +10,7 @@
 
 #include "../core/alloc.h"
 #include "../core/budget.h"
+#include "../core/cancel.h"
 #include "../core/eintr.h"
 #include "../core/limits.h"
 #include "../platform/platform.h"
@@ -17,6 +18,11 @@
 #include "ops.h"
 
 namespace pinnedfs::ops {
+
+namespace {
+// The most one read(2) of readFile asks for (see the loop below).
+constexpr std::size_t kReadChunk = std::size_t{8} << 20;
+}  // namespace
 
 namespace {
 FileType type_of(mode_t mode) {
@@ -232,8 +238,11 @@ Result<Value> read_file_into(const Root& root, const Request& request, std::stri
       if (!grown.ok()) return grown.take_error();
       out.data.resize(bigger);
     }
-    ssize_t n = retry_eintr(
-        [&] { return ::read(fd.value().get(), &out.data[used], out.data.size() - used); });
+    // One chunk per read(2), so that a caller's abort (core/cancel.h) stops a large read between
+    // two chunks rather than after the whole file; 8 MiB keeps the syscalls a rounding error.
+    if (used > 0 && cancelled()) return cancelled_error("read", request.path);
+    const std::size_t want = std::min(out.data.size() - used, kReadChunk);
+    ssize_t n = retry_eintr([&] { return ::read(fd.value().get(), &out.data[used], want); });
     if (n < 0) return sys_error(errno, "read", request.path);
     if (n == 0) break;
     used += static_cast<std::size_t>(n);
