@@ -328,7 +328,7 @@ describe.each(strategies)("PinnedRoot.open under a swap race (%s)", (strategy) =
         ...bounds,
         maxRounds: 20_000,
         maxMs: 15_000,
-        until: (a) => a === "TOP SECRET",
+        until: (a: string) => a === "TOP SECRET",
         round: (): Promise<string> =>
           fsp.readFile(s.abs(name), { encoding: "utf8" }).catch((e: NodeJS.ErrnoException) => e.code ?? "error"),
         inspect: (r) => r
