@@ -146,7 +146,11 @@ export const fileInfoOf = (s: fs.BigIntStats): FileInfo => ({
   atimeMs: ms(s.atimeNs),
   mtimeMs: ms(s.mtimeNs),
   ctimeMs: ms(s.ctimeNs),
-  birthtimeMs: s.birthtimeNs === 0n ? -1 : ms(s.birthtimeNs)
+  birthtimeMs: s.birthtimeNs === 0n ? -1 : ms(s.birthtimeNs),
+  atimeNs: s.atimeNs,
+  mtimeNs: s.mtimeNs,
+  ctimeNs: s.ctimeNs,
+  birthtimeNs: s.birthtimeNs
 })
 
 const integerIn = (u: unknown, what: string, lo: number, hi: number): number => {
