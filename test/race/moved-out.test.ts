@@ -336,13 +336,15 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
   })
 
   it("copyFile never publishes its copy into the departed directory", async () => {
+    const copied = 64 * 1024 * 1024
     await untilLive("copyFile", 3, async () => {
       const s = scratch()
       s.make({ "a/": "" })
-      fs.writeFileSync(s.abs("src.bin"), Buffer.alloc(8 * 1024 * 1024, 0x62))
+      fs.writeFileSync(s.abs("src.bin"), Buffer.alloc(copied, 0x62))
       const root = await PinnedRoot.open(s.root, { strategy })
-      // The copy makes its temporary in `a` and names it there once the 8 MiB are in: the mover
-      // takes `a` outside at the temporary's open.
+      // The copy makes its temporary in `a` and names it there once the data is in: the mover takes
+      // `a` outside at the temporary's open. 64 MiB: copy_file_range copies in the kernel, so 8 MiB
+      // was over before a mover on a loaded machine was scheduled.
       const mover = startMover({
         watch: s.abs("a"),
         on: "open",
@@ -360,11 +362,11 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       const names = fs.readdirSync(a)
       if (result.ok) {
         expect(names).toEqual(["dst.bin"])
-        expect(fs.statSync(path.join(a, "dst.bin")).size).toBe(8 * 1024 * 1024)
+        expect(fs.statSync(path.join(a, "dst.bin")).size).toBe(copied)
       } else {
         for (const n of names) expect(n).toMatch(/^\.pinnedfs-[0-9a-f]{16}\.tmp$/)
       }
-      expect(fs.statSync(s.abs("src.bin")).size).toBe(8 * 1024 * 1024)
+      expect(fs.statSync(s.abs("src.bin")).size).toBe(copied)
       return { mover: m, settledAt: result.settledAt, result, renames: 1, everyActWatched: true }
     })
   })
