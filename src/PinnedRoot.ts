@@ -62,6 +62,15 @@ export interface FileInfo {
   readonly ctimeMs: number
   /** -1 where the platform did not report a birth time. */
   readonly birthtimeMs: number
+  /**
+   * The same times in whole nanoseconds since the epoch, exact (the `…Ms` doubles are not): what
+   * `BigIntStats`' `…Ns` carry. The birth time's is `0n` where none was reported. Absent from a
+   * record made elsewhere, where `BigIntStats` reads the whole milliseconds instead.
+   */
+  readonly atimeNs?: bigint | undefined
+  readonly mtimeNs?: bigint | undefined
+  readonly ctimeNs?: bigint | undefined
+  readonly birthtimeNs?: bigint | undefined
 }
 
 /** @since 0.1.0 @category models */

@@ -23,9 +23,10 @@ export {
   type WriteOptions
 } from "./PinnedRoot.ts"
 export { type ContentBudget, contentBudget, defaultContentBudget } from "./budget.ts"
-export { type HandleFlag, PinnedFileHandle } from "./root/handle.ts"
+export { type HandleFlag, type HandleReadFileOptions, PinnedFileHandle } from "./root/handle.ts"
 export type { ReadStreamOptions, WriteStreamOptions } from "./root/streams.ts"
 export { PinnedFsError, type ReasonTag, reasonOf, type Refusal } from "./internal/errors.ts"
 export { AbortError } from "./root/abort.ts"
 export { BigIntStats, Stats } from "./root/stats.ts"
 export type { Expectation, ReplaceIfUnchangedOptions } from "./root/unchanged.ts"
+export type { CpOptions } from "./root/copy.ts"

@@ -120,6 +120,10 @@ struct ValueToJs {
     out.set(o, "mtimeMs", out.number(s.mtime_ms));
     out.set(o, "ctimeMs", out.number(s.ctime_ms));
     out.set(o, "birthtimeMs", out.number(s.birthtime_ms));
+    out.set(o, "atimeNs", out.bigint_signed(s.atime_ns));
+    out.set(o, "mtimeNs", out.bigint_signed(s.mtime_ns));
+    out.set(o, "ctimeNs", out.bigint_signed(s.ctime_ns));
+    out.set(o, "birthtimeNs", out.bigint_signed(s.birthtime_ns));
     return o;
   }
   napi_value operator()(Resolution& r) const {

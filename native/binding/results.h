@@ -68,6 +68,11 @@ class Out {
     napi_status st = ok_ ? napi_create_bigint_uint64(env_, n, &v) : napi_ok;
     return keep(st, v);
   }
+  napi_value bigint_signed(std::int64_t n) {
+    napi_value v = nullptr;
+    napi_status st = ok_ ? napi_create_bigint_int64(env_, n, &v) : napi_ok;
+    return keep(st, v);
+  }
   napi_value null() {
     napi_value v = nullptr;
     napi_status st = ok_ ? napi_get_null(env_, &v) : napi_ok;

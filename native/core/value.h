@@ -44,6 +44,9 @@ struct StatInfo {
   std::uint64_t dev = 0, ino = 0, nlink = 0, rdev = 0, size = 0, blocks = 0, blksize = 0;
   std::uint32_t mode = 0, uid = 0, gid = 0;
   double atime_ms = 0, mtime_ms = 0, ctime_ms = 0, birthtime_ms = -1;  // -1: unknown
+  // The same times in whole nanoseconds since the epoch, exact (a double of milliseconds is not):
+  // BigIntStats' …Ns. The birth time's is 0 where birthtime_ms says unknown, as Node reports it.
+  std::int64_t atime_ns = 0, mtime_ns = 0, ctime_ns = 0, birthtime_ns = 0;
 };
 
 struct Resolution {

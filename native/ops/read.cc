@@ -10,6 +10,7 @@
 
 #include "../core/alloc.h"
 #include "../core/budget.h"
+#include "../core/cancel.h"
 #include "../core/eintr.h"
 #include "../core/limits.h"
 #include "../platform/platform.h"
@@ -17,6 +18,11 @@
 #include "ops.h"
 
 namespace pinnedfs::ops {
+
+namespace {
+// The most one read(2) of readFile asks for (see the loop below).
+constexpr std::size_t kReadChunk = std::size_t{8} << 20;
+}  // namespace
 
 namespace {
 FileType type_of(mode_t mode) {
@@ -34,6 +40,11 @@ FileType type_of(mode_t mode) {
 // stats do (nanoseconds / 10^6), so the whole millisecond must survive the conversion: near 2^40 ms
 // a double holds only ~1/4096 ms, and a fraction above .99988 would round up into the next
 // millisecond.
+// Nanoseconds since the epoch, exact (int64 holds them until the year 2262).
+std::int64_t ns(const struct timespec& ts) {
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + static_cast<std::int64_t>(ts.tv_nsec);
+}
+
 double ms(const struct timespec& ts) {
   long long whole = static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
   double v = static_cast<double>(whole) + static_cast<double>(ts.tv_nsec % 1000000) / 1e6;
@@ -62,10 +73,17 @@ StatInfo stat_info(const struct stat& st) {
   info.mtime_ms = ms(st.st_mtimespec);
   info.ctime_ms = ms(st.st_ctimespec);
   info.birthtime_ms = ms(st.st_birthtimespec);
+  info.atime_ns = ns(st.st_atimespec);
+  info.mtime_ns = ns(st.st_mtimespec);
+  info.ctime_ns = ns(st.st_ctimespec);
+  info.birthtime_ns = ns(st.st_birthtimespec);
 #else
   info.atime_ms = ms(st.st_atim);
   info.mtime_ms = ms(st.st_mtim);
   info.ctime_ms = ms(st.st_ctim);
+  info.atime_ns = ns(st.st_atim);
+  info.mtime_ns = ns(st.st_mtim);
+  info.ctime_ns = ns(st.st_ctim);
 #endif
   return info;
 }
@@ -105,8 +123,8 @@ timespec timespec_of(const struct statx_timestamp& t) {
 // is missing (kernel < 4.11 ENOSYS; a seccomp profile that predates it answers ENOSYS or EPERM), so
 // the caller falls back to fstat; any other failure is the answer. `birthtime_ms` stays -1 where
 // the file system records no birth time (the answer's mask says).
-Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st,
-                      double& birthtime_ms) {
+Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st, double& birthtime_ms,
+                      std::int64_t& birthtime_ns) {
   struct statx sx;
   int rc = retry_eintr([&] {
     return ::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME,
@@ -133,8 +151,10 @@ Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st,
   st.st_mtim = timespec_of(sx.stx_mtime);
   st.st_ctim = timespec_of(sx.stx_ctime);
   if (sx.stx_mask & STATX_BTIME) {
-    birthtime_ms = ms(timespec{static_cast<time_t>(sx.stx_btime.tv_sec),
-                               static_cast<long>(sx.stx_btime.tv_nsec)});
+    const timespec birth{static_cast<time_t>(sx.stx_btime.tv_sec),
+                         static_cast<long>(sx.stx_btime.tv_nsec)};
+    birthtime_ms = ms(birth);
+    birthtime_ns = ns(birth);
   }
   return true;
 }
@@ -148,9 +168,10 @@ Result<Value> stat(const Root& root, const Request& request) {
   if (!fd.ok()) return fd.take_error();
   struct stat st;
   double birthtime_ms = -1;
+  std::int64_t birthtime_ns = 0;
   bool have = false;
 #if defined(__linux__) && defined(STATX_BTIME)
-  auto got = statx_fd(fd.value().get(), request.path, st, birthtime_ms);
+  auto got = statx_fd(fd.value().get(), request.path, st, birthtime_ms, birthtime_ns);
   if (!got.ok()) return got.take_error();
   have = got.value();
 #endif
@@ -159,7 +180,10 @@ Result<Value> stat(const Root& root, const Request& request) {
   auto hard = refuse_hard_link(st, request.path, "stat");
   if (!hard.ok()) return hard.take_error();
   StatInfo info = stat_info(st);
-  if (have) info.birthtime_ms = birthtime_ms;
+  if (have) {
+    info.birthtime_ms = birthtime_ms;
+    info.birthtime_ns = birthtime_ns;
+  }
   return Value(info);
 }
 
@@ -232,8 +256,11 @@ Result<Value> read_file_into(const Root& root, const Request& request, std::stri
       if (!grown.ok()) return grown.take_error();
       out.data.resize(bigger);
     }
-    ssize_t n = retry_eintr(
-        [&] { return ::read(fd.value().get(), &out.data[used], out.data.size() - used); });
+    // One chunk per read(2), so that a caller's abort (core/cancel.h) stops a large read between
+    // two chunks rather than after the whole file; 8 MiB keeps the syscalls a rounding error.
+    if (used > 0 && cancelled()) return cancelled_error("read", request.path);
+    const std::size_t want = std::min(out.data.size() - used, kReadChunk);
+    ssize_t n = retry_eintr([&] { return ::read(fd.value().get(), &out.data[used], want); });
     if (n < 0) return sys_error(errno, "read", request.path);
     if (n == 0) break;
     used += static_cast<std::size_t>(n);

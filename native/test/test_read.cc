@@ -5,8 +5,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <string>
 
+#include "core/cancel.h"
 #include "core/execute.h"
 #include "core/limits.h"
 #include "core/root.h"
@@ -75,5 +78,31 @@ TEST(read_limit_answers_a_file_at_the_limit_and_refuses_one_byte_more) {
     auto under = read(*root.value(), "ten.txt", 9);
     CHECK(!under.ok());
     CHECK(under.error().refusal == Refusal::TooLarge);
+  }
+}
+
+// A cancellation (core/cancel.h) raised before a large read stops it after its first 8 MiB chunk,
+// so a caller's abort mid-read does not wait for the whole file; a file of one chunk or less is
+// one read(2) and does not look at the flag at all.
+TEST(read_stops_between_chunks_once_cancelled) {
+  for (Strategy s : test::strategies()) {
+    std::string dir = test::scratch_dir();
+    std::string big = dir + "/big.bin";
+    test::write_file(big, std::string(std::size_t{20} << 20, 'a'));
+    test::write_file(dir + "/small.txt", "small");
+    auto root = Root::pin(dir, s);
+    CHECK(root.ok());
+    std::atomic<bool> flag{true};
+    {
+      CancelScope scope(&flag);
+      auto stopped = read(*root.value(), "big.bin", 0);
+      CHECK(!stopped.ok() && stopped.error().err == ECANCELED);
+      auto small = read(*root.value(), "small.txt", 0);
+      CHECK(small.ok());
+    }
+    auto whole = read(*root.value(), "big.bin", 0);
+    CHECK(whole.ok());
+    const Bytes* b = std::get_if<Bytes>(&whole.value());
+    CHECK(b != nullptr && b->data.size() == (std::size_t{20} << 20));
   }
 }

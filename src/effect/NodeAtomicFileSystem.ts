@@ -23,8 +23,10 @@ import { type AtomicHostFileSystem, withAtomicFileSystem } from "../protocol/wir
 import { batch } from "./batch.ts"
 import { type Options, type Settings, settings } from "./options.ts"
 import { withRoot } from "./pinning.ts"
+import { makeOpen } from "./open.ts"
 import { type Decoded, decodeRequest } from "./requests.ts"
 import { RootCache } from "./rootCache.ts"
+import type { PinnedFileHandle } from "../root/handle.ts"
 import { isPathOnly, pathOnly, single } from "./single.ts"
 
 export {
@@ -74,7 +76,7 @@ const identifyRoot = (path: string): Effect.Effect<string, PlatformError.Platfor
 /**
  * Builds the extension. Options are checked here, synchronously: a bad option is a programming
  * error (`RangeError`), not a request failure. Each root the extension pins is kept in its own
- * cache, closed by `close`.
+ * cache, closed by `close`, as is every handle `open` answered that is still open.
  *
  * @since 0.1.0
  * @category constructors
@@ -82,13 +84,19 @@ const identifyRoot = (path: string): Effect.Effect<string, PlatformError.Platfor
 export const make = (options?: Options): PinnedAtomicFileSystem => {
   const checked = settings(options)
   const cache = new RootCache(checked.rootCacheSize, checked.strategy)
+  const live = new Set<PinnedFileHandle>()
   return {
     noFollowAuthorization: true,
     identifyRoot,
     execute: execute(cache, checked),
     batchLimits: checked.batchLimits,
     contentLimit: checked.contentLimit,
-    close: () => cache.close()
+    close: () => {
+      cache.close()
+      for (const handle of live) void handle.close()
+      live.clear()
+    },
+    open: makeOpen(cache, checked.readLimit, live)
   }
 }
 

@@ -27,5 +27,6 @@ export type {
   PinnedResults,
   PlannedDirectory,
   RmdirsRequest,
-  RmdirsResult
+  RmdirsResult,
+  OpenFileRequest
 } from "../protocol/extensions.ts"

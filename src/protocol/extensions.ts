@@ -8,10 +8,12 @@
  *   programs"), one trip each.
  * - a `glob` batch member (`{ operation: "glob", path: <absolute pattern>, root, options }`), the
  *   shape a kernel's batch framing gives a glob read.
+ * - `open`: a member of its own rather than a request, since its answer is a live handle, not a
+ *   value a request can carry (see {@link OpenFileRequest}).
  *
  * @since 0.1.0
  */
-import type { Effect, PlatformError } from "effect"
+import type { Effect, FileSystem, PlatformError, Scope } from "effect"
 import type { AtomicFileSystem, AtomicRequest, AtomicResults } from "./wire.ts"
 import type { RootFields } from "./root.ts"
 
@@ -170,4 +172,36 @@ export interface PinnedAtomicFileSystem extends AtomicFileSystem {
    * requests pin again. The layers call it when their scope closes.
    */
   readonly close: () => void
+  /**
+   * Opens a regular file beneath the pinned root, by the same resolution as every request (no
+   * link followed, no hard-linked file, no `..` above the root), for the life of the scope.
+   * Closing the extension closes every handle it opened.
+   */
+  readonly open: (request: OpenFileRequest) => Effect.Effect<FileSystem.File, PlatformError.PlatformError, Scope.Scope>
+}
+
+/**
+ * What `open` is asked: an absolute path inside one of the roots, Effect's open flag (`r`, `r+`,
+ * `w`, `wx`, `a` or `ax`; the `+` forms of `w` and `a` are a `BadArgument`) and, for a file it
+ * creates, its mode.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type OpenFileRequest = RootFields & {
+  readonly operation: "open"
+  readonly path: string
+  readonly options?: { readonly flag?: FileSystem.OpenFlag | undefined; readonly mode?: number | undefined } | undefined
+}
+
+/**
+ * The `open` member of an extension that offers one (pinnedfs's does; the client's contract has
+ * none).
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const openMemberOf = (atomic: AtomicFileSystem): PinnedAtomicFileSystem["open"] | undefined => {
+  const open = (atomic as Partial<PinnedAtomicFileSystem>).open
+  return typeof open === "function" ? open : undefined
 }

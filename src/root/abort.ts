@@ -6,8 +6,8 @@
  * What an abort does depends on whether the operation changes anything:
  * - a signal already aborted: nothing is sent to the addon, nothing is read or changed;
  * - a read (readFile, readDirectory, glob) rejects at once; the addon's worker is told to stop and
- *   does at its next batch of directory entries (a file read in flight runs to its end, bounded by
- *   the read limit, and its bytes are dropped);
+ *   does at its next batch of directory entries, or a file read at its next 8 MiB chunk (the bytes
+ *   read so far are dropped); a file handle's `readFile` stops between its chunks too;
  * - a change (writeFile, remove) is told to stop and the call settles with what really happened: a
  *   replacement stopped before its rename leaves the old content (AbortError); a recursive remove
  *   stops between two unlinks (AbortError; what it removed stays removed, as after any failing

@@ -15,6 +15,7 @@ import * as fs from "node:fs"
 import type { Readable, Writable } from "node:stream"
 import { badArgumentPinnedFsError, fromNative, PinnedFsError, tooLarge } from "../internal/errors.ts"
 import { native } from "../internal/native.ts"
+import { abortError, signalOf } from "./abort.ts"
 import type { FileInfo, FileType } from "../PinnedRoot.ts"
 import { type BigIntStats, type Stats, statsOf } from "./stats.ts"
 import { handleReadStream, handleWriteStream, type ReadStreamOptions } from "./streams.ts"
@@ -29,6 +30,23 @@ import { handleReadStream, handleWriteStream, type ReadStreamOptions } from "./s
 export type HandleFlag = "r" | "r+" | "w" | "wx" | "a" | "ax"
 
 const handleFlags: ReadonlySet<string> = new Set(["r", "r+", "w", "wx", "a", "ax"])
+
+/** The most one read of `readFile` asks for: an abort is seen between two of them. */
+const readChunk = 8 * 1024 * 1024
+
+/**
+ * The options of a handle's `readFile`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface HandleReadFileOptions {
+  /** Most bytes to read (default: the root's read limit). */
+  readonly limit?: number | undefined
+  readonly encoding?: "utf8" | "utf-8" | undefined
+  /** Stops the read between two chunks. */
+  readonly signal?: AbortSignal | undefined
+}
 
 /** What a root lends its handles: enough to open and to name errors, nothing of its API. @internal */
 export interface HandleOwner {
@@ -128,7 +146,11 @@ export const fileInfoOf = (s: fs.BigIntStats): FileInfo => ({
   atimeMs: ms(s.atimeNs),
   mtimeMs: ms(s.mtimeNs),
   ctimeMs: ms(s.ctimeNs),
-  birthtimeMs: s.birthtimeNs === 0n ? -1 : ms(s.birthtimeNs)
+  birthtimeMs: s.birthtimeNs === 0n ? -1 : ms(s.birthtimeNs),
+  atimeNs: s.atimeNs,
+  mtimeNs: s.mtimeNs,
+  ctimeNs: s.ctimeNs,
+  birthtimeNs: s.birthtimeNs
 })
 
 const integerIn = (u: unknown, what: string, lo: number, hi: number): number => {
@@ -226,12 +248,16 @@ export class PinnedFileHandle implements AsyncDisposable {
   /**
    * The rest of the file from the current position, bounded by the root's read limit (or
    * `limit`): a file over it, or one that grows past it while read, is `toolarge`. With an
-   * `encoding`, decoded as UTF-8 text (invalid bytes become U+FFFD).
+   * `encoding`, decoded as UTF-8 text (invalid bytes become U+FFFD). With a `signal`, an abort stops
+   * the read between two 8 MiB chunks (an `AbortError`; the descriptor's position is left where the
+   * last chunk ended, as after any failed read).
    */
-  async readFile(options: { readonly limit?: number; readonly encoding: "utf8" | "utf-8" }): Promise<string>
-  async readFile(options?: { readonly limit?: number; readonly encoding?: undefined }): Promise<Buffer>
-  async readFile(options?: { readonly limit?: number; readonly encoding?: "utf8" | "utf-8" }): Promise<Buffer | string> {
+  async readFile(options: HandleReadFileOptions & { readonly encoding: "utf8" | "utf-8" }): Promise<string>
+  async readFile(options?: HandleReadFileOptions & { readonly encoding?: undefined }): Promise<Buffer>
+  async readFile(options?: HandleReadFileOptions): Promise<Buffer | string> {
     const limit = options?.limit === undefined ? this.#readLimit : integerIn(options.limit, "read limit", 1, 2 ** 31 - 1)
+    const signal = signalOf(options?.signal)
+    if (signal?.aborted) throw abortError(signal)
     const encoding = options?.encoding
     if (encoding !== undefined && encoding !== "utf8" && encoding !== "utf-8")
       throw badArgumentPinnedFsError(`unknown encoding '${String(encoding)}'`)
@@ -241,7 +267,9 @@ export class PinnedFileHandle implements AsyncDisposable {
     const chunks: Array<Buffer> = []
     let total = 0
     for (;;) {
-      const want = Math.min(Math.max(size - total, 65536), limit + 1 - total)
+      // A chunk at a time, so that an abort lands between two reads rather than after the file.
+      if (signal?.aborted) throw abortError(signal)
+      const want = Math.min(Math.max(size - total, 65536), limit + 1 - total, readChunk)
       const { bytesRead, buffer } = await this.read(Buffer.allocUnsafe(want), 0, want, null)
       if (bytesRead === 0) break
       chunks.push(buffer.subarray(0, bytesRead))

@@ -7,10 +7,9 @@
  * which every size and every inode number on a real file system is), and `{ bigint: true }` for
  * every integer as `bigint` (`dev:ino` identities of any width, compared exactly). One addition:
  * `type`, the file's kind as one word (`"File"`, `"Directory"`, `"SymbolicLink"`, …), as Effect's
- * `File.Info` names it. One omission: the bigint form has no `atimeNs`/`mtimeNs`/`ctimeNs`/
- * `birthtimeNs`, because the addon carries times as milliseconds (with the nanoseconds as a
- * fraction a double holds to about a quarter of a microsecond); nanoseconds read from that would be
- * invented digits.
+ * `File.Info` names it. The bigint form's `atimeNs`/`mtimeNs`/`ctimeNs`/`birthtimeNs` are the
+ * addon's own whole nanoseconds, exact (the `…Ms` doubles hold a nanosecond fraction only to about
+ * a quarter of a microsecond, so they are never read for it).
  *
  * A birth time the file system does not keep is `0` (the epoch), as Node reports it.
  *
@@ -103,8 +102,8 @@ export class Stats extends Described {
 
 /**
  * What `stat(path, { bigint: true })` answers: `fs.BigIntStats`'s fields (every integer and every
- * `…Ms` a `bigint`, the `…Ms` whole milliseconds as Node's are) and methods, plus `type`; no `…Ns`
- * (see the module note).
+ * `…Ms` a `bigint`, the `…Ms` whole milliseconds as Node's are, the `…Ns` exact nanoseconds) and
+ * methods, plus `type`.
  *
  * @since 0.1.0
  * @category models
@@ -125,6 +124,10 @@ export class BigIntStats extends Described {
   readonly mtimeMs: bigint
   readonly ctimeMs: bigint
   readonly birthtimeMs: bigint
+  readonly atimeNs: bigint
+  readonly mtimeNs: bigint
+  readonly ctimeNs: bigint
+  readonly birthtimeNs: bigint
   readonly atime: Date
   readonly mtime: Date
   readonly ctime: Date
@@ -148,6 +151,10 @@ export class BigIntStats extends Described {
     this.mtimeMs = BigInt(Math.floor(info.mtimeMs))
     this.ctimeMs = BigInt(Math.floor(info.ctimeMs))
     this.birthtimeMs = BigInt(Math.floor(birth))
+    this.atimeNs = info.atimeNs ?? this.atimeMs * 1_000_000n
+    this.mtimeNs = info.mtimeNs ?? this.mtimeMs * 1_000_000n
+    this.ctimeNs = info.ctimeNs ?? this.ctimeMs * 1_000_000n
+    this.birthtimeNs = info.birthtimeNs ?? this.birthtimeMs * 1_000_000n
     this.atime = dateOf(Number(this.atimeMs))
     this.mtime = dateOf(Number(this.mtimeMs))
     this.ctime = dateOf(Number(this.ctimeMs))

@@ -132,8 +132,8 @@ const names = ["pinnedfs/effect", "pinnedfs/kernel", "pinnedfs/fallback", "pinne
     expect(JSON.parse(r.stdout)).toEqual({ text: "from cjs", names: [true, true, true, true] })
   })
 
-  const typesSource = `import { PinnedRoot, PinnedFsError, reasonOf, type BigIntStats, type Strategy } from "pinnedfs"
-import { NodeAtomicFileSystem, AtomicFileSystemTypeId, withAtomicFileSystem, type AtomicFileSystem } from "pinnedfs/effect"
+  const typesSource = `import { PinnedRoot, PinnedFsError, reasonOf, type BigIntStats, type CpOptions, type HandleFlag, type ReadStreamOptions, type Strategy, type WriteStreamOptions } from "pinnedfs"
+import { NodeAtomicFileSystem, AtomicFileSystemTypeId, withAtomicFileSystem, type AtomicFileSystem, type OpenFileRequest } from "pinnedfs/effect"
 import { FileSystemBatch, FileSystemFault, GrantStore, KernelFileSystem, Permission, Workspace } from "pinnedfs/kernel"
 import { PathAtomicFileSystem } from "pinnedfs/fallback"
 import { DevFileAccess, Plan, Workspace as DevWorkspace } from "pinnedfs/dev"
@@ -143,6 +143,15 @@ export const use = async (dir: string): Promise<bigint> => {
   const root: PinnedRoot = await PinnedRoot.open(dir, { strategy })
   const info: BigIntStats = await root.stat("package.json", { bigint: true })
   const bytes: Buffer = await root.readFile("package.json")
+  // The option types of the fs/promises-shaped methods are public, so a caller can name them.
+  const cp: CpOptions = { recursive: true, force: false, errorOnExist: true }
+  await root.cp("src", "copy", cp)
+  const flag: HandleFlag = "r+"
+  await (await root.open("package.json", flag)).close()
+  const reading: ReadStreamOptions = { start: 0, end: 1 }
+  const writing: WriteStreamOptions = { flags: "w" }
+  root.createReadStream("package.json", reading).destroy()
+  root.createWriteStream("out.txt", writing).destroy()
   // @ts-expect-error internal members are not in the published declarations
   root.handle
   // @ts-expect-error internal members are not in the published declarations
@@ -156,6 +165,8 @@ export const use = async (dir: string): Promise<bigint> => {
 }
 export const symbols: symbol = AtomicFileSystemTypeId
 export type Atomic = AtomicFileSystem
+export type Open = OpenFileRequest
+export const opens: Open["operation"] = "open"
 export const values = [NodeAtomicFileSystem, withAtomicFileSystem, FileSystemBatch, FileSystemFault, GrantStore, KernelFileSystem, Permission, Workspace, PathAtomicFileSystem, DevFileAccess, Plan, DevWorkspace]
 `
   // "dom": effect's own declarations name the Web Crypto types (CryptoKey, JsonWebKey).

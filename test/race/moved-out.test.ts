@@ -334,4 +334,97 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       }
     })
   })
+
+  it("copyFile never publishes its copy into the departed directory", async () => {
+    const copied = 64 * 1024 * 1024
+    await untilLive("copyFile", 3, async () => {
+      const s = scratch()
+      s.make({ "a/": "" })
+      fs.writeFileSync(s.abs("src.bin"), Buffer.alloc(copied, 0x62))
+      const root = await PinnedRoot.open(s.root, { strategy })
+      // The copy makes its temporary in `a` and names it there once the data is in: the mover takes
+      // `a` outside at the temporary's open. 64 MiB: copy_file_range copies in the kernel, so 8 MiB
+      // was over before a mover on a loaded machine was scheduled.
+      const mover = startMover({
+        watch: s.abs("a"),
+        on: "open",
+        acts: ["create", "moved_to"],
+        renames: [[s.abs("a"), path.join(s.outside, "a")]]
+      })
+      await mover.ready
+      const result = await settle(root.copyFile("src.bin", "a/dst.bin"))
+      const m = await mover.finish()
+      root.close()
+      expect(fs.readdirSync(s.outside).sort()).toEqual(m.renamed > 0 ? ["a", "secret.txt"] : ["secret.txt"])
+      const a = whereIs(s)
+      // Refused: nothing published (a temporary already named in `a` may stay there, ours);
+      // succeeded: the whole copy, published before `a` left.
+      const names = fs.readdirSync(a)
+      if (result.ok) {
+        expect(names).toEqual(["dst.bin"])
+        expect(fs.statSync(path.join(a, "dst.bin")).size).toBe(copied)
+      } else {
+        for (const n of names) expect(n).toMatch(/^\.pinnedfs-[0-9a-f]{16}\.tmp$/)
+      }
+      expect(fs.statSync(s.abs("src.bin")).size).toBe(copied)
+      return { mover: m, settledAt: result.settledAt, result, renames: 1, everyActWatched: true }
+    })
+  })
+
+  it("cp -r stops at the first file it would make in the departed tree", async () => {
+    await untilLive("cp recursive", 3, async () => {
+      const s = scratch()
+      s.make({ "a/": "" })
+      const names = Array.from({ length: 2000 }, (_, i) => `f${String(i).padStart(4, "0")}`)
+      for (const n of names) s.make({ [`src/${n}`]: n })
+      const root = await PinnedRoot.open(s.root, { strategy })
+      // cp makes `a/dst` first, then its 2,000 files in it: the mover, woken by that mkdir, moves
+      // `a` out while the files are still to come. The files land below the watched directory, out
+      // of the mover's sight, so a success is never taken as a proven lost race.
+      const mover = startMover({ watch: s.abs("a"), on: "create", renames: [[s.abs("a"), path.join(s.outside, "a")]] })
+      await mover.ready
+      const result = await settle(root.cp("src", "a/dst", { recursive: true }))
+      const m = await mover.finish()
+      root.close()
+      expect(fs.readdirSync(s.outside).sort()).toEqual(m.renamed > 0 ? ["a", "secret.txt"] : ["secret.txt"])
+      const dst = path.join(whereIs(s), "dst")
+      // Only the source's own names, each whole, wherever `a` went; all of them when it succeeded.
+      const made = fs.existsSync(dst) ? fs.readdirSync(dst).sort() : []
+      for (const n of made) expect(n.startsWith(".pinnedfs-") || fs.readFileSync(path.join(dst, n), "utf8") === n, n).toBe(true)
+      if (result.ok) expect(made).toEqual(names)
+      expect(fs.readdirSync(s.abs("src")).length).toBe(names.length)
+      return { mover: m, settledAt: result.settledAt, result, renames: 1, everyActWatched: false }
+    })
+  })
+
+  it("open: the only event it raises is its file's own open, so a move lands after the whole open", async () => {
+    // Neither strategy opens a directory for reading on the way (one openat2, or the walk's O_PATH
+    // steps, which inotify does not report), so the first event the attacker can wake on is the
+    // open of the file itself, after the create. The cell shows that on every attempt, in the
+    // kernel's own event order: the mover fired and moved `a`, and the open made no act after the
+    // move. What a held directory would be exposed to mid-walk is pinned at an exact system call
+    // by test/race/mid-walk.test.ts instead.
+    for (let round = 0; round < 3; round++) {
+      const s = scratch()
+      const deepest = chain(s, "a", 40, 0)
+      const root = await PinnedRoot.open(s.root, { strategy })
+      const mover = startMover({
+        watch: s.abs("a"),
+        deep: true,
+        on: "open",
+        acts: ["create"],
+        renames: [[s.abs("a"), path.join(s.outside, "a")]]
+      })
+      await mover.ready
+      const result = await settle(root.open(`${deepest}/new.txt`, "wx").then((h) => h.close()))
+      const m = await mover.finish()
+      root.close()
+      live(m, 1)
+      expect(m.after).toBe(0)
+      expect(result.ok).toBe(true)
+      // Made before `a` left, and so found where `a` went; nothing else outside.
+      expect(fs.existsSync(path.join(s.outside, deepest, "new.txt"))).toBe(true)
+      expect(fs.readdirSync(s.outside).sort()).toEqual(["a", "secret.txt"])
+    }
+  })
 })

@@ -69,6 +69,33 @@ describe.each(strategies)("stat answers fs.Stats (%s)", (strategy) => {
     root.close()
   })
 
+  it("with { bigint: true }, the …Ns times to the nanosecond, as lstat(..., { bigint: true }) and a handle's fstat", async () => {
+    const s = scratch()
+    lay(s.root)
+    const root = await PinnedRoot.open(s.root, { strategy })
+    for (const name of names) {
+      const mine = await root.stat(name, { bigint: true })
+      const node = await fsp.lstat(s.abs(name), { bigint: true })
+      for (const f of timeFields) {
+        const ns = `${f}Ns` as const
+        expect(typeof mine[ns], `${name} ${ns}`).toBe("bigint")
+        expect(mine[ns], `${name} ${ns}`).toBe(node[ns])
+      }
+    }
+    // A time with nanoseconds no double of milliseconds holds (2^40 ms and change).
+    fs.writeFileSync(s.abs("ns.txt"), "x")
+    execFileSync("touch", ["-h", "-d", "@1099511627.123456789", s.abs("ns.txt")])
+    const exact = await root.stat("ns.txt", { bigint: true })
+    expect(exact.mtimeNs).toBe((await fsp.lstat(s.abs("ns.txt"), { bigint: true })).mtimeNs)
+    expect(exact.mtimeNs % 1_000_000_000n).toBe(123_456_789n)
+    await using handle = await root.open("ns.txt")
+    const viaHandle = await handle.stat({ bigint: true })
+    await using twin = await fsp.open(s.abs("ns.txt"))
+    const fstat = await twin.stat({ bigint: true })
+    for (const f of timeFields) expect(viaHandle[`${f}Ns`], `handle ${f}Ns`).toBe(fstat[`${f}Ns`])
+    root.close()
+  })
+
   it("keeps every refusal, and bad options are typed", async () => {
     const s = scratch()
     s.make({ "a/f.txt": "x" })

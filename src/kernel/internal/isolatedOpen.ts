@@ -1,13 +1,14 @@
 /**
- * `open` over an isolated volume (the only hosts the kernel opens files on: over a descriptor-relative
- * executor `open` is refused, since opening a host path and checking it afterwards is the window the
- * executor exists to close).
+ * `open` over an isolated volume, or over an executor whose extension opens beneath its pinned root
+ * itself (`openPinned.ts`). Over any other host `open` is refused: opening a host path and checking
+ * it afterwards is the window the executor exists to close.
  *
  * The flag decides the checks (read, write, or read then write). The handle is `stat`ed the moment it
  * exists, and the `dev:ino` it reports is what the authorization binds: every later operation on the
  * handle authorizes its path again and then confirms the path still names that same file. Rechecking
  * the path alone would authorize whatever now lives there and then act on the old handle. A volume
- * that reports no inode has no such evidence; its attestation is its boundary.
+ * that reports no inode has no such evidence; its attestation is its boundary. An executor's handle
+ * always has one, and is refused without it.
  *
  * @internal
  */
@@ -27,7 +28,14 @@ export const boundIdentity = (info: FileSystem.File.Info): Option.Option<string>
 
 /** @internal */
 export interface OpenContext {
-  readonly isolated: FileSystem.FileSystem
+  /** Stats the path now (no link followed), to compare with the bound identity. */
+  readonly stat: (path: string) => Effect.Effect<FileSystem.File.Info, PlatformError.PlatformError>
+  /** Opens the path (the checks of its flag already passed). */
+  readonly open: (
+    options: { readonly flag?: FileSystem.OpenFlag | undefined; readonly mode?: number | undefined } | undefined
+  ) => Effect.Effect<FileSystem.File, PlatformError.PlatformError, Scope.Scope>
+  /** A handle with no inode to bind is refused rather than trusted (an executor's must have one). */
+  readonly requireIdentity?: boolean | undefined
   /** The caller's path, normalized. */
   readonly path: string
   /** Authorizes the path for one action (both phases). */
@@ -44,7 +52,7 @@ const admit = (context: OpenContext, action: Action, bound: Option.Option<string
       Option.match(bound, {
         onNone: () => Effect.void,
         onSome: (identity) =>
-          context.isolated.stat(context.path).pipe(
+          context.stat(context.path).pipe(
             Effect.matchEffect({
               onFailure: () => Effect.fail(context.stale(action)),
               onSuccess: (info) =>
@@ -75,14 +83,15 @@ const wrap = (context: OpenContext, file: FileSystem.File, bound: Option.Option<
   }
 }
 
-/** Opens through the volume after the flag's checks, binding the handle to what it opened. @internal */
-export const openIsolated = (
+/** Opens through the volume (or executor) after the flag's checks, binding the handle to what it opened. @internal */
+export const openBound = (
   context: OpenContext,
   options: { readonly flag?: FileSystem.OpenFlag | undefined; readonly mode?: number | undefined } | undefined
 ): Effect.Effect<FileSystem.File, PlatformError.PlatformError, Scope.Scope> =>
   Effect.gen(function* () {
     for (const action of actionsOf(options?.flag ?? "r")) yield* context.authorize(action)
-    const file = yield* context.isolated.open(context.path, options)
-    const info = yield* file.stat
-    return wrap(context, file, boundIdentity(info))
+    const file = yield* context.open(options)
+    const bound = boundIdentity(yield* file.stat)
+    if (context.requireIdentity === true && Option.isNone(bound)) return yield* Effect.fail(context.stale("fs:read"))
+    return wrap(context, file, bound)
   })

@@ -3,12 +3,14 @@
  * `watch`, `open`, `stream`, `sink`): performed by an attested isolated volume after the same
  * checks as any other method, and refused over any other host, as the client's kernel refuses
  * them. A descriptor-relative executor offers no request for them, so there is nothing confined
- * to delegate to.
+ * to delegate to; except `open`, which pinnedfs's extension offers as a member of its own
+ * (`openPinned.ts`).
  *
  * @internal
  */
 import { Effect, type FileSystem, Sink, Stream } from "effect"
-import { openIsolated } from "../isolatedOpen.ts"
+import { openBound } from "../isolatedOpen.ts"
+import { openPinned, opensPinned } from "../openPinned.ts"
 import type { Guard } from "./context.ts"
 
 type Method<K extends keyof FileSystem.FileSystem> = FileSystem.FileSystem[K]
@@ -79,19 +81,23 @@ export const open = (guard: Guard): Method<"open"> =>
   Effect.fn("FileSystem.open")((value, raw) =>
     Effect.flatMap(guard.options("open", raw), (opts) => {
       const { auth, isolated } = guard
-      return isolated === undefined
-        ? guard.refuse("fs:read", "open", value)
-        : Effect.flatMap(guard.argument("open", value), (p) =>
-            openIsolated(
-              {
-                isolated,
-                path: p,
-                authorize: (action) => Effect.asVoid(auth.authorize([{ action, value: p }])),
-                stale: (action) => auth.deny(action, p, "descriptor no longer names the resource at its authorized path")
-              },
-              opts
-            )
-          )
+      if (isolated === undefined) {
+        return opensPinned(auth)
+          ? Effect.flatMap(guard.argument("open", value), (p) => openPinned(auth, p, opts))
+          : guard.refuse("fs:read", "open", value)
+      }
+      return Effect.flatMap(guard.argument("open", value), (p) =>
+        openBound(
+          {
+            stat: (path) => isolated.stat(path),
+            open: (o) => isolated.open(p, o),
+            path: p,
+            authorize: (action) => Effect.asVoid(auth.authorize([{ action, value: p }])),
+            stale: (action) => auth.deny(action, p, "descriptor no longer names the resource at its authorized path")
+          },
+          opts
+        )
+      )
     })
   )
 
