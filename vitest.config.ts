@@ -22,6 +22,9 @@ export default defineConfig({
     // time, so two on two cores overlap those waits.
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
     testTimeout: 30_000,
-    hookTimeout: 30_000
+    // Set-ups stage packages and build helpers; on a loaded two-core machine (five other runs at
+    // once) a stage took longer than 30 s and failed files whose tests would pass. Only set-up gets
+    // the room: no test's own bound changes.
+    hookTimeout: 120_000
   }
 })

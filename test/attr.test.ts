@@ -1,11 +1,11 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
+import { pinnedScratch } from "./support/pinned.ts"
 import { strategies } from "./support/strategies.ts"
-import { mkfifo, scratch } from "./support/tree.ts"
-import { rejection as refusal } from "./support/rejection.ts"
+import { mkfifo } from "./support/tree.ts"
+import { expectEachBadArgument, rejection as refusal } from "./support/rejection.ts"
 import { asRoot, NOBODY } from "./support/ids.ts"
 
 const modeOf = (p: string) => fs.lstatSync(p).mode & 0o7777
@@ -15,17 +15,14 @@ const ownerOf = (p: string) => {
 }
 
 describe.each(strategies)("chmod, chown (%s)", (strategy) => {
-  const setup = async () => {
-    const s = scratch()
-    s.make({ "a/b/file.txt": "hello", "top.txt": "top", "dir/": "" })
-    fs.chmodSync(s.secret, 0o640)
-    fs.symlinkSync(s.outside, s.abs("linkdir"))
-    fs.symlinkSync(s.secret, s.abs("a/linkfile"))
-    fs.symlinkSync("b", s.abs("a/inner"))
-    const root = await PinnedRoot.open(s.root, { strategy })
-    expect(root.strategy).toBe(strategy)
-    return { s, root }
-  }
+  const setup = () =>
+    pinnedScratch(strategy, (s) => {
+      s.make({ "a/b/file.txt": "hello", "top.txt": "top", "dir/": "" })
+      fs.chmodSync(s.secret, 0o640)
+      fs.symlinkSync(s.outside, s.abs("linkdir"))
+      fs.symlinkSync(s.secret, s.abs("a/linkfile"))
+      fs.symlinkSync("b", s.abs("a/inner"))
+    })
 
   it("changes the mode of files and directories, at the root and at depth", async () => {
     const { s, root } = await setup()
@@ -142,14 +139,7 @@ describe.each(strategies)("chmod, chown (%s)", (strategy) => {
       () => root.run({ op: native.ops.chmod, path: "top.txt", mode: 0o17777 }, "top.txt"),
       () => root.run({ op: native.ops.chown, path: "top.txt", uid: -5, gid: 0 }, "top.txt")
     ]
-    for (const [i, call] of calls.entries()) {
-      const e = await (async () => call())().then(
-        () => undefined,
-        (e: unknown) => e
-      )
-      expect(e, `case ${i}`).toBeInstanceOf(PinnedFsError)
-      expect({ i, reason: (e as PinnedFsError).reason }).toEqual({ i, reason: "BadArgument" })
-    }
+    await expectEachBadArgument(calls)
     expect(modeOf(s.abs("top.txt"))).toBe(before)
     expect(modeOf(s.secret)).toBe(0o640)
   })

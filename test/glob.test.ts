@@ -219,18 +219,25 @@ const rng = (seed: number) => () => {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296
 }
 
-const randomTree = (random: () => number): Record<string, string> => {
-  const names = ["a", "b", "ab", "ba", ".d", "x.ts", "y.js", "z.ts", "A", "1", "a.b", "é"]
+/**
+ * A random tree of at most three levels of `names`: `width` tries per directory, each a directory
+ * (descended into) with chance `dirs`, else a file; a name taken at its level is skipped.
+ */
+const randomTree = (
+  random: () => number,
+  {
+    names = ["a", "b", "ab", "ba", ".d", "x.ts", "y.js", "z.ts", "A", "1", "a.b", "é"],
+    width = () => 1 + Math.floor(random() * 4),
+    dirs = 0.45
+  }: { names?: ReadonlyArray<string>; width?: () => number; dirs?: number } = {}
+): Record<string, string> => {
   const out: Record<string, string> = {}
   const grow = (prefix: string, depth: number) => {
-    const count = 1 + Math.floor(random() * 4)
+    const count = width()
     for (let i = 0; i < count; i++) {
-      const name = names[Math.floor(random() * names.length)]
-      const at = prefix + name
-      if (Object.keys(out).some((k) => k === at || k.startsWith(at + "/") || (at.startsWith(k + "/") && !k.endsWith("/")))) {
-        continue
-      }
-      if (depth < 3 && random() < 0.45) {
+      const at = prefix + names[Math.floor(random() * names.length)]
+      if (out[at] !== undefined || out[at + "/"] !== undefined) continue
+      if (depth < 3 && random() < dirs) {
         out[at + "/"] = ""
         grow(at + "/", depth + 1)
       } else {
@@ -409,20 +416,7 @@ describe.each(strategies)("glob (%s)", (strategy) => {
     let compared = 0
     for (let seed = 100; seed < 103; seed++) {
       const random = rng(seed)
-      const spec: Record<string, string> = {}
-      const grow = (prefix: string, depth: number) => {
-        for (let i = 0; i < 4; i++) {
-          const at = prefix + names[Math.floor(random() * names.length)]
-          if (spec[at] !== undefined || spec[at + "/"] !== undefined) continue
-          if (depth < 3 && random() < 0.4) {
-            spec[at + "/"] = ""
-            grow(at + "/", depth + 1)
-          } else {
-            spec[at] = ""
-          }
-        }
-      }
-      grow("", 0)
+      const spec = randomTree(random, { names, width: () => 4, dirs: 0.4 })
       const { s, root } = await setup(spec)
       for (let i = 0; i < 120; i++) {
         let pattern = ""

@@ -2,6 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { PinnedRoot } from "../src/index.ts"
+import { expectAnswers } from "./support/answers.ts"
 import { strategies } from "./support/strategies.ts"
 import { mkfifo, openDescriptorCount, scratch } from "./support/tree.ts"
 import { rejection as failure } from "./support/rejection.ts"
@@ -25,12 +26,17 @@ describe.each(strategies)("readLink, realPath, resolve (%s)", (strategy) => {
   describe("readLink", () => {
     it("reads a final link's text, relative or absolute, at the root or deeper", async () => {
       const { s, root } = await setup()
-      expect(await root.readLink("a/inner")).toBe("b")
-      expect(await root.readLink("a/linkfile")).toBe(s.secret)
-      expect(await root.readLink("linkdir")).toBe(s.outside)
-      expect(await root.readLink("a/out")).toBe("../../outside/secret.txt")
-      expect(await root.readLink("a/dangling")).toBe("nowhere")
-      expect(await root.readLink("./a//inner")).toBe("b")
+      await expectAnswers(
+        (p) => root.readLink(p),
+        [
+          ["a/inner", "b"],
+          ["a/linkfile", s.secret],
+          ["linkdir", s.outside],
+          ["a/out", "../../outside/secret.txt"],
+          ["a/dangling", "nowhere"],
+          ["./a//inner", "b"]
+        ]
+      )
     })
 
     it("reads link text longer than a small buffer in full", async () => {
@@ -91,12 +97,17 @@ describe.each(strategies)("readLink, realPath, resolve (%s)", (strategy) => {
   describe("realPath", () => {
     it("answers the canonical root-relative path", async () => {
       const { root } = await setup()
-      expect(await root.realPath("a/b/file.txt")).toBe("a/b/file.txt")
-      expect(await root.realPath("./a//b/./")).toBe("a/b")
-      expect(await root.realPath("a/b/../b/c/d/deep.txt")).toBe("a/b/c/d/deep.txt")
-      expect(await root.realPath("a/b/..")).toBe("a")
-      expect(await root.realPath("")).toBe("")
-      expect(await root.realPath(".")).toBe("")
+      await expectAnswers(
+        (p) => root.realPath(p),
+        [
+          ["a/b/file.txt", "a/b/file.txt"],
+          ["./a//b/./", "a/b"],
+          ["a/b/../b/c/d/deep.txt", "a/b/c/d/deep.txt"],
+          ["a/b/..", "a"],
+          ["", ""],
+          [".", ""]
+        ]
+      )
     })
 
     it("refuses a link anywhere, the final component included", async () => {

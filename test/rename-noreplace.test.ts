@@ -6,21 +6,17 @@
  */
 import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
-import { PinnedRoot } from "../src/index.ts"
+import { pinnedScratch } from "./support/pinned.ts"
 import { strategies } from "./support/strategies.ts"
-import { scratch } from "./support/tree.ts"
 import { rejection } from "./support/rejection.ts"
 
 describe.each(strategies)("rename with noReplace (%s)", (strategy) => {
-  const setup = async () => {
-    const s = scratch()
-    s.make({ "src.txt": "source", "taken.txt": "taken", "empty/": "", "full/x": "x", "dir/inner.txt": "inner" })
-    fs.symlinkSync(s.secret, s.abs("link"))
-    fs.symlinkSync("nowhere", s.abs("dangling"))
-    const root = await PinnedRoot.open(s.root, { strategy })
-    expect(root.strategy).toBe(strategy)
-    return { s, root }
-  }
+  const setup = () =>
+    pinnedScratch(strategy, (s) => {
+      s.make({ "src.txt": "source", "taken.txt": "taken", "empty/": "", "full/x": "x", "dir/inner.txt": "inner" })
+      fs.symlinkSync(s.secret, s.abs("link"))
+      fs.symlinkSync("nowhere", s.abs("dangling"))
+    })
 
   it("renames onto a missing name, in place and across directories", async () => {
     const { s, root } = await setup()

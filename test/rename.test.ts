@@ -1,11 +1,12 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { PinnedFsError, PinnedRoot } from "../src/index.ts"
+import type { PinnedRoot } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
+import { pinnedScratch } from "./support/pinned.ts"
 import { strategies } from "./support/strategies.ts"
-import { type Scratch, scratch } from "./support/tree.ts"
-import { rejection as refusal } from "./support/rejection.ts"
+import type { Scratch } from "./support/tree.ts"
+import { expectEachBadArgument, rejection as refusal } from "./support/rejection.ts"
 
 /** Every entry under `dir` with what it is: file content, link text, or "dir". */
 const tree = (dir: string): Record<string, string> => {
@@ -26,16 +27,13 @@ const tree = (dir: string): Record<string, string> => {
 }
 
 describe.each(strategies)("rename (%s)", (strategy) => {
-  const setup = async () => {
-    const s = scratch()
-    s.make({ "a/b/file.txt": "hello", "top.txt": "top", "dir/": "", "full/x": "x" })
-    fs.symlinkSync(s.outside, s.abs("linkdir"))
-    fs.symlinkSync(s.secret, s.abs("a/linkfile"))
-    fs.symlinkSync("b", s.abs("a/inner"))
-    const root = await PinnedRoot.open(s.root, { strategy })
-    expect(root.strategy).toBe(strategy)
-    return { s, root }
-  }
+  const setup = () =>
+    pinnedScratch(strategy, (s) => {
+      s.make({ "a/b/file.txt": "hello", "top.txt": "top", "dir/": "", "full/x": "x" })
+      fs.symlinkSync(s.outside, s.abs("linkdir"))
+      fs.symlinkSync(s.secret, s.abs("a/linkfile"))
+      fs.symlinkSync("b", s.abs("a/inner"))
+    })
 
   /** Each rename refused as a PermissionDenied of `kind`, and nothing inside or outside changed. */
   const refusesEach = async (s: Scratch, root: PinnedRoot, cases: ReadonlyArray<[string, string]>, kind: string) => {
@@ -165,14 +163,7 @@ describe.each(strategies)("rename (%s)", (strategy) => {
       () => root.rename("top.txt", `${"y".repeat(300)}`),
       () => root.run({ op: native.ops.rename, path: "top.txt" }, "top.txt")
     ]
-    for (const [i, call] of calls.entries()) {
-      const e = await (async () => call())().then(
-        () => undefined,
-        (e: unknown) => e
-      )
-      expect(e, `case ${i}`).toBeInstanceOf(PinnedFsError)
-      expect({ i, reason: (e as PinnedFsError).reason }).toEqual({ i, reason: "BadArgument" })
-    }
+    await expectEachBadArgument(calls)
     expect(tree(s.root)).toEqual(before)
   })
 })

@@ -8,13 +8,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { NodeAtomicFileSystem } from "../src/effect/index.ts"
 import { PathAtomicFileSystem } from "../src/fallback/index.ts"
 import type { AtomicFileSystem, AtomicRequest } from "../src/protocol/wire.ts"
-import { PinnedFsError, PinnedRoot } from "../src/index.ts"
+import { type PinnedFsError, PinnedRoot } from "../src/index.ts"
 import type { OpenFlag } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
 import { asRoot, NOBODY, requestsAsNobody } from "./support/nobody.ts"
 import { strategies } from "./support/strategies.ts"
 import { mkfifo, scratch } from "./support/tree.ts"
-import { rejection as refusal } from "./support/rejection.ts"
+import { expectEachBadArgument, rejection as refusal } from "./support/rejection.ts"
 import { skipUnless } from "./support/skip.ts"
 import { allowAll, failure as kernelFailure, kernelLayer, reasonTag } from "./kernel/support/kernel.ts"
 
@@ -227,14 +227,7 @@ describe.each(strategies)("writeFile (%s)", (strategy) => {
       () => root.run({ op: native.ops.writeFile, path: "f", data: 7 as unknown as string, flag: native.flags.w }, "f"),
       () => root.run({ op: native.ops.writeFile, path: "f", data: "x", flag: native.flags.w, mode: 0o70000 }, "f")
     ]
-    for (const [i, call] of badArgs.entries()) {
-      const e = await (async () => call())().then(
-        () => undefined,
-        (e: unknown) => e
-      )
-      expect(e, `case ${i}`).toBeInstanceOf(PinnedFsError)
-      expect({ i, reason: (e as PinnedFsError).reason }).toEqual({ i, reason: "BadArgument" })
-    }
+    await expectEachBadArgument(badArgs)
     expect(fs.existsSync(s.abs("f"))).toBe(false)
     expect(fs.readFileSync(s.secret, "utf8")).toBe("TOP SECRET")
   })

@@ -29,40 +29,50 @@ describe.each(strategies)("mounts inside the workspace (%s)", (strategy) => {
   const session = (t: SandboxTree) =>
     new Confinement({ target: { workspace: t.ws, home: t.home, tempRoot: t.tmp, runtimeDirectory: t.at("run") }, strategy })
 
-  it("a tmpfs under the workspace is writable and walked: a repository in it stays read-only", async (ctx) => {
+  // Each volume: made under ws/vol, with a data file and a repository in it; `disk` is where both
+  // are on the host, which the sandbox's writes must reach (the data) or not (the repository).
+  const volumes = [
+    {
+      name: "a tmpfs under the workspace is writable and walked: a repository in it stays read-only",
+      make: (t: SandboxTree) => {
+        fs.mkdirSync(t.at("ws/vol"))
+        mount("-t", "tmpfs", "-o", "size=4m,mode=0777", "pinnedfs-test", t.at("ws/vol"))
+        t.write("ws/vol/data.txt", "data\n")
+        t.write("ws/vol/proj/.git/config", "[core]\n")
+      },
+      disk: "ws/vol",
+      data: "data.txt",
+      repo: "proj"
+    },
+    {
+      name: "a bind mount of a directory from elsewhere on the same file system (a volume) is confined like a tmpfs",
+      make: (t: SandboxTree) => {
+        t.write("volumes/data/data.txt", "data\n")
+        t.write("volumes/data/repo/.git/config", "[core]\n")
+        fs.mkdirSync(t.at("ws/vol"))
+        mount("--bind", t.at("volumes/data"), t.at("ws/vol"))
+      },
+      disk: "volumes/data",
+      data: "data.txt",
+      repo: "repo"
+    }
+  ]
+
+  it.for(volumes)("$name", async ({ make, disk, data, repo }, ctx) => {
     skipUnless(ctx, asRoot, "mounting a tmpfs under the workspace needs root")
     const t = sandboxTree()
-    fs.mkdirSync(t.at("ws/vol"))
-    mount("-t", "tmpfs", "-o", "size=4m,mode=0777", "pinnedfs-test", t.at("ws/vol"))
-    t.write("ws/vol/data.txt", "data\n")
-    t.write("ws/vol/proj/.git/config", "[core]\n")
+    make(t)
     const launch = await session(t).prepare()
-    expect(launch.plan.restrictions).toContainEqual(expect.objectContaining({ path: t.at("ws/vol/proj/.git"), access: "read-only" }))
+    expect(launch.plan.restrictions).toContainEqual(expect.objectContaining({ path: t.at(`ws/vol/${repo}/.git`), access: "read-only" }))
     const r = await runScript(
       launch,
-      `echo more >> vol/data.txt && echo data-ok; echo x >> vol/proj/.git/config || echo git-denied; mkdir vol/new && echo mkdir-ok`
+      `echo more >> vol/${data} && echo data-ok; echo x >> vol/${repo}/.git/config || echo git-denied; mkdir vol/new && echo mkdir-ok`
     )
     expect(r.stdout).toContain("data-ok")
     expect(r.stdout).toContain("git-denied")
     expect(r.stdout).toContain("mkdir-ok")
-    expect(t.read("ws/vol/data.txt")).toBe("data\nmore\n")
-    expect(t.read("ws/vol/proj/.git/config")).toBe("[core]\n")
-  })
-
-  it("a bind mount of a directory from elsewhere on the same file system (a volume) is confined like a tmpfs", async (ctx) => {
-    skipUnless(ctx, asRoot, "mounting a tmpfs under the workspace needs root")
-    const t = sandboxTree()
-    t.write("volumes/data/notes.txt", "n\n")
-    t.write("volumes/data/repo/.git/config", "[core]\n")
-    fs.mkdirSync(t.at("ws/vol"))
-    mount("--bind", t.at("volumes/data"), t.at("ws/vol"))
-    const launch = await session(t).prepare()
-    expect(launch.plan.restrictions).toContainEqual(expect.objectContaining({ path: t.at("ws/vol/repo/.git"), access: "read-only" }))
-    const r = await runScript(launch, `echo more >> vol/notes.txt && echo vol-ok; echo x >> vol/repo/.git/config || echo git-denied`)
-    expect(r.stdout).toContain("vol-ok")
-    expect(r.stdout).toContain("git-denied")
-    expect(t.read("volumes/data/notes.txt")).toBe("n\nmore\n")
-    expect(t.read("volumes/data/repo/.git/config")).toBe("[core]\n")
+    expect(t.read(`${disk}/${data}`)).toBe("data\nmore\n")
+    expect(t.read(`${disk}/${repo}/.git/config`)).toBe("[core]\n")
   })
 
   it("a bind mount showing the workspace's own .git under another name is refused, naming it", async (ctx) => {

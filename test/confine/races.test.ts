@@ -22,6 +22,29 @@ describe.each(strategies)("races on confinement (%s)", (strategy) => {
       policy: { protected: rules },
       strategy
     })
+  /**
+   * Prepares and cleans up a launch of `s` in bounded rounds while the native attacker exchanges
+   * ws/sub with ws/sublink (a link to outside), putting them back between rounds; each round
+   * answers the paths its plan named, or its refusal.
+   */
+  const prepareUnderSwap = (t: SandboxTree, s: Confinement) =>
+    raceRounds({
+      pairs: [[t.at("ws/sub"), t.at("ws/sublink")]],
+      maxRounds: 60,
+      maxMs: 4_000,
+      reset: () => {},
+      round: async (): Promise<{ named: Array<string>; refused: unknown }> => {
+        try {
+          const launch = await s.prepare()
+          const named = [...launch.plan.restrictions.map((r) => r.path), ...launch.plan.layers.map((l) => l.path)]
+          await launch.cleanup()
+          return { named, refused: undefined }
+        } catch (e) {
+          return { named: [], refused: e }
+        }
+      },
+      inspect: (r) => r
+    })
   const prepare = (s: Confinement, hooks: { afterDiscovery?: () => void; afterCreation?: () => void }) =>
     prepareLaunch(() => s.inputs(), { strategy, hooks })
 
@@ -153,23 +176,7 @@ describe.each(strategies)("races on confinement (%s)", (strategy) => {
     const s = session(t, [["**/.env"]])
     // ws/sub flips between the real directory and the link to outside, exchanged atomically by the
     // native attacker while each preparation runs, and put back between preparations.
-    const race = await raceRounds({
-      pairs: [[t.at("ws/sub"), t.at("ws/sublink")]],
-      maxRounds: 60,
-      maxMs: 4_000,
-      reset: () => {},
-      round: async () => {
-        try {
-          const launch = await s.prepare()
-          const named = [...launch.plan.restrictions.map((r) => r.path), ...launch.plan.layers.map((l) => l.path)]
-          await launch.cleanup()
-          return { named, refused: undefined }
-        } catch (e) {
-          return { named: [], refused: e }
-        }
-      },
-      inspect: (r) => r
-    })
+    const race = await prepareUnderSwap(t, s)
     expect(race.swaps).toBeGreaterThan(0)
     expect(race.rounds).toBeGreaterThan(0)
     // The attack reached the preparations: some met the exchanged layout (the real directory under
@@ -195,27 +202,12 @@ describe.each(strategies)("races on confinement (%s)", (strategy) => {
     fs.symlinkSync(t.outside, t.at("ws/sublink"))
     const outside = snapshot(t.outside)
     const s = session(t, [["sub/.git", "read-only"], ["sub/keep"]])
-    const race = await raceRounds({
-      pairs: [[t.at("ws/sub"), t.at("ws/sublink")]],
-      maxRounds: 60,
-      maxMs: 4_000,
-      reset: () => {},
-      round: async () => {
-        try {
-          const launch = await s.prepare()
-          await launch.cleanup()
-          return undefined
-        } catch (e) {
-          return e
-        }
-      },
-      inspect: (refused) => refused
-    })
+    const race = await prepareUnderSwap(t, s)
     expect(race.swaps).toBeGreaterThan(0)
     expect(race.rounds).toBeGreaterThan(0)
     // The attack reached the creation programs: some met the link where the parent had been.
-    expect(race.answers.filter((refused) => refused !== undefined).length).toBeGreaterThan(0)
-    for (const refused of race.answers) if (refused !== undefined) expect(refused).toBeInstanceOf(ConfinementError)
+    expect(race.answers.filter((r) => r.refused !== undefined).length).toBeGreaterThan(0)
+    for (const { refused } of race.answers) if (refused !== undefined) expect(refused).toBeInstanceOf(ConfinementError)
     expect(snapshot(t.outside)).toEqual(outside)
     expect(fs.existsSync(t.at("outside/.git"))).toBe(false)
   })

@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { Confinement, ConfinementError, sandboxAvailable } from "../../src/confine/index.ts"
 import { strategies } from "../support/strategies.ts"
-import { expectOutput, refusal, runScript, sandboxTree, type SandboxTree } from "./support/tree.ts"
+import { expectOutput, expectScript, refusal, runScript, sandboxTree, type SandboxTree } from "./support/tree.ts"
 import { skipUnless, sandboxWhy } from "../support/skip.ts"
 
 const sandbox = await sandboxAvailable()
@@ -22,6 +22,17 @@ describe.each(strategies)("launch scopes (%s)", (strategy) => {
     t.write("ws/src/b.ts", "b\n")
     t.write("ws/README.md", "readme\n")
     return t
+  }
+  /** Prepares a launch of `scope`, runs `script` in it, expects `words` in its output; answers the plan. */
+  const runScoped = async (
+    t: SandboxTree,
+    scope: { files: Array<string>; directories: Array<string> },
+    script: string,
+    words: ReadonlyArray<string>
+  ) => {
+    const launch = await session(t).prepare({ scope })
+    await expectScript(launch, script, words)
+    return launch.plan
   }
 
   it("only the scope's files are writable in the workspace: the rest, new files beside them and renames onto them fail", async (ctx) => {
@@ -54,17 +65,17 @@ describe.each(strategies)("launch scopes (%s)", (strategy) => {
   it("a scope directory is writable as a tree; a missing one is made for the launch and kept only if used", async (ctx) => {
     skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
     const t = tree()
-    const launch = await session(t).prepare({ scope: { files: [], directories: ["gen", "out/deep"] } })
-    expect(launch.plan.created.map((c) => [c.path, c.purpose])).toEqual([
+    const plan = await runScoped(
+      t,
+      { files: [], directories: ["gen", "out/deep"] },
+      "echo made > gen/x.ts && echo gen-written; echo no > out/sibling || echo sibling-denied; echo no >> src/a.ts || echo a-denied",
+      ["gen-written", "sibling-denied", "a-denied"]
+    )
+    expect(plan.created.map((c) => [c.path, c.purpose])).toEqual([
       [path.join(t.ws, "gen"), "scope"],
       [path.join(t.ws, "out"), "scope"],
       [path.join(t.ws, "out/deep"), "scope"]
     ])
-    const r = await runScript(
-      launch,
-      "echo made > gen/x.ts && echo gen-written; echo no > out/sibling || echo sibling-denied; echo no >> src/a.ts || echo a-denied"
-    )
-    expectOutput(r.stdout, ["gen-written", "sibling-denied", "a-denied"])
     expect(t.read("ws/gen/x.ts")).toBe("made\n")
     // gen holds the child's file and stays; out/deep was unused and is removed with out.
     expect(fs.existsSync(path.join(t.ws, "out"))).toBe(false)
@@ -74,18 +85,18 @@ describe.each(strategies)("launch scopes (%s)", (strategy) => {
   it("a scope path inside a protected path stays protected and is reported skipped; a missing file is skipped", async (ctx) => {
     skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
     const t = tree()
-    const launch = await session(t).prepare({ scope: { files: ["src/a.ts", ".git/config", "src/gone.ts"], directories: [".git/hooks"] } })
-    expect(launch.plan.scope!.files).toEqual([path.join(t.ws, "src/a.ts")])
-    expect(launch.plan.scope!.skipped).toEqual([
+    const plan = await runScoped(
+      t,
+      { files: ["src/a.ts", ".git/config", "src/gone.ts"], directories: [".git/hooks"] },
+      "echo x >> src/a.ts && echo a-written; echo evil >> .git/config || echo config-denied; mkdir .git/hooks || echo hooks-denied",
+      ["a-written", "config-denied", "hooks-denied"]
+    )
+    expect(plan.scope!.files).toEqual([path.join(t.ws, "src/a.ts")])
+    expect(plan.scope!.skipped).toEqual([
       { path: path.join(t.ws, ".git/hooks"), why: `inside the protected path '${path.join(t.ws, ".git")}'` },
       { path: path.join(t.ws, ".git/config"), why: `inside the protected path '${path.join(t.ws, ".git")}'` },
       { path: path.join(t.ws, "src/gone.ts"), why: "it does not exist" }
     ])
-    const r = await runScript(
-      launch,
-      "echo x >> src/a.ts && echo a-written; echo evil >> .git/config || echo config-denied; mkdir .git/hooks || echo hooks-denied"
-    )
-    expectOutput(r.stdout, ["a-written", "config-denied", "hooks-denied"])
     expect(t.read("ws/.git/config")).toBe("[core]\n")
     expect(fs.existsSync(path.join(t.ws, ".git/hooks"))).toBe(false)
   })

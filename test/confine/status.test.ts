@@ -81,24 +81,22 @@ describe("pinnedfs run's exit statuses", () => {
 
   it("125 only when it cannot confine; the command's own 125 passes through, and --status-fd tells them apart", async () => {
     const t = sandboxTree()
-    const own = spawnSync(process.execPath, [cli, "run", "--status-fd", "3", "--", "/bin/sh", "-c", "exit 125"], {
-      cwd: t.ws,
-      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") },
-      stdio: ["ignore", "pipe", "pipe", "pipe"],
-      encoding: "utf8"
-    })
+    // `exit 125` under pinnedfs run, its status written to descriptor 3.
+    const exit125 = () =>
+      spawnSync(process.execPath, [cli, "run", "--status-fd", "3", "--", "/bin/sh", "-c", "exit 125"], {
+        cwd: t.ws,
+        env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") },
+        stdio: ["ignore", "pipe", "pipe", "pipe"],
+        encoding: "utf8"
+      })
+    const own = exit125()
     expect(own.status).toBe(125)
     expect(own.stderr).toBe("")
     expect(JSON.parse(own.output[3] as string)).toEqual({ ran: true, status: 125, code: 125, signal: null })
     fs.symlinkSync(t.outside, path.join(t.ws, "lib.git"))
     fs.rmSync(path.join(t.ws, ".git"), { recursive: true })
     fs.symlinkSync(t.outside, path.join(t.ws, ".git"))
-    const refused = spawnSync(process.execPath, [cli, "run", "--status-fd", "3", "--", "/bin/sh", "-c", "exit 125"], {
-      cwd: t.ws,
-      env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, PINNEDFS_RUNTIME_DIR: t.at("run") },
-      stdio: ["ignore", "pipe", "pipe", "pipe"],
-      encoding: "utf8"
-    })
+    const refused = exit125()
     expect(refused.status).toBe(125)
     expect(refused.stderr).toMatch(/^pinnedfs run: cannot confine \/bin\/sh: .*symbolic link/)
     expect(JSON.parse(refused.output[3] as string)).toEqual(expect.objectContaining({ ran: false, status: 125, reason: "link" }))

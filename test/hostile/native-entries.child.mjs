@@ -42,6 +42,10 @@ const detach = (view) => {
 }
 
 const defineMember = (paths, i, spec) => {
+  // A member whose read runs `get`: the addon reads it while it marshals the call.
+  const onRead = (get) => {
+    Object.defineProperty(paths, i, { get })
+  }
   if ("s" in spec) {
     paths[i] = spec.s
     return
@@ -70,44 +74,29 @@ const defineMember = (paths, i, spec) => {
       delete paths[i]
       return
     case "throws":
-      Object.defineProperty(paths, i, {
-        get() {
-          throw new Error("member getter")
-        }
+      return onRead(() => {
+        throw new Error("member getter")
       })
-      return
     case "closes":
-      Object.defineProperty(paths, i, {
-        get() {
-          state.handle.close()
-          return "file.txt"
-        }
+      return onRead(() => {
+        state.handle.close()
+        return "file.txt"
       })
-      return
     case "detachOps":
-      Object.defineProperty(paths, i, {
-        get() {
-          detach(state.ops)
-          return "file.txt"
-        }
+      return onRead(() => {
+        detach(state.ops)
+        return "file.txt"
       })
-      return
     case "detachRecursive":
-      Object.defineProperty(paths, i, {
-        get() {
-          detach(state.recursive)
-          return "dir"
-        }
+      return onRead(() => {
+        detach(state.recursive)
+        return "dir"
       })
-      return
     case "grows":
-      Object.defineProperty(paths, i, {
-        get() {
-          for (let k = 0; k < 1000; k++) paths.push("x")
-          return "file.txt"
-        }
+      return onRead(() => {
+        for (let k = 0; k < 1000; k++) paths.push("x")
+        return "file.txt"
       })
-      return
   }
   throw new Error(`unknown spec ${JSON.stringify(spec)}`)
 }

@@ -121,34 +121,27 @@ const MiB = 1024 * 1024
 describe.each(strategies)("concurrent reads past memory (%s)", (strategy) => {
   // `ulimit -v 2500000`: KiB. 8 GiB of budget leaves the address space alone to say no.
   for (const budget of ["default", String(8 * 1024 * MiB)]) {
-    it(`eight 400 MiB readFiles at once under \`ulimit -v 2500000\` live, each typed (budget ${budget})`, () => {
-      const dir = workspace()
-      sparseFiles(dir, 8, 400 * MiB)
-      const r = runLimited("--as=2560000000", strategy, "reads", dir, [budget])
-      let refused = 0
-      for (const entry of ["PinnedRoot", "extension"]) {
-        const counts = contentOrTyped(r[entry], 400 * MiB)
-        expect(counts.read + counts.refused).toBe(8)
-        refused += counts.refused
-      }
-      // The limit was live: not every read could be had at once.
-      expect(refused).toBeGreaterThan(0)
-      // Nothing stays charged once every answer has settled.
-      expect(r.inFlight).toBe(0)
-    }, 300_000)
-
-    it(`a batch answering 2.4 GiB under \`ulimit -v 2500000\` lives, each member typed (budget ${budget})`, () => {
-      const dir = workspace()
-      sparseFiles(dir, 6, 400 * MiB)
-      const r = runLimited("--as=2560000000", strategy, "batch", dir, [budget])
-      let refused = 0
-      for (const entry of ["PinnedRoot", "extension"]) {
-        const counts = contentOrTyped(r[entry], 400 * MiB)
-        expect(counts.read + counts.refused).toBe(6)
-        refused += counts.refused
-      }
-      expect(refused).toBeGreaterThan(0)
-      expect(r.inFlight).toBe(0)
-    }, 300_000)
+    it.each([
+      { scenario: "reads", files: 8, what: "eight 400 MiB readFiles at once under `ulimit -v 2500000` live, each typed" },
+      { scenario: "batch", files: 6, what: "a batch answering 2.4 GiB under `ulimit -v 2500000` lives, each member typed" }
+    ])(
+      `$what (budget ${budget})`,
+      ({ scenario, files }) => {
+        const dir = workspace()
+        sparseFiles(dir, files, 400 * MiB)
+        const r = runLimited("--as=2560000000", strategy, scenario, dir, [budget])
+        let refused = 0
+        for (const entry of ["PinnedRoot", "extension"]) {
+          const counts = contentOrTyped(r[entry], 400 * MiB)
+          expect(counts.read + counts.refused).toBe(files)
+          refused += counts.refused
+        }
+        // The limit was live: not every read could be had at once.
+        expect(refused).toBeGreaterThan(0)
+        // Nothing stays charged once every answer has settled.
+        expect(r.inFlight).toBe(0)
+      },
+      300_000
+    )
   }
 })

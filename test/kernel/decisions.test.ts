@@ -17,7 +17,7 @@ import type { AtomicFileSystem } from "../../src/protocol/wire.ts"
 import { FileSystemBatch, GrantStore, KernelFileSystem } from "../../src/kernel/index.ts"
 import { scratch } from "../support/tree.ts"
 import { type Host, hosts } from "./support/hosts.ts"
-import { kernelLayer } from "./support/kernel.ts"
+import { allowAllBut, kernelLayer, readWrite } from "./support/kernel.ts"
 import { listingQuestions, makeModel, type Question } from "./support/seedModel.ts"
 
 interface World {
@@ -79,18 +79,7 @@ const paths = [
   "hl1.txt"
 ]
 
-const rulesOf = (root: string) =>
-  GrantStore.fromRules({
-    root,
-    allow: [
-      { action: "fs:read", glob: "**" },
-      { action: "fs:write", glob: "**" }
-    ],
-    deny: [
-      { action: "fs:read", glob: "denied/**" },
-      { action: "fs:write", glob: "denied/**" }
-    ]
-  })
+const rulesOf = (root: string) => GrantStore.fromRules(allowAllBut(root, readWrite("denied/**")))
 
 /** The kernel over `host` in `world`, its store logging every question; and the model's decisions. */
 const harness = (host: Host, world: World) =>

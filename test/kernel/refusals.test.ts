@@ -9,7 +9,7 @@ import { Effect, FileSystem, type PlatformError } from "effect"
 import { GrantStore } from "../../src/kernel/index.ts"
 import { scratch } from "../support/tree.ts"
 import { hosts } from "./support/hosts.ts"
-import { kernelCause, kernelLayer, reasonTag } from "./support/kernel.ts"
+import { allowAllBut, kernelCause, kernelLayer, reasonTag, readWrite } from "./support/kernel.ts"
 
 /** `secret/` is read-denied and write-denied; everything else is granted. */
 const world = () => {
@@ -22,17 +22,7 @@ const world = () => {
   NFS.symlinkSync("loop", s.abs("secret/loop"))
   NFS.symlinkSync("out", s.abs("secret/chain")) // a link to a link to outside
   NFS.symlinkSync("..", s.abs("secret/up")) // to the workspace root
-  const grants = GrantStore.layerRules({
-    root: s.root,
-    allow: [
-      { action: "fs:read", glob: "**" },
-      { action: "fs:write", glob: "**" }
-    ],
-    deny: [
-      { action: "fs:read", glob: "secret/**" },
-      { action: "fs:write", glob: "secret/**" }
-    ]
-  })
+  const grants = GrantStore.layerRules(allowAllBut(s.root, readWrite("secret/**")))
   return { s, grants }
 }
 

@@ -14,7 +14,7 @@ import { GrantStore, KernelFileSystem } from "../../src/kernel/index.ts"
 import { scratch, type Scratch } from "../support/tree.ts"
 import { hosts } from "./support/hosts.ts"
 import { scratchSystemTemp } from "./support/systemTemp.ts"
-import { kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
+import { allowAllBut, kernelLayer, reasonTag, snapshotTree } from "./support/kernel.ts"
 
 const systemTemp = scratchSystemTemp()
 
@@ -45,18 +45,13 @@ const systemTempOnly = (s: Scratch) =>
 
 /** Write everywhere in the workspace except inside `tmp/` and `secret/` (the folders themselves are writable). */
 const tmpContentsDenied = (s: Scratch) =>
-  GrantStore.layerRules({
-    root: s.root,
-    allow: [
-      { action: "fs:read", glob: "**" },
-      { action: "fs:write", glob: "**" }
-    ],
-    deny: [
+  GrantStore.layerRules(
+    allowAllBut(s.root, [
       { action: "fs:write", glob: "tmp/*" },
       { action: "fs:write", glob: "tmp/*/**" },
       { action: "fs:write", glob: "secret/**" }
-    ]
-  })
+    ])
+  )
 
 const attempt = <A>(
   layer: ReturnType<typeof kernelLayer>,

@@ -21,59 +21,33 @@ const payload = Buffer.alloc(4096, 0x61)
 // One request per index: a deterministic cycle through every kind. Work that creates something
 // uses a slot of its own (i % 64), so concurrent members never fight over a name in ways that
 // make the answer depend on scheduling more than a real workload would.
-const request = (i) => {
-  const slot = `w${i % 64}`
-  switch (i % 24) {
-    case 0:
-      return { op: ops.readFile, path: "file.txt" }
-    case 1:
-      return { op: ops.stat, path: "dir/sub/deep.txt" }
-    case 2:
-      return { op: ops.exists, path: "missing/nothing" }
-    case 3:
-      return { op: ops.readFile, path: "out/secret.txt" } // link on the way
-    case 4:
-      return { op: ops.readFile, path: "hard.txt" } // hard link
-    case 5:
-      return { op: ops.readFile, path: "../outside/secret.txt" } // escape
-    case 6:
-      return { op: ops.readFile, path: "no/such/file" } // ENOENT
-    case 7:
-      return { op: ops.readDirectory, path: "dir", recursive: true }
-    case 8:
-      return { op: ops.writeFile, path: `${slot}.txt`, data: payload, flag: flags.w }
-    case 9:
-      return { op: ops.writeFile, path: `${slot}.atomic`, data: payload, flag: flags.w, atomic: true }
-    case 10:
-      return { op: ops.mkdirs, plan: [{ path: `m/${slot}` }, { path: `m/${slot}/a`, mode: 0o755 }] }
-    case 11:
-      return { op: ops.remove, path: `m/${slot}`, recursive: true, force: true }
-    case 12:
-      return { op: ops.realPath, path: "dir/sub" }
-    case 13:
-      return { op: ops.resolve, path: "inner-link/x" }
-    case 14:
-      return { op: ops.readLink, path: "out" }
-    case 15:
-      return { op: ops.glob, path: "", to: "", pattern: "**/*.txt", exclude: [], dot: false }
-    case 16:
-      return { op: ops.readFile, path: "a\0b" } // bad input
-    case 17:
-      return { op: 999, path: "x" } // unknown operation
-    case 18:
-      return { op: ops.chmod, path: `${slot}.txt`, mode: 0o644 }
-    case 19:
-      return { op: ops.rename, path: `${slot}.txt`, to: `${slot}.moved` }
-    case 20:
-      return { op: ops.makeDirectory, path: `d${slot}` } // EEXIST after the first
-    case 21:
-      return { op: ops.rmdirs, owned: [{ path: `d${slot}`, identity: "1:1", optional: true }] }
-    case 22:
-      return { op: ops.writeFile, path: "out/evil.txt", data: "x", flag: flags.w } // refused
-    default:
-      return "batch"
-  }
-}
+const kinds = [
+  () => ({ op: ops.readFile, path: "file.txt" }),
+  () => ({ op: ops.stat, path: "dir/sub/deep.txt" }),
+  () => ({ op: ops.exists, path: "missing/nothing" }),
+  () => ({ op: ops.readFile, path: "out/secret.txt" }), // link on the way
+  () => ({ op: ops.readFile, path: "hard.txt" }), // hard link
+  () => ({ op: ops.readFile, path: "../outside/secret.txt" }), // escape
+  () => ({ op: ops.readFile, path: "no/such/file" }), // ENOENT
+  () => ({ op: ops.readDirectory, path: "dir", recursive: true }),
+  (slot) => ({ op: ops.writeFile, path: `${slot}.txt`, data: payload, flag: flags.w }),
+  (slot) => ({ op: ops.writeFile, path: `${slot}.atomic`, data: payload, flag: flags.w, atomic: true }),
+  (slot) => ({ op: ops.mkdirs, plan: [{ path: `m/${slot}` }, { path: `m/${slot}/a`, mode: 0o755 }] }),
+  (slot) => ({ op: ops.remove, path: `m/${slot}`, recursive: true, force: true }),
+  () => ({ op: ops.realPath, path: "dir/sub" }),
+  () => ({ op: ops.resolve, path: "inner-link/x" }),
+  () => ({ op: ops.readLink, path: "out" }),
+  () => ({ op: ops.glob, path: "", to: "", pattern: "**/*.txt", exclude: [], dot: false }),
+  () => ({ op: ops.readFile, path: "a\0b" }), // bad input
+  () => ({ op: 999, path: "x" }), // unknown operation
+  (slot) => ({ op: ops.chmod, path: `${slot}.txt`, mode: 0o644 }),
+  (slot) => ({ op: ops.rename, path: `${slot}.txt`, to: `${slot}.moved` }),
+  (slot) => ({ op: ops.makeDirectory, path: `d${slot}` }), // EEXIST after the first
+  (slot) => ({ op: ops.rmdirs, owned: [{ path: `d${slot}`, identity: "1:1", optional: true }] }),
+  () => ({ op: ops.writeFile, path: "out/evil.txt", data: "x", flag: flags.w }), // refused
+  () => "batch"
+]
+const request = (i) => kinds[i % kinds.length](`w${i % 64}`)
 
 const batch = [
   { op: ops.readFile, path: "file.txt" },

@@ -24,31 +24,37 @@ if (present.length < promised.length && !process.env["CI"]) {
 const sourceBuild = path.join(repo, "build", "Release", "pinnedfs.node")
 const haveObjdump = spawnSync("objdump", ["--version"]).status === 0
 
+/**
+ * Checks `file`, the `target`'s prebuild or launcher, built for `arch`: no portability problem, its
+ * report printed. Skipped with the reason when it is not built here, outside CI.
+ */
+const checked = (
+  ctx: Parameters<typeof skipUnless>[0],
+  file: string,
+  arch: string,
+  target: string,
+  what: "prebuild" | "launcher"
+): void => {
+  skipUnless(
+    ctx,
+    fs.existsSync(file) || process.env["CI"] !== undefined,
+    `no ${target} ${what} here (npm run build:prebuilds makes it; CI requires it)`
+  )
+  const { report, problems } = checkPrebuild(file, arch)
+  console.log(`${what === "launcher" ? `${target} launcher` : target}\n${report}`)
+  expect(problems).toEqual([])
+}
+
 describe("the prebuilds", () => {
   it.for(promised)(`$target asks for glibc ${glibcFloor} at most and no libstdc++ or libgcc`, ({ target, arch }, ctx) => {
-    const file = prebuildPath(target)
-    skipUnless(
-      ctx,
-      fs.existsSync(file) || process.env["CI"] !== undefined,
-      `no ${target} prebuild here (npm run build:prebuilds makes it; CI requires it)`
-    )
-    const { report, problems } = checkPrebuild(file, arch)
-    console.log(`${target}\n${report}`)
-    expect(problems).toEqual([])
+    checked(ctx, prebuildPath(target), arch, target, "prebuild")
   })
 
   it.for(promised)(
     "$target's sandbox launcher is a static executable for its machine: no library, no glibc version",
     ({ target, arch }, ctx) => {
       const file = launcherPath(target)
-      skipUnless(
-        ctx,
-        fs.existsSync(file) || process.env["CI"] !== undefined,
-        `no ${target} launcher here (npm run build:prebuilds makes it; CI requires it)`
-      )
-      const { report, problems } = checkPrebuild(file, arch)
-      console.log(`${target} launcher\n${report}`)
-      expect(problems).toEqual([])
+      checked(ctx, file, arch, target, "launcher")
       expect(readDynamic(file).needed).toEqual([])
       expect(fs.statSync(file).mode & 0o111).not.toBe(0)
     }

@@ -13,7 +13,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { PinnedFsError, PinnedRoot } from "../../src/index.ts"
 import { startMover, type MoverOutcome } from "../support/mover.ts"
-import { strategies } from "../support/strategies.ts"
+import { strategies, type TestStrategy } from "../support/strategies.ts"
 import { scratch, type Scratch } from "../support/tree.ts"
 
 /** An operation's outcome, and when it settled on the monotonic clock the mover's times are read from. */
@@ -127,24 +127,31 @@ const untilLive = async (name: string, attempts: number, run: () => Promise<Atte
   expect.fail(`the mover never landed its rename while the operation ran, in ${attempts} attempts`)
 }
 
+/**
+ * Writes 8 MiB to `rel` (atomic, durable) in a fresh scratch made of `tree`, while the mover takes
+ * `a` outside once the write opens its temporary there and names it.
+ */
+const writeWhileMovedOut = async (strategy: TestStrategy, tree: Record<string, string>, rel: string) => {
+  const s = scratch()
+  s.make(tree)
+  const root = await PinnedRoot.open(s.root, { strategy })
+  const mover = startMover({
+    watch: s.abs("a"),
+    on: "open",
+    acts: ["create", "moved_to"],
+    renames: [[s.abs("a"), path.join(s.outside, "a")]]
+  })
+  await mover.ready
+  const result = await settle(root.writeFile(rel, new Uint8Array(8 * 1024 * 1024), { atomic: true, durable: true }))
+  const m = await mover.finish()
+  root.close()
+  return { s, m, result }
+}
+
 describe.each(strategies)("a directory moved out of the root mid-operation (%s)", (strategy) => {
   it("an atomic write never publishes its file into the departed directory", async () => {
     await untilLive("atomic write", 3, async () => {
-      const s = scratch()
-      s.make({ "a/": "" })
-      const root = await PinnedRoot.open(s.root, { strategy })
-      // The write opens its temporary in `a` and names it there; the mover takes `a` outside while
-      // the 8 MiB are written.
-      const mover = startMover({
-        watch: s.abs("a"),
-        on: "open",
-        acts: ["create", "moved_to"],
-        renames: [[s.abs("a"), path.join(s.outside, "a")]]
-      })
-      await mover.ready
-      const result = await settle(root.writeFile("a/published.bin", new Uint8Array(8 * 1024 * 1024), { atomic: true, durable: true }))
-      const m = await mover.finish()
-      root.close()
+      const { s, m, result } = await writeWhileMovedOut(strategy, { "a/": "" }, "a/published.bin")
       // On disk, whatever the outcome: nothing but `a` and the secret outside; in `a`, nothing
       // published unless the write succeeded, and then the whole file; no temporary anywhere.
       expect(fs.readdirSync(s.outside).sort()).toEqual(m.renamed > 0 ? ["a", "secret.txt"] : ["secret.txt"])
@@ -157,19 +164,7 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
 
   it("an atomic replacement never renames over the target in the departed directory", async () => {
     await untilLive("atomic replacement", 3, async () => {
-      const s = scratch()
-      s.make({ "a/target.bin": "old" })
-      const root = await PinnedRoot.open(s.root, { strategy })
-      const mover = startMover({
-        watch: s.abs("a"),
-        on: "open",
-        acts: ["create", "moved_to"],
-        renames: [[s.abs("a"), path.join(s.outside, "a")]]
-      })
-      await mover.ready
-      const result = await settle(root.writeFile("a/target.bin", new Uint8Array(8 * 1024 * 1024), { atomic: true, durable: true }))
-      const m = await mover.finish()
-      root.close()
+      const { s, m, result } = await writeWhileMovedOut(strategy, { "a/target.bin": "old" }, "a/target.bin")
       const a = whereIs(s)
       // Refused: the target is untouched (a temporary already named in `a` stays there, ours);
       // succeeded: it was replaced whole before `a` left.

@@ -20,70 +20,27 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { PinnedRoot } from "../../src/index.ts"
-import { PathAtomicFileSystem } from "../../src/fallback/index.ts"
-import { makeWithCheckThenUseWindow } from "../../src/fallback/testing.ts"
-import { buildAttacker, leaks, makeArena, openPathBased, raceOps, runCell, type RaceOp } from "../../scripts/race/run.mjs"
+import { buildAttacker, leaks, makeArena, runCell } from "../../scripts/race/run.mjs"
 import { strategies } from "../support/strategies.ts"
-
-// Tries planned per cell; when the attack has caused no refusal by then the cell goes on, up to
-// ten times as many tries, and never past `seconds`.
-const budget = (op: RaceOp) => ({ iterations: op.mutates ? 40 : 150, seconds: 4, untilRefused: 10 })
-// The control stops at its first escape; it gets a fifth of a second to find one by racing.
-// The control is the path-based fallback itself, its test seam opening the check-then-use window.
-const make = (window?: () => Promise<void>) => (window === undefined ? PathAtomicFileSystem.make() : makeWithCheckThenUseWindow(window))
-const openControl = (root: string, window?: () => Promise<void>) => openPathBased(root, { make, window })
-const control = { open: openControl, iterations: 200, seconds: 0.2 }
-
-// Cells the control has no window in, each with why: there the control must not escape either,
-// and the cell's detectors are shown directly instead.
-const unexposed: Record<string, string> = {
-  "stat/hardlink":
-    "the path-based stat answers from the very lstat that refused a hard link, so an exchange after that check cannot reach its answer",
-  "writeFile/hardlink":
-    "the path-based write replaces the file by a rename, so a hard link exchanged in after the check is replaced as a name, never written through"
-}
-const exposure = (op: RaceOp, attack: string) => unexposed[`${op.name}/${attack}`]
+import { cells, control, exposure, raceCell } from "./swap-cell.ts"
 
 let attackerBin = ""
 beforeAll(() => {
   attackerBin = buildAttacker()
 })
 
-const cells = raceOps.flatMap((op) => op.attacks.map((attack) => [`${op.name} under the ${attack} attack`, op, attack] as const))
-
 describe.each(strategies)("race attacks (%s)", (strategy) => {
   it.each(cells)("%s", async (_name, op, attack) => {
-    const result = await runCell({
+    await raceCell(
       attackerBin,
-      open: async (root) => {
+      async (root) => {
         const pinned = await PinnedRoot.open(root, { strategy })
         expect(pinned.strategy).toBe(strategy)
         return pinned
       },
-      attack,
       op,
-      ...budget(op),
-      control
-    })
-    // The cell sees an escape when there is one: the control's, by racing or by the forced window.
-    const c = result.control!
-    const why = exposure(op, attack)
-    if (why === undefined) {
-      expect(c.escapes + (c.forcedEscapes ?? 0), `control: ${JSON.stringify(c)}`).toBeGreaterThan(0)
-    } else {
-      console.log(`${op.name} under the ${attack} attack: the control has no window (${why})`)
-      expect(c.escapes + (c.forcedEscapes ?? 0), `control: ${JSON.stringify(c)}`).toBe(0)
-    }
-    if (c.forced) expect(c.quiet?.escapes).toBe(0)
-    // The attack was live while pinnedfs ran.
-    expect(result.swaps).toBeGreaterThan(0)
-    expect(result.refused, JSON.stringify(result.outcomes)).toBeGreaterThan(0)
-    expect(result.tried).toBeGreaterThan(0)
-    // pinnedfs never escaped, and answered only what the attack allows.
-    expect(result.examples).toEqual([])
-    expect(result.escapes).toBe(0)
-    expect(result.unexpectedExamples).toEqual([])
-    expect(result.unexpected).toBe(0)
+      attack
+    )
   })
 })
 
@@ -95,7 +52,7 @@ describe("the race harness", () => {
   it.each(cells)("sees the control escape exactly when its window is opened: %s", async (_name, op, attack) => {
     const result = await runCell({
       attackerBin,
-      open: async (root) => openControl(root),
+      open: async (root) => control.open(root),
       attack,
       op,
       iterations: 0,

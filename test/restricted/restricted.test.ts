@@ -10,11 +10,15 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { beforeAll, describe, expect, it } from "vitest"
 import { buildHelper } from "../../scripts/race/run.mjs"
+import { warmTranspiled } from "../support/transpile-cache.ts"
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 let launcher = ""
 beforeAll(() => {
   launcher = buildHelper("test/restricted/seccomp_exec.c", "seccomp_exec")
+  // The child runs share this run's translations of src/ (transpile-cache.ts); made here, they do
+  // not fall on the first of its tests to stage the library, under that test's time limit.
+  warmTranspiled(path.join(repo, "src"))
 })
 
 // The environment of a child that must not think it is one of this run's vitest workers.

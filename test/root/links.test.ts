@@ -7,27 +7,13 @@ import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { PinnedRoot } from "../../src/index.ts"
 import { native } from "../../src/internal/native.ts"
 import { rejection } from "../support/rejection.ts"
 import { strategies } from "../support/strategies.ts"
-import { scratch } from "../support/tree.ts"
-import { describeTree, outcome } from "./twin.ts"
+import { describeTree, outcome, pinnedTwins } from "./twin.ts"
 
 describe.each(strategies)("symlink and link (%s)", (strategy) => {
-  const twins = async () => {
-    const s = scratch()
-    const node = path.join(path.dirname(s.root), "node")
-    for (const base of [s.root, node]) {
-      fs.mkdirSync(path.join(base, "a/b"), { recursive: true })
-      fs.writeFileSync(path.join(base, "file.txt"), "content")
-      fs.writeFileSync(path.join(base, "a/b/deep.txt"), "deep")
-      fs.symlinkSync("file.txt", path.join(base, "ln"))
-    }
-    const root = await PinnedRoot.open(s.root, { strategy })
-    expect(root.strategy).toBe(strategy)
-    return { s, node, root }
-  }
+  const twins = () => pinnedTwins(strategy, { "file.txt": "content", "a/b/deep.txt": "deep" })
 
   it("symlink and link match node:fs/promises: outcome and resulting tree", async () => {
     const { s, node, root } = await twins()

@@ -8,15 +8,14 @@ import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { PinnedRoot } from "../../src/index.ts"
 import { native } from "../../src/internal/native.ts"
 import { asRoot, NOBODY } from "../support/ids.ts"
 import { callsAsNobody } from "../support/nobody.ts"
 import { rejection } from "../support/rejection.ts"
 import { skipUnless } from "../support/skip.ts"
 import { strategies } from "../support/strategies.ts"
-import { mkfifo, scratch } from "../support/tree.ts"
-import { outcome } from "./twin.ts"
+import { mkfifo } from "../support/tree.ts"
+import { outcome, pinnedTwins } from "./twin.ts"
 
 const times = (p: string) => {
   const st = fs.lstatSync(p, { bigint: true })
@@ -33,19 +32,7 @@ const owner = (p: string) => {
 }
 
 describe.each(strategies)("utimes, truncate, lchown (%s)", (strategy) => {
-  const twins = async () => {
-    const s = scratch()
-    const node = path.join(path.dirname(s.root), "node")
-    for (const base of [s.root, node]) {
-      fs.mkdirSync(path.join(base, "dir/sub"), { recursive: true })
-      fs.writeFileSync(path.join(base, "file.txt"), "0123456789")
-      fs.writeFileSync(path.join(base, "dir/sub/deep.txt"), "deep content")
-      fs.symlinkSync("file.txt", path.join(base, "ln"))
-    }
-    const root = await PinnedRoot.open(s.root, { strategy })
-    expect(root.strategy).toBe(strategy)
-    return { s, node, root }
-  }
+  const twins = () => pinnedTwins(strategy, { "file.txt": "0123456789", "dir/sub/deep.txt": "deep content" })
 
   it("utimes matches fs.promises.utimes: Dates, seconds with fractions, directories", async () => {
     const { s, node, root } = await twins()

@@ -6,7 +6,10 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { Scratch } from "../support/tree.ts"
+import { expect } from "vitest"
+import { PinnedRoot } from "../../src/index.ts"
+import type { TestStrategy } from "../support/strategies.ts"
+import { type Scratch, scratch } from "../support/tree.ts"
 
 export const twinOf = (s: Scratch, name = "twin"): string => {
   const twin = path.join(path.dirname(s.root), name)
@@ -48,3 +51,23 @@ export const outcome = async (p: Promise<unknown>): Promise<string> =>
       return `error ${typeof code === "string" ? code : String(e)}`
     }
   )
+
+/**
+ * A scratch root and its twin `node` beside it, each holding `files` (parents made as needed) and a
+ * link `ln` to file.txt, with the scratch pinned under `strategy`: what a suite comparing each call
+ * with node:fs/promises starts from.
+ */
+export const pinnedTwins = async (strategy: TestStrategy, files: Record<string, string>) => {
+  const s = scratch()
+  const node = path.join(path.dirname(s.root), "node")
+  for (const base of [s.root, node]) {
+    for (const [rel, content] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(base, rel)), { recursive: true })
+      fs.writeFileSync(path.join(base, rel), content)
+    }
+    fs.symlinkSync("file.txt", path.join(base, "ln"))
+  }
+  const root = await PinnedRoot.open(s.root, { strategy })
+  expect(root.strategy).toBe(strategy)
+  return { s, node, root }
+}

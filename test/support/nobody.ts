@@ -57,6 +57,25 @@ const put = (to: string, write: (to: string) => void, executable = false) => {
 }
 const copy = (from: string, to: string) => put(to, (t) => fs.copyFileSync(from, t), (fs.statSync(from).mode & 0o111) !== 0)
 
+/**
+ * The Node binary in the stage: a hard link where one can be made and others may already run the
+ * file (only its directory is closed to them), else a copy. A copy is 120 MB written to disk for
+ * every file that stages, which a loaded machine feels; a link is one directory entry, removed
+ * with the stage like the rest.
+ */
+const stageNode = (from: string, to: string) => {
+  if ((fs.statSync(from).mode & 0o005) === 0o005) {
+    try {
+      directory(path.dirname(to))
+      fs.linkSync(from, to)
+      return
+    } catch {
+      // Another file system, or a link the kernel refuses (protected_hardlinks): copy instead.
+    }
+  }
+  copy(from, to)
+}
+
 /** A package's package.json and the JavaScript it runs (no sources, maps or type declarations). */
 const stagePackage = (stage: Stage, name: string) => {
   const from = path.join(repo, "node_modules", name)
@@ -108,7 +127,7 @@ const ensureStage = (): Stage => {
   let node = process.execPath
   if (!canExecute(node)) {
     node = path.join(dir, "node")
-    copy(process.execPath, node)
+    stageNode(process.execPath, node)
   }
   current = { dir, node, staged: new Set() }
   stagePackage(current, "node-gyp-build")

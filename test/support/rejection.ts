@@ -14,3 +14,18 @@ export const rejection = async (p: Promise<unknown>): Promise<PinnedFsError> => 
   expect(e).toBeInstanceOf(PinnedFsError)
   return e as PinnedFsError
 }
+
+/**
+ * Each call must fail, by rejecting or by throwing, with a `PinnedFsError` of reason BadArgument;
+ * a failure names the index of the call that did not.
+ */
+export const expectEachBadArgument = async (calls: ReadonlyArray<() => unknown>): Promise<void> => {
+  for (const [i, call] of calls.entries()) {
+    const e = await (async () => call())().then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    expect(e, `case ${i}`).toBeInstanceOf(PinnedFsError)
+    expect({ i, reason: (e as PinnedFsError).reason }).toEqual({ i, reason: "BadArgument" })
+  }
+}

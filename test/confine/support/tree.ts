@@ -128,3 +128,15 @@ export const expectOutput = (out: string, words: ReadonlyArray<string>, forbidde
   for (const w of words) expect(out).toContain(w)
   for (const w of forbidden) expect(out).not.toContain(w)
 }
+
+/** Runs `script` in the launch and expects every word (and none of the forbidden) in what it printed. */
+export const expectScript = async (
+  launch: PreparedLaunch,
+  script: string,
+  words: ReadonlyArray<string>,
+  forbidden: ReadonlyArray<string> = []
+): Promise<Outcome> => {
+  const r = await runScript(launch, script)
+  expectOutput(r.stdout, words, forbidden)
+  return r
+}

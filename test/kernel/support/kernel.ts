@@ -15,25 +15,24 @@ export const kernelLayer = (
 ): Layer.Layer<FileSystem.FileSystem | Path.Path, PlatformError.PlatformError> =>
   KernelFileSystem.layer.pipe(Layer.provide(Layer.mergeAll(host, Workspace.layer(root), grants)), Layer.provideMerge(NodePath.layer))
 
+/** Both actions on `glob`: a rule pair for reading and writing alike. */
+export const readWrite = (glob: string): ReadonlyArray<GrantStore.Rule> => [
+  { action: "fs:read", glob },
+  { action: "fs:write", glob }
+]
+
+/** Read and write everywhere in the workspace, except what `deny` names. */
+export const allowAllBut = (root: string, deny: ReadonlyArray<GrantStore.Rule> = []): GrantStore.Rules => ({
+  root,
+  allow: readWrite("**"),
+  deny
+})
+
 /** Read and write everywhere in the workspace. */
-export const allowAll = (root: string) =>
-  GrantStore.layerRules({
-    root,
-    allow: [
-      { action: "fs:read", glob: "**" },
-      { action: "fs:write", glob: "**" }
-    ]
-  })
+export const allowAll = (root: string) => GrantStore.layerRules(allowAllBut(root))
 
 /** Read and write nowhere in the workspace: every guarded method is refused. */
-export const denyAll = (root: string) =>
-  GrantStore.layerRules({
-    root,
-    deny: [
-      { action: "fs:read", glob: "**" },
-      { action: "fs:write", glob: "**" }
-    ]
-  })
+export const denyAll = (root: string) => GrantStore.layerRules({ root, deny: readWrite("**") })
 
 /** Runs a program against the kernel. */
 export const run = <A, E>(
