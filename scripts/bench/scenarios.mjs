@@ -3,6 +3,7 @@ import { rereadScenarios } from "./reread.mjs"
 import { handleScenarios } from "./scenario-handles.mjs"
 import { copyFile1m, copyFile4k, cpTree } from "./scenario-copy.mjs"
 import { mkdirsChain, mkdirsLargest } from "./scenario-mkdirs.mjs"
+import { remove100k, stat256 } from "./scenario-speed-trip.mjs"
 import { DEEP, LINKED, SHALLOW } from "./trees.mjs"
 
 const payload = Buffer.alloc(4096, 0x62)
@@ -135,7 +136,9 @@ export const scenarios = [
     title: "read 4 KiB through an in-root link on the way, depth 8 (symlinks: within)",
     needs: "readFileWithin",
     unit: (c) => () => c.readFileWithin(LINKED)
-  }
+  },
+  stat256,
+  remove100k
 ]
 
 export const manyFiles = many
