@@ -19,7 +19,7 @@ const workItems = (): number => {
 }
 
 describe.each(strategies)("the trip (%s)", (strategy) => {
-  it("runs 256 requests of one turn on at most the pool's size of work items, each answered with its own file", async (ctx) => {
+  it("runs 256 requests of one turn on at most one more work item than the pool's size, each answered with its own file", async (ctx) => {
     skipUnless(ctx, testHooks, noTestHooks)
     const s = scratch()
     const files: Record<string, string> = {}
@@ -32,8 +32,10 @@ describe.each(strategies)("the trip (%s)", (strategy) => {
       const answers = await Promise.all(Object.keys(files).map((name) => root.readFile(name)))
       const used = workItems() - before
       answers.forEach((a, i) => expect(String(a), `f${i}.txt`).toBe(files[`f${i}.txt`]))
+      // The turn's first request starts a runner at once; if that one empties the queue and ends
+      // before the turn does, the turn's end starts up to the pool's size again.
       expect(used).toBeGreaterThanOrEqual(1)
-      expect(used).toBeLessThanOrEqual(poolSize)
+      expect(used).toBeLessThanOrEqual(poolSize + 1)
     } finally {
       root.close()
     }

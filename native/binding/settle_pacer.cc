@@ -134,6 +134,12 @@ void SettlePacer::turn_ended() {
   if (fn != nullptr) fn(turn_end_arg_);
 }
 
+void SettlePacer::settled_elsewhere(std::size_t n) {
+  if (closing_ || uv_ == nullptr || n == 0) return;
+  expected_ -= std::min<std::uint64_t>(expected_, n);
+  hold_loop(expected_ > 0 || !queue_.empty());
+}
+
 void SettlePacer::hold_loop(bool hold) {
   if (hold == held_) return;
   held_ = hold;

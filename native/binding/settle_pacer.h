@@ -55,6 +55,8 @@ class SettlePacer {
   // On the JavaScript thread: one more operation will be posted. The loop stays alive while any
   // is expected, as it does while a libuv work item is queued.
   void expect();
+  // On the JavaScript thread: `n` expected operations were settled without being posted.
+  void settled_elsewhere(std::size_t n);
 
   // On the JavaScript thread: calls fn(arg) once, at the end of this turn of the loop (before the
   // loop next waits for events, or right after it has). False, and no call, when the environment

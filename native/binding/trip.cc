@@ -27,9 +27,10 @@ unsigned Trip::claim_runners() {
   // Runners not busy are about to take an entry: start more only for what they leave.
   std::size_t waiting = todo_.size();
   std::size_t free = runners_ - busy_;
-  unsigned want = waiting > free ? static_cast<unsigned>(std::min<std::size_t>(
-                                       waiting - free, max_runners_ - runners_))
-                                 : 0;
+  unsigned want =
+      waiting > free
+          ? static_cast<unsigned>(std::min<std::size_t>(waiting - free, max_runners_ - runners_))
+          : 0;
   runners_ += want;
   return want;
 }
@@ -58,7 +59,8 @@ void Trip::turn_ended(void* self) {
     start = trip->claim_runners();
   }
   if (start == 0) return;
-  // Called from the loop, outside any JavaScript call: the runners' names need a scope of their own.
+  // Called from the loop, outside any JavaScript call: the runners' names need a scope of their
+  // own.
   napi_handle_scope scope = nullptr;
   if (napi_open_handle_scope(trip->env_, &scope) != napi_ok) {
     std::lock_guard<std::mutex> lock(trip->mutex_);
@@ -99,31 +101,35 @@ void Trip::drop_queued() {
 }
 
 // On a pool thread: takes entries until the queue is empty, handing each answer to the pacer as
-// soon as it is ready, so an early answer never waits for the runner's later ones.
+// soon as the next entry is taken, so an early answer never waits for the runner's later ones. The
+// answer of the runner's last entry is kept and settled by complete(), which the loop runs anyway:
+// an awaited request then costs one wake of the loop, not two.
 void Trip::execute(napi_env, void* data) {
   auto* runner = static_cast<Runner*>(data);
   Trip& trip = *runner->trip;
-  bool ran = false;
+  std::unique_ptr<TripJob> done;
   for (;;) {
-    std::unique_ptr<TripJob> job;
+    std::unique_ptr<TripJob> next;
     {
       std::lock_guard<std::mutex> lock(trip.mutex_);
-      if (ran) --trip.busy_;
+      if (done) --trip.busy_;
       if (trip.todo_.empty()) {
         --trip.runners_;
-        return;
+      } else {
+        next = std::move(trip.todo_.front());
+        trip.todo_.pop_front();
+        ++trip.busy_;
       }
-      job = std::move(trip.todo_.front());
-      trip.todo_.pop_front();
-      ++trip.busy_;
     }
-    ran = true;
-    job->run();
-    std::unique_ptr<PendingSettle> done(job.release());
-    if (trip.pacer_ == nullptr || !trip.pacer_->post(done)) {
+    if (done) {
+      std::unique_ptr<PendingSettle> answer(done.release());
       // Settled (or, the environment stopping, dropped) on the JavaScript thread in complete().
-      runner->kept.emplace_back(static_cast<TripJob*>(done.release()));
+      if (!next || trip.pacer_ == nullptr || !trip.pacer_->post(answer))
+        runner->kept.emplace_back(static_cast<TripJob*>(answer.release()));
     }
+    if (!next) return;
+    next->run();
+    done = std::move(next);
   }
 }
 
@@ -137,6 +143,7 @@ void Trip::complete(napi_env env, napi_status status, void* data) {
     --runner->trip->runners_;
     return;
   }
+  if (runner->trip->pacer_ != nullptr) runner->trip->pacer_->settled_elsewhere(runner->kept.size());
   for (auto& job : runner->kept) job->deliver(env);
 }
 
