@@ -26,21 +26,33 @@ const hugeTemplate = (root) => {
   return dir
 }
 
-export const remove100k = {
-  id: "remove-100k",
-  title: "remove a 100,000-file tree (ops = files)",
+/**
+ * A recursive remove row: each round removes a fresh tree that `template(trees)` makes untimed
+ * (and answers the workspace-relative path of).
+ */
+export const removeTreeScenario = ({ id, title, ops = 1, rounds, template }) => ({
+  id,
+  title,
   needs: "removeTree",
-  ops: FILES,
-  rounds: 1,
+  ops,
+  rounds,
   minMs: 0,
   warmupMs: 0,
   unit: (c, trees) => {
     let dir
     return {
       before: () => {
-        dir = hugeTemplate(trees.root)
+        dir = template(trees)
       },
       run: () => c.removeTree(dir)
     }
   }
-}
+})
+
+export const remove100k = removeTreeScenario({
+  id: "remove-100k",
+  title: "remove a 100,000-file tree (ops = files)",
+  ops: FILES,
+  rounds: 1,
+  template: (trees) => hugeTemplate(trees.root)
+})

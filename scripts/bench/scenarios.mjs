@@ -3,7 +3,7 @@ import { rereadScenarios } from "./reread.mjs"
 import { handleScenarios } from "./scenario-handles.mjs"
 import { copyFile1m, copyFile4k, cpTree } from "./scenario-copy.mjs"
 import { mkdirsChain, mkdirsLargest } from "./scenario-mkdirs.mjs"
-import { remove100k, stat256 } from "./scenario-speed-trip.mjs"
+import { remove100k, removeTreeScenario, stat256 } from "./scenario-speed-trip.mjs"
 import { DEEP, LINKED, SHALLOW } from "./trees.mjs"
 
 const payload = Buffer.alloc(4096, 0x62)
@@ -106,23 +106,7 @@ export const scenarios = [
       return () => c.mkdirp(`out/mk-${c.name.length}-${c.strategy}-${n++}/b/c/d/e/f/g/h`)
     }
   },
-  {
-    id: "remove-1000",
-    title: "remove a 1,000-file tree",
-    needs: "removeTree",
-    rounds: 3,
-    minMs: 0,
-    warmupMs: 0,
-    unit: (c, trees) => {
-      let dir
-      return {
-        before: () => {
-          dir = trees.removeTemplate()
-        },
-        run: () => c.removeTree(dir)
-      }
-    }
-  },
+  removeTreeScenario({ id: "remove-1000", title: "remove a 1,000-file tree", rounds: 3, template: (trees) => trees.removeTemplate() }),
   mkdirsChain,
   mkdirsLargest,
   copyFile4k,
