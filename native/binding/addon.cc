@@ -30,6 +30,7 @@
 #include "ops/confine.h"
 #include "ops/open.h"
 #include "settle_pacer.h"
+#include "trip.h"
 
 namespace pinnedfs {
 namespace {
@@ -166,6 +167,8 @@ struct EnvState {
       kCopyThreshold + 1, 4u << 20, {}, 0};  // single reads (contents copied at settle)
   // Spreads a flood of completions over several turns of the loop (nullptr: settle each at once).
   std::unique_ptr<SettlePacer> pacer;
+  // The queue every operation travels through to the pool (trip.h); always made, after the pacer.
+  std::shared_ptr<Trip> trip;
 };
 
 // The instance data: a handle on the shared state.
@@ -180,9 +183,10 @@ std::shared_ptr<EnvState> state_of(napi_env env) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The one async shape: run `work` on the thread pool, then settle a promise with `settle`.
-// Raw async work rather than Napi::AsyncWorker, whose completion path builds node-addon-api objects
-// that cannot fail quietly once the environment stops running JavaScript.
+// The one async shape: run `work` on the thread pool (through the environment's Trip), then settle
+// a promise with `settle` (through its pacer). Raw Node-API rather than Napi::AsyncWorker, whose
+// completion path builds node-addon-api objects that cannot fail quietly once the environment
+// stops running JavaScript.
 
 // What a settle function answers: resolve or reject, with which value (nullptr: nothing to send).
 struct Settled {
@@ -191,7 +195,7 @@ struct Settled {
 };
 
 template <class R>
-class PromiseJob : public PendingSettle {
+class PromiseJob : public TripJob {
  public:
   using Work = std::function<R()>;
   using Settle = std::function<Settled(Out&, EnvState&, R&)>;
@@ -204,48 +208,28 @@ class PromiseJob : public PendingSettle {
 #ifdef PINNEDFS_TEST_HOOKS
     state->trips += 1;
 #endif
-    auto* job = new PromiseJob(std::move(state), std::move(work), std::move(settle));
-    napi_value promise = nullptr, name = nullptr;
-    if (napi_create_promise(env, &job->deferred_, &promise) != napi_ok) {
-      delete job;
-      return nullptr;
-    }
-    if (napi_create_string_utf8(env, "pinnedfs", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-        napi_create_async_work(env, nullptr, name, run, complete, job, &job->work_) != napi_ok) {
-      // The promise stays pending: nothing can run JavaScript to observe it any more.
-      delete job;
-      return promise;
-    }
-    if (napi_queue_async_work(env, job->work_) != napi_ok) {
-      napi_delete_async_work(env, job->work_);
-      delete job;
-    }
+    std::unique_ptr<PromiseJob> job(new PromiseJob(state, std::move(work), std::move(settle)));
+    napi_value promise = nullptr;
+    if (napi_create_promise(env, &job->deferred_, &promise) != napi_ok) return nullptr;
+    // A job no runner could take stays queued, its promise pending: nothing can run JavaScript to
+    // observe it any more.
+    if (state->trip->submit(env, std::move(job)) && state->pacer) state->pacer->expect();
     return promise;
+  }
+
+  // On a runner's pool thread.
+  void run() override {
+    result_.emplace(work_fn_());
   }
 
  private:
   PromiseJob(std::shared_ptr<EnvState> state, Work work, Settle settle)
       : state_(std::move(state)), work_fn_(std::move(work)), settle_(std::move(settle)) {}
 
-  static void run(napi_env, void* data) {
-    auto* job = static_cast<PromiseJob*>(data);
-    job->result_.emplace(job->work_fn_());
-  }
-
-  static void complete(napi_env env, napi_status status, void* data) {
-    std::unique_ptr<PromiseJob> job(static_cast<PromiseJob*>(data));
-    napi_delete_async_work(env, job->work_);
-    job->work_ = nullptr;
-    // Cancelled (the environment is going away before the work ran), or past the cleanup hook: no
-    // JavaScript will look at the promise again, and touching it could only fail.
-    if (status != napi_ok || !job->result_ || !job->state_->alive) return;
-    SettlePacer* pacer = job->state_->pacer.get();
-    if (pacer == nullptr) return job->deliver(env);
-    pacer->take(env, std::move(job));
-  }
-
+  // Past the cleanup hook no JavaScript will look at the promise again, and touching it could only
+  // fail.
   void deliver(napi_env env) override {
-    if (!state_->alive) return;
+    if (!state_->alive || !result_) return;
     napi_handle_scope scope = nullptr;
     if (napi_open_handle_scope(env, &scope) != napi_ok) return;
     Out out(env);
@@ -263,7 +247,6 @@ class PromiseJob : public PendingSettle {
   Settle settle_;
   std::optional<R> result_;
   napi_deferred deferred_ = nullptr;
-  napi_async_work work_ = nullptr;
 };
 
 // A promise already rejected with `e`.
@@ -337,21 +320,44 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
                        }));
   }
 
-  // execute(request, verifyRoot: boolean | alias) -> Promise<value>
-  Napi::Value execute(const Napi::CallbackInfo& info) {
+  // The request in info[0] and the root re-check in info[1], as execute(), cancellable() and open()
+  // take them; when `ok` is false, `refused` is the rejected promise to answer instead.
+  struct Marshalled {
+    bool ok = false;
+    Napi::Value refused;
+    std::shared_ptr<Request> request;
+    bool verify = false;
+    std::string alias;
+  };
+  Marshalled marshal(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (!root_) return closed(env);
-    auto request = std::make_shared<Request>();
+    Marshalled m;
+    if (!root_) {
+      m.refused = closed(env);
+      return m;
+    }
+    m.request = std::make_shared<Request>();
     std::string problem;
     Budget budget;
-    if (!read_request(info[0], request.get(), &problem, &budget)) {
-      return rejected(env, budget.refused ? budget.no_memory() : bad_argument(problem));
+    if (!read_request(info[0], m.request.get(), &problem, &budget)) {
+      m.refused = rejected(env, budget.refused ? budget.no_memory() : bad_argument(problem));
+      return m;
     }
     // A getter run while marshalling may have closed this very handle.
-    if (!root_) return closed(env);
-    std::string alias;
-    bool verify = read_verify(info[1], &alias);
-    return run(env, request, verify, alias);
+    if (!root_) {
+      m.refused = closed(env);
+      return m;
+    }
+    m.verify = read_verify(info[1], &m.alias);
+    m.ok = true;
+    return m;
+  }
+
+  // execute(request, verifyRoot: boolean | alias) -> Promise<value>
+  Napi::Value execute(const Napi::CallbackInfo& info) {
+    Marshalled m = marshal(info);
+    if (!m.ok) return m.refused;
+    return run(info.Env(), m.request, m.verify, std::move(m.alias));
   }
 
   // call(op, path, recursive, limit, verifyRoot) -> Promise<value>: the hot path for the path-only
@@ -647,17 +653,12 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
                       "cancel"));
       return out;
     };
-    if (!root_) return pair(closed(env));
-    auto request = std::make_shared<Request>();
-    std::string problem;
-    Budget budget;
-    if (!read_request(info[0], request.get(), &problem, &budget)) {
-      return pair(rejected(env, budget.refused ? budget.no_memory() : bad_argument(problem)));
-    }
-    if (!root_) return pair(closed(env));
-    std::string alias;
-    bool verify = read_verify(info[1], &alias);
+    Marshalled m = marshal(info);
+    if (!m.ok) return pair(m.refused);
     std::shared_ptr<Root> root = root_;
+    std::shared_ptr<Request> request = m.request;
+    bool verify = m.verify;
+    std::string alias = std::move(m.alias);
     return pair(js(env, PromiseJob<Result<pinnedfs::Value>>::start(
                             env,
                             [root, request, verify, alias, flag]() -> Result<pinnedfs::Value> {
@@ -691,18 +692,15 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
   // names it; an answer never delivered (the environment is stopping) closes it with the job.
   Napi::Value open(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (!root_) return closed(env);
-    auto request = std::make_shared<Request>();
-    std::string problem;
-    Budget budget;
-    if (!read_request(info[0], request.get(), &problem, &budget)) {
-      return rejected(env, budget.refused ? budget.no_memory() : bad_argument(problem));
+    Marshalled m = marshal(info);
+    if (!m.ok) return m.refused;
+    if (m.request->op != Op::Open) {
+      return rejected(env, bad_argument("open() takes an open request"));
     }
-    if (request->op != Op::Open) return rejected(env, bad_argument("open() takes an open request"));
-    if (!root_) return closed(env);
-    std::string alias;
-    bool verify = read_verify(info[1], &alias);
     std::shared_ptr<Root> root = root_;
+    std::shared_ptr<Request> request = m.request;
+    bool verify = m.verify;
+    std::string alias = std::move(m.alias);
     return js(env, PromiseJob<Result<Fd>>::start(
                        env,
                        [root, request, verify, alias]() -> Result<Fd> {
@@ -816,6 +814,7 @@ void stopping(void* arg) {
   auto* held = static_cast<std::shared_ptr<EnvState>*>(arg);
   (*held)->alive = false;
   for (RootHandle* h : (*held)->live) h->drop();
+  (*held)->trip->drop_queued();
   delete held;
 }
 
@@ -837,6 +836,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
     return exports;
   }
   data->state->pacer.reset(SettlePacer::make(env));
+  data->state->trip = std::make_shared<Trip>(data->state->pacer.get(), Trip::pool_size());
   auto* held = new std::shared_ptr<EnvState>(data->state);
   if (napi_add_env_cleanup_hook(env, stopping, held) != napi_ok) delete held;
   exports.Set("pin", Napi::Function::New(env, pin, "pin"));
@@ -850,6 +850,14 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
                              return Napi::Number::New(info.Env(), state ? state->trips : 0);
                            },
                            "trips"));
+  exports.Set("workItems", Napi::Function::New(
+                               env,
+                               [](const Napi::CallbackInfo& info) -> Napi::Value {
+                                 std::shared_ptr<EnvState> state = state_of(info.Env());
+                                 return Napi::Number::New(
+                                     info.Env(), state ? state->trip->runners_started() : 0);
+                               },
+                               "workItems"));
 #endif
   // contentBudget(bytes?) -> [budget, inFlight]: the process's budget of content bytes in flight
   // (core/budget.h), set when `bytes` is given (0 restores the default).

@@ -118,22 +118,10 @@ timespec timespec_of(const struct statx_timestamp& t) {
   return timespec{static_cast<time_t>(t.tv_sec), static_cast<long>(t.tv_nsec)};
 }
 
-// statx(fd, "", AT_EMPTY_PATH) on the descriptor we opened: the same check-and-use handle as fstat,
-// plus the birth time fstat cannot give. Answers false (and leaves `st` unset) where statx itself
-// is missing (kernel < 4.11 ENOSYS; a seccomp profile that predates it answers ENOSYS or EPERM), so
-// the caller falls back to fstat; any other failure is the answer. `birthtime_ms` stays -1 where
-// the file system records no birth time (the answer's mask says).
-Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st, double& birthtime_ms,
-                      std::int64_t& birthtime_ns) {
-  struct statx sx;
-  int rc = retry_eintr([&] {
-    return ::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME,
-                   &sx);
-  });
-  if (rc != 0) {
-    if (errno == ENOSYS || errno == EPERM) return false;
-    return sys_error(errno, "statx", shown_path);
-  }
+// A statx answer as the struct stat the rest reads, and its birth time where the file system keeps
+// one (the answer's mask says).
+void from_statx(const struct statx& sx, struct stat& st, double& birthtime_ms,
+                std::int64_t& birthtime_ns) {
   st = {};
   st.st_mode = sx.stx_mode;
   st.st_nlink = sx.stx_nlink;
@@ -156,14 +144,71 @@ Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st, do
     birthtime_ms = ms(birth);
     birthtime_ns = ns(birth);
   }
+}
+
+// statx(fd, "", AT_EMPTY_PATH) on the descriptor we opened: the same check-and-use handle as fstat,
+// plus the birth time fstat cannot give. Answers false (and leaves `st` unset) where statx itself
+// is missing (kernel < 4.11 ENOSYS; a seccomp profile that predates it answers ENOSYS or EPERM), so
+// the caller falls back to fstat; any other failure is the answer. `birthtime_ms` stays -1 where
+// the file system records no birth time.
+Result<bool> statx_fd(int fd, const std::string& shown_path, struct stat& st, double& birthtime_ms,
+                      std::int64_t& birthtime_ns) {
+  struct statx sx;
+  int rc = retry_eintr([&] {
+    return ::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME,
+                   &sx);
+  });
+  if (rc != 0) {
+    if (errno == ENOSYS || errno == EPERM) return false;
+    return sys_error(errno, "statx", shown_path);
+  }
+  from_statx(sx, st, birthtime_ms, birthtime_ns);
   return true;
 }
+
+#if defined(STATX_MNT_ID)
+// The one-system-call stat of a name directly in the root: one statx in the root's own descriptor
+// that follows no link (a link is described, as the handle path describes it) and triggers no
+// automount. Looking up one name in a pinned directory can climb nowhere and cross nothing but a
+// mount, which the answer's mount id shows. A name on another mount, any failure, or a kernel that
+// gives no mount id answers false: the general path then gives the answer, or the refusal, with
+// its own wording.
+bool stat_in_root(const Root& root, const LexedPath& path, const std::string& shown,
+                  Result<Value>* answer) {
+  if (path.parts.size() != 1 || path.must_be_dir || path.has_dotdot || !root.mount().has_id)
+    return false;
+  struct statx sx;
+  int rc = retry_eintr([&] {
+    return ::statx(root.fd(), path.leaf().c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+                   STATX_BASIC_STATS | STATX_BTIME | STATX_MNT_ID, &sx);
+  });
+  if (rc != 0 || !(sx.stx_mask & STATX_MNT_ID) || sx.stx_mnt_id != root.mount().id) return false;
+  struct stat st;
+  double birthtime_ms = -1;
+  std::int64_t birthtime_ns = 0;
+  from_statx(sx, st, birthtime_ms, birthtime_ns);
+  auto hard = refuse_hard_link(st, shown, "stat");
+  if (!hard.ok()) {
+    *answer = hard.take_error();
+    return true;
+  }
+  StatInfo info = stat_info(st);
+  info.birthtime_ms = birthtime_ms;
+  info.birthtime_ns = birthtime_ns;
+  *answer = Value(info);
+  return true;
+}
+#endif
 }  // namespace
 #endif
 
 Result<Value> stat(const Root& root, const Request& request) {
   auto path = prepare_path(root, request.path);
   if (!path.ok()) return path.take_error();
+#if defined(__linux__) && defined(STATX_MNT_ID)
+  Result<Value> quick = Value(std::monostate{});
+  if (stat_in_root(root, path.value(), request.path, &quick)) return quick;
+#endif
   auto fd = open_beneath(root, path.value(), kObjectHandleFlags);
   if (!fd.ok()) return fd.take_error();
   struct stat st;

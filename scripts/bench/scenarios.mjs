@@ -3,6 +3,7 @@ import { rereadScenarios } from "./reread.mjs"
 import { handleScenarios } from "./scenario-handles.mjs"
 import { copyFile1m, copyFile4k, cpTree } from "./scenario-copy.mjs"
 import { mkdirsChain, mkdirsLargest } from "./scenario-mkdirs.mjs"
+import { remove100k, removeTreeScenario, stat256 } from "./scenario-speed-trip.mjs"
 import { readStringSustained } from "./scenario-sustained.mjs"
 import { DEEP, LINKED, SHALLOW } from "./trees.mjs"
 
@@ -106,23 +107,7 @@ export const scenarios = [
       return () => c.mkdirp(`out/mk-${c.name.length}-${c.strategy}-${n++}/b/c/d/e/f/g/h`)
     }
   },
-  {
-    id: "remove-1000",
-    title: "remove a 1,000-file tree",
-    needs: "removeTree",
-    rounds: 3,
-    minMs: 0,
-    warmupMs: 0,
-    unit: (c, trees) => {
-      let dir
-      return {
-        before: () => {
-          dir = trees.removeTemplate()
-        },
-        run: () => c.removeTree(dir)
-      }
-    }
-  },
+  removeTreeScenario({ id: "remove-1000", title: "remove a 1,000-file tree", rounds: 3, template: (trees) => trees.removeTemplate() }),
   mkdirsChain,
   mkdirsLargest,
   copyFile4k,
@@ -137,7 +122,9 @@ export const scenarios = [
     needs: "readFileWithin",
     unit: (c) => () => c.readFileWithin(LINKED)
   },
-  readStringSustained
+  readStringSustained,
+  stat256,
+  remove100k
 ]
 
 export const manyFiles = many

@@ -154,6 +154,11 @@ export interface NativeBinding {
    * A test hook: absent from the published prebuilds, as `testAfterPlan` is ignored there.
    */
   trips?(): number
+  /**
+   * Thread-pool work items this environment has started so far: requests share them (a turn's
+   * requests queue behind a few runners). A test hook, as `trips`.
+   */
+  workItems?(): number
   /** Whether this build carries the test hooks (`trips`, mkdirs' `testAfterPlan`). */
   readonly testHooks: boolean
   /** Completions this environment has settled in a later turn than they finished in (a paced flood). */

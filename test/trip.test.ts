@@ -1,0 +1,67 @@
+/**
+ * The trip to the thread pool: the requests one turn submits queue behind a few work items (not one
+ * each), every answer still goes to its own request, and a slow operation holds only its own runner,
+ * never the requests behind it.
+ */
+import * as fs from "node:fs"
+import { describe, expect, it } from "vitest"
+import { PinnedRoot } from "../src/index.ts"
+import { native } from "../src/internal/native.ts"
+import { noTestHooks, testHooks } from "./support/hooks.ts"
+import { skipUnless } from "./support/skip.ts"
+import { strategies } from "./support/strategies.ts"
+import { scratch } from "./support/tree.ts"
+
+const poolSize = Math.min(Math.max(Number(process.env["UV_THREADPOOL_SIZE"] ?? 4) || 1, 1), 1024)
+const workItems = (): number => {
+  if (native.workItems === undefined) throw new Error(noTestHooks)
+  return native.workItems()
+}
+
+describe.each(strategies)("the trip (%s)", (strategy) => {
+  it("runs 256 requests of one turn on at most one more work item than the pool's size, each answered with its own file", async (ctx) => {
+    skipUnless(ctx, testHooks, noTestHooks)
+    const s = scratch()
+    const files: Record<string, string> = {}
+    for (let i = 0; i < 256; i++) files[`f${i}.txt`] = `file ${i} `.repeat((i % 7) + 1)
+    s.make(files)
+    const root = await PinnedRoot.open(s.root, { strategy })
+    try {
+      await root.readFile("f0.txt")
+      const before = workItems()
+      const answers = await Promise.all(Object.keys(files).map((name) => root.readFile(name)))
+      const used = workItems() - before
+      answers.forEach((a, i) => expect(String(a), `f${i}.txt`).toBe(files[`f${i}.txt`]))
+      // The turn's first request starts a runner at once; if that one empties the queue and ends
+      // before the turn does, the turn's end starts up to the pool's size again.
+      expect(used).toBeGreaterThanOrEqual(1)
+      expect(used).toBeLessThanOrEqual(poolSize + 1)
+    } finally {
+      root.close()
+    }
+  })
+
+  it("answers stats while a long recursive remove still holds its runner", async () => {
+    const s = scratch()
+    const dir = s.abs("big")
+    fs.mkdirSync(dir)
+    for (let i = 0; i < 20_000; i++) fs.writeFileSync(`${dir}/e${i}`, "")
+    s.make({ "small.txt": "x" })
+    const root = await PinnedRoot.open(s.root, { strategy })
+    try {
+      let removed = false
+      const removal = root.remove("big", { recursive: true }).then(() => {
+        removed = true
+      })
+      for (let i = 0; i < 20; i++) expect((await root.stat("small.txt")).size).toBe(1)
+      // The removal was live, and still running when the last stat was answered.
+      const left = fs.readdirSync(dir).length
+      expect(removed).toBe(false)
+      expect(left).toBeGreaterThan(0)
+      await removal
+      expect(fs.existsSync(dir)).toBe(false)
+    } finally {
+      root.close()
+    }
+  }, 120_000)
+})
