@@ -91,8 +91,7 @@ const specifiers = {
 
 /** The client's kernel module, loaded: its `layer` among its exports. */
 export const loadClientKernel = async (document) => {
-  const require = createRequire(import.meta.url)
-  const ts = require("typescript")
+  const ts = createRequire(import.meta.url)("typescript")
   const source = liftModule(fs.readFileSync(document, "utf8"))
   let js = ts.transpileModule(source, {
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },

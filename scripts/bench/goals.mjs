@@ -109,10 +109,12 @@ export const goals = ({ rows, loop, memory }) => {
 // Syscalls per read at the floor: on openat2 at most one above the C++ loop's, on the walk at most
 // 2 × depth + 3 (a component opened and closed each, then open, fstat, read, close of the file).
 const syscallGoals = (at, out) => {
-  for (const [id, depth] of [
+  /** @type {Array<[string, number]>} */
+  const reads = [
     ["read-4k-d1", 1],
     ["read-4k-d8", 8]
-  ]) {
+  ]
+  for (const [id, depth] of reads) {
     const floor = at(id, "floor (C++ loop)", "openat2")
     for (const s of strategies) {
       const r = at(id, "PinnedRoot", s)
