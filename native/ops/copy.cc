@@ -23,6 +23,7 @@
 #include "../core/eintr.h"
 #include "../platform/platform.h"
 #include "fileops.h"
+#include "write.h"
 
 namespace pinnedfs::ops {
 
@@ -36,52 +37,7 @@ constexpr std::size_t kCopyBuffer = std::size_t{256} << 10;
 constexpr std::size_t kRangeChunk = std::size_t{1} << 30;
 #endif
 
-std::string temp_name() {
-  static std::atomic<std::uint64_t> counter{0};
-  struct timespec ts;
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  int local = 0;
-  std::uint64_t z =
-      static_cast<std::uint64_t>(ts.tv_nsec) ^ (static_cast<std::uint64_t>(ts.tv_sec) << 30) ^
-      reinterpret_cast<std::uintptr_t>(&local) ^ (counter.fetch_add(1) * 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  char buf[40];
-  std::snprintf(buf, sizeof buf, ".pinnedfs-%016llx.copy", static_cast<unsigned long long>(z));
-  return buf;
-}
-
-// The temporary. While it has a name and is not published, leaving scope unlinks that name, and
-// only while the directory is still beneath the root.
-class CopyTemp {
- public:
-  CopyTemp(const Root& root, Held& dir, const std::string& shown)
-      : root_(root), dir_(dir), shown_(shown) {}
-  CopyTemp(const CopyTemp&) = delete;
-  CopyTemp& operator=(const CopyTemp&) = delete;
-  ~CopyTemp() { drop(); }
-  void drop() {
-    if (name_.empty() || published_) return;
-    dir_.act(root_, "unlink", shown_, [&](int dirfd) {
-      ::unlinkat(dirfd, name_.c_str(), 0);
-      return ok_status();
-    });
-    name_.clear();
-  }
-  Fd fd;
-  bool anonymous = false;
-  const std::string& name() const { return name_; }
-  void named(std::string n) { name_ = std::move(n); }
-  void published() { published_ = true; }
-
- private:
-  const Root& root_;
-  Held& dir_;
-  const std::string& shown_;
-  std::string name_;
-  bool published_ = false;
-};
+using CopyTemp = OwnedTemp;
 
 Status create_temp(const Root& root, CopyTemp& tmp, Held& dir, const std::string& shown) {
 #if defined(O_TMPFILE)
@@ -102,7 +58,7 @@ Status create_temp(const Root& root, CopyTemp& tmp, Held& dir, const std::string
   for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
     auto still = dir.prove(root, "openat", shown);
     if (!still.ok()) return still.take_error();
-    std::string name = temp_name();
+    std::string name = random_temp_name(".copy");
     int fd = retry_eintr([&] {
       return ::openat(still.value().fd(), name.c_str(),
                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -208,7 +164,7 @@ Status publish_in(CopyTemp& tmp, int dirfd, const std::string& leaf, bool exclus
     }
     // A name first (nothing can be replaced by linkat), then the rename over the target.
     for (int attempt = 0;; ++attempt) {
-      std::string name = temp_name();
+      std::string name = random_temp_name(".copy");
       int err = link_tmpfile(tmp.fd.get(), dirfd, name);
       if (err == 0) {
         tmp.named(std::move(name));

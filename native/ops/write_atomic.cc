@@ -61,59 +61,13 @@ Result<SyncDir> open_dir_of(const Root& root, const LexedPath& path, bool durabl
   return SyncDir{std::move(searchable.value().dir), false};
 }
 
-// splitmix64 over the clock (vDSO: no syscall), a counter and a stack address: names only need to
-// be unlikely to collide, since O_EXCL makes a collision (or an attacker's squatting) a retry,
-// never a hazard.
-std::string random_name() {
-  static std::atomic<std::uint64_t> counter{0};
-  struct timespec ts;
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  int local = 0;
-  std::uint64_t z =
-      static_cast<std::uint64_t>(ts.tv_nsec) ^ (static_cast<std::uint64_t>(ts.tv_sec) << 30) ^
-      reinterpret_cast<std::uintptr_t>(&local) ^ (counter.fetch_add(1) * 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  char buf[40];
-  std::snprintf(buf, sizeof buf, ".pinnedfs-%016llx.tmp", static_cast<unsigned long long>(z));
-  return buf;
-}
-
-// The temporary file. While `name` is set and not published, the destructor unlinks it: every early
-// return below cleans up by leaving scope. Only while the directory is still beneath the root: a
-// temp left in a directory that has moved out stays there, outside, untouched.
-class Temp {
- public:
-  Temp(const Root& root, Held& dir, const std::string& shown)
-      : root_(root), dir_(dir), shown_(shown) {}
-  Temp(const Temp&) = delete;
-  Temp& operator=(const Temp&) = delete;
-  ~Temp() {
-    if (name_.empty() || published_) return;
-    dir_.act(root_, "unlink", shown_, [&](int dirfd) {
-      ::unlinkat(dirfd, name_.c_str(), 0);
-      return ok_status();
-    });
-  }
-  Fd fd;
-  const std::string& name() const { return name_; }
-  void named(std::string n) { name_ = std::move(n); }
-  void published() { published_ = true; }
-
- private:
-  const Root& root_;
-  Held& dir_;
-  const std::string& shown_;
-  std::string name_;
-  bool published_ = false;
-};
+using Temp = OwnedTemp;
 
 Status create_named(const Root& root, Temp& tmp, Held& dir, mode_t mode, const std::string& shown) {
   for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
     auto still = dir.prove(root, "openat", shown);
     if (!still.ok()) return still.take_error();
-    std::string name = random_name();
+    std::string name = random_temp_name();
     int fd = retry_eintr([&] {
       return ::openat(still.value().fd(), name.c_str(),
                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -315,7 +269,7 @@ Status publish(const Root& root, Temp& tmp, Held& dir, const std::string& leaf, 
     for (int attempt = 0;; ++attempt) {
       auto still = dir.prove(root, "linkat", shown);
       if (!still.ok()) return still.take_error();
-      std::string name = random_name();
+      std::string name = random_temp_name();
       int err = link_tmpfile(tmp.fd.get(), still.value().fd(), name);
       if (err == 0) {
         tmp.named(std::move(name));
@@ -429,8 +383,32 @@ Status create_named_temp(const Root& root, Held& dir, mode_t mode, const std::st
   return ok_status();
 }
 
-std::string random_temp_name() {
-  return random_name();
+// splitmix64 over the clock (vDSO: no syscall), a counter and a stack address: names only need to
+// be unlikely to collide, since O_EXCL makes a collision (or an attacker's squatting) a retry,
+// never a hazard.
+std::string random_temp_name(const char* suffix) {
+  static std::atomic<std::uint64_t> counter{0};
+  struct timespec ts;
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  int local = 0;
+  std::uint64_t z =
+      static_cast<std::uint64_t>(ts.tv_nsec) ^ (static_cast<std::uint64_t>(ts.tv_sec) << 30) ^
+      reinterpret_cast<std::uintptr_t>(&local) ^ (counter.fetch_add(1) * 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, ".pinnedfs-%016llx%s", static_cast<unsigned long long>(z), suffix);
+  return buf;
+}
+
+void OwnedTemp::drop() {
+  if (name_.empty() || published_) return;
+  dir_.act(root_, "unlink", shown_, [&](int dirfd) {
+    ::unlinkat(dirfd, name_.c_str(), 0);
+    return ok_status();
+  });
+  name_.clear();
 }
 
 }  // namespace pinnedfs::ops
