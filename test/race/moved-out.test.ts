@@ -25,6 +25,16 @@ const settle = async <A>(p: Promise<A>): Promise<Settled<A>> =>
     (error: unknown) => ({ ok: false as const, error, settledAt: process.hrtime.bigint() })
   )
 
+/** Starts the mover, runs `act` under it once it watches, and answers both when the mover is done; closes the root. */
+const underMover = async <A>(root: PinnedRoot, options: Parameters<typeof startMover>[0], act: () => Promise<A>) => {
+  const mover = startMover(options)
+  await mover.ready
+  const result = await settle(act())
+  const m = await mover.finish()
+  root.close()
+  return { result, m }
+}
+
 /**
  * Why an attempt is a lost race, proven, or `undefined` when the attack was live. Proven one of two
  * ways: the rename began only after the operation settled (the mover's clock is the one
@@ -135,16 +145,16 @@ const writeWhileMovedOut = async (strategy: TestStrategy, tree: Record<string, s
   const s = scratch()
   s.make(tree)
   const root = await PinnedRoot.open(s.root, { strategy })
-  const mover = startMover({
-    watch: s.abs("a"),
-    on: "open",
-    acts: ["create", "moved_to"],
-    renames: [[s.abs("a"), path.join(s.outside, "a")]]
-  })
-  await mover.ready
-  const result = await settle(root.writeFile(rel, new Uint8Array(8 * 1024 * 1024), { atomic: true, durable: true }))
-  const m = await mover.finish()
-  root.close()
+  const { result, m } = await underMover(
+    root,
+    {
+      watch: s.abs("a"),
+      on: "open",
+      acts: ["create", "moved_to"],
+      renames: [[s.abs("a"), path.join(s.outside, "a")]]
+    },
+    () => root.writeFile(rel, new Uint8Array(8 * 1024 * 1024), { atomic: true, durable: true })
+  )
   return { s, m, result }
 }
 
@@ -189,19 +199,19 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       // remove, emptying `a` through the handle it holds, would find it on its next pass.
       // `p` and `a` are both watched, so every act of the remove (the unlinks in `a`, then `a` in
       // `p`) is in the mover's sight.
-      const mover = startMover({
-        watch: s.abs("p"),
-        deep: true,
-        on: "delete",
-        renames: [
-          [s.abs("p"), path.join(s.outside, "p")],
-          [secret, path.join(s.outside, "p/a/secret.txt")]
-        ]
-      })
-      await mover.ready
-      const result = await settle(root.remove("p/a", { recursive: true }))
-      const m = await mover.finish()
-      root.close()
+      const { result, m } = await underMover(
+        root,
+        {
+          watch: s.abs("p"),
+          deep: true,
+          on: "delete",
+          renames: [
+            [s.abs("p"), path.join(s.outside, "p")],
+            [secret, path.join(s.outside, "p/a/secret.txt")]
+          ]
+        },
+        () => root.remove("p/a", { recursive: true })
+      )
       // The secret survives wherever it is: moved into the departed tree, or where it was when
       // the tree was already gone.
       const moved = path.join(s.outside, "p/a/secret.txt")
@@ -219,19 +229,19 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       const leak = leakDir(s)
       const root = await PinnedRoot.open(s.root, { strategy })
       // Every directory of the chain is watched: each open the listing makes is in sight.
-      const mover = startMover({
-        watch: s.abs("a"),
-        deep: true,
-        on: "open",
-        renames: [
-          [s.abs("a"), path.join(s.outside, "a")],
-          [leak, path.join(s.outside, deepest, "leak")]
-        ]
-      })
-      await mover.ready
-      const result = await settle(list(root))
-      const m = await mover.finish()
-      root.close()
+      const { result, m } = await underMover(
+        root,
+        {
+          watch: s.abs("a"),
+          deep: true,
+          on: "open",
+          renames: [
+            [s.abs("a"), path.join(s.outside, "a")],
+            [leak, path.join(s.outside, deepest, "leak")]
+          ]
+        },
+        () => list(root)
+      )
       if (result.ok) expect(result.value.filter((n) => n.includes("outside-only"))).toEqual([])
       return { mover: m, settledAt: result.settledAt, result, renames: 2, everyActWatched: true }
     })
@@ -340,16 +350,16 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       // The copy makes its temporary in `a` and names it there once the data is in: the mover takes
       // `a` outside at the temporary's open. 64 MiB: copy_file_range copies in the kernel, so 8 MiB
       // was over before a mover on a loaded machine was scheduled.
-      const mover = startMover({
-        watch: s.abs("a"),
-        on: "open",
-        acts: ["create", "moved_to"],
-        renames: [[s.abs("a"), path.join(s.outside, "a")]]
-      })
-      await mover.ready
-      const result = await settle(root.copyFile("src.bin", "a/dst.bin"))
-      const m = await mover.finish()
-      root.close()
+      const { result, m } = await underMover(
+        root,
+        {
+          watch: s.abs("a"),
+          on: "open",
+          acts: ["create", "moved_to"],
+          renames: [[s.abs("a"), path.join(s.outside, "a")]]
+        },
+        () => root.copyFile("src.bin", "a/dst.bin")
+      )
       expect(fs.readdirSync(s.outside).sort()).toEqual(m.renamed > 0 ? ["a", "secret.txt"] : ["secret.txt"])
       const a = whereIs(s)
       // Refused: nothing published (a temporary already named in `a` may stay there, ours);
@@ -403,17 +413,17 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       const s = scratch()
       const deepest = chain(s, "a", 40, 0)
       const root = await PinnedRoot.open(s.root, { strategy })
-      const mover = startMover({
-        watch: s.abs("a"),
-        deep: true,
-        on: "open",
-        acts: ["create"],
-        renames: [[s.abs("a"), path.join(s.outside, "a")]]
-      })
-      await mover.ready
-      const result = await settle(root.open(`${deepest}/new.txt`, "wx").then((h) => h.close()))
-      const m = await mover.finish()
-      root.close()
+      const { result, m } = await underMover(
+        root,
+        {
+          watch: s.abs("a"),
+          deep: true,
+          on: "open",
+          acts: ["create"],
+          renames: [[s.abs("a"), path.join(s.outside, "a")]]
+        },
+        () => root.open(`${deepest}/new.txt`, "wx").then((h) => h.close())
+      )
       live(m, 1)
       expect(m.after).toBe(0)
       expect(result.ok).toBe(true)

@@ -51,13 +51,21 @@ describe.each(strategies)("stat answers fs.Stats (%s)", (strategy) => {
     root.close()
   })
 
-  it("with { bigint: true }, field for field as lstat(..., { bigint: true })", async () => {
+  /** Each laid-out name's bigint stat beside lstat's, through `check`; the root is left open. */
+  const eachBigIntTwin = async (
+    check: (name: string, mine: BigIntStats, node: fs.BigIntStats) => void
+  ): Promise<{ s: ReturnType<typeof scratch>; root: PinnedRoot }> => {
     const s = scratch()
     lay(s.root)
     const root = await PinnedRoot.open(s.root, { strategy })
     for (const name of names) {
-      const mine = await root.stat(name, { bigint: true })
-      const node = await fsp.lstat(s.abs(name), { bigint: true })
+      check(name, await root.stat(name, { bigint: true }), await fsp.lstat(s.abs(name), { bigint: true }))
+    }
+    return { s, root }
+  }
+
+  it("with { bigint: true }, field for field as lstat(..., { bigint: true })", async () => {
+    const { root } = await eachBigIntTwin((name, mine, node) => {
       expect(mine, name).toBeInstanceOf(BigIntStats)
       for (const f of numberFields) expect(mine[f], `${name} ${f}`).toBe(node[f])
       for (const f of timeFields) {
@@ -65,23 +73,18 @@ describe.each(strategies)("stat answers fs.Stats (%s)", (strategy) => {
         expect(mine[f].getTime(), `${name} ${f}`).toBe(node[f].getTime())
       }
       for (const t of tests) expect(mine[t](), `${name} ${t}`).toBe(node[t]())
-    }
+    })
     root.close()
   })
 
   it("with { bigint: true }, the …Ns times to the nanosecond, as lstat(..., { bigint: true }) and a handle's fstat", async () => {
-    const s = scratch()
-    lay(s.root)
-    const root = await PinnedRoot.open(s.root, { strategy })
-    for (const name of names) {
-      const mine = await root.stat(name, { bigint: true })
-      const node = await fsp.lstat(s.abs(name), { bigint: true })
+    const { s, root } = await eachBigIntTwin((name, mine, node) => {
       for (const f of timeFields) {
         const ns = `${f}Ns` as const
         expect(typeof mine[ns], `${name} ${ns}`).toBe("bigint")
         expect(mine[ns], `${name} ${ns}`).toBe(node[ns])
       }
-    }
+    })
     // A time with nanoseconds no double of milliseconds holds (2^40 ms and change).
     fs.writeFileSync(s.abs("ns.txt"), "x")
     execFileSync("touch", ["-h", "-d", "@1099511627.123456789", s.abs("ns.txt")])
