@@ -40,11 +40,6 @@ FileType type_of(mode_t mode) {
 // stats do (nanoseconds / 10^6), so the whole millisecond must survive the conversion: near 2^40 ms
 // a double holds only ~1/4096 ms, and a fraction above .99988 would round up into the next
 // millisecond.
-// Nanoseconds since the epoch, exact (int64 holds them until the year 2262).
-std::int64_t ns(const struct timespec& ts) {
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + static_cast<std::int64_t>(ts.tv_nsec);
-}
-
 double ms(const struct timespec& ts) {
   long long whole = static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
   double v = static_cast<double>(whole) + static_cast<double>(ts.tv_nsec % 1000000) / 1e6;
@@ -52,6 +47,21 @@ double ms(const struct timespec& ts) {
   // Before 1970 truncation goes toward zero, so rounding up is what truncation wants there.
   if (whole >= 0 && v >= next) v = std::nextafter(next, 0.0);
   return v;
+}
+
+// Nanoseconds since the epoch, exact (int64 holds them until the year 2262).
+std::int64_t ns(const struct timespec& ts) {
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + static_cast<std::int64_t>(ts.tv_nsec);
+}
+
+// Each time as the millisecond double Node's Stats carry and the whole nanoseconds BigIntStats do.
+void put_times(StatInfo& info, const timespec& a, const timespec& m, const timespec& c) {
+  info.atime_ms = ms(a);
+  info.mtime_ms = ms(m);
+  info.ctime_ms = ms(c);
+  info.atime_ns = ns(a);
+  info.mtime_ns = ns(m);
+  info.ctime_ns = ns(c);
 }
 }  // namespace
 
@@ -69,21 +79,11 @@ StatInfo stat_info(const struct stat& st) {
   info.uid = st.st_uid;
   info.gid = st.st_gid;
 #if defined(__APPLE__)
-  info.atime_ms = ms(st.st_atimespec);
-  info.mtime_ms = ms(st.st_mtimespec);
-  info.ctime_ms = ms(st.st_ctimespec);
+  put_times(info, st.st_atimespec, st.st_mtimespec, st.st_ctimespec);
   info.birthtime_ms = ms(st.st_birthtimespec);
-  info.atime_ns = ns(st.st_atimespec);
-  info.mtime_ns = ns(st.st_mtimespec);
-  info.ctime_ns = ns(st.st_ctimespec);
   info.birthtime_ns = ns(st.st_birthtimespec);
 #else
-  info.atime_ms = ms(st.st_atim);
-  info.mtime_ms = ms(st.st_mtim);
-  info.ctime_ms = ms(st.st_ctim);
-  info.atime_ns = ns(st.st_atim);
-  info.mtime_ns = ns(st.st_mtim);
-  info.ctime_ns = ns(st.st_ctim);
+  put_times(info, st.st_atim, st.st_mtim, st.st_ctim);
 #endif
   return info;
 }
