@@ -35,6 +35,22 @@
 namespace pinnedfs {
 namespace {
 
+// [promise, cancel()]: the pair the cancellable calls answer. cancel() only stores the flag the
+// worker checks between acts: the JavaScript thread never waits on it.
+Napi::Array with_cancel(Napi::Env env, Napi::Value promise,
+                        const std::shared_ptr<std::atomic<bool>>& flag) {
+  Napi::Array out = Napi::Array::New(env, 2);
+  out.Set(0u, promise);
+  out.Set(1u, Napi::Function::New(
+                  env,
+                  [flag](const Napi::CallbackInfo& i) -> Napi::Value {
+                    flag->store(true);
+                    return i.Env().Undefined();
+                  },
+                  "cancel"));
+  return out;
+}
+
 using namespace binding;  // NOLINT(google-build-using-namespace): the binding's own halves
 
 // Buffers reused across operations of one environment: taken and given back on the JavaScript
@@ -591,18 +607,7 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
   Napi::Value confine(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto cancel = std::make_shared<std::atomic<bool>>(false);
-    auto pair = [&](Napi::Value promise) {
-      Napi::Array out = Napi::Array::New(env, 2);
-      out.Set(0u, promise);
-      out.Set(1u, Napi::Function::New(
-                      env,
-                      [cancel](const Napi::CallbackInfo& i) -> Napi::Value {
-                        cancel->store(true);
-                        return i.Env().Undefined();
-                      },
-                      "cancel"));
-      return out;
-    };
+    auto pair = [&](Napi::Value promise) { return with_cancel(env, promise, cancel); };
     if (!root_) return pair(closed(env));
     if (!info[0].IsTypedArray() ||
         info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
@@ -641,18 +646,7 @@ class RootHandle : public Napi::ObjectWrap<RootHandle> {
   Napi::Value cancellable(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto flag = std::make_shared<std::atomic<bool>>(false);
-    auto pair = [&](Napi::Value promise) {
-      Napi::Array out = Napi::Array::New(env, 2);
-      out.Set(0u, promise);
-      out.Set(1u, Napi::Function::New(
-                      env,
-                      [flag](const Napi::CallbackInfo& i) -> Napi::Value {
-                        flag->store(true, std::memory_order_release);
-                        return i.Env().Undefined();
-                      },
-                      "cancel"));
-      return out;
-    };
+    auto pair = [&](Napi::Value promise) { return with_cancel(env, promise, flag); };
     Marshalled m = marshal(info);
     if (!m.ok) return pair(m.refused);
     std::shared_ptr<Root> root = root_;
