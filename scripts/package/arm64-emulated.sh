@@ -58,8 +58,10 @@ if [ "$#" -eq 0 ]; then
   echo "arm64 under qemu: what the architecture can change (PinnedRoot's operations over the arm64 C++," \
     "hostile arguments to the addon, loading the prebuild); emulation is 5 to 20 times slower, and the" \
     "rest is TypeScript tested natively on x64. --all runs everything that can run under qemu."
-  set -- --maxWorkers=1 test/*.test.ts test/hostile/pinned-root.test.ts test/package/loader.test.ts \
-    test/package/prebuilds.test.ts
+  # Each test's time bound scaled for the emulation (the default 30 s is for native speed): a child
+  # Node a test starts (one dropped to nobody) is emulated too, and pays its start-up at qemu's pace.
+  set -- --maxWorkers=1 --testTimeout=120000 test/*.test.ts test/hostile/pinned-root.test.ts \
+    test/package/loader.test.ts test/package/prebuilds.test.ts
 elif [ "$1" = "--all" ]; then
   shift
   set -- "${never[@]}" "$@"
