@@ -23,7 +23,7 @@ describe.each(strategies)("dev pipeline under a directory/link swap (%s)", (stra
     const before = snapshot(s.outside)
     const outsideText = () => fs.readFileSync(path.join(target, "a.ts"), "utf8")
 
-    const ws = await acquire(root, { scope: ["src/**"] })
+    let ws = await acquire(root, { scope: ["src/**"] })
     const seen: Array<string> = []
     const reads = { ok: 0, refused: 0 }
     const fixer: Capability = {
@@ -42,16 +42,25 @@ describe.each(strategies)("dev pipeline under a directory/link swap (%s)", (stra
       }
     }
     // src/sub flips between the real directory and the link, exchanged atomically by the native
-    // attacker while each round runs, and put back between rounds.
+    // attacker while each round runs, and put back between rounds. Each round acquires its
+    // workspace afresh (a re-read that met the link drops the file from the one before, and the
+    // fixer would have nothing left to read), and the rounds end once the attack was seen both
+    // ways: a read refused at the link and one that went through.
     const race = await raceRounds({
       pairs: [[s.abs("src/sub"), s.abs("lnk")]],
       maxRounds: 400,
-      maxMs: 3000,
+      maxMs: 10_000,
       reset: () => {},
-      round: () => Plan.run([Step.fix("f", fixer)], { root, workspace: ws, policy: openPolicy, gate: approveAll }),
+      round: async () => {
+        const fresh = await acquire(root, { scope: ["src/**"] }).catch(() => undefined)
+        if (fresh === undefined) return
+        ws = fresh
+        await Plan.run([Step.fix("f", fixer)], { root, workspace: ws, policy: openPolicy, gate: approveAll })
+      },
       inspect: () => {
         for (const p of ws.paths()) seen.push(ws.get(p)!)
-      }
+      },
+      until: () => reads.refused > 0 && reads.ok > 0
     })
     // The attack was live: exchanges the kernel did, and reads that met the link and were refused.
     expect(race.swaps).toBeGreaterThan(0)
