@@ -17,30 +17,35 @@
  */
 import type { FileInfo, FileType } from "../PinnedRoot.ts"
 
-/** The type tests of `fs.Stats`, read from `type`. */
+/** Each type test of `fs.Stats`, with the `type` it answers true for. */
+const typeTests = {
+  isFile: "File",
+  isDirectory: "Directory",
+  isSymbolicLink: "SymbolicLink",
+  isFIFO: "FIFO",
+  isSocket: "Socket",
+  isBlockDevice: "BlockDevice",
+  isCharacterDevice: "CharacterDevice"
+} as const satisfies Record<string, FileType>
+
+/** The type tests of `fs.Stats`, read from `type`: one method per row of `typeTests`. */
+type TypeTests = { readonly [K in keyof typeof typeTests]: () => boolean }
+
+// Declaration merging gives the class the methods' types; the loop below gives it their bodies, on
+// the prototype (not own properties), as `fs.Stats` has them.
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: every merged method is defined just below
 abstract class Described {
   abstract readonly type: FileType
-  isFile(): boolean {
-    return this.type === "File"
-  }
-  isDirectory(): boolean {
-    return this.type === "Directory"
-  }
-  isSymbolicLink(): boolean {
-    return this.type === "SymbolicLink"
-  }
-  isFIFO(): boolean {
-    return this.type === "FIFO"
-  }
-  isSocket(): boolean {
-    return this.type === "Socket"
-  }
-  isBlockDevice(): boolean {
-    return this.type === "BlockDevice"
-  }
-  isCharacterDevice(): boolean {
-    return this.type === "CharacterDevice"
-  }
+}
+interface Described extends TypeTests {}
+for (const [method, type] of Object.entries(typeTests)) {
+  Object.defineProperty(Described.prototype, method, {
+    value(this: Described): boolean {
+      return this.type === type
+    },
+    writable: true,
+    configurable: true
+  })
 }
 
 /** Node's `Date` of a millisecond time: rounded, as `fs.Stats` builds it. */

@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { PinnedFsError, PinnedRoot } from "../../src/index.ts"
-import { startMover, type MoverOutcome } from "../support/mover.ts"
+import { type MoverEvent, type MoverOutcome, startMover } from "../support/mover.ts"
 import { strategies, type TestStrategy } from "../support/strategies.ts"
 import { scratch, type Scratch } from "../support/tree.ts"
 
@@ -24,6 +24,24 @@ const settle = async <A>(p: Promise<A>): Promise<Settled<A>> =>
     (value) => ({ ok: true as const, value, settledAt: process.hrtime.bigint() }),
     (error: unknown) => ({ ok: false as const, error, settledAt: process.hrtime.bigint() })
   )
+
+/**
+ * The mover's order in every cell: at the first `on` event in `dir` (with `deep`, in it or below
+ * it), take `dir` out of the root to the same name outside; then make the `plant` rename, when
+ * given (something from outside moved into the departed tree).
+ */
+const takeOut = (
+  s: Scratch,
+  dir: string,
+  on: MoverEvent,
+  more: { readonly deep?: true; readonly acts?: ReadonlyArray<MoverEvent>; readonly plant?: readonly [string, string] } = {}
+): Parameters<typeof startMover>[0] => ({
+  watch: s.abs(dir),
+  on,
+  ...(more.deep ? { deep: true } : {}),
+  ...(more.acts ? { acts: more.acts } : {}),
+  renames: [[s.abs(dir), path.join(s.outside, dir)], ...(more.plant ? [more.plant] : [])]
+})
 
 /** Starts the mover, runs `act` under it once it watches, and answers both when the mover is done; closes the root. */
 const underMover = async <A>(root: PinnedRoot, options: Parameters<typeof startMover>[0], act: () => Promise<A>) => {
@@ -145,15 +163,8 @@ const writeWhileMovedOut = async (strategy: TestStrategy, tree: Record<string, s
   const s = scratch()
   s.make(tree)
   const root = await PinnedRoot.open(s.root, { strategy })
-  const { result, m } = await underMover(
-    root,
-    {
-      watch: s.abs("a"),
-      on: "open",
-      acts: ["create", "moved_to"],
-      renames: [[s.abs("a"), path.join(s.outside, "a")]]
-    },
-    () => root.writeFile(rel, new Uint8Array(8 * 1024 * 1024), { atomic: true, durable: true })
+  const { result, m } = await underMover(root, takeOut(s, "a", "open", { acts: ["create", "moved_to"] }), () =>
+    root.writeFile(rel, new Uint8Array(8 * 1024 * 1024), { atomic: true, durable: true })
   )
   return { s, m, result }
 }
@@ -201,15 +212,7 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       // `p`) is in the mover's sight.
       const { result, m } = await underMover(
         root,
-        {
-          watch: s.abs("p"),
-          deep: true,
-          on: "delete",
-          renames: [
-            [s.abs("p"), path.join(s.outside, "p")],
-            [secret, path.join(s.outside, "p/a/secret.txt")]
-          ]
-        },
+        takeOut(s, "p", "delete", { deep: true, plant: [secret, path.join(s.outside, "p/a/secret.txt")] }),
         () => root.remove("p/a", { recursive: true })
       )
       // The secret survives wherever it is: moved into the departed tree, or where it was when
@@ -231,15 +234,7 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       // Every directory of the chain is watched: each open the listing makes is in sight.
       const { result, m } = await underMover(
         root,
-        {
-          watch: s.abs("a"),
-          deep: true,
-          on: "open",
-          renames: [
-            [s.abs("a"), path.join(s.outside, "a")],
-            [leak, path.join(s.outside, deepest, "leak")]
-          ]
-        },
+        takeOut(s, "a", "open", { deep: true, plant: [leak, path.join(s.outside, deepest, "leak")] }),
         () => list(root)
       )
       if (result.ok) expect(result.value.filter((n) => n.includes("outside-only"))).toEqual([])
@@ -262,7 +257,7 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       // Every directory of the plan goes straight into `a`, so the mover, watching `a`, sees each
       // creation, in order with the move: at most one of them lands after it.
       const plan = Array.from({ length: 1000 }, (_, i) => ({ path: `a/c${String(i).padStart(4, "0")}`, mode: 0o755 }))
-      const mover = startMover({ watch: s.abs("a"), on: "create", renames: [[s.abs("a"), path.join(s.outside, "a")]] })
+      const mover = startMover(takeOut(s, "a", "create"))
       await mover.ready
       const out = await settle(root.mkdirs(plan))
       const m = await mover.finish()
@@ -288,7 +283,7 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       s.make({ "a/": "" })
       const root = await PinnedRoot.open(s.root, { strategy })
       // 1,000 levels below `a`: the mover, woken by the first, moves `a` while the rest are made.
-      const mover = startMover({ watch: s.abs("a"), on: "create", renames: [[s.abs("a"), path.join(s.outside, "a")]] })
+      const mover = startMover(takeOut(s, "a", "create"))
       await mover.ready
       const result = await settle(root.makeDirectory(`a/${"c/".repeat(1000)}c`, { recursive: true }))
       const m = await mover.finish()
@@ -314,7 +309,7 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       const made = await root.mkdirs(Array.from({ length: 1000 }, (_, i) => ({ path: `a/c${String(i).padStart(4, "0")}`, mode: 0o755 })))
       expect(made.error).toBeNull()
       // At the first removal in `a`, `a` goes outside; every later member is still there, untouched.
-      const mover = startMover({ watch: s.abs("a"), on: "delete", renames: [[s.abs("a"), path.join(s.outside, "a")]] })
+      const mover = startMover(takeOut(s, "a", "delete"))
       await mover.ready
       const out = await settle(root.rmdirs(made.created.map((c) => ({ path: c.path, identity: c.identity }))))
       const m = await mover.finish()
@@ -350,15 +345,8 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       // The copy makes its temporary in `a` and names it there once the data is in: the mover takes
       // `a` outside at the temporary's open. 64 MiB: copy_file_range copies in the kernel, so 8 MiB
       // was over before a mover on a loaded machine was scheduled.
-      const { result, m } = await underMover(
-        root,
-        {
-          watch: s.abs("a"),
-          on: "open",
-          acts: ["create", "moved_to"],
-          renames: [[s.abs("a"), path.join(s.outside, "a")]]
-        },
-        () => root.copyFile("src.bin", "a/dst.bin")
+      const { result, m } = await underMover(root, takeOut(s, "a", "open", { acts: ["create", "moved_to"] }), () =>
+        root.copyFile("src.bin", "a/dst.bin")
       )
       expect(fs.readdirSync(s.outside).sort()).toEqual(m.renamed > 0 ? ["a", "secret.txt"] : ["secret.txt"])
       const a = whereIs(s)
@@ -386,7 +374,7 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       // cp makes `a/dst` first, then its 2,000 files in it: the mover, woken by that mkdir, moves
       // `a` out while the files are still to come. The files land below the watched directory, out
       // of the mover's sight, so a success is never taken as a proven lost race.
-      const mover = startMover({ watch: s.abs("a"), on: "create", renames: [[s.abs("a"), path.join(s.outside, "a")]] })
+      const mover = startMover(takeOut(s, "a", "create"))
       await mover.ready
       const result = await settle(root.cp("src", "a/dst", { recursive: true }))
       const m = await mover.finish()
@@ -413,16 +401,8 @@ describe.each(strategies)("a directory moved out of the root mid-operation (%s)"
       const s = scratch()
       const deepest = chain(s, "a", 40, 0)
       const root = await PinnedRoot.open(s.root, { strategy })
-      const { result, m } = await underMover(
-        root,
-        {
-          watch: s.abs("a"),
-          deep: true,
-          on: "open",
-          acts: ["create"],
-          renames: [[s.abs("a"), path.join(s.outside, "a")]]
-        },
-        () => root.open(`${deepest}/new.txt`, "wx").then((h) => h.close())
+      const { result, m } = await underMover(root, takeOut(s, "a", "open", { deep: true, acts: ["create"] }), () =>
+        root.open(`${deepest}/new.txt`, "wx").then((h) => h.close())
       )
       live(m, 1)
       expect(m.after).toBe(0)
