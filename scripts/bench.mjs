@@ -25,6 +25,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
 import { eventLoopDelay, measureSideBySide, median, pool } from "./bench/measure.mjs"
 import { contenderNames, makeContender } from "./bench/registry.mjs"
 import { manyFiles, scenarios } from "./bench/scenarios.mjs"
@@ -36,10 +37,41 @@ import { scaleBench } from "./bench/scale.mjs"
 import { fixersBench } from "./bench/fixers.mjs"
 import { goalLines, goals } from "./bench/goals.mjs"
 
-const argv = process.argv.slice(2)
-const quick = argv.includes("--quick")
-const jsonAt = argv.indexOf("--json")
-const jsonFile = jsonAt >= 0 ? argv[jsonAt + 1] : undefined
+// Strict: an unknown option or a missing value is a usage error (exit 2), never a full run begun
+// with the option ignored; --help prints the usage above.
+const usage = () => {
+  const text = fs.readFileSync(fileURLToPath(import.meta.url), "utf8")
+  return text
+    .split("\n")
+    .slice(1)
+    .filter((l, i, all) => all.slice(0, i + 1).every((x) => x.startsWith("//")))
+    .map((l) => l.replace(/^\/\/ ?/, ""))
+    .join("\n")
+}
+let args
+try {
+  args = parseArgs({
+    options: {
+      quick: { type: "boolean" },
+      json: { type: "string" },
+      only: { type: "string" },
+      contenders: { type: "string" },
+      "client-kernel": { type: "string" },
+      help: { type: "boolean", short: "h" }
+    },
+    strict: true,
+    allowPositionals: false
+  }).values
+} catch (e) {
+  console.error(`npm run bench: ${e instanceof Error ? e.message : String(e)}\n\n${usage()}`)
+  process.exit(2)
+}
+if (args.help) {
+  console.log(usage())
+  process.exit(0)
+}
+const quick = args.quick === true
+const jsonFile = args.json
 const repo = path.resolve(fileURLToPath(new URL("..", import.meta.url)))
 
 if (!fs.existsSync(path.join(repo, "dist", "index.js"))) {
@@ -47,12 +79,9 @@ if (!fs.existsSync(path.join(repo, "dist", "index.js"))) {
   process.exit(1)
 }
 
-const listArg = (name) => {
-  const at = argv.indexOf(name)
-  return at >= 0 ? (argv[at + 1] ?? "").split(",").filter((x) => x !== "") : undefined
-}
-const only = listArg("--only")
-const contenderFilter = listArg("--contenders")
+const listArg = (value) => (value === undefined ? undefined : value.split(",").filter((x) => x !== ""))
+const only = listArg(args.only)
+const contenderFilter = listArg(args.contenders)
 const QUICK_SCENARIOS = new Set([
   "read-4k-d1",
   "read-4k-d8",
@@ -65,6 +94,16 @@ const QUICK_SCENARIOS = new Set([
   "reads-256-batch",
   "glob-10k"
 ])
+// Every name --only takes: a scenario, or one of the groups of rows outside the scenario table.
+const groups = ["flood", "strace", "confine", "mcp", "scale", "fixers"]
+const unknownOnly = (only ?? []).filter((id) => !groups.includes(id) && !scenarios.some((s) => s.id === id))
+if (unknownOnly.length > 0) {
+  console.error(
+    `npm run bench: --only names no scenario or group: ${unknownOnly.join(", ")}\n` +
+      `scenarios: ${scenarios.map((s) => s.id).join(", ")}\ngroups: ${groups.join(", ")}`
+  )
+  process.exit(2)
+}
 const chosen = scenarios.filter((s) => (only ? only.includes(s.id) : !quick || QUICK_SCENARIOS.has(s.id)))
 const flood = only === undefined || only.includes("flood")
 const trees = makeTrees(quick ? { globFiles: 2_000 } : {})
