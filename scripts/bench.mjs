@@ -41,10 +41,10 @@ import { goalLines, goals } from "./bench/goals.mjs"
 // with the option ignored; --help prints the usage above.
 const usage = () => {
   const text = fs.readFileSync(fileURLToPath(import.meta.url), "utf8")
-  return text
-    .split("\n")
-    .slice(1)
-    .filter((l, i, all) => all.slice(0, i + 1).every((x) => x.startsWith("//")))
+  const lines = text.split("\n").slice(1)
+  const end = lines.findIndex((l) => !l.startsWith("//"))
+  return lines
+    .slice(0, end)
     .map((l) => l.replace(/^\/\/ ?/, ""))
     .join("\n")
 }
