@@ -15,6 +15,8 @@ export default defineConfig({
     // One transpile of src/ shared by the run (test/support/transpile-cache.ts), and one temporary
     // directory per run, checked empty at the end (test/support/run-tmpdir.ts).
     globalSetup: ["./test/support/transpile-cache.ts", "./test/support/run-tmpdir.ts"],
+    // PINNEDFS_TEST_CPU_LOG=FILE: each file's CPU, for scripts/test-cpu.mjs (docs/testing.md).
+    setupFiles: process.env["PINNEDFS_TEST_CPU_LOG"] ? ["./test/support/cpu-per-file.ts"] : [],
     // Separate processes: the addon, seccomp filters and descriptor counts are per process.
     pool: "forks",
     // At least two files at a time. vitest's default is cores - 1, which on two cores is one file

@@ -695,11 +695,13 @@ export const runConformance = (
               else expect(fs.existsSync(target)).toBe(false)
             }
           }),
-          { numRuns: 3000, seed: 11_7 }
+          // 1,000 writes through each executor; the native decoder itself is fuzzed for a minute
+          // per CI run (native/fuzz/fuzz_base64.cc, against the same rule).
+          { numRuns: 1000, seed: 11_7 }
         )
         // Both sides of the rule were exercised, not one.
-        expect(accepts).toBeGreaterThan(300)
-        expect(refusals).toBeGreaterThan(300)
+        expect(accepts).toBeGreaterThan(100)
+        expect(refusals).toBeGreaterThan(100)
       })
 
       it("refuses a payload over the content limit by its length alone, whatever its text", async () => {

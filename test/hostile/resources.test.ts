@@ -57,10 +57,12 @@ const wideTree = (root: string, dirs: number, files: number): void => {
 
 describe.each(strategies)("descriptor exhaustion (%s)", (strategy) => {
   it.each(["PinnedRoot", "extension"])(
-    "removes 20,000 files under `ulimit -n 64` through %s, never answering a false escape",
+    "removes 6,000 files under `ulimit -n 64` through %s, never answering a false escape",
     (entry) => {
       const dir = workspace()
-      wideTree(dir, 4, 5000)
+      // The descriptors a removal holds go with its directories, not its files: four directories
+      // of 1,500 names each keep it listing and unlinking long after the limit was reached.
+      wideTree(dir, 4, 1500)
       const r = runLimited("--nofile=64", strategy, "remove", dir, [entry])
       // Under the limit the remover keeps within the descriptors it has: the tree is gone.
       expect(r.first, JSON.stringify(r.first)).toEqual(expect.objectContaining({ ok: true }))

@@ -28,16 +28,31 @@ let tarballPath = ""
 const noPrebuild = `no prebuild for linux-${process.arch} here (npm run build:prebuilds; CI requires it)`
 const prebuilt = fs.existsSync(path.join(repo, "prebuilds", `linux-${process.arch}`, "pinnedfs.napi.glibc.node"))
 
+/**
+ * Where no prebuild fits (a development checkout), the full project installs with scripts off and
+ * is given the checkout's own build of the same sources, rather than compiling the addon a second
+ * time (a minute of both cores): that the tarball holds every file a source build needs is
+ * `tarball.test.ts`'s, and the build itself is the checkout's `npm install`. With a prebuild (CI),
+ * the install runs its scripts as a user's does, and must take the prebuild.
+ */
+const useCheckoutBuild = (dir: string) => {
+  const release = path.join(dir, "node_modules", "pinnedfs", "build", "Release")
+  fs.mkdirSync(release, { recursive: true })
+  for (const f of ["pinnedfs.node", "pinnedfs-launch"]) fs.copyFileSync(path.join(repo, "build", "Release", f), path.join(release, f))
+}
+
 beforeAll(() => {
   ensureDist()
   const { tarball } = pack(scratch)
   tarballPath = tarball
+  if (!prebuilt) console.log(`consumer: ${noPrebuild}; the full project loads the checkout's build instead of compiling the tarball's`)
   // The bare project installs with scripts off: a prebuild must load without anything compiled.
   for (const [dir, dependencies, extra] of [
-    [full, fullDependencies, []],
+    [full, fullDependencies, prebuilt ? [] : ["--ignore-scripts"]],
     [bare, {}, ["--ignore-scripts"]]
   ] as const) {
     const r = install(dir, tarball, dependencies, "offline", extra)
+    if (r.ok && dir === full && !prebuilt) useCheckoutBuild(dir)
     if (r.ok) continue
     if (/ENOTCACHED|only-if-cached/.test(r.output) && !process.env["CI"]) {
       cold =

@@ -114,8 +114,8 @@ const killMidWrite = (
 }
 
 describe.each(strategies)("a whole-file write killed mid-write (%s)", (strategy) => {
-  it("PinnedRoot.writeFile with no options: old or new, whole, and no temporary file (30 kills)", () => {
-    killMidWrite("pinned", strategy, 30)
+  it("PinnedRoot.writeFile with no options: old or new, whole, and no temporary file (12 kills)", () => {
+    killMidWrite("pinned", strategy, 12)
   }, 300_000)
 
   it("the extension's writeFile and writeFileString, every kernel's write: old or new, no temporary file (2 x 8 kills)", () => {
