@@ -22,6 +22,7 @@
 #include "../platform/platform.h"
 #include "fileops.h"
 #include "link_text.h"
+#include "temp.h"
 
 namespace pinnedfs::ops {
 
@@ -82,8 +83,8 @@ Status Copier::file(Held& sdir, const std::string& sname, const std::string& ssh
   struct stat st;
   auto src = open_copy_source(root_, sdir.look(), sname, sshown, &st);
   if (!src.ok()) return src.take_error();
-  CopyTarget target;
-  auto checked = check_copy_target(root_, ddir.look(), dname, dshown, &target);
+  Target target;
+  auto checked = check_target(root_, ddir.look(), dname, "copyfile", dshown, false, &target);
   if (target.exists && !request_.force) return exists(dshown);
   if (!checked.ok()) return checked;
   if (target.exists && target.st.st_dev == st.st_dev && target.st.st_ino == st.st_ino) {
@@ -95,8 +96,8 @@ Status Copier::file(Held& sdir, const std::string& sname, const std::string& ssh
   if (!done.ok() && !target.exists && !excl && request_.force && done.error().err == EEXIST &&
       done.error().refusal == Refusal::None) {
     // Appeared since it was looked at: force replaces it, once it passes the same checks.
-    CopyTarget again;
-    auto recheck = check_copy_target(root_, ddir.look(), dname, dshown, &again);
+    Target again;
+    auto recheck = check_target(root_, ddir.look(), dname, "copyfile", dshown, false, &again);
     if (!recheck.ok()) return recheck;
     done = copy_into(root_, src.value().get(), st, ddir, dname, request_.copy_mode, false, dshown);
   }

@@ -30,17 +30,6 @@ Result<Parent> held_parent(const Root& root, const LexedPath& path, const char* 
 Status link_text_within(const std::vector<std::string>& dir, const std::string& text,
                         const char* syscall, const std::string& shown);
 
-// What a copy publishes onto: nothing, or a regular single-link file on the root's mount (a link,
-// a directory, a hard-linked or special file there is refused: the copy never writes through a
-// name, and never replaces what the contract says is never written).
-struct CopyTarget {
-  bool exists = false;
-  struct stat st {};
-};
-// `dirfd` is looked through only (a held directory's look()).
-Status check_copy_target(const Root& root, int dirfd, const std::string& leaf,
-                         const std::string& shown, CopyTarget* out);
-
 // Copies the open regular file `src` (with its fstat `st`) to `leaf` in the held directory `dir`:
 // a temporary in `dir` (O_TMPFILE where the file system has it), the data by reflink,
 // copy_file_range or a bounded read/write loop, the mode bits of `st` as Node's copyFile sets them,

@@ -30,6 +30,7 @@
 #include "../core/eintr.h"
 #include "../platform/platform.h"
 #include "fileops.h"
+#include "temp.h"
 #include "unchanged.h"
 #include "write.h"
 
@@ -140,28 +141,6 @@ Result<Current> hold_current(const Root& root, const Request& request, const cha
   return current;
 }
 
-// A name in the held directory that is ours until released: unlinked when it goes out of scope.
-class OwnedName {
- public:
-  OwnedName(const Root& root, Held& dir, const std::string& shown)
-      : root_(root), dir_(dir), shown_(shown) {}
-  OwnedName(const OwnedName&) = delete;
-  OwnedName& operator=(const OwnedName&) = delete;
-  ~OwnedName() {
-    if (name.empty()) return;
-    dir_.act(root_, "unlink", shown_, [&](int dirfd) {
-      ::unlinkat(dirfd, name.c_str(), 0);
-      return ok_status();
-    });
-  }
-  std::string name;
-
- private:
-  const Root& root_;
-  Held& dir_;
-  const std::string& shown_;
-};
-
 Status exchange(const Root& root, Held& dir, const std::string& a, const std::string& b,
                 const std::string& shown) {
   return dir.act(root, "rename", shown, [&](int dirfd) -> Status {
@@ -182,21 +161,20 @@ Result<int> move_noreplace(const Root& root, Held& dir, const std::string& from,
 
 // The refusal `e`, where the undo could not be made: the other version keeps `name`, which is no
 // longer ours to unlink, and the refusal says where it is.
-Error kept_beside(Error e, OwnedName& name, const char* why) {
-  std::string kept = name.name;
-  name.name.clear();
+Error kept_beside(Error e, OwnedTemp& name, const char* why) {
+  std::string kept = name.name();
+  name.release();
   e.description += std::string("; ") + why + ", and it is kept beside it as '" + kept + "'";
   return e;
 }
 
 // The new content, complete, under a temporary name beside the target: the target's owner where
 // we may give it, `mode` exactly, synced for a durable write.
-Status make_replacement(const Root& root, Current& current, const Request& request, mode_t mode,
-                        OwnedName& temp, Fd* out) {
+Status make_replacement(Current& current, const Request& request, mode_t mode, OwnedTemp& temp) {
   const std::string& shown = request.path;
-  auto made = create_named_temp(root, current.parent.dir, mode & 0777, shown, out, &temp.name);
+  auto made = temp.create_named(mode & 0777);
   if (!made.ok()) return made;
-  int fd = out->get();
+  int fd = temp.fd.get();
   // Root restoring someone's file should not hand it to root; an unprivileged caller cannot give a
   // file away (EPERM), and the replacement is then its own.
   if ((current.st.st_uid != ::geteuid() || current.st.st_gid != ::getegid()) &&
@@ -221,27 +199,27 @@ Result<Value> replace_if_unchanged(const Root& root, const Request& request) {
   const std::string& leaf = current.parent.leaf;
   const mode_t mode = request.has_mode ? static_cast<mode_t>(request.mode)
                                        : static_cast<mode_t>(current.st.st_mode & 07777);
-  OwnedName temp(root, dir, shown);
-  Fd replacement;
-  auto made = make_replacement(root, current, request, mode, temp, &replacement);
+  OwnedTemp temp(root, dir, shown);
+  auto made = make_replacement(current, request, mode, temp);
   if (!made.ok()) return made.take_error();
   at_phase(UnchangedPhase::BeforeMove);
-  auto swapped = exchange(root, dir, temp.name, leaf, shown);
+  auto swapped = exchange(root, dir, temp.name(), leaf, shown);
   if (!swapped.ok()) return swapped.take_error();
   at_phase(UnchangedPhase::AfterMove);
   // The old file now has the temporary's name; the temporary is published.
-  auto still = still_expected(request, dir.look(), temp.name, current.fd.get(), current.st, shown);
+  auto still =
+      still_expected(request, dir.look(), temp.name(), current.fd.get(), current.st, shown);
   if (!still.ok()) {
     // Neither version is lost: when the exchange back fails, the other keeps the temporary's name.
-    auto back = exchange(root, dir, temp.name, leaf, shown);
+    auto back = exchange(root, dir, temp.name(), leaf, shown);
     if (!back.ok()) return kept_beside(still.take_error(), temp, "it could not be put back");
     return still.take_error();
   }
-  // The old file goes with the temporary's name (OwnedName).
+  // The old file goes with the temporary's name (OwnedTemp).
   if (request.durable) {
     if (::fsync(dir.look()) != 0 && errno != EINVAL) {
 #if defined(__linux__)
-      if (::syncfs(replacement.get()) != 0) return sys_error(errno, "syncfs", shown);
+      if (::syncfs(temp.fd.get()) != 0) return sys_error(errno, "syncfs", shown);
 #endif
     }
   }
@@ -256,25 +234,26 @@ Result<Value> remove_if_unchanged(const Root& root, const Request& request) {
   Held& dir = current.parent.dir;
   const std::string& leaf = current.parent.leaf;
   at_phase(UnchangedPhase::BeforeMove);
-  OwnedName aside(root, dir, shown);
-  for (int attempt = 0; aside.name.empty(); ++attempt) {
+  OwnedTemp aside(root, dir, shown);
+  for (int attempt = 0; aside.name().empty(); ++attempt) {
     std::string name = random_temp_name();
     auto moved = move_noreplace(root, dir, leaf, name, shown);
     if (!moved.ok()) return moved.take_error();
     if (moved.value() == 0)
-      aside.name = std::move(name);
+      aside.adopt(std::move(name));
     else if (moved.value() != EEXIST || attempt == 15)
       return sys_error(moved.value(), "rename", shown);
   }
   at_phase(UnchangedPhase::AfterMove);
-  auto still = still_expected(request, dir.look(), aside.name, current.fd.get(), current.st, shown);
-  if (still.ok()) return Value(std::monostate{});  // unlinked with its private name (OwnedName)
+  auto still =
+      still_expected(request, dir.look(), aside.name(), current.fd.get(), current.st, shown);
+  if (still.ok()) return Value(std::monostate{});  // unlinked with its private name (OwnedTemp)
   // Something that took the name meanwhile stays: the changed file then keeps its private name.
-  auto back = move_noreplace(root, dir, aside.name, leaf, shown);
+  auto back = move_noreplace(root, dir, aside.name(), leaf, shown);
   if (!back.ok() || back.value() != 0) {
     return kept_beside(still.take_error(), aside, "its name was taken meanwhile");
   }
-  aside.name.clear();
+  aside.release();
   return still.take_error();
 }
 

@@ -32,41 +32,4 @@ Result<Replaced> write_atomic_with(const Root& root, const LexedPath& path, cons
 // applies).
 constexpr mode_t kDefaultFileMode = 0666;
 
-// The replacement's named temporary for other publishers (unchanged.cc): a new empty file under a
-// random name in `dir` (O_CREAT|O_EXCL|O_NOFOLLOW, `mode` less the umask), proven beneath the root
-// first. Its descriptor goes to `*fd` and its name to `*name`, which the caller then owns (and
-// unlinks on failure).
-Status create_named_temp(const Root& root, Held& dir, mode_t mode, const std::string& shown, Fd* fd,
-                         std::string* name);
-// A random name of the kind the temporaries get, `.pinnedfs-<16 hex><suffix>`: unlikely to
-// collide, never trusted not to (every create is O_EXCL, a collision a retry).
-std::string random_temp_name(const char* suffix = ".tmp");
-
-// A temporary file an operation makes beside its target (a replacement, a copy). While it has a
-// name and is not published, leaving scope unlinks that name, every early return cleaning up so;
-// and only while the directory is still beneath the root: a temporary left in a directory that
-// has moved out stays there, outside, untouched. An anonymous one (O_TMPFILE) has no name to drop.
-class OwnedTemp {
- public:
-  OwnedTemp(const Root& root, Held& dir, const std::string& shown)
-      : root_(root), dir_(dir), shown_(shown) {}
-  OwnedTemp(const OwnedTemp&) = delete;
-  OwnedTemp& operator=(const OwnedTemp&) = delete;
-  ~OwnedTemp() { drop(); }
-  // Unlinks the name now (unless published), and forgets it.
-  void drop();
-  Fd fd;
-  bool anonymous = false;
-  const std::string& name() const { return name_; }
-  void named(std::string n) { name_ = std::move(n); }
-  void published() { published_ = true; }
-
- private:
-  const Root& root_;
-  Held& dir_;
-  const std::string& shown_;
-  std::string name_;
-  bool published_ = false;
-};
-
 }  // namespace pinnedfs::ops

@@ -4,6 +4,7 @@
 // test/race/mid-walk.test.ts, so a planted bug in either proof fails both suites:
 //  - the walk's proof of the parent before it creates or writes the leaf (core/walk.cc);
 //  - the replacement's proof before renameat, replacing an existing file (ops/write_atomic.cc).
+//  - a copy's proof before renameat after it named its temporary (ops/temp.cc, for copy.cc).
 #include "interpose.c"
 
 #include <sys/stat.h>
@@ -109,5 +110,26 @@ TEST(replacing_an_existing_file_proves_the_directory_before_renameat_on_both_pat
       CHECK(refused_as_moved_out(r));
       CHECK(test::read_file(w.outside_a + "/f.txt") == "old");
     }
+  }
+}
+
+// copyFile over an existing file: the anonymous copy gets a random name in a, and a leaves the root
+// with the target in it right then; the proof before the rename refuses, so the target outside
+// keeps its content. (The named path proves before its rename as the replacement does.)
+TEST(a_copy_over_an_existing_file_proves_the_directory_again_after_naming_its_temporary) {
+  for (Strategy strategy : test::strategies()) {
+    Departed w = world();
+    test::write_file(w.root + "/src.txt", "PWNED");
+    auto root = Root::pin(w.root, strategy);
+    CHECK(root.ok());
+    Request r;
+    r.op = Op::CopyFile;
+    r.path = "src.txt";
+    r.to = "a/f.txt";
+    Armed armed(w, "after:linkat:.pinnedfs-*");
+    auto done = execute(*root.value(), r, false);
+    CHECK(armed.fired());
+    CHECK(refused_as_moved_out(done));
+    CHECK(test::read_file(w.outside_a + "/f.txt") == "old");
   }
 }

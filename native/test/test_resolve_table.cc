@@ -1,8 +1,9 @@
 // The resolver as one table of cases, run against both strategies through the entry the operations
-// use (prepare_path, then open_beneath): each case names a path, how it is opened, and either the
+// use (prepare_path, then open_beneath): each case names a path, how it is opened, and, for a root
+// that refuses every link and for one that follows links within it (Links::Within), either the
 // object it must reach or the refusal it must get. The same table answering the same way under
 // openat2 and under the walk is the point; a case that one strategy answers differently fails
-// with the strategy named.
+// with the strategy and the link policy named.
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -37,23 +38,36 @@ int flags_of(Open how) {
   return 0;
 }
 
-struct Row {
-  const char* name;
-  std::string path;
-  Open how;
-  // Success: the entry (relative to the root, "" for the root itself) the descriptor must be.
+// What a root answers for a row: the entry (relative to the root, "" for the root itself, nullptr
+// for the deep chain) the descriptor must be, or the refusal kind and errno.
+struct Answer {
   bool ok;
   const char* reaches;
-  // Failure: the refusal kind and errno.
   Refusal refusal;
   int err;
 };
 
-Row reach(const char* name, std::string path, Open how, const char* entry) {
-  return Row{name, std::move(path), how, true, entry, Refusal::None, 0};
+Answer reaches(const char* entry) {
+  return Answer{true, entry, Refusal::None, 0};
 }
-Row refuse(const char* name, std::string path, Open how, Refusal kind, int err) {
-  return Row{name, std::move(path), how, false, "", kind, err};
+Answer refused(Refusal kind, int err) {
+  return Answer{false, "", kind, err};
+}
+
+struct Row {
+  const char* name;
+  std::string path;
+  Open how;
+  Answer refusing;  // a root that refuses every link (Links::Refuse)
+  Answer within;    // a root that follows links while they stay beneath it (Links::Within)
+};
+
+// A row the two link policies answer alike: no link on its way, or one both refuse the same way.
+Row alike(const char* name, std::string path, Open how, Answer both) {
+  return Row{name, std::move(path), how, both, both};
+}
+Row row(const char* name, std::string path, Open how, Answer refusing, Answer within) {
+  return Row{name, std::move(path), how, refusing, within};
 }
 
 struct World {
@@ -61,8 +75,9 @@ struct World {
 };
 
 // root/  f  d/e/g  deep chain c/c/...  and links: rel -> f, abs -> <root>/f, dir -> d,
-// absdir -> <root>/d, out -> ../outside, proc -> /proc/self/root, procfd -> /proc/self/fd/0.
-// outside/secret lies next to the root.
+// absdir -> <root>/d, out -> ../outside, proc -> /proc/self/root, procfd -> /proc/self/fd/0,
+// dir2 -> dir, loop -> loop, dangle -> nope, d/up -> ../f, d/twist -> e/../../d/e,
+// d/e/upup -> ../../../outside/secret. outside/secret lies next to the root.
 constexpr int kDeep = 40;
 
 World build() {
@@ -88,6 +103,12 @@ World build() {
   ::symlink("../outside", (w.root + "/out").c_str());
   ::symlink("/proc/self/root", (w.root + "/proc").c_str());
   ::symlink("/proc/self/fd/0", (w.root + "/procfd").c_str());
+  ::symlink("dir", (w.root + "/dir2").c_str());
+  ::symlink("loop", (w.root + "/loop").c_str());
+  ::symlink("nope", (w.root + "/dangle").c_str());
+  ::symlink("../f", (w.root + "/d/up").c_str());
+  ::symlink("e/../../d/e", (w.root + "/d/twist").c_str());
+  ::symlink("../../../outside/secret", (w.root + "/d/e/upup").c_str());
   return w;
 }
 
@@ -100,41 +121,58 @@ std::string deep_path() {
 std::vector<Row> table() {
   std::string long_name(256, 'x');  // NAME_MAX + 1
   std::string long_path;
-  while (long_path.size() < 4096) long_path += "a/";  // PATH_MAX reached, every name short
+  while (long_path.size() < 4096) long_path += "a/";     // PATH_MAX reached, every name short
+  const Answer loop = refused(Refusal::Symlink, ELOOP);  // a link refused, or one that loops
+  const Answer escape = refused(Refusal::Escape, EXDEV);
   return {
-      reach("plain file", "f", Open::Read, "f"),
-      reach("nested file", "d/e/g", Open::Read, "d/e/g"),
-      reach("dot segments", "./d/./e/./g", Open::Read, "d/e/g"),
-      reach("dotdot inside the root", "d/e/../../f", Open::Read, "f"),
-      reach("dotdot ending on a directory", "d/e/..", Open::Dir, "d"),
-      reach("empty path is the root", "", Open::Dir, ""),
-      reach("dot is the root", ".", Open::Dir, ""),
-      reach("trailing slash on a directory", "d/e/", Open::Dir, "d/e"),
-      reach("deep chain", deep_path(), Open::Dir, nullptr),
-      reach("final link opened as itself", "rel", Open::Object, "rel"),
-      reach("final proc link opened as itself", "procfd", Open::Object, "procfd"),
-      refuse("dotdot above the root", "..", Open::Dir, Refusal::Escape, EXDEV),
-      refuse("dotdot escaping after a descent", "d/../../outside/secret", Open::Read,
-             Refusal::Escape, EXDEV),
-      refuse("final relative link read", "rel", Open::Read, Refusal::Symlink, ELOOP),
-      refuse("final absolute link read", "abs", Open::Read, Refusal::Symlink, ELOOP),
-      refuse("intermediate relative link", "dir/e/g", Open::Read, Refusal::Symlink, ELOOP),
-      refuse("intermediate absolute link", "absdir/e", Open::Dir, Refusal::Symlink, ELOOP),
-      refuse("intermediate link leaving the root", "out/secret", Open::Read, Refusal::Symlink,
-             ELOOP),
-      refuse("link before a dotdot", "dir/../f", Open::Read, Refusal::Symlink, ELOOP),
-      refuse("link to a proc magic link as a directory", "proc/etc", Open::Dir, Refusal::Symlink,
-             ELOOP),
-      refuse("final link to a proc magic link read", "procfd", Open::Read, Refusal::Symlink, ELOOP),
-      refuse("trailing slash on a link", "rel/", Open::Read, Refusal::Symlink, ELOOP),
-      refuse("trailing slash on a file", "f/", Open::Read, Refusal::None, ENOTDIR),
-      refuse("missing leaf", "nope", Open::Read, Refusal::None, ENOENT),
-      refuse("missing directory on the way", "nope/f", Open::Read, Refusal::None, ENOENT),
-      refuse("file used as a directory", "f/x", Open::Read, Refusal::None, ENOTDIR),
-      refuse("NUL byte", std::string("f\0x", 3), Open::Read, Refusal::BadArgument, EINVAL),
-      refuse("absolute input", "/etc/passwd", Open::Read, Refusal::BadArgument, EINVAL),
-      refuse("component over NAME_MAX", long_name, Open::Read, Refusal::BadArgument, ENAMETOOLONG),
-      refuse("path over PATH_MAX", long_path, Open::Dir, Refusal::BadArgument, ENAMETOOLONG),
+      alike("plain file", "f", Open::Read, reaches("f")),
+      alike("nested file", "d/e/g", Open::Read, reaches("d/e/g")),
+      alike("dot segments", "./d/./e/./g", Open::Read, reaches("d/e/g")),
+      alike("dotdot inside the root", "d/e/../../f", Open::Read, reaches("f")),
+      alike("dotdot ending on a directory", "d/e/..", Open::Dir, reaches("d")),
+      alike("empty path is the root", "", Open::Dir, reaches("")),
+      alike("dot is the root", ".", Open::Dir, reaches("")),
+      alike("trailing slash on a directory", "d/e/", Open::Dir, reaches("d/e")),
+      alike("deep chain", deep_path(), Open::Dir, reaches(nullptr)),
+      alike("final link opened as itself", "rel", Open::Object, reaches("rel")),
+      alike("final proc link opened as itself", "procfd", Open::Object, reaches("procfd")),
+      alike("dotdot above the root", "..", Open::Dir, escape),
+      alike("dotdot escaping after a descent", "d/../../outside/secret", Open::Read, escape),
+      row("final relative link read", "rel", Open::Read, loop, reaches("f")),
+      row("final absolute link read", "abs", Open::Read, loop, escape),
+      row("intermediate relative link", "dir/e/g", Open::Read, loop, reaches("d/e/g")),
+      row("intermediate link, object handle", "dir/e/g", Open::Object, loop, reaches("d/e/g")),
+      row("intermediate link, directory handle", "dir/e", Open::Dir, loop, reaches("d/e")),
+      row("intermediate absolute link", "absdir/e", Open::Dir, loop, escape),
+      row("intermediate link leaving the root", "out/secret", Open::Read, loop, escape),
+      row("a link to a link", "dir2/e/g", Open::Read, loop, reaches("d/e/g")),
+      // Within, ".." after a followed link is physical: the parent of where the link led.
+      row("link before a dotdot", "dir/../f", Open::Read, loop, reaches("f")),
+      row("dotdot after a followed link and back", "dir/e/../e/g", Open::Read, loop,
+          reaches("d/e/g")),
+      row("dotdot in the link text, inside", "d/up", Open::Read, loop, reaches("f")),
+      row("dotdot chain in the link text, inside", "d/twist/g", Open::Read, loop, reaches("d/e/g")),
+      row("dotdot chain in the link text leaving", "d/e/upup", Open::Read, loop, escape),
+      alike("final link not followed for a directory handle", "dir", Open::Dir, loop),
+      row("link to a proc magic link as a directory", "proc/etc", Open::Dir, loop, escape),
+      row("final link to a proc magic link read", "procfd", Open::Read, loop, escape),
+      alike("a link loop", "loop/x", Open::Read, loop),
+      alike("a final link loop read", "loop", Open::Read, loop),
+      row("missing behind a link", "dir/nope", Open::Read, loop, refused(Refusal::None, ENOENT)),
+      row("dangling final link read", "dangle", Open::Read, loop, refused(Refusal::None, ENOENT)),
+      row("file used as a directory behind a link", "dir/e/g/x", Open::Read, loop,
+          refused(Refusal::None, ENOTDIR)),
+      row("trailing slash on a link", "rel/", Open::Read, loop, refused(Refusal::None, ENOTDIR)),
+      alike("trailing slash on a file", "f/", Open::Read, refused(Refusal::None, ENOTDIR)),
+      alike("missing leaf", "nope", Open::Read, refused(Refusal::None, ENOENT)),
+      alike("missing directory on the way", "nope/f", Open::Read, refused(Refusal::None, ENOENT)),
+      alike("file used as a directory", "f/x", Open::Read, refused(Refusal::None, ENOTDIR)),
+      alike("NUL byte", std::string("f\0x", 3), Open::Read, refused(Refusal::BadArgument, EINVAL)),
+      alike("absolute input", "/etc/passwd", Open::Read, refused(Refusal::BadArgument, EINVAL)),
+      alike("component over NAME_MAX", long_name, Open::Read,
+            refused(Refusal::BadArgument, ENAMETOOLONG)),
+      alike("path over PATH_MAX", long_path, Open::Dir,
+            refused(Refusal::BadArgument, ENAMETOOLONG)),
   };
 }
 
@@ -155,32 +193,34 @@ bool same_object(int fd, const std::string& absolute) {
          got.st_dev == want.st_dev && got.st_ino == want.st_ino;
 }
 
-// One row under one strategy: an empty answer when it held, else what went wrong.
-std::string check_row(const World& w, const Root& root, const Row& row) {
+// One row under one strategy, answered as `want` says: an empty answer when it held, else what
+// went wrong.
+std::string check_row(const World& w, const Root& root, const Row& row, const Answer& want) {
   auto got = resolve(root, row.path, row.how);
-  if (row.ok) {
+  if (want.ok) {
     if (!got.ok()) {
       return "expected success, got errno " + std::to_string(got.error().err) + " (" +
              got.error().description + ")";
     }
-    std::string where = row.reaches ? std::string(row.reaches) : deep_path();
+    std::string where = want.reaches ? std::string(want.reaches) : deep_path();
     std::string absolute = where.empty() ? w.root : w.root + "/" + where;
     if (!same_object(got.value().get(), absolute)) return "opened something other than " + where;
     return "";
   }
   if (got.ok()) return "expected a refusal, got a descriptor";
   const Error& e = got.error();
-  if (e.refusal != row.refusal || e.err != row.err) {
-    return "expected refusal " + std::to_string(static_cast<int>(row.refusal)) + " errno " +
-           std::to_string(row.err) + ", got refusal " +
+  if (e.refusal != want.refusal || e.err != want.err) {
+    return "expected refusal " + std::to_string(static_cast<int>(want.refusal)) + " errno " +
+           std::to_string(want.err) + ", got refusal " +
            std::to_string(static_cast<int>(e.refusal)) + " errno " + std::to_string(e.err) + " (" +
            e.description + ")";
   }
   return "";
 }
 
-void report(Strategy s, const Row& row, const std::string& problem) {
-  std::fprintf(stderr, "    [%s] %s ('%.60s'): %s\n", strategy_label(s).c_str(), row.name,
+void report(Strategy s, Links links, const Row& row, const std::string& problem) {
+  std::fprintf(stderr, "    [%s, %s] %s ('%.60s'): %s\n", strategy_label(s).c_str(),
+               links == Links::Within ? "links within" : "links refused", row.name,
                row.path.c_str(), problem.c_str());
 }
 
@@ -193,9 +233,10 @@ void check_rows(const World& w, const std::vector<Row>& rows, Links links, int* 
     CHECK(root.value()->strategy() == s);
     CHECK(root.value()->links() == links);
     for (const Row& row : rows) {
-      std::string problem = check_row(w, *root.value(), row);
+      std::string problem =
+          check_row(w, *root.value(), row, links == Links::Within ? row.within : row.refusing);
       if (!problem.empty()) {
-        report(s, row, problem);
+        report(s, links, row, problem);
         ++*wrong;
       }
     }
@@ -204,11 +245,17 @@ void check_rows(const World& w, const std::vector<Row>& rows, Links links, int* 
 
 }  // namespace
 
+// Under each link policy: a root that refuses every link, and one pinned with Links::Within, which
+// follows links while their resolution stays beneath the root (on the way always; as the final
+// component of a read only) and refuses what leaves the root (an absolute text, a ".." climbing
+// out), loops, or names a /proc magic link, alike by openat2 (RESOLVE_BENEATH without
+// RESOLVE_NO_SYMLINKS) and by the walk's own in-root resolution.
 TEST(resolver_table_answers_every_case_alike_under_both_strategies) {
   World w = build();
   const std::vector<Row> rows = table();
   int wrong = 0;
   check_rows(w, rows, Links::Refuse, &wrong);
+  check_rows(w, rows, Links::Within, &wrong);
   CHECK(wrong == 0);
 }
 
@@ -231,39 +278,39 @@ TEST(resolver_table_refuses_a_mount_point_under_both_strategies) {
                 nullptr) != 0) {
       _exit(77);
     }
+    const Answer escape = refused(Refusal::Escape, EXDEV);
     const std::vector<Row> rows = {
-        refuse("through a bind mount", "mnt/secret", Open::Read, Refusal::Escape, EXDEV),
-        refuse("the bind mount itself", "mnt", Open::Dir, Refusal::Escape, EXDEV),
-        reach("beside the mount", "d/e/g", Open::Read, "d/e/g"),
+        alike("through a bind mount", "mnt/secret", Open::Read, escape),
+        alike("the bind mount itself", "mnt", Open::Dir, escape),
+        alike("beside the mount", "d/e/g", Open::Read, reaches("d/e/g")),
     };
     int wrong = 0;
     for (Strategy s : test::strategies()) {
       auto root = Root::pin(w.root, s);
       if (!root.ok()) _exit(3);
       for (const Row& row : rows) {
-        std::string problem = check_row(w, *root.value(), row);
-        if (problem.empty() && !row.ok) {
+        std::string problem = check_row(w, *root.value(), row, row.refusing);
+        if (problem.empty() && !row.refusing.ok) {
           auto got = resolve(*root.value(), row.path, row.how);
           if (!got.error().mount) problem = "refused, but not as a mount point";
         }
         if (!problem.empty()) {
-          report(s, row, problem);
+          report(s, Links::Refuse, row, problem);
           ++wrong;
         }
       }
     }
     // A root that follows links within: a link to the mount point is no way through it.
     ::symlink("mnt", (w.root + "/tomnt").c_str());
-    const Row through =
-        refuse("a link to the bind mount", "tomnt/secret", Open::Read, Refusal::Escape, EXDEV);
+    const Row through = alike("a link to the bind mount", "tomnt/secret", Open::Read, escape);
     for (Strategy s : test::strategies()) {
       auto root = Root::pin(w.root, s, Links::Within);
       if (!root.ok()) _exit(3);
-      std::string problem = check_row(w, *root.value(), through);
+      std::string problem = check_row(w, *root.value(), through, through.within);
       if (problem.empty() && !resolve(*root.value(), through.path, through.how).error().mount)
         problem = "refused, but not as a mount point";
       if (!problem.empty()) {
-        report(s, through, problem);
+        report(s, Links::Within, through, problem);
         ++wrong;
       }
     }
@@ -280,53 +327,4 @@ TEST(resolver_table_refuses_a_mount_point_under_both_strategies) {
     return;
   }
   CHECK(WEXITSTATUS(status) == 0);
-}
-
-// The same table's shape for a root pinned with Links::Within: links are followed while their
-// resolution stays beneath the root (on the way always; as the final component of a read only),
-// and what leaves the root (an absolute text, a ".." climbing out), loops, or names a /proc magic
-// link is refused alike by openat2 (RESOLVE_BENEATH without RESOLVE_NO_SYMLINKS) and by the walk's
-// own in-root resolution.
-TEST(resolver_table_within_answers_every_case_alike_under_both_strategies) {
-  World w = build();
-  ::symlink("../f", (w.root + "/d/up").c_str());
-  ::symlink("../../../outside/secret", (w.root + "/d/e/upup").c_str());
-  ::symlink("dir", (w.root + "/dir2").c_str());
-  ::symlink("loop", (w.root + "/loop").c_str());
-  ::symlink("nope", (w.root + "/dangle").c_str());
-  ::symlink("e/../../d/e", (w.root + "/d/twist").c_str());
-  const std::vector<Row> rows = {
-      reach("final link read is followed", "rel", Open::Read, "f"),
-      reach("final link as an object is the link", "rel", Open::Object, "rel"),
-      reach("intermediate relative link", "dir/e/g", Open::Read, "d/e/g"),
-      reach("intermediate link, object handle", "dir/e/g", Open::Object, "d/e/g"),
-      reach("intermediate link, directory handle", "dir/e", Open::Dir, "d/e"),
-      reach("a link to a link", "dir2/e/g", Open::Read, "d/e/g"),
-      reach("dotdot after a link is physical", "dir/../f", Open::Read, "f"),
-      reach("dotdot after a followed link and back", "dir/e/../e/g", Open::Read, "d/e/g"),
-      reach("dotdot in the link text, inside", "d/up", Open::Read, "f"),
-      reach("dotdot chain in the link text, inside", "d/twist/g", Open::Read, "d/e/g"),
-      reach("plain paths unchanged", "d/e/g", Open::Read, "d/e/g"),
-      reach("the root", "", Open::Dir, ""),
-      refuse("final link not followed for a directory handle", "dir", Open::Dir, Refusal::Symlink,
-             ELOOP),
-      refuse("final absolute link read", "abs", Open::Read, Refusal::Escape, EXDEV),
-      refuse("intermediate absolute link", "absdir/e", Open::Dir, Refusal::Escape, EXDEV),
-      refuse("intermediate link leaving by dotdot", "out/secret", Open::Read, Refusal::Escape,
-             EXDEV),
-      refuse("dotdot chain in the link text leaving", "d/e/upup", Open::Read, Refusal::Escape,
-             EXDEV),
-      refuse("final link to a proc magic link read", "procfd", Open::Read, Refusal::Escape, EXDEV),
-      refuse("link to /proc as a directory", "proc/etc", Open::Dir, Refusal::Escape, EXDEV),
-      refuse("a link loop", "loop/x", Open::Read, Refusal::Symlink, ELOOP),
-      refuse("a final link loop read", "loop", Open::Read, Refusal::Symlink, ELOOP),
-      refuse("missing behind a link", "dir/nope", Open::Read, Refusal::None, ENOENT),
-      refuse("dangling final link read", "dangle", Open::Read, Refusal::None, ENOENT),
-      refuse("dotdot above the root", "..", Open::Dir, Refusal::Escape, EXDEV),
-      refuse("file used as a directory behind a link", "dir/e/g/x", Open::Read, Refusal::None,
-             ENOTDIR),
-  };
-  int wrong = 0;
-  check_rows(w, rows, Links::Within, &wrong);
-  CHECK(wrong == 0);
 }

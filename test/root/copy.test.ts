@@ -295,7 +295,10 @@ describe.each(strategies)("copyFile and cp (%s)", (strategy) => {
       () => root.copyFile("file.txt", "mnt/planted.txt"),
       () => root.copyFile("file.txt", "mfile.txt"),
       () => root.cp("tree", "tree2", { recursive: true }),
-      () => root.cp("src", "mnt/planted", { recursive: true })
+      () => root.cp("src", "mnt/planted", { recursive: true }),
+      // The mount point itself as the target: refused as a mount, as a write there is.
+      () => root.copyFile("file.txt", "mnt"),
+      () => root.cp("file.txt", "mnt", { force: true })
     ]
     for (const [i, call] of calls.entries()) {
       const e = await rejection(call())

@@ -72,7 +72,10 @@ const cases: ReadonlyArray<{ readonly name: string; readonly call: Call; readonl
     name: "nothing is created in a directory without write permission",
     call: { method: "makeDirectory", args: ["locked/new"] },
     code: "EACCES"
-  }
+  },
+  // Node's copyFile opens the destination for writing; a replacement must not do what that open may not.
+  { name: "a read-only file is not replaced by copyFile", call: { method: "copyFile", args: ["open.txt", "ro.txt"] }, code: "EACCES" },
+  { name: "a read-only file is not replaced by cp", call: { method: "cp", args: ["open.txt", "ro.txt", { force: true }] }, code: "EACCES" }
 ]
 
 // What nobody may do, so the refusals above are refusals of permission and not of everything.
@@ -80,7 +83,8 @@ const allowed: ReadonlyArray<Call> = [
   { method: "readFileString", args: ["open.txt"] },
   { method: "writeFileString", args: ["nobodys.txt", "rewritten by its owner"] },
   { method: "chmod", args: ["nobodys.txt", 0o600] },
-  { method: "makeDirectory", args: ["made-by-nobody"] }
+  { method: "makeDirectory", args: ["made-by-nobody"] },
+  { method: "copyFile", args: ["open.txt", "copied-by-nobody.txt"] }
 ]
 
 describe.each(strategies)("permission refusals as an unprivileged caller (%s)", (strategy) => {
