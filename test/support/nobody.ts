@@ -20,7 +20,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { transpiledText } from "./transpile-cache.ts"
-import { afterAll } from "vitest"
+import { onFileEnd } from "./file-end.ts"
 
 import { asRoot, NOBODY } from "./ids.ts"
 
@@ -36,7 +36,7 @@ interface Stage {
 
 let current: Stage | undefined
 
-afterAll(() => {
+onFileEnd(() => {
   if (current) fs.rmSync(current.dir, { recursive: true, force: true })
   current = undefined
 })

@@ -31,13 +31,20 @@ const emptyRuntimeDirectory = (p: string): boolean => {
   }
 }
 
+/** Set while a run's directory is in force: a second global setup in the same run (one per vitest project) keeps it. */
+const runVariable = "PINNEDFS_TEST_RUN_TMPDIR"
+
 export default function setup(): () => void {
+  const enclosing = process.env[runVariable]
+  if (enclosing !== undefined && process.env["TMPDIR"] === enclosing) return () => {}
   const parent = os.tmpdir()
   const dir = fs.mkdtempSync(path.join(parent, "pinnedfs-run-"))
   fs.chmodSync(dir, 0o1777)
   const previous = process.env["TMPDIR"]
   process.env["TMPDIR"] = dir
+  process.env[runVariable] = dir
   return () => {
+    delete process.env[runVariable]
     if (previous === undefined) delete process.env["TMPDIR"]
     else process.env["TMPDIR"] = previous
     const left = fs

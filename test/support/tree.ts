@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterEach } from "vitest"
+import { onTestEnd } from "./file-end.ts"
 
 export interface Scratch {
   /** The workspace the root is pinned at. */
@@ -21,7 +21,7 @@ export interface Scratch {
 
 const made: Array<string> = []
 
-afterEach(() => {
+onTestEnd(() => {
   for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
 })
 

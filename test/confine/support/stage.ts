@@ -9,12 +9,12 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { transpileTree } from "../../support/transpile-cache.ts"
-import { afterAll } from "vitest"
+import { onFileEnd } from "../../support/file-end.ts"
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
 let staged: string | undefined
 
-afterAll(() => {
+onFileEnd(() => {
   if (staged) fs.rmSync(staged, { recursive: true, force: true })
   staged = undefined
 })

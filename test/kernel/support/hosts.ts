@@ -9,9 +9,7 @@
  * this suite runs over them from the commit they land in. The test below makes their absence loud
  * once their files exist: a host can never silently drop out of the list.
  */
-import * as NFS from "node:fs"
 import { Effect, FileSystem, Layer } from "effect"
-import { expect, it } from "vitest"
 import { AtomicFileSystemTypeId, type AtomicHostFileSystem, withAtomicFileSystem } from "../../../src/protocol/wire.ts"
 import { strategies } from "../../support/strategies.ts"
 import { layerFakeAtomic, makeFakeAtomic, type Trips } from "./fakeAtomic.ts"
@@ -92,11 +90,3 @@ const pathBased: ReadonlyArray<Host> =
       ]
 
 export const hosts: ReadonlyArray<Host> = [...native, ...pathBased, testDouble]
-
-/** Registered by every suite that imports the host list. */
-it("runs over every extension present in the tree", () => {
-  const here = new URL("../../../src/", import.meta.url)
-  const present = (file: string) => NFS.existsSync(new URL(file, here))
-  expect(hosts.some((h) => h.name.startsWith("NodeAtomicFileSystem"))).toBe(present("effect/NodeAtomicFileSystem.ts"))
-  expect(hosts.some((h) => h.name === "PathAtomicFileSystem")).toBe(present("fallback/PathAtomicFileSystem.ts"))
-})

@@ -11,7 +11,7 @@ import * as path from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { type CallToolResult, ListRootsRequestSchema, type Root } from "@modelcontextprotocol/sdk/types.js"
-import { afterAll } from "vitest"
+import { onFileEnd } from "../../support/file-end.ts"
 import { transpileSources } from "../../support/transpile.ts"
 
 export const repo = path.resolve(import.meta.dirname, "..", "..", "..")
@@ -24,7 +24,7 @@ export const referenceBin = (() => {
 })()
 
 let transpiled: string | undefined
-afterAll(() => {
+onFileEnd(() => {
   if (transpiled !== undefined) fs.rmSync(transpiled, { recursive: true, force: true })
   transpiled = undefined
 })
