@@ -1,5 +1,5 @@
 /**
- * Any number of files: an external fixer given 12,000 files with long names (about 5 MB of
+ * Any number of files: an external fixer given 8,000 files with long names (about 5 MB of
  * arguments, more than twice this machine's ARG_MAX) runs in as many argument lists as needed, in
  * order, and the plan re-reads once (the benchmark's fixers row takes 50,000 files); the argument
  * limit is measured (getconf, the environment as passed); a confined fixer over more files than one
@@ -20,13 +20,14 @@ import { skipUnless, sandboxWhy } from "../support/skip.ts"
 const sandbox = await sandboxAvailable()
 
 /**
- * Paths of about 420 bytes: a long directory and a long file name (each under NAME_MAX), a number.
- * Long, so that few files fill several argument lists: each file costs the test its create, its
- * read and its re-read.
+ * Paths of about 600 bytes: two long directories and a long file name (each under NAME_MAX), a
+ * number. Long, so that few files fill several argument lists: each file costs the test its
+ * create, its read and its re-read.
  */
+const longDir = "with-a-rather-long-directory-name-".repeat(5)
 const longName = (i: number) =>
-  `src/module-${i % 50}-${"with-a-rather-long-directory-name-".repeat(5)}/component-${"with-an-equally-long-descriptive-file-name-".repeat(5)}${String(i).padStart(5, "0")}.ts`
-const fileCount = 12_000
+  `src/module-${i % 50}-${longDir}/part-${i % 7}-${longDir}/component-${"with-an-equally-long-descriptive-file-name-".repeat(5)}${String(i).padStart(5, "0")}.ts`
+const fileCount = 8_000
 
 /** A fixer that appends to each file it is given and logs how many it got and their bytes. */
 const appendAndLog = (dir: string, logDir = dir): { script: string; log: string } => {

@@ -16,7 +16,7 @@ import { strategies } from "../support/strategies.ts"
 import { type Attack, cells, type Phase, phase } from "./support/race.ts"
 import { type Server, startOurs, startReference } from "./support/servers.ts"
 
-const bounds = (mutates: boolean | undefined) => ({ iterations: mutates ? 60 : 150, seconds: 8 })
+const bounds = (mutates: boolean | undefined) => ({ iterations: mutates ? 40 : 100, seconds: 8 })
 // The reference may take more calls to escape where its window is narrow: up to 3,000, within 30 s.
 const controlBounds = (mutates: boolean | undefined) => ({ ...bounds(mutates), seconds: 30, untilEscape: 3000 })
 

@@ -118,25 +118,25 @@ describe.each(strategies)("a whole-file write killed mid-write (%s)", (strategy)
     killMidWrite("pinned", strategy, 12)
   }, 300_000)
 
-  it("the extension's writeFile and writeFileString, every kernel's write: old or new, no temporary file (2 x 8 kills)", () => {
-    killMidWrite("extension", strategy, 8)
-    killMidWrite("extension-string", strategy, 8)
+  it("the extension's writeFile and writeFileString, every kernel's write: old or new, no temporary file (2 x 5 kills)", () => {
+    killMidWrite("extension", strategy, 5)
+    killMidWrite("extension-string", strategy, 5)
   }, 300_000)
 
-  it("pinnedfs/kernel's writeFile over the extension: old or new, no temporary file (5 kills)", () => {
-    killMidWrite("kernel", strategy, 5)
+  it("pinnedfs/kernel's writeFile over the extension: old or new, no temporary file (3 kills)", () => {
+    killMidWrite("kernel", strategy, 3)
   }, 300_000)
 
   // macOS, and file systems without O_TMPFILE: the temporary has a name while it is written.
-  it("without O_TMPFILE (the named temporary, macOS's path): old or new, whole; the killed write's temporary is all it leaves (8 kills)", () => {
-    killMidWrite("pinned", strategy, 8, "named", { PINNEDFS_NO_TMPFILE: "1" })
+  it("without O_TMPFILE (the named temporary, macOS's path): old or new, whole; the killed write's temporary is all it leaves (5 kills)", () => {
+    killMidWrite("pinned", strategy, 5, "named", { PINNEDFS_NO_TMPFILE: "1" })
   }, 300_000)
 })
 
 describe("a whole-file write killed mid-write (path-based fallback)", () => {
   // Node has no O_TMPFILE with a following linkat, so the fallback's temporary is named throughout.
-  it("PathAtomicFileSystem's writeFile: old or new, whole; the killed write's temporary is all it leaves (8 kills)", () => {
-    killMidWrite("fallback", "walk", 8, "named")
+  it("PathAtomicFileSystem's writeFile: old or new, whole; the killed write's temporary is all it leaves (5 kills)", () => {
+    killMidWrite("fallback", "walk", 5, "named")
   }, 300_000)
 })
 
