@@ -104,9 +104,10 @@ Result<Fd> open_file(const Root& root, const Request& request) {
   if (!S_ISREG(st.st_mode)) return not_regular(shown);
   auto hard = refuse_hard_link(st, shown, "open");
   if (!hard.ok()) return hard.take_error();
-  // A regular file ignores O_NONBLOCK, but the caller's descriptor should say what it is.
-  int fl = ::fcntl(fd.value().get(), F_GETFL);
-  if (fl < 0 || ::fcntl(fd.value().get(), F_SETFL, fl & ~O_NONBLOCK) != 0) {
+  // A regular file ignores O_NONBLOCK, but the caller's descriptor should say what it is. One
+  // F_SETFL, no F_GETFL: the status flags it sets are the ones this open asked for (O_APPEND or
+  // none); access mode and creation flags are not status flags and are left as they are.
+  if (::fcntl(fd.value().get(), F_SETFL, plan.flags & O_APPEND) != 0) {
     return sys_error(errno, "fcntl", shown);
   }
   if (plan.truncate && st.st_size != 0) {
