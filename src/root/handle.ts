@@ -52,7 +52,7 @@ export interface HandleReadFileOptions {
 export interface HandleOwner {
   readonly path: string
   readonly readLimit: number
-  readonly handle: { open(request: object, verifyRoot?: boolean): Promise<unknown> }
+  readonly handle: { openPath(path: string, flag: number, mode: number | undefined): Promise<number> }
 }
 
 /** One descriptor's life, shared by its handle, its root's list and the collector's registry. */
@@ -392,12 +392,7 @@ export const openHandle = async (
   const m = mode === undefined ? undefined : integerIn(mode, "mode", 0, 0o7777)
   let fd: number
   try {
-    fd = (await root.handle.open({
-      op: native.ops.open,
-      path: rel,
-      flag: native.flags[flag as HandleFlag],
-      ...(m === undefined ? {} : { mode: m })
-    })) as number
+    fd = await root.handle.openPath(rel, native.flags[flag as HandleFlag], m)
   } catch (u) {
     throw fromNative(u, String(path), root.path)
   }
