@@ -89,11 +89,14 @@ describe.each(strategies)("openPath, the file handle's open (%s)", (strategy) =>
   it("checks the root path first when asked to verify it", async () => {
     const s = scratch()
     s.make({ "top.txt": "top" })
-    const root = await PinnedRoot.open(s.root, { strategy })
+    // An impostor made first, then put where the root was once the root is pinned.
+    const impostor = `${s.root}-impostor`
     const moved = `${s.root}-moved`
+    fs.mkdirSync(impostor)
+    fs.writeFileSync(path.join(impostor, "top.txt"), "impostor")
+    const root = await PinnedRoot.open(s.root, { strategy })
     fs.renameSync(s.root, moved)
-    fs.mkdirSync(s.root)
-    fs.writeFileSync(path.join(s.root, "top.txt"), "impostor")
+    fs.renameSync(impostor, s.root)
     try {
       expect(await settle(root.handle.openPath("top.txt", native.flags.r, undefined, true))).toMatchObject({
         error: { refusal: "identity" }
