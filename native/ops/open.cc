@@ -6,9 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/beneath.h"
 #include "../core/eintr.h"
 
 namespace pinnedfs::ops {
+
+#ifdef PINNEDFS_TEST_HOOKS
+void (*open_truncate_test_hook)() = nullptr;
+#endif
 
 namespace {
 
@@ -41,6 +46,26 @@ Error not_regular(const std::string& shown) {
   return refusal(Refusal::NotRegular, "open", shown,
                  "not a regular file (FIFO, socket or device): refused, never opened for I/O",
                  EINVAL);
+}
+
+// "w" empties the file: the checks the open made are made again right before the ftruncate, as
+// every other act is proven right before it, so that the time the checks above took is no window:
+// the file still beneath the root by its path (its directory was not moved out, the name not
+// swapped), then still one link (the last look, one syscall before the act). What remains is the
+// span of that one fstat (docs/pinnedroot.md).
+Status empty_checked(const Root& root, int fd, const struct stat& st, const std::string& rel,
+                     const std::string& shown) {
+  Identity id = identity_of(st);
+  auto beneath = prove_beneath(root, fd, &id, rel, "ftruncate", shown);
+  if (!beneath.ok()) return beneath;
+  struct stat now;
+  auto got = fstat_fd(fd, &now, shown);
+  if (!got.ok()) return got;
+  auto hard = refuse_hard_link(now, shown, "open");
+  if (!hard.ok()) return hard;
+  int rc = retry_eintr([&] { return ::ftruncate(fd, 0); });
+  if (rc != 0) return sys_error(errno, "ftruncate", shown);
+  return ok_status();
 }
 
 }  // namespace
@@ -79,14 +104,18 @@ Result<Fd> open_file(const Root& root, const Request& request) {
   if (!S_ISREG(st.st_mode)) return not_regular(shown);
   auto hard = refuse_hard_link(st, shown, "open");
   if (!hard.ok()) return hard.take_error();
-  // A regular file ignores O_NONBLOCK, but the caller's descriptor should say what it is.
-  int fl = ::fcntl(fd.value().get(), F_GETFL);
-  if (fl < 0 || ::fcntl(fd.value().get(), F_SETFL, fl & ~O_NONBLOCK) != 0) {
+  // A regular file ignores O_NONBLOCK, but the caller's descriptor should say what it is. One
+  // F_SETFL, no F_GETFL: the status flags it sets are the ones this open asked for (O_APPEND or
+  // none); access mode and creation flags are not status flags and are left as they are.
+  if (::fcntl(fd.value().get(), F_SETFL, plan.flags & O_APPEND) != 0) {
     return sys_error(errno, "fcntl", shown);
   }
   if (plan.truncate && st.st_size != 0) {
-    int rc = retry_eintr([&] { return ::ftruncate(fd.value().get(), 0); });
-    if (rc != 0) return sys_error(errno, "ftruncate", shown);
+#ifdef PINNEDFS_TEST_HOOKS
+    if (open_truncate_test_hook != nullptr) open_truncate_test_hook();
+#endif
+    auto emptied = empty_checked(root, fd.value().get(), st, path.value().joined(), shown);
+    if (!emptied.ok()) return emptied.take_error();
   }
   return fd.take();
 }

@@ -15,4 +15,11 @@ namespace pinnedfs::ops {
 // cleared, and only then does `w` truncate.
 Result<Fd> open_file(const Root& root, const Request& request);
 
+#ifdef PINNEDFS_TEST_HOOKS
+// Called by `w` once the descriptor has passed the open's checks, right before the file is
+// emptied: a test makes its change there (the directory moved out, a second link) at an exact
+// point rather than by a race it might lose.
+extern void (*open_truncate_test_hook)();
+#endif
+
 }  // namespace pinnedfs::ops

@@ -107,7 +107,7 @@ const fileOf = (handle: PinnedFileHandle, path: string, append: boolean): FileSy
 const ownerOf = (root: string, readLimit: number, handle: NativeRootHandle, verify: true | string): HandleOwner => ({
   path: root,
   readLimit,
-  handle: { open: (request) => handle.open(request as never, verify) }
+  handle: { openPath: (path, flag, mode) => handle.openPath(path, flag, mode, verify) }
 })
 
 /**

@@ -87,6 +87,8 @@ export interface NativeRootHandle {
    * the caller's to close. `verifyRoot` as `execute`'s.
    */
   open(request: NativeRequest, verifyRoot?: boolean | string): Promise<number>
+  /** `open` with its operands as arguments (`flag` from `flags`): the file handle's hot path. */
+  openPath(path: string, flag: number, mode: number | undefined, verifyRoot?: boolean | string): Promise<number>
 }
 
 /** A request as the addon reads it: numeric `op` and `flag`, paths relative to the root. */

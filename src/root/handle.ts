@@ -52,7 +52,7 @@ export interface HandleReadFileOptions {
 export interface HandleOwner {
   readonly path: string
   readonly readLimit: number
-  readonly handle: { open(request: object, verifyRoot?: boolean): Promise<unknown> }
+  readonly handle: { openPath(path: string, flag: number, mode: number | undefined): Promise<number> }
 }
 
 /** One descriptor's life, shared by its handle, its root's list and the collector's registry. */
@@ -63,6 +63,16 @@ interface FdState {
   finish: (() => void) | undefined
   readonly owner: Set<FdState>
 }
+
+/** A node:fs callback. */
+type Done<A> = (e: NodeJS.ErrnoException | null, a?: A) => void
+
+/**
+ * The key of a handle's callback read, kept off its public surface: streams use it.
+ *
+ * @internal
+ */
+export const readChunkOf: unique symbol = Symbol("pinnedfs.readChunk")
 
 /** Each root's open descriptors, so that closing the root closes them. */
 const byRoot = new WeakMap<object, Set<FdState>>()
@@ -192,40 +202,71 @@ export class PinnedFileHandle implements AsyncDisposable {
     return this.#state.fd
   }
 
-  /** Runs `act` on the descriptor inside the gate: refused once closing, counted while in flight. */
-  async #use<A>(syscall: string, act: (fd: number, done: (e: NodeJS.ErrnoException | null, a?: A) => void) => void): Promise<A> {
+  /**
+   * Runs `act` on the descriptor inside the gate: refused once closing, counted while in flight, and
+   * `done` is called exactly once. Callback-shaped so that a stream's chunk costs no promise; `#use`
+   * wraps it for the promise methods.
+   */
+  #gate<A>(syscall: string, act: (fd: number, done: Done<A>) => void, done: (e: Error | null, a?: A) => void): void {
     const state = this.#state
     if (state.closing !== undefined || state.fd < 0) {
-      throw new PinnedFsError({ code: "EBADF", errno: -9, syscall, path: this.path, root: this.root, description: "file handle is closed" })
+      done(new PinnedFsError({ code: "EBADF", errno: -9, syscall, path: this.path, root: this.root, description: "file handle is closed" }))
+      return
     }
     state.pending++
-    try {
-      return await new Promise<A>((resolve, reject) =>
-        act(state.fd, (e, a) => (e ? reject(systemError(e, this.path, this.root)) : resolve(a as A)))
-      )
-    } finally {
+    const leave = () => {
       state.pending--
       if (state.pending === 0 && state.closing !== undefined) release(state)
     }
+    try {
+      act(state.fd, (e, a) => {
+        leave()
+        done(e ? systemError(e, this.path, this.root) : null, a)
+      })
+    } catch (u) {
+      // node:fs refused the arguments before queueing anything: nothing is in flight.
+      leave()
+      done(u as Error)
+    }
+  }
+
+  #use<A>(syscall: string, act: (fd: number, done: Done<A>) => void): Promise<A> {
+    return new Promise<A>((resolve, reject) => this.#gate<A>(syscall, act, (e, a) => (e ? reject(e) : resolve(a as A))))
+  }
+
+  /**
+   * One read for a stream, through the gate, answered by callback (no promise per chunk).
+   *
+   * @internal
+   */
+  [readChunkOf](buffer: Uint8Array, offset: number, length: number, position: number, done: (e: Error | null, n?: number) => void): void {
+    this.#gate<number>("read", (fd, d) => fs.read(fd, buffer, offset, length, position, d), done)
   }
 
   /**
    * Reads into `buffer` (default: a fresh 16 KiB one) at `offset`, at most `length` bytes, from
    * `position` (`null`: the current position, which then advances), as `FileHandle.read`.
    */
-  async read<B extends Uint8Array = Buffer>(
+  read<B extends Uint8Array = Buffer>(
     buffer?: B,
     offset = 0,
     length?: number,
     position?: number | null
   ): Promise<{ bytesRead: number; buffer: B }> {
-    const buf = (buffer ?? Buffer.alloc(16384)) as B
-    if (!(buf instanceof Uint8Array)) throw badArgumentPinnedFsError("buffer must be a Uint8Array")
-    const off = integerIn(offset, "offset", 0, buf.byteLength)
-    const len = integerIn(length ?? buf.byteLength - off, "length", 0, buf.byteLength - off)
-    const pos = positionOf(position)
-    const bytesRead = await this.#use<number>("read", (fd, done) => fs.read(fd, buf, off, len, pos, done))
-    return { bytesRead, buffer: buf }
+    // Not an async function: the hot path pays one promise, and a bad argument still rejects.
+    let buf: B, off: number, len: number, pos: number | null
+    try {
+      buf = (buffer ?? Buffer.alloc(16384)) as B
+      if (!(buf instanceof Uint8Array)) throw badArgumentPinnedFsError("buffer must be a Uint8Array")
+      off = integerIn(offset, "offset", 0, buf.byteLength)
+      len = integerIn(length ?? buf.byteLength - off, "length", 0, buf.byteLength - off)
+      pos = positionOf(position)
+    } catch (e) {
+      return Promise.reject(e)
+    }
+    return this.#use<{ bytesRead: number; buffer: B }>("read", (fd, done) =>
+      fs.read(fd, buf, off, len, pos, (e, n) => done(e, { bytesRead: n, buffer: buf }))
+    )
   }
 
   /** Writes `data` (bytes or UTF-8 text), all of it, at `position` (`null`: the current one; appends: the end). */
@@ -351,12 +392,7 @@ export const openHandle = async (
   const m = mode === undefined ? undefined : integerIn(mode, "mode", 0, 0o7777)
   let fd: number
   try {
-    fd = (await root.handle.open({
-      op: native.ops.open,
-      path: rel,
-      flag: native.flags[flag as HandleFlag],
-      ...(m === undefined ? {} : { mode: m })
-    })) as number
+    fd = await root.handle.openPath(rel, native.flags[flag as HandleFlag], m)
   } catch (u) {
     throw fromNative(u, String(path), root.path)
   }

@@ -14,7 +14,7 @@ import * as fs from "node:fs"
 import { posix } from "node:path"
 import { Readable, Writable } from "node:stream"
 import { badArgumentPinnedFsError, PinnedFsError } from "../internal/errors.ts"
-import type { HandleFlag, PinnedFileHandle } from "./handle.ts"
+import { type HandleFlag, type PinnedFileHandle, readChunkOf } from "./handle.ts"
 
 /** @since 0.2.0 @category models */
 export interface ReadStreamOptions {
@@ -101,13 +101,13 @@ export const handleReadStream = (
     read(size) {
       const left = end === undefined ? size : Math.min(size, end + 1 - position)
       if (left <= 0) return void this.push(null)
-      h!.read(Buffer.allocUnsafe(left), 0, left, position).then(
-        ({ bytesRead, buffer }) => {
-          position += bytesRead
-          this.push(bytesRead === 0 ? null : buffer.subarray(0, bytesRead))
-        },
-        (e: Error) => this.destroy(e)
-      )
+      // As fs.ReadStream reads: one callback per chunk, no promise, through the handle's gate.
+      const buffer = Buffer.allocUnsafeSlow(left)
+      h![readChunkOf](buffer, 0, left, position, (e, n = 0) => {
+        if (e) return void this.destroy(e)
+        position += n
+        this.push(n === 0 ? null : n === left ? buffer : buffer.subarray(0, n))
+      })
     },
     destroy(error, callback) {
       if (!own || h === undefined) return callback(error)
