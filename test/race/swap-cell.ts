@@ -12,8 +12,9 @@ import { makeWithCheckThenUseWindow } from "../../src/fallback/testing.ts"
 import { type AttackName, openPathBased, raceOps, runCell, type RaceOp } from "../../scripts/race/run.mjs"
 
 // Tries planned per cell; when the attack has caused no refusal by then the cell goes on, up to
-// ten times as many tries, and never past `seconds`.
-const budget = (op: RaceOp) => ({ iterations: op.mutates ? 40 : 150, seconds: 4, untilRefused: 10 })
+// fifteen times as many tries (1,500 for a read: a hard link exchanged into a write's narrow window
+// has taken more than 1,000), and never past `seconds`.
+const budget = (op: RaceOp) => ({ iterations: op.mutates ? 40 : 100, seconds: 4, untilRefused: 15 })
 // The control stops at its first escape; it gets a fifth of a second to find one by racing.
 // The control is the path-based fallback itself, its test seam opening the check-then-use window.
 const make = (window?: () => Promise<void>) => (window === undefined ? PathAtomicFileSystem.make() : makeWithCheckThenUseWindow(window))

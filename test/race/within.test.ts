@@ -99,7 +99,7 @@ describe.each(strategies)("an in-root link swapped while it is followed (%s)", (
     const paths = ["d/lnk", "d/../d/lnk"]
     const result = await raceRounds({
       pairs: [[s.abs("d/lnk"), path.join(twin, "lnk")]],
-      maxRounds: 400,
+      maxRounds: 250,
       maxMs: 8_000,
       reset,
       round: () =>
