@@ -17,6 +17,12 @@
  */
 import type { FileInfo, FileType } from "../PinnedRoot.ts"
 
+/** Node's `Date` of a millisecond time: rounded, as `fs.Stats` builds it. */
+const dateOf = (ms: number): Date => new Date(Math.round(ms))
+
+/** The native record's birth time, where -1 says none is kept: Node reports 0 there. */
+const birthOf = (info: FileInfo): number => Math.max(info.birthtimeMs, 0)
+
 /** Each type test of `fs.Stats`, with the `type` it answers true for. */
 const typeTests = {
   isFile: "File",
@@ -35,7 +41,19 @@ type TypeTests = { readonly [K in keyof typeof typeTests]: () => boolean }
 // the prototype (not own properties), as `fs.Stats` has them.
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: every merged method is defined just below
 abstract class Described {
-  abstract readonly type: FileType
+  readonly type: FileType
+  readonly atime: Date
+  readonly mtime: Date
+  readonly ctime: Date
+  readonly birthtime: Date
+  /** The kind, and the four times as `Date`s from their milliseconds (access, modification, change, birth). */
+  constructor(type: FileType, ms: readonly [number, number, number, number]) {
+    this.type = type
+    this.atime = dateOf(ms[0])
+    this.mtime = dateOf(ms[1])
+    this.ctime = dateOf(ms[2])
+    this.birthtime = dateOf(ms[3])
+  }
 }
 interface Described extends TypeTests {}
 for (const [method, type] of Object.entries(typeTests)) {
@@ -48,12 +66,6 @@ for (const [method, type] of Object.entries(typeTests)) {
   })
 }
 
-/** Node's `Date` of a millisecond time: rounded, as `fs.Stats` builds it. */
-const dateOf = (ms: number): Date => new Date(Math.round(ms))
-
-/** The native record's birth time, where -1 says none is kept: Node reports 0 there. */
-const birthOf = (info: FileInfo): number => Math.max(info.birthtimeMs, 0)
-
 /**
  * What `stat(path)` answers: `fs.Stats`'s fields and methods, plus `type`.
  *
@@ -61,7 +73,6 @@ const birthOf = (info: FileInfo): number => Math.max(info.birthtimeMs, 0)
  * @category models
  */
 export class Stats extends Described {
-  readonly type: FileType
   readonly dev: number
   readonly ino: number
   readonly mode: number
@@ -76,14 +87,9 @@ export class Stats extends Described {
   readonly mtimeMs: number
   readonly ctimeMs: number
   readonly birthtimeMs: number
-  readonly atime: Date
-  readonly mtime: Date
-  readonly ctime: Date
-  readonly birthtime: Date
   /** @internal */
   constructor(info: FileInfo) {
-    super()
-    this.type = info.type
+    super(info.type, [info.atimeMs, info.mtimeMs, info.ctimeMs, birthOf(info)])
     this.dev = Number(info.dev)
     this.ino = Number(info.ino)
     this.mode = info.mode
@@ -98,10 +104,6 @@ export class Stats extends Described {
     this.mtimeMs = info.mtimeMs
     this.ctimeMs = info.ctimeMs
     this.birthtimeMs = birthOf(info)
-    this.atime = dateOf(this.atimeMs)
-    this.mtime = dateOf(this.mtimeMs)
-    this.ctime = dateOf(this.ctimeMs)
-    this.birthtime = dateOf(this.birthtimeMs)
   }
 }
 
@@ -114,7 +116,6 @@ export class Stats extends Described {
  * @category models
  */
 export class BigIntStats extends Described {
-  readonly type: FileType
   readonly dev: bigint
   readonly ino: bigint
   readonly mode: bigint
@@ -133,14 +134,12 @@ export class BigIntStats extends Described {
   readonly mtimeNs: bigint
   readonly ctimeNs: bigint
   readonly birthtimeNs: bigint
-  readonly atime: Date
-  readonly mtime: Date
-  readonly ctime: Date
-  readonly birthtime: Date
   /** @internal */
   constructor(info: FileInfo) {
-    super()
-    this.type = info.type
+    const birth = birthOf(info)
+    // Whole milliseconds, as Node's bigint times are; the Dates are built from the same.
+    const ms = [info.atimeMs, info.mtimeMs, info.ctimeMs, birth].map(Math.floor) as [number, number, number, number]
+    super(info.type, ms)
     this.dev = info.dev
     this.ino = info.ino
     this.mode = BigInt(info.mode)
@@ -151,19 +150,14 @@ export class BigIntStats extends Described {
     this.size = info.size
     this.blksize = info.blksize
     this.blocks = info.blocks
-    const birth = birthOf(info)
-    this.atimeMs = BigInt(Math.floor(info.atimeMs))
-    this.mtimeMs = BigInt(Math.floor(info.mtimeMs))
-    this.ctimeMs = BigInt(Math.floor(info.ctimeMs))
-    this.birthtimeMs = BigInt(Math.floor(birth))
+    this.atimeMs = BigInt(ms[0])
+    this.mtimeMs = BigInt(ms[1])
+    this.ctimeMs = BigInt(ms[2])
+    this.birthtimeMs = BigInt(ms[3])
     this.atimeNs = info.atimeNs ?? this.atimeMs * 1_000_000n
     this.mtimeNs = info.mtimeNs ?? this.mtimeMs * 1_000_000n
     this.ctimeNs = info.ctimeNs ?? this.ctimeMs * 1_000_000n
     this.birthtimeNs = info.birthtimeNs ?? this.birthtimeMs * 1_000_000n
-    this.atime = dateOf(Number(this.atimeMs))
-    this.mtime = dateOf(Number(this.mtimeMs))
-    this.ctime = dateOf(Number(this.ctimeMs))
-    this.birthtime = dateOf(Number(this.birthtimeMs))
   }
 }
 
