@@ -51,8 +51,8 @@ void mount_in_child(const Tree& t) {
   const std::string outside = t.base + "/outside";
   if (::mount(outside.c_str(), (t.root + "/mnt").c_str(), "none", MS_BIND, nullptr) != 0 ||
       ::mount(outside.c_str(), (t.root + "/d/inner").c_str(), "none", MS_BIND, nullptr) != 0 ||
-      ::mount((outside + "/m.txt").c_str(), (t.root + "/fmnt").c_str(), "none", MS_BIND,
-              nullptr) != 0 ||
+      ::mount((outside + "/m.txt").c_str(), (t.root + "/fmnt").c_str(), "none", MS_BIND, nullptr) !=
+          0 ||
       ::mount("tmpfs", (t.root + "/tmp").c_str(), "tmpfs", 0, "size=64k") != 0) {
     _exit(77);
   }
