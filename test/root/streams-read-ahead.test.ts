@@ -9,7 +9,7 @@ import { Readable } from "node:stream"
 import { describe, expect, it } from "vitest"
 import { PinnedRoot } from "../../src/index.ts"
 import { type PinnedFileHandle, readChunkOf } from "../../src/root/handle.ts"
-import { ReadAhead, readAheadBytes } from "../../src/root/streamsReadAhead.ts"
+import { ReadAhead, type ReadChunk, readAheadBytes } from "../../src/root/streamsReadAhead.ts"
 import { strategies } from "../support/strategies.ts"
 import { openDescriptorCount, scratch } from "../support/tree.ts"
 
@@ -49,18 +49,23 @@ const scripted = (file: Buffer) => {
 
 describe("the read-ahead, against a scripted reader", () => {
   const hwm = 65536
-
-  it("keeps at most the read being handed out and one ahead unconsumed, whatever the consumer does", async () => {
-    const file = pattern(5 * readAheadBytes + 123)
-    const r = scripted(file)
+  /** A Readable reading through `read` as the pinned read streams do. */
+  const over = (read: ReadChunk, start: number, end: number | undefined): Readable => {
     let ahead: ReadAhead | undefined
     const stream: Readable = new Readable({
       highWaterMark: hwm,
       read(size) {
-        ahead ??= new ReadAhead(r.read, 0, undefined, stream)
+        ahead ??= new ReadAhead(read, start, end, stream)
         ahead.want(size)
       }
     })
+    return stream
+  }
+
+  it("keeps at most the read being handed out and one ahead unconsumed, whatever the consumer does", async () => {
+    const file = pattern(5 * readAheadBytes + 123)
+    const r = scripted(file)
+    const stream = over(r.read, 0, undefined)
     stream.pause()
     stream.read(0)
     let answered = 0
@@ -104,14 +109,7 @@ describe("the read-ahead, against a scripted reader", () => {
   it("asks nothing once destroyed, even when a read in flight lands afterwards", async () => {
     const file = pattern(3 * readAheadBytes)
     const r = scripted(file)
-    let ahead: ReadAhead | undefined
-    const stream: Readable = new Readable({
-      highWaterMark: hwm,
-      read(size) {
-        ahead ??= new ReadAhead(r.read, 0, undefined, stream)
-        ahead.want(size)
-      }
-    })
+    const stream = over(r.read, 0, undefined)
     const chunks: Array<Buffer> = []
     stream.on("data", (c: Buffer) => chunks.push(c))
     await turns(3)
@@ -136,14 +134,7 @@ describe("the read-ahead, against a scripted reader", () => {
     const r = scripted(file)
     const start = readAheadBytes - 10
     const end = 2 * readAheadBytes + 5
-    let ahead: ReadAhead | undefined
-    const stream: Readable = new Readable({
-      highWaterMark: hwm,
-      read(size) {
-        ahead ??= new ReadAhead(r.read, start, end, stream)
-        ahead.want(size)
-      }
-    })
+    const stream = over(r.read, start, end)
     const chunks: Array<Buffer> = []
     stream.on("data", (c: Buffer) => chunks.push(c))
     const ended = new Promise((done) => stream.once("end", done))
