@@ -33,6 +33,13 @@ const std::vector<Strategy>& strategies();
 // its freshness spent: the next proof is a real one. Invalid when it cannot be opened.
 Held hold(const Root& root, const std::string& rel);
 
+// Runs `body` in a forked child given a private mount namespace (unshare, in a new user namespace
+// where privilege is missing, and "/" made private), so the mounts it makes never reach the test
+// binary's view. The child's verdict: 0 passed, kNoMountNamespace when no namespace could be had
+// or `body` could not mount (the skip and its reason are printed), anything else a failure.
+constexpr int kNoMountNamespace = 77;
+int in_mount_namespace(const std::function<int()>& body);
+
 // A request for `op` on `path`, every other field at its default: what a test then adjusts.
 inline Request request(Op op, std::string path) {
   Request r;

@@ -15,6 +15,7 @@ import { posix } from "node:path"
 import { Readable, Writable } from "node:stream"
 import { badArgumentPinnedFsError, PinnedFsError } from "../internal/errors.ts"
 import { type HandleFlag, type PinnedFileHandle, readChunkOf } from "./handle.ts"
+import { ReadAhead } from "./streamsReadAhead.ts"
 
 /** @since 0.2.0 @category models */
 export interface ReadStreamOptions {
@@ -85,8 +86,8 @@ export const handleReadStream = (
 ): Readable => {
   const { start, end, highWaterMark } = readRange(options)
   let h: PinnedFileHandle | undefined = typeof handle === "function" ? undefined : handle
-  let position = start
-  return new Readable({
+  let ahead: ReadAhead | undefined
+  const stream = new Readable({
     highWaterMark,
     construct(callback) {
       if (h !== undefined) return callback()
@@ -99,15 +100,10 @@ export const handleReadStream = (
       )
     },
     read(size) {
-      const left = end === undefined ? size : Math.min(size, end + 1 - position)
-      if (left <= 0) return void this.push(null)
-      // As fs.ReadStream reads: one callback per chunk, no promise, through the handle's gate.
-      const buffer = Buffer.allocUnsafeSlow(left)
-      h![readChunkOf](buffer, 0, left, position, (e, n = 0) => {
-        if (e) return void this.destroy(e)
-        position += n
-        this.push(n === 0 ? null : n === left ? buffer : buffer.subarray(0, n))
-      })
+      // The chunks fs.ReadStream emits, from larger reads one ahead (streamsReadAhead.ts), each
+      // answered by callback (no promise per read) through the handle's gate.
+      ahead ??= new ReadAhead((...a) => h![readChunkOf](...a), start, end, stream)
+      ahead.want(size)
     },
     destroy(error, callback) {
       if (!own || h === undefined) return callback(error)
@@ -117,6 +113,7 @@ export const handleReadStream = (
       )
     }
   })
+  return stream
 }
 
 /** A Writable over `handle`; `own`: close it when the stream ends or is destroyed. */

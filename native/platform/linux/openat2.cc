@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "../../core/crossing.h"
 #include "../../core/eintr.h"
 #include "../../core/resolve.h"
 #include "../platform.h"
@@ -50,23 +51,14 @@ long raw_openat2(int dirfd, const char* path, int flags, mode_t mode,
 }
 
 // EXDEV under RESOLVE_NO_XDEV is a mount point on the way, or (as without it) a directory that
-// left the dirfd mid-lookup. Each prefix of the path is opened without NO_XDEV (O_PATH: nothing
-// runs) until one lies on another mount than the dirfd: that is the mount point, and the refusal
-// names it. None found: the lookup left the dirfd. Error path only.
+// left the dirfd mid-lookup. The path is looked at again one component at a time, no link followed
+// (core/crossing.h), for the first prefix on another mount than the dirfd: that is the mount
+// point, and the refusal names it. None found: the lookup left the dirfd. Error path only.
 Error explain_exdev(int dirfd, const std::string& relative, const std::string& shown_path) {
-  constexpr int kLook = O_PATH | O_NOFOLLOW | O_CLOEXEC;
   auto base = mount_of(dirfd);
   if (base.ok()) {
-    for (std::size_t end = relative.find('/');; end = relative.find('/', end + 1)) {
-      std::string prefix = relative.substr(0, end);
-      long p = raw_openat2(dirfd, prefix.c_str(), kLook, 0, kConfined);
-      if (p < 0) break;
-      Fd held(static_cast<int>(p));
-      auto here = mount_of(held.get());
-      if (here.ok() && !base.value().same_as(here.value()))
-        return mount_point("openat2", shown_path, prefix);
-      if (end == std::string::npos) break;
-    }
+    std::size_t at = first_crossing(dirfd, base.value(), relative);
+    if (at > 0) return mount_point("openat2", shown_path, leading_components(relative, at));
   }
   return refusal(Refusal::Escape, "openat2", shown_path, "path escapes the root", EXDEV);
 }
