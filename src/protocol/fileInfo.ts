@@ -10,7 +10,24 @@
  */
 import { BigInt as BI, ByteSize, type FileSystem, Option } from "effect"
 import type { BigIntStats } from "node:fs"
-import type { FileInfo } from "../PinnedRoot.ts"
+import {
+  ATIME_MS,
+  BIRTHTIME_MS,
+  exactOf,
+  GID,
+  MODE,
+  MTIME_MS,
+  type StatRecord,
+  typeOf as typeOfRecord,
+  UID,
+  X_BLKSIZE,
+  X_BLOCKS,
+  X_DEV,
+  X_INO,
+  X_NLINK,
+  X_RDEV,
+  X_SIZE
+} from "../internal/statRecord.ts"
 
 /**
  * A stat as either source gives it, before it becomes a `File.Info`. An absent time is one the
@@ -67,19 +84,33 @@ export const make = (stat: Stat): FileSystem.File.Info => ({
 })
 
 /**
- * From the addon's stat answer, whose times are milliseconds (`Date` keeps whole milliseconds,
- * truncating toward zero as Node's bigint stats do) and whose missing birth time is `-1`.
+ * From the addon's stat record (src/internal/statRecord.ts), read slot by slot: the exact 64-bit
+ * integers, and the times in milliseconds (`Date` keeps whole milliseconds, truncating toward zero
+ * as Node's bigint stats do); a missing birth time is `-1` there.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const fromNative = (info: FileInfo): FileSystem.File.Info =>
-  make({
-    ...info,
-    atime: new Date(info.atimeMs),
-    mtime: new Date(info.mtimeMs),
-    birthtime: info.birthtimeMs < 0 ? undefined : new Date(info.birthtimeMs)
+export const fromNative = (r: StatRecord): FileSystem.File.Info => {
+  const x = exactOf(r)
+  const birth = r[BIRTHTIME_MS]!
+  return make({
+    type: typeOfRecord(r),
+    dev: x[X_DEV]!,
+    ino: x[X_INO]!,
+    mode: r[MODE]!,
+    nlink: x[X_NLINK]!,
+    uid: r[UID]!,
+    gid: r[GID]!,
+    rdev: x[X_RDEV]!,
+    size: x[X_SIZE]!,
+    blksize: x[X_BLKSIZE]!,
+    blocks: x[X_BLOCKS]!,
+    atime: new Date(r[ATIME_MS]!),
+    mtime: new Date(r[MTIME_MS]!),
+    birthtime: birth < 0 ? undefined : new Date(birth)
   })
+}
 
 const typeOf = (st: BigIntStats): FileSystem.File.Type =>
   st.isFile()
