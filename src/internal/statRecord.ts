@@ -119,7 +119,8 @@ const nsOf = (ms: number): bigint => BigInt(Math.floor(ms)) * 1_000_000n
  */
 export const recordOf = (info: FileInfo): StatRecord => {
   const r = new Float64Array(LENGTH)
-  r[TYPE] = Math.max(types.indexOf(info.type), types.indexOf("Unknown"))
+  const type = types.indexOf(info.type)
+  r[TYPE] = type < 0 ? types.indexOf("Unknown") : type
   r[DEV] = Number(info.dev)
   r[INO] = Number(info.ino)
   r[MODE] = info.mode
