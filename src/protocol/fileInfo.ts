@@ -10,24 +10,7 @@
  */
 import { BigInt as BI, ByteSize, type FileSystem, Option } from "effect"
 import type { BigIntStats } from "node:fs"
-import {
-  ATIME_MS,
-  BIRTHTIME_MS,
-  exactOf,
-  GID,
-  MODE,
-  MTIME_MS,
-  type StatRecord,
-  typeOf as typeOfRecord,
-  UID,
-  X_BLKSIZE,
-  X_BLOCKS,
-  X_DEV,
-  X_INO,
-  X_NLINK,
-  X_RDEV,
-  X_SIZE
-} from "../internal/statRecord.ts"
+import { fileInfoOf, type StatRecord } from "../internal/statRecord.ts"
 
 /**
  * A stat as either source gives it, before it becomes a `File.Info`. An absent time is one the
@@ -92,23 +75,12 @@ export const make = (stat: Stat): FileSystem.File.Info => ({
  * @category constructors
  */
 export const fromNative = (r: StatRecord): FileSystem.File.Info => {
-  const x = exactOf(r)
-  const birth = r[BIRTHTIME_MS]!
+  const info = fileInfoOf(r)
   return make({
-    type: typeOfRecord(r),
-    dev: x[X_DEV]!,
-    ino: x[X_INO]!,
-    mode: r[MODE]!,
-    nlink: x[X_NLINK]!,
-    uid: r[UID]!,
-    gid: r[GID]!,
-    rdev: x[X_RDEV]!,
-    size: x[X_SIZE]!,
-    blksize: x[X_BLKSIZE]!,
-    blocks: x[X_BLOCKS]!,
-    atime: new Date(r[ATIME_MS]!),
-    mtime: new Date(r[MTIME_MS]!),
-    birthtime: birth < 0 ? undefined : new Date(birth)
+    ...info,
+    atime: new Date(info.atimeMs),
+    mtime: new Date(info.mtimeMs),
+    birthtime: info.birthtimeMs < 0 ? undefined : new Date(info.birthtimeMs)
   })
 }
 

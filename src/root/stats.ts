@@ -66,16 +66,26 @@ const typeTests = {
 /** The type tests of `fs.Stats`, read from `type`: one method per row of `typeTests`. */
 type TypeTests = { readonly [K in keyof typeof typeTests]: () => boolean }
 
-// Declaration merging gives the class the methods' types; the loop below gives them their bodies,
-// on the prototype (not own properties), as `fs.Stats` has them. The Dates are built on first read
-// and kept, as Node (22 and later) builds its own: most callers of a stat never read one.
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: every merged method is defined just below
+/** The four `Date`s, each built from its milliseconds field. */
+type Dates = { atime: Date; mtime: Date; ctime: Date; birthtime: Date }
+
+/** Each `Date` field beside the milliseconds field it is built from. */
+const dateFields = [
+  ["atime", "atimeMs"],
+  ["mtime", "mtimeMs"],
+  ["ctime", "ctimeMs"],
+  ["birthtime", "birthtimeMs"]
+] as const
+
+// Declaration merging gives the class the methods' and the Dates' types; the loops below give them
+// their bodies, on the prototype (not own properties), as `fs.Stats` has them. The Dates are built
+// on first read and kept, as Node (22 and later) builds its own: most callers of a stat never read
+// one, and then none is built.
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: every merged member is defined just below
 abstract class Described {
   readonly type: FileType
-  #atime: Date | undefined = undefined
-  #mtime: Date | undefined = undefined
-  #ctime: Date | undefined = undefined
-  #birthtime: Date | undefined = undefined
+  /** The Dates read (or assigned) so far, by `dateFields` index; made on the first. */
+  #dates: Array<Date | undefined> | undefined = undefined
   abstract readonly atimeMs: number | bigint
   abstract readonly mtimeMs: number | bigint
   abstract readonly ctimeMs: number | bigint
@@ -83,32 +93,24 @@ abstract class Described {
   constructor(type: FileType) {
     this.type = type
   }
-  get atime(): Date {
-    return (this.#atime ??= dateOf(this.atimeMs))
-  }
-  set atime(value: Date) {
-    this.#atime = value
-  }
-  get mtime(): Date {
-    return (this.#mtime ??= dateOf(this.mtimeMs))
-  }
-  set mtime(value: Date) {
-    this.#mtime = value
-  }
-  get ctime(): Date {
-    return (this.#ctime ??= dateOf(this.ctimeMs))
-  }
-  set ctime(value: Date) {
-    this.#ctime = value
-  }
-  get birthtime(): Date {
-    return (this.#birthtime ??= dateOf(this.birthtimeMs))
-  }
-  set birthtime(value: Date) {
-    this.#birthtime = value
+  static {
+    // Enumerable accessors, as Node's own: a spread carries none of them (nor does Node's).
+    for (const [i, [field, ms]] of dateFields.entries()) {
+      Object.defineProperty(Described.prototype, field, {
+        get(this: Described): Date {
+          const dates = (this.#dates ??= [])
+          return (dates[i] ??= dateOf(this[ms]))
+        },
+        set(this: Described, value: Date) {
+          ;(this.#dates ??= [])[i] = value
+        },
+        enumerable: true,
+        configurable: true
+      })
+    }
   }
 }
-interface Described extends TypeTests {}
+interface Described extends TypeTests, Dates {}
 for (const [method, type] of Object.entries(typeTests)) {
   Object.defineProperty(Described.prototype, method, {
     value(this: Described): boolean {
@@ -117,10 +119,6 @@ for (const [method, type] of Object.entries(typeTests)) {
     writable: true,
     configurable: true
   })
-}
-// Enumerable, as Node's own Date accessors are (a class accessor is not).
-for (const field of ["atime", "mtime", "ctime", "birthtime"]) {
-  Object.defineProperty(Described.prototype, field, { ...Object.getOwnPropertyDescriptor(Described.prototype, field), enumerable: true })
 }
 
 /**
