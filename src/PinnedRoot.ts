@@ -13,10 +13,11 @@ import type { Readable, Writable } from "node:stream"
 import { TextDecoder } from "node:util"
 import { badArgumentPinnedFsError, fromNative, PinnedFsError } from "./internal/errors.ts"
 import { native, type NativeRequest, type NativeRootHandle } from "./internal/native.ts"
+import { fileInfoOf, type StatRecord } from "./internal/statRecord.ts"
 import { decodeText } from "./internal/text.ts"
 import { abortable, signalOf } from "./root/abort.ts"
 import { checkOptions } from "./root/options.ts"
-import { type BigIntStats, type Stats, statsOf } from "./root/stats.ts"
+import { type BigIntStats, type Stats, statsOfRecord } from "./root/stats.ts"
 import { closeHandlesOf, type HandleFlag, openHandle, type PinnedFileHandle } from "./root/handle.ts"
 import { handleReadStream, type ReadStreamOptions, rootWriteStream, type WriteStreamOptions } from "./root/streams.ts"
 import { type CpOptions, copyFile, cp } from "./root/copy.ts"
@@ -419,7 +420,7 @@ export class PinnedRoot {
   /** lstat semantics: `fs.Stats`, or `fs.BigIntStats` with `{ bigint: true }` (the implementation). */
   async stat(path: string, options?: { readonly bigint?: boolean | undefined }): Promise<Stats | BigIntStats> {
     const bigint = booleanOption(checkOptions(options, ["bigint"], "stat")?.bigint, "bigint") === true
-    return statsOf(await this.call<FileInfo>(ops.stat, path), bigint)
+    return statsOfRecord(await this.call<StatRecord>(ops.stat, path), bigint)
   }
 
   /**
@@ -767,7 +768,11 @@ export class PinnedRoot {
       else {
         const d = decoders?.[i]
         try {
-          out[i] = { ok: true, value: d ? decodeText(d, values[i] as Uint8Array, paths[i]!) : values[i] }
+          const v = values[i]
+          out[i] = {
+            ok: true,
+            value: d ? decodeText(d, v as Uint8Array, paths[i]!) : opCodes[i] === ops.stat ? fileInfoOf(v as StatRecord) : v
+          }
         } catch (e) {
           if (!(e instanceof PinnedFsError)) throw e
           out[i] = { ok: false, error: e }

@@ -947,6 +947,28 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
 #undef PINNEDFS_EXPORT
   exports.Set("flags", fl);
   exports.Set("refusedMember", static_cast<uint32_t>(kRefusedMember));
+  // The stat record's layout and its type codes (results.h), for src/internal/statRecord.ts.
+  Napi::Object record = Napi::Object::New(env);
+  Napi::Array names = Napi::Array::New(env);
+  uint32_t slot = 0;
+#define PINNEDFS_EXPORT(name) names.Set(slot++, #name);
+  PINNEDFS_STAT_NUMBERS(PINNEDFS_EXPORT)
+  record.Set("numbers", names);
+  names = Napi::Array::New(env);
+  slot = 0;
+  PINNEDFS_STAT_EXACT(PINNEDFS_EXPORT)
+  record.Set("exact", names);
+  names = Napi::Array::New(env);
+  slot = 0;
+  PINNEDFS_STAT_NANOS(PINNEDFS_EXPORT)
+#undef PINNEDFS_EXPORT
+  record.Set("nanos", names);
+  Napi::Array types = Napi::Array::New(env);
+#define PINNEDFS_EXPORT(name, text) types.Set(static_cast<uint32_t>(FileType::name), text);
+  PINNEDFS_FILE_TYPES(PINNEDFS_EXPORT)
+#undef PINNEDFS_EXPORT
+  record.Set("types", types);
+  exports.Set("statRecord", record);
 #ifdef PINNEDFS_TEST_HOOKS
   exports.Set("testHooks", true);
 #else

@@ -74,17 +74,34 @@ napi_value error_to_js(Out& out, const Error& e) {
   return o;
 }
 
-namespace {
-
-const char* type_name(FileType t) {
-  static const char* const kNames[] = {
-#define PINNEDFS_NAME(name, text) text,
-      PINNEDFS_FILE_TYPES(PINNEDFS_NAME)
-#undef PINNEDFS_NAME
-  };
-  auto i = static_cast<std::size_t>(t);
-  return i < sizeof kNames / sizeof kNames[0] ? kNames[i] : "Unknown";
+void stat_record(const StatInfo& s, double* slots) {
+  const double numbers[] = {static_cast<double>(s.type),
+                            static_cast<double>(s.dev),
+                            static_cast<double>(s.ino),
+                            static_cast<double>(s.mode),
+                            static_cast<double>(s.nlink),
+                            static_cast<double>(s.uid),
+                            static_cast<double>(s.gid),
+                            static_cast<double>(s.rdev),
+                            static_cast<double>(s.size),
+                            static_cast<double>(s.blksize),
+                            static_cast<double>(s.blocks),
+                            s.atime_ms,
+                            s.mtime_ms,
+                            s.ctime_ms,
+                            s.birthtime_ms};
+  const std::uint64_t exact[] = {s.dev, s.ino, s.nlink, s.rdev, s.size, s.blksize, s.blocks};
+  const std::int64_t nanos[] = {s.atime_ns, s.mtime_ns, s.ctime_ns, s.birthtime_ns};
+  static_assert(sizeof numbers / sizeof numbers[0] == kStatNumbers, "PINNEDFS_STAT_NUMBERS");
+  static_assert(sizeof exact / sizeof exact[0] == kStatExact, "PINNEDFS_STAT_EXACT");
+  static_assert(sizeof nanos / sizeof nanos[0] == kStatNanos, "PINNEDFS_STAT_NANOS");
+  // Bytes, not values, for the integers: each slot is read back as a 64-bit integer.
+  std::memcpy(slots, numbers, sizeof numbers);
+  std::memcpy(slots + kStatNumbers, exact, sizeof exact);
+  std::memcpy(slots + kStatNumbers + kStatExact, nanos, sizeof nanos);
 }
+
+namespace {
 
 struct ValueToJs {
   Out& out;
@@ -104,27 +121,10 @@ struct ValueToJs {
     return a;
   }
   napi_value operator()(StatInfo& s) const {
-    napi_value o = out.object();
-    out.set(o, "type", out.string(type_name(s.type)));
-    out.set(o, "dev", out.bigint(s.dev));
-    out.set(o, "ino", out.bigint(s.ino));
-    out.set(o, "mode", out.number(s.mode));
-    out.set(o, "nlink", out.bigint(s.nlink));
-    out.set(o, "uid", out.number(s.uid));
-    out.set(o, "gid", out.number(s.gid));
-    out.set(o, "rdev", out.bigint(s.rdev));
-    out.set(o, "size", out.bigint(s.size));
-    out.set(o, "blksize", out.bigint(s.blksize));
-    out.set(o, "blocks", out.bigint(s.blocks));
-    out.set(o, "atimeMs", out.number(s.atime_ms));
-    out.set(o, "mtimeMs", out.number(s.mtime_ms));
-    out.set(o, "ctimeMs", out.number(s.ctime_ms));
-    out.set(o, "birthtimeMs", out.number(s.birthtime_ms));
-    out.set(o, "atimeNs", out.bigint_signed(s.atime_ns));
-    out.set(o, "mtimeNs", out.bigint_signed(s.mtime_ns));
-    out.set(o, "ctimeNs", out.bigint_signed(s.ctime_ns));
-    out.set(o, "birthtimeNs", out.bigint_signed(s.birthtime_ns));
-    return o;
+    double* slots = nullptr;
+    napi_value record = out.float64array(kStatSlots, &slots);
+    if (slots != nullptr) stat_record(s, slots);
+    return record;
   }
   napi_value operator()(Resolution& r) const {
     napi_value o = out.object();

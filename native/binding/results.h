@@ -148,6 +148,19 @@ class Out {
     if (ok_) *data = static_cast<std::uint8_t*>(bytes);
     return ok_ ? v : nullptr;
   }
+  // A Float64Array of n zeroed slots; `*data` points at them, or is null once anything failed.
+  napi_value float64array(std::size_t n, double** data) {
+    *data = nullptr;
+    napi_value buffer = nullptr, v = nullptr;
+    void* bytes = nullptr;
+    napi_status st =
+        ok_ ? napi_create_arraybuffer(env_, n * sizeof(double), &bytes, &buffer) : napi_ok;
+    keep(st, buffer);
+    st = ok_ ? napi_create_typedarray(env_, napi_float64_array, n, buffer, 0, &v) : napi_ok;
+    keep(st, v);
+    if (ok_) *data = static_cast<double*>(bytes);
+    return ok_ ? v : nullptr;
+  }
   void set(napi_value object, const char* key, napi_value v) {
     if (ok_ && object && v) keep(napi_set_named_property(env_, object, key, v), object);
   }
@@ -181,6 +194,31 @@ napi_value error_to_js(Out& out, const Error& e);
 // ENOMEM, through a fresh Out (the failed one drops every call), and takes back any exception the
 // failure left. A stopping environment refuses this too, and the promise then stays pending.
 void rejected_for_memory(const Out& failed, napi_deferred deferred);
+
+// A stat answers as one Float64Array, not an object: twenty named properties and eleven BigInts
+// made through Node-API cost more of the JavaScript thread than the statx itself. The slots, in
+// order (clang-format would pack the lists):
+// clang-format off
+//  - the number form, each as the double Node's own Stats carries (64-bit values rounded to the
+//    nearest double, as Node rounds them); `type` is the FileType's index, birthtimeMs -1 for none;
+#define PINNEDFS_STAT_NUMBERS(X) \
+  X(type) X(dev) X(ino) X(mode) X(nlink) X(uid) X(gid) X(rdev) X(size) X(blksize) X(blocks) \
+  X(atimeMs) X(mtimeMs) X(ctimeMs) X(birthtimeMs)
+//  - then the exact 64-bit quantities, each slot's eight bytes an unsigned integer (a BigUint64Array
+//    over the same buffer reads them);
+#define PINNEDFS_STAT_EXACT(X) X(dev) X(ino) X(nlink) X(rdev) X(size) X(blksize) X(blocks)
+//  - then the times in whole nanoseconds, each a signed integer (a BigInt64Array reads them).
+#define PINNEDFS_STAT_NANOS(X) X(atimeNs) X(mtimeNs) X(ctimeNs) X(birthtimeNs)
+// clang-format on
+#define PINNEDFS_COUNT(name) +1
+constexpr std::size_t kStatNumbers = 0 PINNEDFS_STAT_NUMBERS(PINNEDFS_COUNT);
+constexpr std::size_t kStatExact = 0 PINNEDFS_STAT_EXACT(PINNEDFS_COUNT);
+constexpr std::size_t kStatNanos = 0 PINNEDFS_STAT_NANOS(PINNEDFS_COUNT);
+#undef PINNEDFS_COUNT
+constexpr std::size_t kStatSlots = kStatNumbers + kStatExact + kStatNanos;
+
+// The record's slots for `s`, as above.
+void stat_record(const StatInfo& s, double* slots);
 
 // Contents up to this size are copied into a fresh Buffer; larger ones are handed over.
 constexpr std::size_t kCopyThreshold = 64 * 1024;

@@ -4,7 +4,7 @@
 // (node --cpu-prof) of where its time goes. OP is one of: node, pr, ext, proto, kernel (reading the
 // depth-8 file: node:fs/promises, PinnedRoot, the extension's execute readFile, the client protocol
 // of resolve, resolve, read through execute, the kernel's readFileString over the extension with
-// every read granted); node-stat, ext-stat, kernel-stat, node-exists, ext-exists, kernel-exists
+// every read granted); node-stat, pr-stat, ext-stat, kernel-stat, node-exists, ext-exists, kernel-exists
 // (the depth-1 file); ext-batch, kernel-batch (256 reads in one batch, counted as 256);
 // ext-readdir, kernel-readdir (a directory of 1,000 entries, with every read granted).
 import * as fsp from "node:fs/promises"
@@ -65,6 +65,7 @@ const ops = {
   "ext-readdir": () => Effect.runPromise(ext.execute({ operation: "readDirectory", path: path.join(root, "list"), ...stamp })),
   "kernel-readdir": () => kernel.rt.runPromise(kernel.fs.readDirectory(path.join(root, "list"))),
   "kernel-batch": () => kernel.rt.runPromise(kernel.batch.execute(many.map((p) => ({ operation: "readFile", path: p })))),
+  "pr-stat": () => pr.stat(SHALLOW),
   proto: () =>
     Effect.runPromise(
       ext

@@ -41,6 +41,9 @@ const statOf = (handle: PinnedFileHandle, path: string) =>
       infoOf({
         ...s,
         mode: Number(s.mode),
+        // Accessors on the prototype, as Node's own: a spread does not carry them.
+        atime: s.atime,
+        mtime: s.mtime,
         birthtime: s.birthtimeMs === 0n ? undefined : s.birthtime
       })
   )

@@ -9,12 +9,13 @@
  */
 import { TextDecoder } from "node:util"
 import { type PlatformError, Result } from "effect"
-import type { FileInfo, Resolution as NativeResolution } from "../PinnedRoot.ts"
+import type { Resolution as NativeResolution } from "../PinnedRoot.ts"
 import { native, type NativeRequest } from "../internal/native.ts"
 import { decodeText } from "../internal/text.ts"
 import { PinnedFsError } from "../internal/errors.ts"
 import { badArgument, fromNativeError, outsideRoots } from "../protocol/errors.ts"
 import type { MkdirsResult, RmdirsResult } from "../protocol/extensions.ts"
+import type { StatRecord } from "../internal/statRecord.ts"
 import { fromNative as toFileInfo } from "../protocol/fileInfo.ts"
 import { checkExclude, finishGlob, planGlob } from "./glob.ts"
 import { executorOperations, executorReads, isOneOf } from "../protocol/operations.ts"
@@ -307,7 +308,7 @@ const optionFieldsOf = (operation: string, u: unknown): Check<Fields> => {
  * the rows whose wire result is spelled otherwise.
  */
 const answers: Readonly<Record<string, (roots: Root) => (value: unknown) => unknown>> = {
-  stat: () => (v) => toFileInfo(v as FileInfo),
+  stat: () => (v) => toFileInfo(v as StatRecord),
   // Node's realpath answers the canonical path: the boundary spelling.
   realPath: (roots) => (v) => join(roots.boundaryRoot, v as string),
   // The kernel checks `isInside(boundaryRoot, resolution.path)`: answer in boundary spelling.

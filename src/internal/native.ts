@@ -180,6 +180,17 @@ export interface NativeBinding {
   readonly flags: Readonly<Record<"r" | "r+" | "w" | "wx" | "w+" | "wx+" | "a" | "ax" | "a+" | "ax+", number>>
   /** The readMany op code of a member the caller already refused: it is not run. */
   readonly refusedMember: number
+  /**
+   * How a stat answers: the slots of its one Float64Array, by name (the number form, then the
+   * exact 64-bit integers, then the nanosecond times), and the names of its type codes. See
+   * `src/internal/statRecord.ts`.
+   */
+  readonly statRecord: {
+    readonly numbers: ReadonlyArray<string>
+    readonly exact: ReadonlyArray<string>
+    readonly nanos: ReadonlyArray<string>
+    readonly types: ReadonlyArray<string>
+  }
 }
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..")

@@ -8,6 +8,7 @@
  */
 import { fromNative, type PinnedFsError } from "../internal/errors.ts"
 import { native } from "../internal/native.ts"
+import { fileInfoOf, type StatRecord } from "../internal/statRecord.ts"
 import type { FileInfo, PinnedRoot } from "../PinnedRoot.ts"
 import type { Target } from "./paths.ts"
 
@@ -27,7 +28,8 @@ export const readBytes = (t: Target, limit?: number): Promise<Buffer> =>
   settle(t.root.handle.call(ops.readFile, t.rel, false, limit ?? t.root.readLimit, t.verify))
 
 /** lstat semantics: a link is described, a hard-linked file refused. @since 0.1.0 */
-export const stat = (t: Target): Promise<FileInfo> => settle(t.root.handle.call(ops.stat, t.rel, false, undefined, t.verify))
+export const stat = async (t: Target): Promise<FileInfo> =>
+  fileInfoOf(await settle<StatRecord>(t.root.handle.call(ops.stat, t.rel, false, undefined, t.verify)))
 
 /** Whether the path names anything (a trailing link counts). @since 0.1.0 */
 export const exists = (t: Target): Promise<boolean> => settle(t.root.handle.call(ops.exists, t.rel, false, undefined, t.verify))
@@ -91,7 +93,9 @@ export const statMany = async (root: PinnedRoot, verify: true | string, paths: R
   const [failed, values] = await settle<[Uint8Array, Array<unknown>]>(
     root.handle.readMany(codes, paths, new Uint8Array(paths.length), paths.length, 0, verify, root.readLimit)
   )
-  return values.map((v, i) => (failed[i] === 1 ? { ok: false, error: fromNative(v, paths[i]) } : { ok: true, info: v as FileInfo }))
+  return values.map((v, i) =>
+    failed[i] === 1 ? { ok: false, error: fromNative(v, paths[i]) } : { ok: true, info: fileInfoOf(v as StatRecord) }
+  )
 }
 
 /** One member of {@link readMany}: the bytes, or why not. @since 0.1.0 @category models */
@@ -139,9 +143,9 @@ export const readBetweenStats = async (
   for (let i = 0; i < 3; i++) if (failed[i] === 1) throw fromNative(values[i])
   const bytes = values[1] as Uint8Array
   return {
-    before: values[0] as FileInfo,
+    before: fileInfoOf(values[0] as StatRecord),
     bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-    after: values[2] as FileInfo
+    after: fileInfoOf(values[2] as StatRecord)
   }
 }
 

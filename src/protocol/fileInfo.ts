@@ -10,7 +10,7 @@
  */
 import { BigInt as BI, ByteSize, type FileSystem, Option } from "effect"
 import type { BigIntStats } from "node:fs"
-import type { FileInfo } from "../PinnedRoot.ts"
+import { fileInfoOf, type StatRecord } from "../internal/statRecord.ts"
 
 /**
  * A stat as either source gives it, before it becomes a `File.Info`. An absent time is one the
@@ -67,19 +67,22 @@ export const make = (stat: Stat): FileSystem.File.Info => ({
 })
 
 /**
- * From the addon's stat answer, whose times are milliseconds (`Date` keeps whole milliseconds,
- * truncating toward zero as Node's bigint stats do) and whose missing birth time is `-1`.
+ * From the addon's stat record (src/internal/statRecord.ts), read slot by slot: the exact 64-bit
+ * integers, and the times in milliseconds (`Date` keeps whole milliseconds, truncating toward zero
+ * as Node's bigint stats do); a missing birth time is `-1` there.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const fromNative = (info: FileInfo): FileSystem.File.Info =>
-  make({
+export const fromNative = (r: StatRecord): FileSystem.File.Info => {
+  const info = fileInfoOf(r)
+  return make({
     ...info,
     atime: new Date(info.atimeMs),
     mtime: new Date(info.mtimeMs),
     birthtime: info.birthtimeMs < 0 ? undefined : new Date(info.birthtimeMs)
   })
+}
 
 const typeOf = (st: BigIntStats): FileSystem.File.Type =>
   st.isFile()

@@ -15,13 +15,42 @@
  *
  * @since 0.1.0
  */
+import {
+  ATIME_MS,
+  BIRTHTIME_MS,
+  BLKSIZE,
+  BLOCKS,
+  CTIME_MS,
+  DEV,
+  exactOf,
+  GID,
+  INO,
+  MODE,
+  MTIME_MS,
+  N_ATIME,
+  N_BIRTHTIME,
+  N_CTIME,
+  N_MTIME,
+  NLINK,
+  nanosOf,
+  RDEV,
+  recordOf,
+  SIZE,
+  type StatRecord,
+  typeOf,
+  UID,
+  X_BLKSIZE,
+  X_BLOCKS,
+  X_DEV,
+  X_INO,
+  X_NLINK,
+  X_RDEV,
+  X_SIZE
+} from "../internal/statRecord.ts"
 import type { FileInfo, FileType } from "../PinnedRoot.ts"
 
 /** Node's `Date` of a millisecond time: rounded, as `fs.Stats` builds it. */
-const dateOf = (ms: number): Date => new Date(Math.round(ms))
-
-/** The native record's birth time, where -1 says none is kept: Node reports 0 there. */
-const birthOf = (info: FileInfo): number => Math.max(info.birthtimeMs, 0)
+const dateOf = (ms: number | bigint): Date => new Date(Math.round(Number(ms)))
 
 /** Each type test of `fs.Stats`, with the `type` it answers true for. */
 const typeTests = {
@@ -37,25 +66,51 @@ const typeTests = {
 /** The type tests of `fs.Stats`, read from `type`: one method per row of `typeTests`. */
 type TypeTests = { readonly [K in keyof typeof typeTests]: () => boolean }
 
-// Declaration merging gives the class the methods' types; the loop below gives it their bodies, on
-// the prototype (not own properties), as `fs.Stats` has them.
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: every merged method is defined just below
+/** The four `Date`s, each built from its milliseconds field. */
+type Dates = { atime: Date; mtime: Date; ctime: Date; birthtime: Date }
+
+/** Each `Date` field beside the milliseconds field it is built from. */
+const dateFields = [
+  ["atime", "atimeMs"],
+  ["mtime", "mtimeMs"],
+  ["ctime", "ctimeMs"],
+  ["birthtime", "birthtimeMs"]
+] as const
+
+// Declaration merging gives the class the methods' and the Dates' types; the loops below give them
+// their bodies, on the prototype (not own properties), as `fs.Stats` has them. The Dates are built
+// on first read and kept, as Node (22 and later) builds its own: most callers of a stat never read
+// one, and then none is built.
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: every merged member is defined just below
 abstract class Described {
   readonly type: FileType
-  readonly atime: Date
-  readonly mtime: Date
-  readonly ctime: Date
-  readonly birthtime: Date
-  /** The kind, and the four times as `Date`s from their milliseconds (access, modification, change, birth). */
-  constructor(type: FileType, ms: readonly [number, number, number, number]) {
+  /** The Dates read (or assigned) so far, by `dateFields` index; made on the first. */
+  #dates: Array<Date | undefined> | undefined = undefined
+  abstract readonly atimeMs: number | bigint
+  abstract readonly mtimeMs: number | bigint
+  abstract readonly ctimeMs: number | bigint
+  abstract readonly birthtimeMs: number | bigint
+  constructor(type: FileType) {
     this.type = type
-    this.atime = dateOf(ms[0])
-    this.mtime = dateOf(ms[1])
-    this.ctime = dateOf(ms[2])
-    this.birthtime = dateOf(ms[3])
+  }
+  static {
+    // Enumerable accessors, as Node's own: a spread carries none of them (nor does Node's).
+    for (const [i, [field, ms]] of dateFields.entries()) {
+      Object.defineProperty(Described.prototype, field, {
+        get(this: Described): Date {
+          const dates = (this.#dates ??= [])
+          return (dates[i] ??= dateOf(this[ms]))
+        },
+        set(this: Described, value: Date) {
+          ;(this.#dates ??= [])[i] = value
+        },
+        enumerable: true,
+        configurable: true
+      })
+    }
   }
 }
-interface Described extends TypeTests {}
+interface Described extends TypeTests, Dates {}
 for (const [method, type] of Object.entries(typeTests)) {
   Object.defineProperty(Described.prototype, method, {
     value(this: Described): boolean {
@@ -88,22 +143,23 @@ export class Stats extends Described {
   readonly ctimeMs: number
   readonly birthtimeMs: number
   /** @internal */
-  constructor(info: FileInfo) {
-    super(info.type, [info.atimeMs, info.mtimeMs, info.ctimeMs, birthOf(info)])
-    this.dev = Number(info.dev)
-    this.ino = Number(info.ino)
-    this.mode = info.mode
-    this.nlink = Number(info.nlink)
-    this.uid = info.uid
-    this.gid = info.gid
-    this.rdev = Number(info.rdev)
-    this.size = Number(info.size)
-    this.blksize = Number(info.blksize)
-    this.blocks = Number(info.blocks)
-    this.atimeMs = info.atimeMs
-    this.mtimeMs = info.mtimeMs
-    this.ctimeMs = info.ctimeMs
-    this.birthtimeMs = birthOf(info)
+  constructor(r: StatRecord) {
+    super(typeOf(r))
+    this.dev = r[DEV]!
+    this.ino = r[INO]!
+    this.mode = r[MODE]!
+    this.nlink = r[NLINK]!
+    this.uid = r[UID]!
+    this.gid = r[GID]!
+    this.rdev = r[RDEV]!
+    this.size = r[SIZE]!
+    this.blksize = r[BLKSIZE]!
+    this.blocks = r[BLOCKS]!
+    this.atimeMs = r[ATIME_MS]!
+    this.mtimeMs = r[MTIME_MS]!
+    this.ctimeMs = r[CTIME_MS]!
+    // No birth time kept (-1): Node reports the epoch.
+    this.birthtimeMs = Math.max(r[BIRTHTIME_MS]!, 0)
   }
 }
 
@@ -135,34 +191,47 @@ export class BigIntStats extends Described {
   readonly ctimeNs: bigint
   readonly birthtimeNs: bigint
   /** @internal */
-  constructor(info: FileInfo) {
-    const birth = birthOf(info)
+  constructor(r: StatRecord) {
+    super(typeOf(r))
+    const x = exactOf(r)
+    const t = nanosOf(r)
+    this.dev = x[X_DEV]!
+    this.ino = x[X_INO]!
+    this.mode = BigInt(r[MODE]!)
+    this.nlink = x[X_NLINK]!
+    this.uid = BigInt(r[UID]!)
+    this.gid = BigInt(r[GID]!)
+    this.rdev = x[X_RDEV]!
+    this.size = x[X_SIZE]!
+    this.blksize = x[X_BLKSIZE]!
+    this.blocks = x[X_BLOCKS]!
     // Whole milliseconds, as Node's bigint times are; the Dates are built from the same.
-    const ms = [info.atimeMs, info.mtimeMs, info.ctimeMs, birth].map(Math.floor) as [number, number, number, number]
-    super(info.type, ms)
-    this.dev = info.dev
-    this.ino = info.ino
-    this.mode = BigInt(info.mode)
-    this.nlink = info.nlink
-    this.uid = BigInt(info.uid)
-    this.gid = BigInt(info.gid)
-    this.rdev = info.rdev
-    this.size = info.size
-    this.blksize = info.blksize
-    this.blocks = info.blocks
-    this.atimeMs = BigInt(ms[0])
-    this.mtimeMs = BigInt(ms[1])
-    this.ctimeMs = BigInt(ms[2])
-    this.birthtimeMs = BigInt(ms[3])
-    this.atimeNs = info.atimeNs ?? this.atimeMs * 1_000_000n
-    this.mtimeNs = info.mtimeNs ?? this.mtimeMs * 1_000_000n
-    this.ctimeNs = info.ctimeNs ?? this.ctimeMs * 1_000_000n
-    this.birthtimeNs = info.birthtimeNs ?? this.birthtimeMs * 1_000_000n
+    this.atimeMs = BigInt(Math.floor(r[ATIME_MS]!))
+    this.mtimeMs = BigInt(Math.floor(r[MTIME_MS]!))
+    this.ctimeMs = BigInt(Math.floor(r[CTIME_MS]!))
+    this.birthtimeMs = BigInt(Math.floor(Math.max(r[BIRTHTIME_MS]!, 0)))
+    this.atimeNs = t[N_ATIME]!
+    this.mtimeNs = t[N_MTIME]!
+    this.ctimeNs = t[N_CTIME]!
+    this.birthtimeNs = t[N_BIRTHTIME]!
   }
 }
 
 /**
- * The `fs.Stats`-shaped answer for an lstat record: `Stats`, or `BigIntStats` when `bigint`.
+ * The `fs.Stats`-shaped answer for the addon's stat record: `Stats`, or `BigIntStats` when `bigint`.
+ *
+ * @since 0.1.0
+ */
+export function statsOfRecord(r: StatRecord, bigint?: false): Stats
+export function statsOfRecord(r: StatRecord, bigint: true): BigIntStats
+export function statsOfRecord(r: StatRecord, bigint?: boolean): Stats | BigIntStats
+export function statsOfRecord(r: StatRecord, bigint = false): Stats | BigIntStats {
+  return bigint ? new BigIntStats(r) : new Stats(r)
+}
+
+/**
+ * The `fs.Stats`-shaped answer for an lstat record made elsewhere (a file handle's `fstat`):
+ * `Stats`, or `BigIntStats` when `bigint`.
  *
  * @since 0.1.0
  */
@@ -170,5 +239,5 @@ export function statsOf(info: FileInfo, bigint?: false): Stats
 export function statsOf(info: FileInfo, bigint: true): BigIntStats
 export function statsOf(info: FileInfo, bigint?: boolean): Stats | BigIntStats
 export function statsOf(info: FileInfo, bigint = false): Stats | BigIntStats {
-  return bigint ? new BigIntStats(info) : new Stats(info)
+  return statsOfRecord(recordOf(info), bigint)
 }
