@@ -28,6 +28,7 @@ import { type Decoded, decodeRequest } from "./requests.ts"
 import { RootCache } from "./rootCache.ts"
 import type { PinnedFileHandle } from "../root/handle.ts"
 import { isPathOnly, pathOnly, single } from "./single.ts"
+import { Trips } from "./trips.ts"
 
 export {
   /** @since 0.1.0 */
@@ -51,14 +52,15 @@ const run = (cache: RootCache, settings: Settings, decoded: Decoded): Effect.Eff
  * a read costs its fiber one primitive and no suspension of its own.
  */
 const execute =
-  (cache: RootCache, settings: Settings) =>
+  (cache: RootCache, settings: Settings, trips: Trips) =>
   <R extends PinnedRequest>(request: R): Effect.Effect<PinnedResult<R>, PlatformError.PlatformError> =>
     Effect.callback<unknown, PlatformError.PlatformError>((resume) => {
+      // Nothing is returned from here: what a callback's registration returns is its interruption.
       const decoded = decodeRequest(request, settings.limits)
-      if (Result.isFailure(decoded)) return resume(Effect.fail(decoded.failure))
-      const d = decoded.success
-      if (d._tag === "Single" && isPathOnly(d.planned.native)) return pathOnly(cache, settings.readLimit, d.roots, d.planned, resume)
-      resume(run(cache, settings, d))
+      if (Result.isFailure(decoded)) resume(Effect.fail(decoded.failure))
+      else if (decoded.success._tag === "Single" && isPathOnly(decoded.success.planned.native)) {
+        pathOnly(cache, settings.readLimit, decoded.success.roots, decoded.success.planned, trips, resume)
+      } else resume(run(cache, settings, decoded.success))
     }) as Effect.Effect<PinnedResult<R>, PlatformError.PlatformError>
 
 /**
@@ -91,7 +93,7 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
   return {
     noFollowAuthorization: true,
     identifyRoot,
-    execute: execute(cache, checked),
+    execute: execute(cache, checked, new Trips(checked.readLimit)),
     batchLimits: checked.batchLimits,
     contentLimit: checked.contentLimit,
     close: () => {

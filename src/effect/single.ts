@@ -13,6 +13,7 @@ import type { Root } from "../protocol/root.ts"
 import { nativeFailure, pinFailure, verifyOf, wrongIdentity } from "./pinning.ts"
 import { type Planned, settle } from "./requests.ts"
 import type { Lease, RootCache } from "./rootCache.ts"
+import type { Trips } from "./trips.ts"
 
 /**
  * Operations the compact native calls carry: a path and, for readDirectory, `recursive`; nothing
@@ -49,9 +50,9 @@ export const single = (cache: RootCache, readLimit: number, handle: NativeRootHa
   }).pipe(Effect.flatMap((value) => Effect.fromResult(settle(planned, value))))
 
 /**
- * A path-only read, leased, checked and started, for a caller inside an `Effect.callback` (`execute`
- * decodes and starts the read in one callback, so a read costs its fiber one primitive): `resume`
- * gets the answer. The lease is released when the native work settles, so an interrupted request
+ * A path-only read, leased, checked and submitted to `trips` (one native trip for the reads of a
+ * turn), for a caller inside an `Effect.callback` (`execute` decodes and starts the read in one
+ * callback, so a read costs its fiber one primitive): `resume` gets the answer. The lease is released when the native work settles, so an interrupted request
  * still holds its root until the worker is done with it.
  *
  * @since 0.1.0
@@ -62,6 +63,7 @@ export const pathOnly = (
   readLimit: number,
   roots: Root,
   planned: Planned,
+  trips: Trips,
   resume: (effect: Effect.Effect<unknown, PlatformError.PlatformError>) => void
 ): void => {
   const lease = cache.acquire(roots.boundaryRoot, roots.rootIdentity)
@@ -87,10 +89,13 @@ export const pathOnly = (
       return resume(Effect.fail(wrongIdentity(planned.operation, roots, handle)))
     }
     const limit = request.op === native.ops.readFile ? readLimit : undefined
-    handle.call(request.op, request.path!, request.recursive === true, limit, verifyOf(roots)).then(answer, refuse)
+    trips.submit(handle, verifyOf(roots), request.op, request.path!, request.recursive === true, limit, answer, refuse)
   }
   // A cached root is used as it is; only the first request against a root waits for the pin.
-  if (lease.handle !== undefined) return use(lease.handle)
+  if (lease.handle !== undefined) {
+    use(lease.handle)
+    return
+  }
   lease.pinned.then(use, (u) => {
     cache.evict(lease)
     cache.release(lease)
