@@ -21,11 +21,12 @@ import type { NativeRootHandle } from "../internal/native.ts"
 /**
  * How many reads one trip carries at most: a burst larger than this takes several, run by several
  * pool threads at once. Larger trips cost less CPU per read but land more answers in one turn of
- * the loop: measured in the bench's 256-in-flight flood on two loaded cores, trips of 256 raised
- * the JavaScript thread's CPU time per turn (p99) from 1.3 to 1.5 ms (a trip each) to 1.6 to 4.3
- * ms; trips of 8 kept it at 1.4 to 1.5 ms.
+ * the loop, and a kernel does tens of microseconds of work for each: in the bench's 256-in-flight
+ * flood on two loaded cores (Node 24's threadCpuUsage, p99 per turn), trips of 256 took the
+ * extension's turns from 1.3-1.5 ms to 1.6-4.3 ms, trips of 8 the kernel's from about 4.1 ms to
+ * about 5.6 (medians of four runs); trips of 4 left the kernel's at about 3.9.
  */
-const groupLimit = 8
+const groupLimit = 4
 
 /** One submitted read, until its trip answers. */
 interface Submitted {
