@@ -28,6 +28,7 @@ import { type Decoded, decodeRequest } from "./requests.ts"
 import { RootCache } from "./rootCache.ts"
 import type { PinnedFileHandle } from "../root/handle.ts"
 import { isPathOnly, pathOnly, single } from "./single.ts"
+import { Trips } from "./trips.ts"
 
 export {
   /** @since 0.1.0 */
@@ -36,26 +37,30 @@ export {
   type Options
 } from "./options.ts"
 
-/** Sends a decoded request down the path its shape allows: the short path-only read, one request, or a batch. */
+/** Sends a decoded request that is not a path-only read (see `execute`) down its path: one request, or a batch. */
 const run = (cache: RootCache, settings: Settings, decoded: Decoded): Effect.Effect<unknown, PlatformError.PlatformError> =>
   decoded._tag === "Single"
-    ? isPathOnly(decoded.planned.native)
-      ? pathOnly(cache, settings.readLimit, decoded.roots, decoded.planned)
-      : withRoot(cache, decoded.roots, decoded.planned.operation, (handle, lease) =>
-          single(cache, settings.readLimit, handle, lease, decoded.roots, decoded.planned)
-        )
+    ? withRoot(cache, decoded.roots, decoded.planned.operation, (handle, lease) =>
+        single(cache, settings.readLimit, handle, lease, decoded.roots, decoded.planned)
+      )
     : withRoot(cache, decoded.roots, "batch", (handle, lease) => batch(cache, settings, handle, lease, decoded.roots, decoded.members))
 
 /**
- * `execute`: decode (a malformed request never reaches the addon), then run. Suspended, so a
- * request is decoded when the effect runs, not when it is built.
+ * `execute`: decode (a malformed request never reaches the addon), then run. Decoded when the
+ * effect runs, not when it is built. One `Effect.callback` does both: a path-only read (the call
+ * a kernel makes most) starts its native call in it, and anything else resumes with its effect, so
+ * a read costs its fiber one primitive and no suspension of its own.
  */
 const execute =
-  (cache: RootCache, settings: Settings) =>
+  (cache: RootCache, settings: Settings, trips: Trips) =>
   <R extends PinnedRequest>(request: R): Effect.Effect<PinnedResult<R>, PlatformError.PlatformError> =>
-    Effect.suspend(() => {
+    Effect.callback<unknown, PlatformError.PlatformError>((resume) => {
+      // Nothing is returned from here: what a callback's registration returns is its interruption.
       const decoded = decodeRequest(request, settings.limits)
-      return Result.isFailure(decoded) ? Effect.fail(decoded.failure) : run(cache, settings, decoded.success)
+      if (Result.isFailure(decoded)) resume(Effect.fail(decoded.failure))
+      else if (decoded.success._tag === "Single" && isPathOnly(decoded.success.planned.native)) {
+        pathOnly(cache, settings.readLimit, decoded.success.roots, decoded.success.planned, trips, resume)
+      } else resume(run(cache, settings, decoded.success))
     }) as Effect.Effect<PinnedResult<R>, PlatformError.PlatformError>
 
 /**
@@ -88,7 +93,7 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
   return {
     noFollowAuthorization: true,
     identifyRoot,
-    execute: execute(cache, checked),
+    execute: execute(cache, checked, new Trips(checked.readLimit)),
     batchLimits: checked.batchLimits,
     contentLimit: checked.contentLimit,
     close: () => {

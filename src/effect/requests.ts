@@ -125,11 +125,18 @@ export const decodeRoots = (method: string, request: Fields): Check<Root> => {
   const logicalRoot = absolute(method, "logicalRoot", request.logicalRoot)
   if (Result.isFailure(logicalRoot)) return relay(logicalRoot)
   const rootIdentity = request.rootIdentity
-  if (typeof rootIdentity !== "string" || !rootIdentityPattern.test(rootIdentity)) {
+  if (typeof rootIdentity !== "string" || (rootIdentity !== lastIdentity && !rootIdentityPattern.test(rootIdentity))) {
     return fail(badArgument(method, 'rootIdentity must be a root identity ("dev:ino", then ":b<birth>" or ":g<generation>")'))
   }
+  lastIdentity = rootIdentity
   return ok({ boundaryRoot: boundaryRoot.success, logicalRoot: logicalRoot.success, rootIdentity })
 }
+
+/**
+ * The last root identity that matched the pattern: a kernel sends the same one with every request,
+ * and a string equal to one that matched matches too, so the pattern runs once per new identity.
+ */
+let lastIdentity: string | undefined
 
 /** An absolute path inside the roots: the addon's root-relative spelling of it, and the root it used. */
 interface Inside {
@@ -285,10 +292,13 @@ const optionChecks: ReadonlyArray<readonly [string, OptionCheck]> = [
 /** The options an operation cannot do without: its `options` object is then required too. */
 const requiredOptions: Readonly<Record<string, ReadonlyArray<string>>> = { chmod: ["mode"], chown: ["uid", "gid"] }
 
+/** No options given: one answer shared by every request that has none (nothing writes to it). */
+const noFields: Check<Fields> = ok(Object.freeze({}))
+
 /** The addon's fields for a request's `options`, given ones only (a read keeps its compact form). */
 const optionFieldsOf = (operation: string, u: unknown): Check<Fields> => {
   const required = requiredOptions[operation]
-  if (u === undefined && required === undefined) return ok({})
+  if (u === undefined && required === undefined) return noFields
   const options = optionsOf(operation, u, required !== undefined)
   if (Result.isFailure(options)) return relay(options)
   const fields: Record<string, unknown> = {}
@@ -331,7 +341,8 @@ const decodePath = (roots: Root, operation: string, wire: WireRow, request: Fiel
   const { abs, rel } = located.success
   const fields = optionFieldsOf(operation, request.options)
   if (Result.isFailure(fields)) return relay(fields)
-  const native = { op: ops[wire.row.name], path: rel, ...fields.success } as NativeRequest
+  const op = ops[wire.row.name]!
+  const native = (fields === noFields ? { op, path: rel } : { op, path: rel, ...fields.success }) as NativeRequest
   if (!wire.text) return ok(planned(operation, abs, native, answerOf(roots, wire)))
   const decoder = decoderOf(operation, request.encoding)
   if (Result.isFailure(decoder)) return relay(decoder)

@@ -27,6 +27,8 @@ export interface Lease {
 }
 
 interface Entry extends Lease {
+  readonly boundaryRoot: string
+  readonly rootIdentity: string
   leases: number
   evicted: boolean
   handle: NativeRootHandle | undefined
@@ -62,11 +64,18 @@ export class RootCache {
 
   /** Leases the root pinned at `boundaryRoot` for `rootIdentity`, pinning it on a miss. */
   acquire(boundaryRoot: string, rootIdentity: string): Lease {
+    // The root every request of a kernel names, found without building and hashing its key: the
+    // most recently used entry is the same (boundaryRoot, rootIdentity) or it is looked up.
+    const newest = this.newest
+    if (newest !== undefined && newest.boundaryRoot === boundaryRoot && newest.rootIdentity === rootIdentity) {
+      newest.leases += 1
+      return newest
+    }
     const key = keyOf(boundaryRoot, rootIdentity)
     let entry = this.entries.get(key)
     if (entry === undefined) {
       const pinned = native.pin(boundaryRoot, this.strategy)
-      const made: Entry = { key, pinned, leases: 0, evicted: false, handle: undefined }
+      const made: Entry = { key, boundaryRoot, rootIdentity, pinned, leases: 0, evicted: false, handle: undefined }
       // Also observes a rejection, so an unawaited one is never reported as unhandled.
       pinned.then(
         (handle) => {
@@ -75,10 +84,6 @@ export class RootCache {
         () => undefined
       )
       entry = made
-    } else if (this.newest === entry) {
-      // Already the most recently used: nothing to reorder and nothing new to make room for.
-      entry.leases += 1
-      return entry
     } else {
       this.entries.delete(key)
     }

@@ -28,13 +28,20 @@ export interface Located {
   readonly spelling: Spelling
 }
 
+const SLASH = 0x2f
+
 const under = (root: string, path: string): string | undefined => {
   if (path === root) return ""
-  const prefix = root.endsWith("/") ? root : `${root}/`
-  if (!path.startsWith(prefix)) return undefined
+  // The prefix is `root` and one `/` (the root's own trailing one, or the next character): checked
+  // in place, with no prefix string built per request.
+  if (!path.startsWith(root)) return undefined
+  let i = root.length
+  if (root.charCodeAt(i - 1) !== SLASH) {
+    if (path.charCodeAt(i) !== SLASH) return undefined
+    i++
+  }
   // Extra slashes after the root name nothing: "/ws//a" is "/ws/a". Everything else is kept.
-  let i = prefix.length
-  while (path[i] === "/") i++
+  while (path.charCodeAt(i) === SLASH) i++
   return path.slice(i)
 }
 

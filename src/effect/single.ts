@@ -13,6 +13,7 @@ import type { Root } from "../protocol/root.ts"
 import { nativeFailure, pinFailure, verifyOf, wrongIdentity } from "./pinning.ts"
 import { type Planned, settle } from "./requests.ts"
 import type { Lease, RootCache } from "./rootCache.ts"
+import type { Trips } from "./trips.ts"
 
 /**
  * Operations the compact native calls carry: a path and, for readDirectory, `recursive`; nothing
@@ -26,10 +27,12 @@ const pathOnlyOps: ReadonlySet<number> = new Set(native.opTable.filter((r) => r.
  * @since 0.1.0
  * @category requests
  */
-export const isPathOnly = (request: NativeRequest): boolean =>
-  pathOnlyOps.has(request.op) &&
-  typeof request.path === "string" &&
-  Object.keys(request).every((k) => k === "op" || k === "path" || k === "recursive")
+export const isPathOnly = (request: NativeRequest): boolean => {
+  if (!pathOnlyOps.has(request.op) || typeof request.path !== "string") return false
+  // A loop, not `Object.keys(...).every`: every read passes here, and needs no array of its keys.
+  for (const k in request) if (k !== "op" && k !== "path" && k !== "recursive") return false
+  return true
+}
 
 const bounded = (request: NativeRequest, readLimit: number): NativeRequest =>
   request.op === native.ops.readFile ? { ...request, maxBytes: readLimit } : request
@@ -47,8 +50,10 @@ export const single = (cache: RootCache, readLimit: number, handle: NativeRootHa
   }).pipe(Effect.flatMap((value) => Effect.fromResult(settle(planned, value))))
 
 /**
- * A path-only read, leased, checked and run in one callback. The lease is released when the native
- * work settles, so an interrupted request still holds its root until the worker is done with it.
+ * A path-only read, leased, checked and submitted to `trips` (one native trip for the reads of a
+ * turn), for a caller inside an `Effect.callback` (`execute` decodes and starts the read in one
+ * callback, so a read costs its fiber one primitive): `resume` gets the answer. The lease is released when the native work settles, so an interrupted request
+ * still holds its root until the worker is done with it.
  *
  * @since 0.1.0
  * @category execution
@@ -57,39 +62,43 @@ export const pathOnly = (
   cache: RootCache,
   readLimit: number,
   roots: Root,
-  planned: Planned
-): Effect.Effect<unknown, PlatformError.PlatformError> =>
-  Effect.callback<unknown, PlatformError.PlatformError>((resume) => {
-    const lease = cache.acquire(roots.boundaryRoot, roots.rootIdentity)
-    const request = planned.native
-    const answer = (value: unknown) => {
-      cache.release(lease)
-      let result: ReturnType<typeof settle>
-      try {
-        result = settle(planned, value)
-      } catch (defect) {
-        return resume(Effect.die(defect))
-      }
-      resume(Result.isSuccess(result) ? Effect.succeed(result.success) : Effect.fail(result.failure))
+  planned: Planned,
+  trips: Trips,
+  resume: (effect: Effect.Effect<unknown, PlatformError.PlatformError>) => void
+): void => {
+  const lease = cache.acquire(roots.boundaryRoot, roots.rootIdentity)
+  const request = planned.native
+  const answer = (value: unknown) => {
+    cache.release(lease)
+    let result: ReturnType<typeof settle>
+    try {
+      result = settle(planned, value)
+    } catch (defect) {
+      return resume(Effect.die(defect))
     }
-    const refuse = (u: unknown) => {
-      cache.release(lease)
-      resume(Effect.fail(nativeFailure(cache, lease, roots, planned)(u)))
-    }
-    const use = (handle: NativeRootHandle) => {
-      if (handle.identity !== roots.rootIdentity) {
-        cache.evict(lease)
-        cache.release(lease)
-        return resume(Effect.fail(wrongIdentity(planned.operation, roots, handle)))
-      }
-      const limit = request.op === native.ops.readFile ? readLimit : undefined
-      handle.call(request.op, request.path!, request.recursive === true, limit, verifyOf(roots)).then(answer, refuse)
-    }
-    // A cached root is used as it is; only the first request against a root waits for the pin.
-    if (lease.handle !== undefined) return use(lease.handle)
-    lease.pinned.then(use, (u) => {
+    resume(Result.isSuccess(result) ? Effect.succeed(result.success) : Effect.fail(result.failure))
+  }
+  const refuse = (u: unknown) => {
+    cache.release(lease)
+    resume(Effect.fail(nativeFailure(cache, lease, roots, planned)(u)))
+  }
+  const use = (handle: NativeRootHandle) => {
+    if (handle.identity !== roots.rootIdentity) {
       cache.evict(lease)
       cache.release(lease)
-      resume(Effect.fail(pinFailure(u, roots, planned.operation)))
-    })
+      return resume(Effect.fail(wrongIdentity(planned.operation, roots, handle)))
+    }
+    const limit = request.op === native.ops.readFile ? readLimit : undefined
+    trips.submit(handle, verifyOf(roots), request.op, request.path!, request.recursive === true, limit, answer, refuse)
+  }
+  // A cached root is used as it is; only the first request against a root waits for the pin.
+  if (lease.handle !== undefined) {
+    use(lease.handle)
+    return
+  }
+  lease.pinned.then(use, (u) => {
+    cache.evict(lease)
+    cache.release(lease)
+    resume(Effect.fail(pinFailure(u, roots, planned.operation)))
   })
+}

@@ -24,10 +24,30 @@ export const normalAbsolute = (value: string): boolean => value.startsWith("/") 
  * batch's time.
  */
 const plainTail = (root: string, value: string): string | undefined => {
-  const head = root === "/" ? "/" : `${root}/`
-  if (value.length <= head.length || !value.startsWith(head) || !normalAbsolute(root)) return undefined
-  const tail = value.slice(head.length)
+  const head = headLength(root, value)
+  if (head === undefined) return undefined
+  // A kernel asks about the same one or two roots on every path: the last root found normalized
+  // is remembered, so the pattern runs on the tail alone.
+  if (root !== normalRoot) {
+    if (!normalAbsolute(root)) return undefined
+    normalRoot = root
+  }
+  const tail = value.slice(head)
   return unnormal.test(tail) ? undefined : tail
+}
+
+/** The last root `plainTail` found absolute and normalized. */
+let normalRoot: string | undefined
+
+const SLASH = 0x2f
+
+/**
+ * The length of `root` and the `/` after it when `value` continues past them (`root/` is a prefix
+ * of `value`, with more after it), else `undefined`: checked in place, with no `root/` string built.
+ */
+const headLength = (root: string, value: string): number | undefined => {
+  if (root === "/") return value.length > 1 && value.charCodeAt(0) === SLASH ? 1 : undefined
+  return value.length > root.length + 1 && value.charCodeAt(root.length) === SLASH && value.startsWith(root) ? root.length + 1 : undefined
 }
 
 /** `tail` (normalized, relative, not empty) below `root` (normalized, absolute). */
@@ -99,8 +119,8 @@ export const childOf = (path: Path.Path, directory: string, relative: string): s
  * @internal
  */
 export const plainlyBelowLogicalRoot = (root: Pick<Root<string | undefined>, "logicalRoot">, value: string): boolean => {
-  const head = root.logicalRoot === "/" ? "/" : `${root.logicalRoot}/`
-  return value.length > head.length && value.startsWith(head) && !unnormal.test(value.slice(head.length))
+  const head = headLength(root.logicalRoot, value)
+  return head !== undefined && !unnormal.test(value.slice(head))
 }
 
 /**
