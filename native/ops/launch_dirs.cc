@@ -139,6 +139,15 @@ Result<std::vector<PreparedAnchor>> prepare(const PrepareRequest& request) {
 
 namespace {
 
+// Refused because the path no longer holds the directory the launch made (a link there now, or
+// another directory): that path is no longer the launch's to remove, now or ever. Left in the
+// record, a later sweep would find it by dev:ino alone, and a file system that hands a freed inode
+// number to the next directory made (ext4 does at once) would have it remove a directory this
+// launch never made.
+bool replaced(const Error& e) {
+  return e.refusal == Refusal::IdentityChanged || e.refusal == Refusal::Symlink;
+}
+
 // Marks what this launch removed done in its record; removes the record when nothing stays, and
 // closes it (the lock goes with it).
 void settle_record(const CleanupRequest& request, const CleanupResult& result) {
@@ -160,7 +169,7 @@ void settle_record(const CleanupRequest& request, const CleanupResult& result) {
     // a sweep, removes it.
     std::vector<std::string> staying;
     for (const RmdirMember& m : a.removed.members) {
-      if (m.status == RmdirStatus::Refused ||
+      if ((m.status == RmdirStatus::Refused && !replaced(m.error)) ||
           (m.status == RmdirStatus::Kept && m.error.err == EBUSY))
         staying.push_back(m.path);
     }

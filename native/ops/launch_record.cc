@@ -159,7 +159,7 @@ struct Made {
   Identity identity;
   bool purge = false;
   bool known = true;         // false: an intent only, identity unknown
-  std::uint64_t intent = 0;  // when it was announced (intents)
+  std::uint64_t intent = 0;  // when it was announced (0: no intent line for it)
 };
 
 struct Parsed {
@@ -219,7 +219,14 @@ bool parse(const std::string& text, Parsed* out) {
   }
   if (!header) return false;
   for (Made& m : intents) {
-    if (!recorded.count({m.anchor, m.rel})) out->made.push_back(std::move(m));
+    if (!recorded.count({m.anchor, m.rel})) {
+      out->made.push_back(std::move(m));
+      continue;
+    }
+    // A made line's intent: when the directory was about to be made, which its birth must follow.
+    for (Made& made : out->made) {
+      if (made.known && made.anchor == m.anchor && made.rel == m.rel) made.intent = m.intent;
+    }
   }
   return true;
 }
@@ -316,6 +323,21 @@ Fate remove_made(const Root& root, const std::string& anchor, const Made& m,
       items.push_back({shown, SweptStatus::Kept,
                        "born long after the killed launch announced it: not that launch's, left in "
                        "place"});
+      return Fate::Done;
+    }
+  }
+  if (m.known && m.intent != 0) {
+    // dev:ino is all a made line records, and a freed inode number goes to the next directory
+    // made: one born long after the launch announced it got the number of the directory the
+    // launch made, and is someone else's.
+    std::uint64_t ns = 0;
+    bool dir = false;
+    Identity now;
+    if (!born(root, m.rel, &ns, &now, &dir)) return Fate::Done;
+    if (ns != 0 && ns > m.intent && ns - m.intent > kFreshSeconds * 1000000000u) {
+      items.push_back({shown, SweptStatus::Kept,
+                       "born long after the killed launch made its directory there: another "
+                       "directory with a reused number, left in place"});
       return Fate::Done;
     }
   }

@@ -14,8 +14,10 @@
  *
  * @internal
  */
-import type { FileInfo, FileType } from "../PinnedRoot.ts"
+// The header's @internal marks the first statement, which the declarations then leave out: that
+// must be the value import, never the types the declarations use.
 import { native } from "./native.ts"
+import type { FileInfo, FileType } from "../PinnedRoot.ts"
 
 /** A stat answer as the addon gives it (and as {@link recordOf} makes one from a `FileInfo`). */
 export type StatRecord = Float64Array

@@ -151,6 +151,29 @@ describe.each(strategies)("what a killed launch left, swept through the API (%s)
     expect(t.read("ws/.git/config")).toBe("[core]\n")
     expect(privateRoots(t)).toEqual([])
   })
+
+  // The record names what the launch made by dev:ino, and ext4 gives a freed inode number to the
+  // next directory made: an empty directory the user made since, with the number of the launch's
+  // deleted .git, is told apart by its birth, long after the launch announced its .git. Here the
+  // record's announcement is moved two minutes back, which is the same record seen by a sweep of
+  // a directory born two minutes after it.
+  it("an empty .git born long after the dead launch announced its own is kept (a reused inode number)", async () => {
+    const t = gitless()
+    await killedLaunch(t)
+    const [name] = fs.readdirSync(t.at("run"))
+    const file = t.at("run", name!)
+    const gitHex = Buffer.from(".git").toString("hex")
+    const lines = fs.readFileSync(file, "utf8").split("\n")
+    const intent = lines.findIndex((l) => l.startsWith("I ") && l.split(" ")[2] === gitHex)
+    expect(intent, lines.join("\n")).toBeGreaterThan(0)
+    const f = lines[intent]!.split(" ")
+    lines[intent] = [...f.slice(0, 3), String(BigInt(f[3]!) - 120_000_000_000n)].join(" ")
+    fs.writeFileSync(file, lines.join("\n"))
+    const report = await cleanupLeftovers({ runtimeDirectory: t.at("run"), strategy })
+    expect(report.items).toContainEqual(expect.objectContaining({ status: "kept", path: t.at("ws/.git") }))
+    expect(fs.existsSync(t.at("ws/.git"))).toBe(true)
+    expect(privateRoots(t)).toEqual([])
+  })
 })
 
 describe("what --cleanup prints", () => {

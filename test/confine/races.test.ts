@@ -150,6 +150,31 @@ describe.each(strategies)("races on confinement (%s)", (strategy) => {
     expect(fs.statSync(t.at("ws/.git")).isDirectory()).toBe(true) // the replacement is not ours to remove
   })
 
+  // A refused launch whose directory was replaced must not leave its record for a later sweep: the
+  // sweep finds its directory by dev:ino, and ext4 gives a freed inode number to the next directory
+  // made. Seen under load: the first launch's record, swept by the second launch's cleanup, removed
+  // the second launch's replacement, which had been given the number of the first launch's
+  // directory, deleted in between.
+  it("a launch whose made directory was replaced leaves no record for a later sweep to act on", async () => {
+    const t = sandboxTree()
+    fs.rmSync(t.at("ws/.git"), { recursive: true })
+    const records = () => (fs.existsSync(t.at("run")) ? fs.readdirSync(t.at("run")).filter((n) => n.endsWith(".launch")) : [])
+    for (const replace of [() => fs.symlinkSync(t.at("outside"), t.at("ws/.git")), () => fs.mkdirSync(t.at("ws/.git"))]) {
+      const refused = await refusal(
+        prepare(session(t), {
+          afterCreation: () => {
+            fs.renameSync(t.at("ws/.git"), t.at("ws/.git-made"))
+            replace()
+          }
+        })
+      )
+      expect(["link", "validation-failed"]).toContain(refused.reason)
+      expect(records()).toEqual([])
+      fs.rmSync(t.at("ws/.git"), { recursive: true })
+      fs.rmSync(t.at("ws/.git-made"), { recursive: true })
+    }
+  })
+
   it("cleanup through a parent swapped for a link refuses visibly and removes nothing outside", async () => {
     const t = sandboxTree()
     fs.mkdirSync(t.at("ws/sub"))
