@@ -171,7 +171,9 @@ struct Parsed {
 
 bool parse(const std::string& text, Parsed* out) {
   std::vector<Made> intents;
-  std::set<std::pair<std::uint32_t, std::string>> recorded;
+  // Each made line's places in out->made, by anchor and path: an intent finds its made lines in
+  // one lookup, not a pass over every made line (a record holds up to kMaxRecordBytes of them).
+  std::map<std::pair<std::uint32_t, std::string>, std::vector<std::size_t>> recorded;
   std::size_t at = 0;
   bool header = false;
   while (at < text.size()) {
@@ -204,7 +206,7 @@ bool parse(const std::string& text, Parsed* out) {
       m.rel = s;
       if (!identity_text(f[3], &m.identity) || (f[4] != "rmdir" && f[4] != "purge")) return false;
       m.purge = f[4] == "purge";
-      recorded.insert({m.anchor, m.rel});
+      recorded[{m.anchor, m.rel}].push_back(out->made.size());
       out->made.push_back(std::move(m));
     } else if (f[0] == "S" && f.size() == 3 && number(f[1], &a) && number(f[2], &b) && a > 0 &&
                a < (1u << 30)) {
@@ -219,14 +221,13 @@ bool parse(const std::string& text, Parsed* out) {
   }
   if (!header) return false;
   for (Made& m : intents) {
-    if (!recorded.count({m.anchor, m.rel})) {
+    auto made = recorded.find({m.anchor, m.rel});
+    if (made == recorded.end()) {
       out->made.push_back(std::move(m));
       continue;
     }
     // A made line's intent: when the directory was about to be made, which its birth must follow.
-    for (Made& made : out->made) {
-      if (made.known && made.anchor == m.anchor && made.rel == m.rel) made.intent = m.intent;
-    }
+    for (std::size_t i : made->second) out->made[i].intent = m.intent;
   }
   return true;
 }
