@@ -24,14 +24,34 @@ if [ "${PINNEDFS_FETCH_PREFER_CACHE:-}" = 1 ] && [[ $range =~ ^[0-9]+$ ]]; then
     exit 0
   fi
 fi
-version=$(npm view "$spec" version --json | node -e '
+# A fresh machine's first registry request can fail while its network settles (seen: the first
+# `npm test` after boot could not fetch Node, the second could): each registry step gets three
+# tries, and the last failure's own words reach stderr.
+retry() {
+  local try out err
+  err=$(mktemp)
+  for try in 1 2 3; do
+    if out=$("$@" 2>"$err"); then
+      rm -f "$err"
+      printf '%s\n' "$out"
+      return 0
+    fi
+    [ "$try" = 3 ] || sleep $((try * 3))
+  done
+  printf 'fetch.sh: %s failed three times; its last words:\n' "$*" >&2
+  cat "$err" >&2
+  rm -f "$err"
+  return 1
+}
+view=$(retry npm view "$spec" version --json)
+version=$(printf '%s' "$view" | node -e '
   let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
     const v = JSON.parse(s); console.log(Array.isArray(v) ? v[v.length - 1] : v) })')
 dir="$cache/${name//\//+}-$version"
 if [ ! -f "$dir/package/package.json" ]; then
   mkdir -p "$cache"
   tmp=$(mktemp -d "$cache/.fetch-XXXXXX")
-  (cd "$tmp" && npm pack --silent "$name@$version" >/dev/null && mkdir unpacked && tar xzf ./*.tgz -C unpacked)
+  (cd "$tmp" && retry npm pack --silent "$name@$version" >/dev/null && mkdir unpacked && tar xzf ./*.tgz -C unpacked)
   rm -rf "$dir"
   mv "$tmp/unpacked" "$dir"
   rm -rf "$tmp"

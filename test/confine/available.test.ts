@@ -7,19 +7,17 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { expect, it } from "vitest"
 import { sandboxAvailable } from "../../src/confine/index.ts"
+import { bwrapOnPath } from "../support/nobody.ts"
 import { skipUnless } from "../support/skip.ts"
 
 it("answers available with the bubblewrap it used when a sandbox can be built", async (ctx) => {
+  const bwrap = bwrapOnPath()
   skipUnless(
     ctx,
-    process.platform === "linux" && fs.existsSync("/usr/bin/bwrap"),
-    process.platform !== "linux" ? "bubblewrap is Linux's" : "no /usr/bin/bwrap here (apt-get install bubblewrap)"
+    process.platform === "linux" && fs.existsSync(bwrap),
+    process.platform !== "linux" ? "bubblewrap is Linux's" : `no ${bwrap} here (apt-get install bubblewrap)`
   )
-  expect(await sandboxAvailable({ bwrap: "/usr/bin/bwrap" })).toEqual({
-    available: true,
-    sandbox: "bubblewrap",
-    executable: "/usr/bin/bwrap"
-  })
+  expect(await sandboxAvailable({ bwrap })).toEqual({ available: true, sandbox: "bubblewrap", executable: bwrap })
 })
 
 it("answers unavailable, saying why, for a missing bubblewrap and for one that cannot build a sandbox", async (ctx) => {

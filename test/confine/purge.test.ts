@@ -9,14 +9,17 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { asRoot, NOBODY } from "../support/ids.ts"
-import { nodeForNobody } from "../support/nobody.ts"
+import { nobodysBwrap, nodeForNobody, pathForNobody } from "../support/nobody.ts"
 import { strategies } from "../support/strategies.ts"
 import { stagePackage } from "./support/stage.ts"
 import { exec, sandboxTree } from "./support/tree.ts"
 import { skipUnless } from "../support/skip.ts"
 
 const ids = asRoot ? { uid: NOBODY, gid: NOBODY } : {}
-const probe = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-pid", "--cap-drop", "ALL", "/bin/true"], { ...ids, encoding: "utf8" })
+const probe = spawnSync(nobodysBwrap(), ["--ro-bind", "/", "/", "--unshare-pid", "--cap-drop", "ALL", "/bin/true"], {
+  ...ids,
+  encoding: "utf8"
+})
 const bwrapWorks = probe.status === 0
 const why = `bubblewrap cannot build a sandbox as uid ${asRoot ? NOBODY : process.getuid?.()} here: ${probe.error?.message ?? probe.stderr.trim()}`
 
@@ -49,7 +52,7 @@ describe.each(ways)("the private temporary root (%s)", (_how, argv) => {
     const t = sandboxTree()
     if (asRoot) fs.chownSync(t.ws, NOBODY, NOBODY)
     // As nobody: the default runtime directory, in this tree's TMPDIR (nobody cannot make the tree's own).
-    const env: NodeJS.ProcessEnv = { ...process.env, HOME: t.home, TMPDIR: t.tmp }
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: pathForNobody(), HOME: t.home, TMPDIR: t.tmp }
     delete env["PINNEDFS_RUNTIME_DIR"]
     for (let launch = 0; launch < 3; launch++) {
       const r = await exec(nodeForNobody(), [...argv(), "/bin/sh", "-c", mess], { ...ids, cwd: t.ws, env })

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest"
 import { Confinement, prepareLaunch, type ConfinementOptions } from "../../src/confine/index.ts"
 import { strategies } from "../support/strategies.ts"
 import { exec, expectOutput, refusal, runScript, sandboxTree, type SandboxTree } from "./support/tree.ts"
+import { bwrapOnPath } from "../support/nobody.ts"
 import { skipUnless } from "../support/skip.ts"
 
 const asRoot = process.getuid?.() === 0
@@ -340,7 +341,7 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     // apart. Its probe fails the same way (a machine that builds no sandbox): one try, no more.
     const broken = path.join(t.base, "broken-bwrap")
     const count = path.join(t.base, "launches")
-    fs.writeFileSync(broken, `#!/bin/sh\n[ "$1" = --args ] && echo x >> '${count}'\nexec /usr/bin/bwrap --no-such-option "$@"\n`, {
+    fs.writeFileSync(broken, `#!/bin/sh\n[ "$1" = --args ] && echo x >> '${count}'\nexec '${bwrapOnPath()}' --no-such-option "$@"\n`, {
       mode: 0o755
     })
     const launch = await session(t, { bwrap: broken }).prepare()
@@ -361,7 +362,7 @@ describe.each(strategies)("confined children (%s)", (strategy) => {
     const flaky = path.join(t.base, "flaky-bwrap")
     fs.writeFileSync(
       flaky,
-      `#!/bin/sh\nif [ "$1" = --args ]; then echo x >> '${count}'; n=$(wc -l < '${count}'); [ "$n" -le "$(cat '${fail}')" ] && exit 1; fi\nexec /usr/bin/bwrap "$@"\n`,
+      `#!/bin/sh\nif [ "$1" = --args ]; then echo x >> '${count}'; n=$(wc -l < '${count}'); [ "$n" -le "$(cat '${fail}')" ] && exit 1; fi\nexec '${bwrapOnPath()}' "$@"\n`,
       { mode: 0o755 }
     )
     // The first sandbox fails: the second, prepared afresh, runs the command once.

@@ -10,7 +10,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { asRoot } from "../support/ids.ts"
-import { nodeForNobody } from "../support/nobody.ts"
+import { nodeForNobody, pathForNobody } from "../support/nobody.ts"
 import { skipUnless } from "../support/skip.ts"
 import { stagePackage } from "./support/stage.ts"
 import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
@@ -132,7 +132,7 @@ it("when user namespaces are refused: 125, and how to allow them", async (ctx) =
   for (const p of ["ws", "tmp"]) fs.chownSync(t.at(p), 65534, 65534)
   const r = await exec(python!, ["-c", refuser, nodeForNobody(), cli, "run", "--", "/bin/sh", "-c", `touch '${t.ws}/ran'`], {
     cwd: t.ws,
-    env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } // as nobody: the default runtime directory, in this TMPDIR
+    env: { ...process.env, PATH: pathForNobody(), HOME: t.home, TMPDIR: t.tmp } // as nobody: the default runtime directory, in this TMPDIR
   })
   expect(r.code).toBe(125)
   expect(r.stderr).toMatch(/cannot confine \/bin\/sh: bubblewrap cannot build a sandbox for this user here/)

@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { stagePackage } from "./support/stage.ts"
 import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
 import { asRoot, NOBODY } from "../support/ids.ts"
-import { nodeForNobody } from "../support/nobody.ts"
+import { nobodysBwrap, nodeForNobody, pathForNobody } from "../support/nobody.ts"
 import { skipUnless } from "../support/skip.ts"
 
 const ids = asRoot ? { uid: NOBODY, gid: NOBODY } : {}
@@ -21,19 +21,9 @@ const ids = asRoot ? { uid: NOBODY, gid: NOBODY } : {}
 // probe names bubblewrap by absolute path and runs from "/", so that neither a PATH entry nor a
 // working directory this user cannot enter (a checkout under a closed home) is what it measures;
 // when the executable itself cannot be reached, it says which directory stops it.
-const bwrapPath =
-  (process.env["PATH"] ?? "/usr/bin:/bin")
-    .split(":")
-    .filter((d) => d.startsWith("/"))
-    .map((d) => path.join(d, "bwrap"))
-    .find((f) => {
-      try {
-        fs.accessSync(f, fs.constants.X_OK)
-        return true
-      } catch {
-        return false
-      }
-    }) ?? "/usr/bin/bwrap"
+// When the one on PATH sits where nobody cannot reach it (one `npm test` fetched into root's
+// cache), nobody's copy is staged, and every pinnedfs run below finds that one first on its PATH.
+const bwrapPath = nobodysBwrap()
 const probe = spawnSync(
   bwrapPath,
   ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-net", "--cap-drop", "ALL", "/bin/true"],
@@ -61,7 +51,11 @@ beforeAll(() => {
 })
 
 const pinnedfs = (t: SandboxTree, args: ReadonlyArray<string>) =>
-  exec(nodeForNobody(), [cli, ...args], { ...ids, cwd: t.ws, env: { ...process.env, HOME: t.home, TMPDIR: t.tmp } })
+  exec(nodeForNobody(), [cli, ...args], {
+    ...ids,
+    cwd: t.ws,
+    env: { ...process.env, PATH: pathForNobody(), HOME: t.home, TMPDIR: t.tmp }
+  })
 
 /** `pinnedfs run --verbose` of a shell script. */
 const runVerbose = (t: SandboxTree, script: string) => pinnedfs(t, ["run", "--verbose", "--", "/bin/sh", "-c", script])
@@ -159,7 +153,7 @@ describe("confinement as an unprivileged user", () => {
       const child = spawn(node, [cli, "run", "--", "/bin/bash", "-c", tries], {
         ...ids,
         cwd: t.ws,
-        env: { ...process.env, HOME: t.home, TMPDIR: t.tmp, SSH_AUTH_SOCK: socket },
+        env: { ...process.env, PATH: pathForNobody(), HOME: t.home, TMPDIR: t.tmp, SSH_AUTH_SOCK: socket },
         stdio: ["ignore", "pipe", "pipe", ...Array.from({ length: 197 }, () => "ignore"), git] as StdioOptions
       })
       let stdout = ""

@@ -59,7 +59,8 @@ describe("pinnedfs (the bin)", () => {
     }
   })
 
-  it("run is registered beside fix: a confined command runs and its status is the bin's", async () => {
+  it("run is registered beside fix: a confined command runs and its status is the bin's", async (ctx) => {
+    skipUnless(ctx, sandbox.available, sandboxWhy(sandbox))
     const s = scratch()
     s.make({ "src/a.ts": "a\n" })
     const r = await pinnedfs(["run", "--workspace", s.root, "--", "/bin/sh", "-c", "echo b > src/b.ts; exit 7"], { cwd: s.root })

@@ -36,9 +36,12 @@ interface Stage {
 
 let current: Stage | undefined
 
+let nobodyBwrap: string | undefined
+
 onFileEnd(() => {
   if (current) fs.rmSync(current.dir, { recursive: true, force: true })
   current = undefined
+  nobodyBwrap = undefined
 })
 
 /** A directory of the stage and its missing parents, 0755 whatever the test's umask. */
@@ -108,8 +111,8 @@ const stageLibrary = (stage: Stage) => {
   visit("")
 }
 
-const canExecute = (node: string) =>
-  !asRoot || spawnSync(node, ["-e", ""], { uid: NOBODY, gid: NOBODY, cwd: os.tmpdir(), stdio: "ignore" }).status === 0
+const canExecute = (program: string, args: ReadonlyArray<string> = ["-e", ""]) =>
+  !asRoot || spawnSync(program, args, { uid: NOBODY, gid: NOBODY, cwd: os.tmpdir(), stdio: "ignore" }).status === 0
 
 const ensureStage = (): Stage => {
   if (current) return current
@@ -139,6 +142,39 @@ const ensureStage = (): Stage => {
  * in a directory closed to others (CI's Node 22 and 24 live under root's home).
  */
 export const nodeForNobody = (): string => ensureStage().node
+
+/**
+ * A bubblewrap `nobody` can run: `bwrap` itself, or a copy in the stage's `bin/` when it sits in a
+ * directory closed to others (`npm test` on a machine without bubblewrap fetches one into root's
+ * cache, scripts/bubblewrap.mjs). One small executable; removed with the stage.
+ */
+export const bwrapForNobody = (bwrap: string): string => {
+  if (!fs.existsSync(bwrap) || canExecute(bwrap, ["--version"])) return bwrap
+  const to = path.join(ensureStage().dir, "bin", "bwrap")
+  if (!fs.existsSync(to)) copy(bwrap, to)
+  return to
+}
+
+/** The first `bwrap` on PATH (one `npm test` fetched, where the machine has none), or Debian's. */
+export const bwrapOnPath = (): string =>
+  (process.env["PATH"] ?? "/usr/bin:/bin")
+    .split(":")
+    .filter((d) => d.startsWith("/"))
+    .map((d) => path.join(d, "bwrap"))
+    .find((f) => {
+      try {
+        fs.accessSync(f, fs.constants.X_OK)
+        return true
+      } catch {
+        return false
+      }
+    }) ?? "/usr/bin/bwrap"
+
+/** The bubblewrap a `pinnedfs run` started as nobody finds: `bwrapForNobody` of the one on PATH. */
+export const nobodysBwrap = (): string => (nobodyBwrap ??= bwrapForNobody(bwrapOnPath()))
+
+/** PATH for a child run as nobody, with `nobodysBwrap`'s directory first. */
+export const pathForNobody = (): string => `${path.dirname(nobodysBwrap())}:${process.env["PATH"] ?? ""}`
 
 export interface NobodyRun {
   readonly status: number | null
