@@ -1,4 +1,4 @@
-// Where `npm test` finds bubblewrap, which pinnedfs/confine's tests run commands under: on PATH when
+// Where `npm test` and `npm run demo` find bubblewrap, which pinnedfs/confine runs commands under: on PATH when
 // the machine has it, otherwise the distribution's package fetched into a cache without installing
 // anything (scripts/package/bubblewrap.sh). CI installs it with the other tools instead.
 import { spawnSync } from "node:child_process"
@@ -28,7 +28,7 @@ const onPath = (path) =>
  */
 export const bubblewrapDirectory = (what, path = process.env.PATH ?? "") => {
   if (process.platform !== "linux" || onPath(path)) return ""
-  process.stderr.write(`${what}: bubblewrap (bwrap) is not installed; fetching Debian's package into a cache (nothing is installed)\n`)
+  process.stderr.write(`${what}: no bubblewrap (bwrap) here; fetching Debian's into a cache, installing nothing\n`)
   const r = spawnSync("bash", [join(repo, "scripts/package/bubblewrap.sh")], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"]

@@ -19,6 +19,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { bubblewrapDirectory } from "./bubblewrap.mjs"
 import { belowFloor, supportedNode } from "./node-lines.mjs"
 
 if (belowFloor()) {
@@ -66,6 +67,10 @@ try {
   const plain = nodeReader(workspace)
   for (const r of [...pinned, ...nativeExt]) if (r.close) closeAll.push(r.close)
   const confined = [...pinned, ...nativeExt]
+  // pinnedfs run needs bubblewrap; a machine without it gets Debian's, fetched into a cache for the
+  // demo (scripts/bubblewrap.mjs), or section 2 says why it cannot run.
+  const bwrap = bubblewrapDirectory("npm run demo")
+  if (typeof bwrap === "string" && bwrap !== "") process.env.PATH = `${bwrap}${path.delimiter}${process.env.PATH ?? ""}`
   const { sandboxAvailable } = await import("../dist/confine/index.js")
   const sandbox = await sandboxAvailable()
 
