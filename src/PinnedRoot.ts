@@ -16,6 +16,7 @@ import { native, type NativeRequest, type NativeRootHandle } from "./internal/na
 import { fileInfoOf, type StatRecord } from "./internal/statRecord.ts"
 import { decodeText } from "./internal/text.ts"
 import { abortable, signalOf } from "./root/abort.ts"
+import { removeWide } from "./root/removeWide.ts"
 import { checkOptions } from "./root/options.ts"
 import { type BigIntStats, type Stats, statsOfRecord } from "./root/stats.ts"
 import { closeHandlesOf, type HandleFlag, openHandle, type PinnedFileHandle } from "./root/handle.ts"
@@ -600,14 +601,14 @@ export class PinnedRoot {
   ): Promise<void> {
     checkOptions(options, ["recursive", "force", "signal"], "remove")
     const signal = signalOf(options?.signal)
-    const request: NativeRequest = {
-      op: ops.remove,
-      path: relativePath(path),
-      recursive: booleanOption(options?.recursive, "recursive") === true,
-      force: booleanOption(options?.force, "force") === true
-    }
+    const rel = relativePath(path)
+    const recursive = booleanOption(options?.recursive, "recursive") === true
+    const force = booleanOption(options?.force, "force") === true
+    const request: NativeRequest = { op: ops.remove, path: rel, recursive, force }
     // An abort stops a recursive remove between two unlinks: it settles with what was done.
-    return signal === undefined ? this.run(request, path) : this.cancellable(request, path, signal, true)
+    if (signal !== undefined) return this.cancellable(request, path, signal, true)
+    // Without one, a tree's subtrees are removed side by side, each by its own native remove.
+    return recursive ? removeWide(this, rel, path, force) : this.run(request, path)
   }
 
   /**

@@ -207,6 +207,7 @@ void read_scalars(Reader& in, Request* r) {
   bool present = false;
   r->recursive = in.boolean("recursive");
   r->force = in.boolean("force");
+  r->split = in.boolean("split");
   r->atomic = in.boolean("atomic");
   r->in_place = in.boolean("inPlace");
   r->durable = in.boolean("durable");
@@ -254,6 +255,15 @@ void read_data(Reader& in, Request* r) {
   read_bytes(in, "data", &r->data);
 }
 
+// The identity an op expects to find (the file, or remove's parent directory), when given.
+void read_expected_identity(Reader& in, Request* r) {
+  if (in.has("identity")) {
+    r->has_expect_identity = true;
+    std::string id = in.str("identity", true);
+    if (in.problem.empty()) read_identity(in, id, &r->expect_identity);
+  }
+}
+
 // replaceIfUnchanged, removeIfUnchanged: what the file is expected to be (ops/unchanged.cc).
 void read_expectation(Reader& in, Request* r) {
   if (r->op == Op::ReplaceIfUnchanged && !in.has("data")) in.fail("missing operand 'data'");
@@ -261,11 +271,7 @@ void read_expectation(Reader& in, Request* r) {
     r->has_expect = true;
     read_bytes(in, "expect", &r->expect);
   }
-  if (in.has("identity")) {
-    r->has_expect_identity = true;
-    std::string id = in.str("identity", true);
-    if (in.problem.empty()) read_identity(in, id, &r->expect_identity);
-  }
+  read_expected_identity(in, r);
 }
 
 void read_plan(Reader& in, Request* r) {
@@ -364,6 +370,7 @@ bool read_request(Napi::Value value, Request* r, std::string* problem, Budget* b
   if (in.has("plan")) read_plan(in, r);
   if (in.has("owned")) read_owned(in, r);
   if (r->op == Op::ReplaceIfUnchanged || r->op == Op::RemoveIfUnchanged) read_expectation(in, r);
+  if (r->op == Op::Remove) read_expected_identity(in, r);
   if (operand == OpOperand::Plan && !in.has("plan")) in.fail("missing operand 'plan'");
   if (operand == OpOperand::Owned && !in.has("owned")) in.fail("missing operand 'owned'");
 #ifdef PINNEDFS_TEST_HOOKS

@@ -144,6 +144,12 @@ struct Request {
   std::vector<std::string> exclude;  // glob: exclude patterns relative to `to`
   bool recursive = false;
   bool force = false;
+  // remove, recursive: where the directory holds two or more directories, remove only its other
+  // entries and answer the directory's identity ("dev:ino") followed by those directories' names,
+  // keeping the directory; the caller removes them side by side, each with that identity as
+  // `expect_identity` (a remove whose parent is no longer that directory does nothing), then the
+  // directory itself (src/root/removeWide.ts). Otherwise the whole tree, as without.
+  bool split = false;
   // writeFile with a w-family flag (w, w+, wx, wx+) replaces the whole file: a temporary beneath
   // the same directory, then renameat (wx: a create that fails if the name exists). `atomic`
   // insists on it (a failure rather than an in-place write); `in_place` asks for Node's
@@ -176,6 +182,7 @@ struct Request {
   std::uint64_t length = 0;  // truncate
   // replaceIfUnchanged, removeIfUnchanged (ops/unchanged.cc): what the caller expects the file to
   // be, its content (`expect`) and/or its identity (`expect_identity`); at least one is given.
+  // remove: the identity its parent directory must have (see `split`).
   std::string expect;
   bool has_expect = false;
   Identity expect_identity;

@@ -24,6 +24,17 @@ Error is_a_directory(const std::string& shown) {
   return e;
 }
 
+// The tree walk: nothing to answer, or with `split`, the directories left for the caller (their
+// names; none when the whole tree went).
+Result<Value> remove_whole(const Root& root, const Request& request, Held& parent,
+                           const std::string& leaf, const std::string& shown) {
+  Names left;
+  auto removed = remove_tree(root, parent, leaf, shown, request.split ? &left.names : nullptr);
+  if (!removed.ok()) return removed.take_error();
+  if (!left.names.empty()) return Value(std::move(left));
+  return Value(std::monostate{});
+}
+
 }  // namespace
 
 Result<Value> remove(const Root& root, const Request& request) {
@@ -44,6 +55,13 @@ Result<Value> remove(const Root& root, const Request& request) {
   if (!parent.ok()) return gone(parent.take_error());
   Held& held = parent.value().dir;
   const std::string& leaf = parent.value().leaf;
+  if (request.has_expect_identity) {
+    // One of a split's directories: its parent must still be the directory split. Where another
+    // stands there now, nothing is done here; the caller's last remove takes that path whole.
+    auto id = held.identity(shown);
+    if (!id.ok()) return id.take_error();
+    if (id.value() != request.expect_identity) return Value(std::monostate{});
+  }
 
   if (path.value().must_be_dir) {
     // "x/" may only name a directory: never unlink a file or link by that spelling (a trailing
@@ -57,9 +75,7 @@ Result<Value> remove(const Root& root, const Request& request) {
     }
     if (!S_ISDIR(st.st_mode)) return sys_error(ENOTDIR, "rm", shown);
     if (!request.recursive) return is_a_directory(shown);
-    auto removed = remove_tree(root, held, leaf, path.value().joined());
-    if (!removed.ok()) return removed.take_error();
-    return Value(std::monostate{});
+    return remove_whole(root, request, held, leaf, path.value().joined());
   }
 
   // The unlink and the rmdir each act through the parent just proven beneath the root; the answer
@@ -86,9 +102,7 @@ Result<Value> remove(const Root& root, const Request& request) {
   if (err == 0 || err == ENOENT) return Value(std::monostate{});
   // EBUSY: a mount point (the tree walk below refuses it as one, having looked).
   if (err != ENOTEMPTY && err != EEXIST && err != EBUSY) return sys_error(err, "rmdir", shown);
-  auto removed = remove_tree(root, held, leaf, path.value().joined());
-  if (!removed.ok()) return removed.take_error();
-  return Value(std::monostate{});
+  return remove_whole(root, request, held, leaf, path.value().joined());
 }
 
 }  // namespace pinnedfs::ops

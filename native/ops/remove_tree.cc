@@ -170,10 +170,13 @@ class Remover {
  public:
   explicit Remover(const Root& root) : root_(root), closer_(held_handle_bound()) {}
   ~Remover() { closer_.drain(); }
-  Status remove_dir(Held& parent, const std::string& name, const std::string& shown, int depth);
+  Status remove_dir(Held& parent, const std::string& name, const std::string& shown, int depth,
+                    std::vector<std::string>* split = nullptr);
 
  private:
   Status unlink_entry(Held& dir, const std::string& name, const std::string& shown, bool* is_dir);
+  Status split_off(Held& dir, const std::vector<DirEntry>& entries, const std::string& shown,
+                   std::vector<std::string>* split);
   const Root& root_;
   DirLister lister_;
   Closer closer_;
@@ -207,8 +210,27 @@ Status Remover::unlink_entry(Held& dir, const std::string& name, const std::stri
   return sys_error(err, "unlink", shown);
 }
 
+// The split: every entry but the directories unlinked (one that turns out to be a directory joins
+// them), the directory's identity and then the directories' names handed to the caller, the
+// directory kept.
+Status Remover::split_off(Held& dir, const std::vector<DirEntry>& entries, const std::string& shown,
+                          std::vector<std::string>* split) {
+  auto id = dir.identity(shown);
+  if (!id.ok()) return id.take_error();
+  split->push_back(id.value().str());
+  for (const DirEntry& entry : entries) {
+    bool is_dir = entry.kind == EntryKind::Directory;
+    if (!is_dir) {
+      auto gone = unlink_entry(dir, entry.name, join(shown, entry.name), &is_dir);
+      if (!gone.ok()) return gone;
+    }
+    if (is_dir) split->push_back(entry.name);
+  }
+  return ok_status();
+}
+
 Status Remover::remove_dir(Held& parent, const std::string& name, const std::string& shown,
-                           int depth) {
+                           int depth, std::vector<std::string>* split) {
   if (depth > kMaxRemoveDepth) {
     // The same refusal as the recursive listing's depth limit: toolarge (BadArgument),
     // ENAMETOOLONG.
@@ -249,6 +271,11 @@ Status Remover::remove_dir(Held& parent, const std::string& name, const std::str
     std::vector<DirEntry> entries;
     auto listed = lister_.list(listable.value().fd(), shown, entries);
     if (!listed.ok()) return listed;
+    if (split != nullptr && attempt == 0) {
+      std::size_t dirs = 0;
+      for (const DirEntry& entry : entries) dirs += entry.kind == EntryKind::Directory ? 1 : 0;
+      if (dirs >= 2) return split_off(dir, entries, shown, split);
+    }
     for (const DirEntry& entry : entries) {
       std::string below = join(shown, entry.name);
       // d_type is a hint: a "directory" that is a link by now fails the no-follow open in
@@ -281,9 +308,9 @@ Status Remover::remove_dir(Held& parent, const std::string& name, const std::str
 }  // namespace
 
 Status remove_tree(const Root& root, Held& parent, const std::string& name,
-                   const std::string& shown) {
+                   const std::string& shown, std::vector<std::string>* split) {
   Remover remover(root);
-  return remover.remove_dir(parent, name, shown, 0);
+  return remover.remove_dir(parent, name, shown, 0, split);
 }
 
 }  // namespace pinnedfs::ops

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 #include "../core/limits.h"
 #include "ops.h"
@@ -26,7 +27,12 @@ constexpr int kMaxRemoveDepth = static_cast<int>(kMaxTreeDepth);
 // Removes directory `name` in `parent` and everything beneath it. `shown` is its root-relative path
 // for errors. Something already gone counts as removed; an entry that turns out not to be a
 // directory (a link or file swapped in) is unlinked as an entry.
+//
+// With `split`: where the directory itself holds two or more directories, only its other entries
+// are removed, and the directory's identity ("dev:ino"), then the directories' names, are appended
+// to *split for the caller to remove (side by side, each by a remove of its own), the directory
+// kept; otherwise the whole tree, as without.
 Status remove_tree(const Root& root, Held& parent, const std::string& name,
-                   const std::string& shown);
+                   const std::string& shown, std::vector<std::string>* split = nullptr);
 
 }  // namespace pinnedfs::ops

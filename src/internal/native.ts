@@ -103,6 +103,8 @@ export interface NativeRequest {
   readonly unnamed?: boolean
   readonly recursive?: boolean
   readonly force?: boolean
+  /** remove, recursive: answer a wide directory's directories rather than removing them (src/root/removeWide.ts). */
+  readonly split?: boolean
   /** writeFile: always the replacement, never in place (see `WriteOptions.atomic`). */
   readonly atomic?: boolean
   /** writeFile: in place, as Node's `fs.writeFile`. */
@@ -138,7 +140,10 @@ export interface NativeRequest {
   readonly length?: number
   /** replaceIfUnchanged, removeIfUnchanged: the content the file is expected to hold. */
   readonly expect?: Uint8Array | string
-  /** replaceIfUnchanged, removeIfUnchanged: the `"dev:ino"` the file is expected to have. */
+  /**
+   * replaceIfUnchanged, removeIfUnchanged: the `"dev:ino"` the file is expected to have; remove: the
+   * one its parent directory must have, or nothing is done (a split's directories, see `split`).
+   */
   readonly identity?: string
 }
 
