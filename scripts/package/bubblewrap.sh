@@ -9,7 +9,8 @@
 # saying why on stderr, where there is no apt-get or the package cannot be fetched.
 set -euo pipefail
 cache=${PINNEDFS_CI_CACHE:-$HOME/.cache/pinnedfs-ci}
-found=$(find "$cache" -mindepth 4 -maxdepth 4 -path "$cache/bubblewrap-*/usr/bin/bwrap" 2>/dev/null | sort -V | tail -n 1)
+# (No cache directory yet is no copy yet: find fails then, and pipefail must not end the script.)
+found=$({ find "$cache" -mindepth 4 -maxdepth 4 -path "$cache/bubblewrap-*/usr/bin/bwrap" 2>/dev/null || true; } | sort -V | tail -n 1)
 if [ -n "$found" ] && [ -x "$found" ]; then
   dirname "$found"
   exit 0
@@ -35,6 +36,8 @@ version=$(dpkg-deb -f "$deb" Version)
 dpkg-deb -x "$deb" "$tmp/unpacked"
 "$tmp/unpacked/usr/bin/bwrap" --version >/dev/null
 dir="$cache/bubblewrap-$version"
-rm -rf "$dir"
-mv "$tmp/unpacked" "$dir"
+# Published by one rename, never over a copy already there: a second run fetching at the same
+# time must not remove the directory the first is already running from. The loser keeps the
+# winner's (mv -T fails onto a directory that is not empty).
+mv -T "$tmp/unpacked" "$dir" 2>/dev/null || [ -d "$dir" ]
 echo "$dir/usr/bin"

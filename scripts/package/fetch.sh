@@ -17,7 +17,9 @@ name=${spec%@*}
 range=${spec##*@}
 cache=${PINNEDFS_CI_CACHE:-$HOME/.cache/pinnedfs-ci}
 if [ "${PINNEDFS_FETCH_PREFER_CACHE:-}" = 1 ] && [[ $range =~ ^[0-9]+$ ]]; then
-  cached=$(find "$cache" -mindepth 2 -maxdepth 3 -path "$cache/${name//\//+}-$range.*/package/package.json" 2>/dev/null |
+  # No cache directory yet (a fresh machine's first run) is no copy yet: find fails then, and
+  # pipefail must not end the script there, as it did, silently.
+  cached=$({ find "$cache" -mindepth 2 -maxdepth 3 -path "$cache/${name//\//+}-$range.*/package/package.json" 2>/dev/null || true; } |
     sort -V | tail -n 1)
   if [ -n "$cached" ]; then
     dirname "$cached"
@@ -52,8 +54,10 @@ if [ ! -f "$dir/package/package.json" ]; then
   mkdir -p "$cache"
   tmp=$(mktemp -d "$cache/.fetch-XXXXXX")
   (cd "$tmp" && retry npm pack --silent "$name@$version" >/dev/null && mkdir unpacked && tar xzf ./*.tgz -C unpacked)
-  rm -rf "$dir"
-  mv "$tmp/unpacked" "$dir"
+  # Published by one rename, never over a copy already there: a second run fetching at the same
+  # time must not remove the directory the first is already running from. The loser keeps the
+  # winner's (mv -T fails onto a directory that is not empty).
+  mv -T "$tmp/unpacked" "$dir" 2>/dev/null || [ -d "$dir" ]
   rm -rf "$tmp"
 fi
 echo "$dir/package"
