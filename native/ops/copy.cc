@@ -128,9 +128,8 @@ Result<Fd> open_copy_source(const Root& root, int dirfd, const std::string& name
 
 Status copy_into(const Root& root, int src, const struct stat& st, Held& dir,
                  const std::string& leaf, std::uint32_t copy_mode, bool exclusive,
-                 const std::string& shown) {
-  // From the start, whatever an earlier attempt read.
-  if (::lseek(src, 0, SEEK_SET) < 0) return sys_error(errno, "lseek", shown);
+                 const std::string& shown, bool rewind) {
+  if (rewind && ::lseek(src, 0, SEEK_SET) < 0) return sys_error(errno, "lseek", shown);
   OwnedTemp tmp(root, dir, shown, ".copy");
   auto made = tmp.create(0600, true);
   if (!made.ok()) return made;
@@ -189,7 +188,8 @@ Result<Value> copy_file(const Root& root, const Request& request) {
     Target again;
     auto recheck = check_target(root, dir.look(), leaf, "copyfile", request.to, false, &again);
     if (!recheck.ok()) return recheck.take_error();
-    done = copy_into(root, src.value().get(), st, dir, leaf, request.copy_mode, false, request.to);
+    done = copy_into(root, src.value().get(), st, dir, leaf, request.copy_mode, false, request.to,
+                     true);
   }
   if (!done.ok()) return done.take_error();
   return Value(std::monostate{});
