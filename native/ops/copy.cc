@@ -31,11 +31,15 @@ constexpr std::size_t kCopyBuffer = std::size_t{256} << 10;
 constexpr std::size_t kRangeChunk = std::size_t{1} << 30;
 #endif
 
-Status copy_by_loop(int src, int dst, std::uint64_t left, const std::string& shown) {
+// From `from` in `src`, by pread: the source's own offset is never used, so a retry that copies
+// the same descriptor again needs no rewind.
+Status copy_by_loop(int src, int dst, std::uint64_t from, std::uint64_t left,
+                    const std::string& shown) {
   std::vector<char> buf(kCopyBuffer);
   while (left > 0) {
     std::size_t want = left < buf.size() ? static_cast<std::size_t>(left) : buf.size();
-    ssize_t n = retry_eintr([&] { return ::read(src, buf.data(), want); });
+    ssize_t n =
+        retry_eintr([&] { return ::pread(src, buf.data(), want, static_cast<off_t>(from)); });
     if (n < 0) return sys_error(errno, "read", shown);
     if (n == 0) break;  // the source shrank: what it held is what is copied
     std::size_t done = 0;
@@ -48,6 +52,7 @@ Status copy_by_loop(int src, int dst, std::uint64_t left, const std::string& sho
       done += static_cast<std::size_t>(w);
     }
     left -= static_cast<std::uint64_t>(n);
+    from += static_cast<std::uint64_t>(n);
   }
   return ok_status();
 }
@@ -71,11 +76,13 @@ Status copy_data(int src, int dst, std::uint64_t size, std::uint32_t mode,
     }
   }
   std::uint64_t left = size;
+  // The source is read from offset 0 by position, whatever its descriptor's offset.
+  off_t from = 0;
 #if defined(__linux__)
   bool first = true;
   while (left > 0) {
     std::size_t want = left < kRangeChunk ? static_cast<std::size_t>(left) : kRangeChunk;
-    ssize_t n = retry_eintr([&] { return ::copy_file_range(src, nullptr, dst, nullptr, want, 0); });
+    ssize_t n = retry_eintr([&] { return ::copy_file_range(src, &from, dst, nullptr, want, 0); });
     if (n > 0) {
       left -= static_cast<std::uint64_t>(n);
       first = false;
@@ -92,7 +99,7 @@ Status copy_data(int src, int dst, std::uint64_t size, std::uint32_t mode,
   }
   if (left == 0) return ok_status();
 #endif
-  return copy_by_loop(src, dst, left, shown);
+  return copy_by_loop(src, dst, static_cast<std::uint64_t>(from), left, shown);
 }
 
 }  // namespace
@@ -128,8 +135,7 @@ Result<Fd> open_copy_source(const Root& root, int dirfd, const std::string& name
 
 Status copy_into(const Root& root, int src, const struct stat& st, Held& dir,
                  const std::string& leaf, std::uint32_t copy_mode, bool exclusive,
-                 const std::string& shown, bool rewind) {
-  if (rewind && ::lseek(src, 0, SEEK_SET) < 0) return sys_error(errno, "lseek", shown);
+                 const std::string& shown) {
   OwnedTemp tmp(root, dir, shown, ".copy");
   auto made = tmp.create(0600, true);
   if (!made.ok()) return made;
@@ -188,8 +194,7 @@ Result<Value> copy_file(const Root& root, const Request& request) {
     Target again;
     auto recheck = check_target(root, dir.look(), leaf, "copyfile", request.to, false, &again);
     if (!recheck.ok()) return recheck.take_error();
-    done = copy_into(root, src.value().get(), st, dir, leaf, request.copy_mode, false, request.to,
-                     true);
+    done = copy_into(root, src.value().get(), st, dir, leaf, request.copy_mode, false, request.to);
   }
   if (!done.ok()) return done.take_error();
   return Value(std::monostate{});

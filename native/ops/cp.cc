@@ -99,8 +99,7 @@ Status Copier::file(Held& sdir, const std::string& sname, const std::string& ssh
     Target again;
     auto recheck = check_target(root_, ddir.look(), dname, "copyfile", dshown, false, &again);
     if (!recheck.ok()) return recheck;
-    done = copy_into(root_, src.value().get(), st, ddir, dname, request_.copy_mode, false, dshown,
-                     true);
+    done = copy_into(root_, src.value().get(), st, ddir, dname, request_.copy_mode, false, dshown);
   }
   return done;
 }

@@ -35,11 +35,11 @@ Status link_text_within(const std::vector<std::string>& dir, const std::string& 
 // copy_file_range or a bounded read/write loop, the mode bits of `st` as Node's copyFile sets them,
 // then one publish (linkat, renameat; `exclusive`: never replacing a name). Every name made in
 // `dir` (the temporary, the publish, the cleanup) goes through a descriptor `dir` proves right
-// before it. An interrupted copy leaves no half file under `leaf`. `rewind`: `src` was read by an
-// earlier attempt and is read again from its start (a fresh descriptor is at its start already).
+// before it. An interrupted copy leaves no half file under `leaf`. `src` is read by position
+// from its start, so a second attempt with the same descriptor copies the whole file again.
 Status copy_into(const Root& root, int src, const struct stat& st, Held& dir,
                  const std::string& leaf, std::uint32_t copy_mode, bool exclusive,
-                 const std::string& shown, bool rewind = false);
+                 const std::string& shown);
 
 // Opens `name` in the held, proven directory `dirfd` (its look(): a child opened for reading and
 // checked in its turn) for a copy's content: no link followed, a regular file with one link on
