@@ -228,6 +228,14 @@ Status same_mount(const Root& root, int fd, const std::string& shown) {
   return ok_status();
 }
 
+MountTold mount_told(const Root& root, const MountIdentity& told) {
+#if defined(__linux__)
+  // A device number is not enough where bind mounts exist: the same file system mounted twice.
+  if (!(told.has_id && root.mount().has_id)) return MountTold::Unknown;
+#endif
+  return root.mount().same_as(told) ? MountTold::Root : MountTold::Other;
+}
+
 Held Held::root(const Root& root) {
   Held h;
   h.dir_ = DirRef::borrow(root.fd());

@@ -129,6 +129,12 @@ Error moved_out(const char* syscall, const std::string& shown, const std::string
 // inside the workspace): PermissionDenied, saying it is a mount point.
 Status same_mount(const Root& root, int fd, const std::string& shown);
 
+// What a look that told a mount (platform::lstat_with_mount) says of the no-crossing rule. Unknown
+// only on Linux before 5.8, where no mount id came with it and a handle of the object must be
+// asked.
+enum class MountTold { Root, Other, Unknown };
+MountTold mount_told(const Root& root, const MountIdentity& told);
+
 // The refusal of a mount crossing at `where` (root-relative).
 Error mount_point(const char* syscall, const std::string& shown, const std::string& where);
 

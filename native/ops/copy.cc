@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../core/eintr.h"
+#include "../platform/platform.h"
 #include "fileops.h"
 #include "temp.h"
 
@@ -162,7 +163,9 @@ Result<Value> copy_file(const Root& root, const Request& request) {
   auto src = open_beneath(root, from.value(), O_RDONLY | O_NONBLOCK | O_NOCTTY);
   if (!src.ok()) return src.take_error();
   struct stat st;
-  if (::fstat(src.value().get(), &st) != 0) return sys_error(errno, "fstat", request.path);
+  MountIdentity mount;
+  int looked = platform::lstat_with_mount(src.value().get(), "", &st, &mount);
+  if (looked != 0) return sys_error(looked, "fstat", request.path);
   if (S_ISDIR(st.st_mode)) return sys_error(EISDIR, "copyfile", request.path);
   if (!S_ISREG(st.st_mode)) {
     return refusal(Refusal::NotRegular, "copyfile", request.path,
@@ -170,8 +173,12 @@ Result<Value> copy_file(const Root& root, const Request& request) {
   }
   auto hard = refuse_hard_link(st, request.path, "copyfile");
   if (!hard.ok()) return hard.take_error();
-  auto same = same_mount(root, src.value().get(), request.path);
-  if (!same.ok()) return same.take_error();
+  auto told = mount_told(root, mount);
+  if (told == MountTold::Other) return mount_point("openat", request.path, request.path);
+  if (told == MountTold::Unknown) {
+    auto same = same_mount(root, src.value().get(), request.path);
+    if (!same.ok()) return same.take_error();
+  }
 
   auto parent = held_parent(root, to.value(), "copyfile", request.to);
   if (!parent.ok()) return parent.take_error();

@@ -9,15 +9,18 @@
 #include <cstdint>
 
 #include "../core/eintr.h"
+#include "../platform/platform.h"
 #include "temp.h"
 
 namespace pinnedfs::ops {
 
 Status check_target(const Root& root, int dirfd, const std::string& leaf, const char* syscall,
                     const std::string& shown, bool exclusive, Target* t) {
-  if (::fstatat(dirfd, leaf.c_str(), &t->st, AT_SYMLINK_NOFOLLOW) != 0) {
-    if (errno == ENOENT) return ok_status();
-    return sys_error(errno, "lstat", shown);
+  MountIdentity mount;
+  int looked = platform::lstat_with_mount(dirfd, leaf.c_str(), &t->st, &mount);
+  if (looked != 0) {
+    if (looked == ENOENT) return ok_status();
+    return sys_error(looked, "lstat", shown);
   }
   t->exists = true;
   // Exclusive answers what open(O_CREAT|O_EXCL) answers for anything at the name, a link included.
@@ -37,20 +40,18 @@ Status check_target(const Root& root, int dirfd, const std::string& leaf, const 
                    "not a regular file (FIFO, socket or device): refused, never replaced", EINVAL);
   }
   // A file bind-mounted over the name is another mount's object, which a write in place refuses
-  // (and a rename could not replace: EBUSY). Linux: the name's own O_PATH handle tells its mount
-  // id. macOS has no mount ids and no bind mounts, and the mount is the device already looked at
-  // (an O_RDONLY open there would need read permission a write does not).
-#if defined(O_PATH)
-  int raw = retry_eintr([&] { return ::openat(dirfd, leaf.c_str(), kObjectHandleFlags); });
-  if (raw < 0) return explain_open_failure(dirfd, leaf, errno, "openat", shown);
-  Fd object(raw);
-  auto same = same_mount(root, object.get(), shown);
-  if (!same.ok()) return same;
-#else
-  if (static_cast<std::uint64_t>(t->st.st_dev) != root.mount().dev) {
-    return mount_point(syscall, shown, shown);
+  // (and a rename could not replace: EBUSY). The look above told its mount: by mount id on Linux
+  // 5.8+, by device on macOS, which has no bind mounts (and where an O_RDONLY handle would need
+  // read permission a write does not). Linux before 5.8 asks the name's own O_PATH handle.
+  auto told = mount_told(root, mount);
+  if (told == MountTold::Other) return mount_point(syscall, shown, shown);
+  if (told == MountTold::Unknown) {
+    int raw = retry_eintr([&] { return ::openat(dirfd, leaf.c_str(), kObjectHandleFlags); });
+    if (raw < 0) return explain_open_failure(dirfd, leaf, errno, "openat", shown);
+    Fd object(raw);
+    auto same = same_mount(root, object.get(), shown);
+    if (!same.ok()) return same;
   }
-#endif
   // Node opens the file for writing (writeFile, and copyFile's destination), so a file the caller
   // may not write (0444, another user's) is EACCES even where the directory would let a rename
   // replace it. Asked of the name we just looked at; the answer only decides whether to go on, the

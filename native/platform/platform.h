@@ -56,6 +56,10 @@ namespace platform {
 int fd_path(int fd, std::string* out);
 // The mount `fd` lies on.
 Result<MountIdentity> mount_of(int fd);
+// lstat of `name` in `dirfd` (`""` for `dirfd` itself) that tells its mount in the same call where
+// the kernel can (Linux statx with STATX_MNT_ID, 5.8+): 0 or an errno. `mount->has_id` is false
+// where it could not, and the caller then asks mount_of on a handle of its own.
+int lstat_with_mount(int dirfd, const char* name, struct stat* st, MountIdentity* mount);
 #if defined(__linux__)
 // Whether /proc is procfs (known once it could be checked; a check that failed is not kept): the
 // /proc routes are used only then.

@@ -231,6 +231,41 @@ TEST(the_mount_of_a_descriptor_is_the_roots_for_anything_not_crossed) {
 #endif
 }
 
+TEST(one_look_tells_what_lstat_tells_and_the_mount_a_handle_tells) {
+  World w = world_with({"d"});
+  test::write_file(w.root + "/d/f.txt", "twelve bytes");
+  ::symlink("f.txt", (w.root + "/d/link").c_str());
+  int dir = ::open((w.root + "/d").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  CHECK(dir >= 0);
+  Fd closer(dir);
+  for (const char* name : {"f.txt", "link", ""}) {
+    struct stat told, plain;
+    MountIdentity mount;
+    CHECK(platform::lstat_with_mount(dir, name, &told, &mount) == 0);
+    CHECK((*name ? ::fstatat(dir, name, &plain, AT_SYMLINK_NOFOLLOW) : ::fstat(dir, &plain)) == 0);
+    CHECK(told.st_dev == plain.st_dev && told.st_ino == plain.st_ino);
+    CHECK(told.st_mode == plain.st_mode && told.st_nlink == plain.st_nlink);
+    CHECK(told.st_size == plain.st_size && told.st_uid == plain.st_uid);
+    CHECK(told.st_mtim.tv_sec == plain.st_mtim.tv_sec);
+    CHECK(told.st_mtim.tv_nsec == plain.st_mtim.tv_nsec);
+    auto by_handle = platform::mount_of(dir);
+    CHECK(by_handle.ok() && mount.same_as(by_handle.value()));
+    CHECK(mount.dev == static_cast<std::uint64_t>(plain.st_dev));
+  }
+  struct stat st;
+  MountIdentity mount;
+  CHECK(platform::lstat_with_mount(dir, "missing", &st, &mount) == ENOENT);
+#if defined(__linux__)
+  // /proc is another mount, and the look says so without a handle of its own.
+  auto root = Root::pin(w.root, Strategy::Walk);
+  CHECK(root.ok());
+  CHECK(platform::lstat_with_mount(AT_FDCWD, "/proc", &st, &mount) == 0);
+  CHECK(mount.has_id && mount_told(*root.value(), mount) == MountTold::Other);
+  CHECK(platform::lstat_with_mount(dir, "f.txt", &st, &mount) == 0);
+  CHECK(mount_told(*root.value(), mount) == MountTold::Root);
+#endif
+}
+
 #if defined(__linux__)
 TEST(fdinfo_mount_ids_are_read_from_their_line) {
   std::uint64_t id = 0;

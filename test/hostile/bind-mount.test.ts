@@ -76,6 +76,12 @@ describe.each(strategies)("bind mounts inside the root (%s)", (strategy) => {
       () => root.stat("f"),
       () => root.readFile("f"),
       () => root.writeFileString("f", "x"),
+      // A file mounted over a name, as the target of a replacement and as a copy's source: the
+      // mount is told by the one look at the name (statx's mount id), and by nothing else.
+      () => root.writeFileString("f", "x", { atomic: true }),
+      () => root.copyFile("plain/x.txt", "f"),
+      () => root.copyFile("f", "plain/copy.txt"),
+      () => root.cp("f", "plain/cp.txt"),
       () => root.chmod("f", 0o777)
     ]
     for (const call of crossing) mountRefusal(await failure(call()))

@@ -145,4 +145,62 @@ Result<MountIdentity> mount_of(int fd) {
   return m;
 }
 
+namespace {
+
+constexpr unsigned kStatxBasic = 0x7ff;  // STATX_BASIC_STATS
+// What a caller of lstat_with_mount reads: without any of these the answer is not an lstat's.
+constexpr unsigned kStatxNeeded = 0x1 | 0x2 | 0x4 | 0x100 | 0x200;  // type, mode, nlink, ino, size
+
+timespec time_of(const KernelStatx& sx, int which) {
+  // Each timestamp is {s64 sec, u32 nsec, s32 pad}: two 64-bit words.
+  timespec t{};
+  std::int64_t sec;
+  std::uint32_t nsec;
+  std::memcpy(&sec, &sx.times[2 * which], sizeof sec);
+  std::memcpy(&nsec, &sx.times[2 * which + 1], sizeof nsec);
+  t.tv_sec = static_cast<time_t>(sec);
+  t.tv_nsec = static_cast<long>(nsec);
+  return t;
+}
+
+}  // namespace
+
+int lstat_with_mount(int dirfd, const char* name, struct stat* st, MountIdentity* mount) {
+  *mount = MountIdentity{};
+  KernelStatx sx;
+  std::memset(&sx, 0, sizeof sx);
+  int flags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (*name == '\0' ? AT_EMPTY_PATH : 0);
+  long rc = retry_eintr(
+      [&] { return ::syscall(SYS_statx, dirfd, name, flags, kStatxBasic | kStatxMntId, &sx); });
+  if (rc != 0 && errno != ENOSYS && errno != EPERM) return errno;
+  if (rc != 0 || (sx.mask & kStatxNeeded) != kStatxNeeded) {
+    // No statx (before 4.11, or an older seccomp profile), or a file system that left out what an
+    // lstat gives: the lstat itself, and the mount by the caller's own handle.
+    int got = *name == '\0' ? ::fstat(dirfd, st) : ::fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW);
+    if (got != 0) return errno;
+    mount->dev = static_cast<std::uint64_t>(st->st_dev);
+    return 0;
+  }
+  std::memset(st, 0, sizeof *st);
+  st->st_dev = makedev(sx.dev_major, sx.dev_minor);
+  st->st_ino = static_cast<ino_t>(sx.ino);
+  st->st_mode = static_cast<mode_t>(sx.mode);
+  st->st_nlink = static_cast<nlink_t>(sx.nlink);
+  st->st_uid = static_cast<uid_t>(sx.uid);
+  st->st_gid = static_cast<gid_t>(sx.gid);
+  st->st_rdev = makedev(sx.rdev_major, sx.rdev_minor);
+  st->st_size = static_cast<off_t>(sx.size);
+  st->st_blksize = static_cast<blksize_t>(sx.blksize);
+  st->st_blocks = static_cast<blkcnt_t>(sx.blocks);
+  st->st_atim = time_of(sx, 0);
+  st->st_ctim = time_of(sx, 2);
+  st->st_mtim = time_of(sx, 3);
+  mount->dev = static_cast<std::uint64_t>(st->st_dev);
+  if (sx.mask & kStatxMntId) {
+    mount->id = sx.mnt_id;
+    mount->has_id = true;
+  }
+  return 0;
+}
+
 }  // namespace pinnedfs::platform
