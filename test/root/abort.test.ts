@@ -125,10 +125,12 @@ describe.each(strategies)("abort (%s)", (strategy) => {
         expect(left).toBe(-1)
       } else {
         expect((outcome as Error).name, String(outcome)).toBe("AbortError")
-        // Stopped between acts: something was removed, something is left, the directory stays.
-        expect(left).toBeGreaterThan(0)
+        // Stopped between acts: something was removed and the directory stays. An abort that
+        // lands after the last entry went and before the directory itself leaves it empty; only a
+        // round with entries left counts as stopped midway.
+        expect(left).toBeGreaterThanOrEqual(0)
         expect(left).toBeLessThan(before)
-        stoppedMidway++
+        if (left > 0) stoppedMidway++
       }
     }
     expect(stoppedMidway).toBeGreaterThan(0)

@@ -8,12 +8,25 @@
  * bubblewrap and none could be fetched, scripts/bubblewrap.mjs), every test of test/confine/ is
  * skipped with that reason printed: they all run commands in a sandbox, and a newcomer's machine
  * without one would otherwise see them fail for want of a tool, not for a fault. CI installs it.
+ *
+ * TMPDIR, for this file and what it starts: the run's directory on the system's temporary file
+ * system for a file that starts sandboxes or needs inode numbers reused, else the run's directory
+ * on /dev/shm where there is one (test/support/system-tmp-files.ts says why). Set here, before the file is loaded, because files
+ * make their scratch directories as they load.
  */
 import * as path from "node:path"
-import { afterAll, afterEach, beforeEach } from "vitest"
+import { afterAll, afterEach, beforeEach, expect } from "vitest"
 import { recordCpu } from "./cpu-per-file.ts"
 import { runFileEnd, runTestEnd } from "./file-end.ts"
 import { skipUnless } from "./skip.ts"
+import { needsSystemTmp } from "./system-tmp-files.ts"
+
+const run = process.env["PINNEDFS_TEST_RUN_TMPDIR"]
+const disk = process.env["PINNEDFS_TEST_DISK_TMPDIR"]
+const file = expect.getState().testPath
+if (run !== undefined && disk !== undefined && file !== undefined) {
+  process.env["TMPDIR"] = needsSystemTmp(file, path.resolve(import.meta.dirname, "..", "..")) ? disk : run
+}
 
 afterEach(runTestEnd)
 afterAll(runFileEnd)
