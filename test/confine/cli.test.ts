@@ -6,6 +6,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { stagePackage } from "./support/stage.ts"
+import { skipUnless } from "../support/skip.ts"
 import { exec, sandboxTree, type SandboxTree } from "./support/tree.ts"
 
 let cli = ""
@@ -152,5 +153,33 @@ describe("pinnedfs run", () => {
     const t = sandboxTree()
     const r = await pinnedfs(t, ["run", "--", "/bin/sh", "-c", "kill -TERM $$"])
     expect(r.code).toBe(143)
+  })
+
+  it("a workspace beneath /dev/shm is confined; a TMPDIR there is refused before anything starts (the sandbox's /dev is its own)", async (ctx) => {
+    let shm = ""
+    try {
+      shm = fs.mkdtempSync("/dev/shm/pinnedfs-devshm-")
+    } catch (e) {
+      skipUnless(ctx, false, `no writable /dev/shm here: ${String(e)}`)
+    }
+    try {
+      const t = sandboxTree()
+      const ws = path.join(shm, "ws")
+      fs.mkdirSync(path.join(ws, ".git"), { recursive: true })
+      fs.mkdirSync(path.join(shm, "tmp"), { mode: 0o777 })
+      // The workspace is bound into the sandbox's /dev as it is: the child writes it, not .git.
+      const inWs = await pinnedfs(t, ["run", "--", "/bin/sh", "-c", "echo ran > marker; echo x > .git/config || echo git-denied"], ws)
+      expect(inWs.code, inWs.stderr).toBe(0)
+      expect(inWs.stdout).toContain("git-denied")
+      expect(fs.readFileSync(path.join(ws, "marker"), "utf8")).toBe("ran\n")
+      // The launch's temporary root is made in TMPDIR, which the sandbox does not show there.
+      const env = { ...process.env, HOME: t.home, TMPDIR: path.join(shm, "tmp"), PINNEDFS_RUNTIME_DIR: t.at("run") }
+      const inTmp = await exec(process.execPath, [cli, "run", "--", "/bin/sh", "-c", "echo ran > marker2"], { cwd: t.ws, env })
+      expect(inTmp.code, inTmp.stderr).toBe(125)
+      expect(inTmp.stderr).toMatch(/is not the directory prepared/)
+      expect(fs.existsSync(path.join(t.ws, "marker2"))).toBe(false)
+    } finally {
+      fs.rmSync(shm, { recursive: true, force: true })
+    }
   })
 })

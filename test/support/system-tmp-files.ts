@@ -3,9 +3,10 @@
  * (test/support/run-tmpdir.ts), not the one on /dev/shm. Every other file keeps /dev/shm, where
  * making and removing files costs a fraction of what it does on ext4 without a journal.
  * - The files that start sandboxes (bubblewrap, through pinnedfs/confine, `pinnedfs run` or
- *   `pinnedfs fix --confine`). A sandbox mounts a /dev of its own, so a workspace beneath /dev/shm
- *   would not be in it: the launch sees that its directories are not the ones it prepared, and
- *   refuses to start. A file that starts a sandbox and is missing here fails loudly, so.
+ *   `pinnedfs fix --confine`). A sandbox mounts a /dev of its own, and the TMPDIR a launch makes
+ *   its temporary root in is not shown there: the launch sees that the directory is not the one it
+ *   prepared, and refuses to start (docs/confine.md). A file that starts a sandbox and is missing
+ *   here fails loudly, so.
  * - The files whose attacks need a freed inode number handed out again, which ext4 does and tmpfs
  *   never does: there the attack could not be set up, and its test would be skipped.
  */
