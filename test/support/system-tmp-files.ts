@@ -20,7 +20,9 @@ const sandboxed: ReadonlyArray<string> = [
   "test/dev/cli.test.ts",
   "test/dev/cli-output.test.ts",
   "test/dev/confined.test.ts",
+  "test/dev/cli-refused-confine.test.ts",
   "test/dev/scale.test.ts",
+  "test/package/consumer.test.ts",
   "test/effect/rootIdentity.test.ts"
 ]
 
