@@ -35,15 +35,26 @@ const tmpfsMagic = 0x01021994
 const tmpfsRoom = 4 * 1024 ** 3
 
 /**
- * Where the run's directory goes. A tmpfs at /dev/shm with 4 GiB free and writable, where there is
- * one, else the system's temporary directory. The suite makes and removes some hundred thousand
- * files. On ext4 without a journal (this project's CI machines), each new inode is found by
- * scanning past every inode freed in the last half minute (the kernel's `recently_deleted`), and
- * that scan took a fifth of the suite's CPU in a `perf record -a` of `npm test`. On a tmpfs the
- * allocation is constant, and nothing the tests check differs: the run's directory is one file
- * system, as the system's is, and the tests that need another mount or a full disk make their own.
- * `PINNEDFS_TEST_TMP_PARENT` names another parent (the system's: `$(node -p os.tmpdir())`).
+ * Where the run's directory goes: a tmpfs at /dev/shm with 4 GiB free, writable and not `noexec`
+ * (tests run programs they stage there), where there is one, else the system's temporary
+ * directory. The suite makes and removes some hundred thousand files. On ext4 without a journal
+ * (this project's CI machines), each new inode is found by scanning past every inode freed in the
+ * last half minute (the kernel's `recently_deleted`), and that scan took a fifth of the suite's CPU
+ * in a `perf record -a` of `npm test`. On a tmpfs the allocation is constant. The run's directory
+ * is one file system either way, and the tests that need another mount or a full disk make their
+ * own; the files that start sandboxes or need inode numbers reused keep the system's
+ * (test/support/system-tmp-files.ts). `PINNEDFS_TEST_TMP_PARENT` names another parent.
  */
+/** Whether the mount at `point` is `noexec` (the last line of /proc/self/mounts for it says). */
+const noexec = (point: string): boolean => {
+  const line = fs
+    .readFileSync("/proc/self/mounts", "utf8")
+    .split("\n")
+    .filter((l) => l.split(" ")[1] === point)
+    .at(-1)
+  return line === undefined || line.split(" ")[3]?.split(",").includes("noexec") !== false
+}
+
 const runParent = (): string => {
   const named = process.env["PINNEDFS_TEST_TMP_PARENT"]
   if (named !== undefined && named !== "") return named
@@ -51,7 +62,8 @@ const runParent = (): string => {
     const shm = "/dev/shm"
     const st = fs.statfsSync(shm)
     fs.accessSync(shm, fs.constants.W_OK)
-    if (st.type === tmpfsMagic && st.bavail * st.bsize >= tmpfsRoom) return shm
+    // Tests run programs they stage in the temporary directory (a Node for `nobody`, helpers).
+    if (st.type === tmpfsMagic && st.bavail * st.bsize >= tmpfsRoom && !noexec(shm)) return shm
   } catch {
     // No /dev/shm, or not one this user may write: the system's directory.
   }
