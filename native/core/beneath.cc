@@ -236,6 +236,19 @@ MountTold mount_told(const Root& root, const MountIdentity& told) {
   return root.mount().same_as(told) ? MountTold::Root : MountTold::Other;
 }
 
+Status same_mount_told(const Root& root, const MountIdentity& told, int fd,
+                       const std::string& shown) {
+  switch (mount_told(root, told)) {
+    case MountTold::Root:
+      return ok_status();
+    case MountTold::Other:
+      return mount_point("openat", shown, shown);
+    case MountTold::Unknown:
+      break;
+  }
+  return same_mount(root, fd, shown);
+}
+
 Held Held::root(const Root& root) {
   Held h;
   h.dir_ = DirRef::borrow(root.fd());

@@ -134,6 +134,10 @@ Status same_mount(const Root& root, int fd, const std::string& shown);
 // asked.
 enum class MountTold { Root, Other, Unknown };
 MountTold mount_told(const Root& root, const MountIdentity& told);
+// same_mount for an open `fd` whose look told `told`: the look's answer where it settles the rule,
+// else `fd`'s own (a handle asked, as same_mount asks it).
+Status same_mount_told(const Root& root, const MountIdentity& told, int fd,
+                       const std::string& shown);
 
 // The refusal of a mount crossing at `where` (root-relative).
 Error mount_point(const char* syscall, const std::string& shown, const std::string& where);

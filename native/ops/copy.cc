@@ -121,7 +121,12 @@ Result<Fd> open_copy_source(const Root& root, int dirfd, const std::string& name
     if (raw < 0) return explain_open_failure(dirfd, name, errno, "open", shown);
   }
   Fd fd(raw);
-  if (fd.valid() && ::fstat(fd.get(), st) != 0) return sys_error(errno, "fstat", shown);
+  // What was opened, and its mount, in one look (the name may have changed since the lstat).
+  MountIdentity mount;
+  if (fd.valid()) {
+    int looked = platform::lstat_with_mount(fd.get(), "", st, &mount);
+    if (looked != 0) return sys_error(looked, "fstat", shown);
+  }
   if (S_ISDIR(st->st_mode)) return sys_error(EISDIR, "copyfile", shown);
   if (!S_ISREG(st->st_mode)) {
     return refusal(Refusal::NotRegular, "copyfile", shown,
@@ -129,7 +134,7 @@ Result<Fd> open_copy_source(const Root& root, int dirfd, const std::string& name
   }
   auto hard = refuse_hard_link(*st, shown, "copyfile");
   if (!hard.ok()) return hard.take_error();
-  auto same = same_mount(root, fd.get(), shown);
+  auto same = same_mount_told(root, mount, fd.get(), shown);
   if (!same.ok()) return same.take_error();
   return fd;
 }
@@ -173,12 +178,8 @@ Result<Value> copy_file(const Root& root, const Request& request) {
   }
   auto hard = refuse_hard_link(st, request.path, "copyfile");
   if (!hard.ok()) return hard.take_error();
-  auto told = mount_told(root, mount);
-  if (told == MountTold::Other) return mount_point("openat", request.path, request.path);
-  if (told == MountTold::Unknown) {
-    auto same = same_mount(root, src.value().get(), request.path);
-    if (!same.ok()) return same.take_error();
-  }
+  auto same = same_mount_told(root, mount, src.value().get(), request.path);
+  if (!same.ok()) return same.take_error();
 
   auto parent = held_parent(root, to.value(), "copyfile", request.to);
   if (!parent.ok()) return parent.take_error();
