@@ -11,18 +11,19 @@
  *
  * TMPDIR, for this file and what it starts: the run's directory on the system's temporary file
  * system for a file that starts sandboxes or needs inode numbers reused, else the run's directory
- * on /dev/shm where there is one (test/support/system-tmp-files.ts says why). Set here, before the file is loaded, because files
- * make their scratch directories as they load.
+ * on /dev/shm where there is one (test/support/system-tmp-files.ts says why). Set here, before the
+ * file is loaded, because files make their scratch directories as they load.
  */
 import * as path from "node:path"
 import { afterAll, afterEach, beforeEach, expect } from "vitest"
 import { recordCpu } from "./cpu-per-file.ts"
 import { runFileEnd, runTestEnd } from "./file-end.ts"
 import { skipUnless } from "./skip.ts"
+import { diskVariable, runVariable } from "./run-tmpdir.ts"
 import { needsSystemTmp } from "./system-tmp-files.ts"
 
-const run = process.env["PINNEDFS_TEST_RUN_TMPDIR"]
-const disk = process.env["PINNEDFS_TEST_DISK_TMPDIR"]
+const run = process.env[runVariable]
+const disk = process.env[diskVariable]
 const file = expect.getState().testPath
 if (run !== undefined && disk !== undefined && file !== undefined) {
   process.env["TMPDIR"] = needsSystemTmp(file, path.resolve(import.meta.dirname, "..", "..")) ? disk : run

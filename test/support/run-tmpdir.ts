@@ -71,7 +71,7 @@ const runParent = (): string => {
 }
 
 /** Set while a run's directory is in force: a second global setup in the same run (one per vitest project) keeps it. */
-const runVariable = "PINNEDFS_TEST_RUN_TMPDIR"
+export const runVariable = "PINNEDFS_TEST_RUN_TMPDIR"
 /**
  * The run's directory on the system's temporary file system, for the files that start sandboxes
  * or need inode numbers reused (test/support/system-tmp-files.ts). The same directory as TMPDIR where the run's is not on /dev/shm.
