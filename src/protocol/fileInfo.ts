@@ -10,7 +10,24 @@
  */
 import { BigInt as BI, ByteSize, type FileSystem, Option } from "effect"
 import type { BigIntStats } from "node:fs"
-import { fileInfoOf, type StatRecord } from "../internal/statRecord.ts"
+import {
+  ATIME_MS,
+  BIRTHTIME_MS,
+  exactOf,
+  GID,
+  MODE,
+  MTIME_MS,
+  type StatRecord,
+  typeOf as recordTypeOf,
+  UID,
+  X_BLKSIZE,
+  X_BLOCKS,
+  X_DEV,
+  X_INO,
+  X_NLINK,
+  X_RDEV,
+  X_SIZE
+} from "../internal/statRecord.ts"
 
 /**
  * A stat as either source gives it, before it becomes a `File.Info`. An absent time is one the
@@ -71,17 +88,33 @@ export const make = (stat: Stat): FileSystem.File.Info => ({
  * integers, and the times in milliseconds (`Date` keeps whole milliseconds, truncating toward zero
  * as Node's bigint stats do); a missing birth time is `-1` there.
  *
+ * It reads the slots itself rather than going through `fileInfoOf` and {@link make}: spreading
+ * that nineteen-field object into {@link Stat} cost V8 about 5 µs, more than the rest of an
+ * extension `stat` on the JavaScript thread, and the nanosecond times it builds go unused here.
+ * The exact integers come from an unsigned view, so `make`'s widening has nothing to do.
+ *
  * @since 0.1.0
  * @category constructors
  */
 export const fromNative = (r: StatRecord): FileSystem.File.Info => {
-  const info = fileInfoOf(r)
-  return make({
-    ...info,
-    atime: new Date(info.atimeMs),
-    mtime: new Date(info.mtimeMs),
-    birthtime: info.birthtimeMs < 0 ? undefined : new Date(info.birthtimeMs)
-  })
+  const x = exactOf(r)
+  const birth = r[BIRTHTIME_MS]!
+  return {
+    type: recordTypeOf(r),
+    mtime: Option.some(new Date(r[MTIME_MS]!)),
+    atime: Option.some(new Date(r[ATIME_MS]!)),
+    birthtime: birth < 0 ? Option.none() : Option.some(new Date(birth)),
+    dev: x[X_DEV]!,
+    rdev: Option.some(x[X_RDEV]!),
+    ino: Option.some(x[X_INO]!),
+    mode: r[MODE]!,
+    nlink: Option.some(x[X_NLINK]!),
+    uid: Option.some(r[UID]!),
+    gid: Option.some(r[GID]!),
+    size: ByteSize.bytes(x[X_SIZE]!),
+    blksize: Option.some(ByteSize.bytes(x[X_BLKSIZE]!)),
+    blocks: Option.some(x[X_BLOCKS]!)
+  }
 }
 
 const typeOf = (st: BigIntStats): FileSystem.File.Type =>
