@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest"
 import { native } from "../../src/internal/native.ts"
 import { fileInfoOf, isStatRecord, recordOf } from "../../src/internal/statRecord.ts"
 import { BigIntStats, type FileInfo, PinnedRoot, Stats } from "../../src/index.ts"
-import { fromNative } from "../../src/protocol/fileInfo.ts"
+import { fromNative, make } from "../../src/protocol/fileInfo.ts"
 import { statsOf } from "../../src/root/stats.ts"
 import { strategies } from "../support/strategies.ts"
 import { scratch } from "../support/tree.ts"
@@ -64,6 +64,20 @@ describe("the stat record", () => {
     const info = fromNative(r)
     expect(info.size).toBe(wide.size)
     expect(info.birthtime._tag).toBe("None")
+  })
+
+  it("File.Info read from the slots is the one the builder makes from the public FileInfo, beyond 2^53 and with or without a birth time", () => {
+    const viaBuilder = (info: FileInfo) =>
+      make({
+        ...info,
+        atime: new Date(info.atimeMs),
+        mtime: new Date(info.mtimeMs),
+        birthtime: info.birthtimeMs < 0 ? undefined : new Date(info.birthtimeMs)
+      })
+    for (const chosen of [wide, { ...wide, birthtimeMs: 86_400_000.5, birthtimeNs: 86_400_000_500_000n, type: "Directory" as const }]) {
+      const r = recordOf(chosen)
+      expect(fromNative(r)).toEqual(viaBuilder(fileInfoOf(r)))
+    }
   })
 
   it("a bad type code reads as Unknown, never a crash", () => {
