@@ -163,6 +163,9 @@ describe.each(strategies)("readLink, realPath, resolve (%s)", (strategy) => {
       expect(await root.resolve("a/b/")).toEqual({ path: "a/b", target: null })
       expect(await root.resolve("a/b/../b/c")).toEqual({ path: "a/b/c", target: null })
       expect(await root.resolve("")).toEqual({ path: "", target: null })
+      // One name directly in the root: under openat2 a single statx answers it.
+      expect(await root.resolve("a")).toEqual({ path: "a", target: null })
+      expect(await root.resolve("./a")).toEqual({ path: "a", target: null })
     })
 
     it("answers a missing component and what follows as requested", async () => {
@@ -171,6 +174,7 @@ describe.each(strategies)("readLink, realPath, resolve (%s)", (strategy) => {
       expect(await root.resolve("a/b/missing")).toEqual({ path: "a/b/missing", target: null })
       expect(await root.resolve("missing/")).toEqual({ path: "missing", target: null })
       expect(await root.resolve("nope/x/y/z")).toEqual({ path: "nope/x/y/z", target: null })
+      expect(await root.resolve("nope")).toEqual({ path: "nope", target: null })
     })
 
     it("stops at the first link, first, in the middle or last, with its text", async () => {

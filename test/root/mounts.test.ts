@@ -80,6 +80,11 @@ describe.each(strategies)("a mount point inside the root (%s)", (strategy) => {
     // One name in the root is answered by one statx where it is on the root's mount; a mount
     // point must still get the refusal, never true.
     refusedAt(await rejection(root.exists("mnt")), "mnt", "mnt")
+    // resolve of the mount point itself: openat2's one statx sees the other mount and hands over to
+    // the confined open, whose refusal this is. The walk does not look at a last component's
+    // mount for resolve: it answers the name, and every act on it is then refused, as above.
+    if (strategy === "openat2") refusedAt(await rejection(root.resolve("mnt")), "mnt", "mnt")
+    else expect(await root.resolve("mnt")).toEqual({ path: "mnt", target: null })
     refusedAt(await rejection(root.readFile("mnt")), "mnt", "mnt")
     refusedAt(await rejection(root.readDirectory("mnt")), "mnt", "mnt")
     refusedAt(await rejection(root.writeFileString("mnt", "x")), "mnt", "mnt")
