@@ -236,6 +236,15 @@ MountTold mount_told(const Root& root, const MountIdentity& told) {
   return root.mount().same_as(told) ? MountTold::Root : MountTold::Other;
 }
 
+RootLook look_in_root(const Root& root, const LexedPath& path, struct stat* st) {
+  if (path.parts.size() != 1 || path.must_be_dir || path.has_dotdot) return RootLook::Unsure;
+  MountIdentity told;
+  int looked = platform::lstat_with_mount(root.fd(), path.leaf().c_str(), st, &told);
+  if (looked == ENOENT) return RootLook::Missing;
+  if (looked != 0 || mount_told(root, told) != MountTold::Root) return RootLook::Unsure;
+  return RootLook::Found;
+}
+
 Status same_mount_told(const Root& root, const MountIdentity& told, int fd,
                        const std::string& shown) {
   switch (mount_told(root, told)) {

@@ -37,6 +37,7 @@
 
 #include "error.h"
 #include "fd.h"
+#include "path_lex.h"
 #include "root.h"
 
 namespace pinnedfs {
@@ -138,6 +139,16 @@ MountTold mount_told(const Root& root, const MountIdentity& told);
 // else `fd`'s own (a handle asked, as same_mount asks it).
 Status same_mount_told(const Root& root, const MountIdentity& told, int fd,
                        const std::string& shown);
+
+// One look at a name directly in the root (`path` one plain component, no trailing '/'): an lstat
+// in the root's descriptor that tells the mount (platform::lstat_with_mount), with no link followed
+// and no automount. One lookup in the pinned directory climbs nowhere and follows nothing, so
+// Missing (ENOENT) says the name is not there with nothing hidden behind it, and Found says it is
+// there, on the root's mount, as `st` describes it (a link as itself). Unsure: a longer path, any
+// other failure, another mount, or a look that could not tell one; the caller's general path then
+// answers, or refuses, in its own words.
+enum class RootLook { Unsure, Missing, Found };
+RootLook look_in_root(const Root& root, const LexedPath& path, struct stat* st);
 
 // The refusal of a mount crossing at `where` (root-relative).
 Error mount_point(const char* syscall, const std::string& shown, const std::string& where);

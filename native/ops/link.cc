@@ -176,30 +176,17 @@ Result<Value> resolve_by_walk(const Root& root, const LexedPath& path) {
   return Value(reached(spelled.path));  // every component a directory ("a/b/" ended here)
 }
 
-#if defined(__linux__) && defined(STATX_MNT_ID)
-// One name directly in the root, under openat2: one statx in the root's descriptor, following no
-// link and triggering no automount, says what the confined open, readlinkat and close say in three
-// calls. One lookup in the pinned directory can climb nowhere and follow nothing; the answer's
-// mount id shows a crossing. A name not there is the request as asked (the open's ENOENT answer); a
-// name on the root's mount that is not a link is reached; a link's text is read by name, and a link
-// gone since the look is the answer it would have been a moment later (reached). Another mount, a
-// kernel without mount ids or any other failure answers false: the confined open then gives the
-// answer or its own refusal.
+#if defined(__linux__)
+// One name directly in the root, under openat2: one look (look_in_root) says what the confined
+// open, readlinkat and close say in three calls. A name not there is the request as asked (the
+// open's ENOENT answer); one that is not a link is reached; a link's text is read by name, and a
+// link gone since the look is the answer it would have been a moment later (reached). Unsure
+// answers false: the confined open then gives the answer or its own refusal.
 bool resolve_in_root(const Root& root, const LexedPath& path, Result<Value>* answer) {
-  if (path.parts.size() != 1 || path.must_be_dir || path.has_dotdot || !root.mount().has_id)
-    return false;
-  struct statx sx;
-  int rc = retry_eintr([&] {
-    return ::statx(root.fd(), path.leaf().c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
-                   STATX_TYPE | STATX_MNT_ID, &sx);
-  });
-  if (rc != 0) {
-    if (errno != ENOENT) return false;
-    *answer = Value(reached(path.joined()));
-    return true;
-  }
-  if (!(sx.stx_mask & STATX_MNT_ID) || sx.stx_mnt_id != root.mount().id) return false;
-  if (!S_ISLNK(sx.stx_mode)) {
+  struct stat st;
+  RootLook look = look_in_root(root, path, &st);
+  if (look == RootLook::Unsure) return false;
+  if (look == RootLook::Missing || !S_ISLNK(st.st_mode)) {
     *answer = Value(reached(path.joined()));
     return true;
   }
@@ -225,7 +212,7 @@ Result<Value> resolve(const Root& root, const Request& request) {
   if (!prepared.ok()) return prepared.take_error();
   const LexedPath& path = prepared.value();
   if (path.is_root()) return Value(reached(""));
-#if defined(__linux__) && defined(STATX_MNT_ID)
+#if defined(__linux__)
   if (root.strategy() == Strategy::Kernel) {
     Result<Value> quick = Value(std::monostate{});
     if (resolve_in_root(root, path, &quick)) return quick;

@@ -185,28 +185,6 @@ bool stat_in_root(const Root& root, const LexedPath& path, const std::string& sh
   return true;
 }
 
-// exists's one-system-call form, under stat_in_root's conditions: a name found on the root's own
-// mount exists (a link as itself, as the handle path finds it), and ENOENT from one lookup in the
-// pinned directory means the name is not there, so no crossing can hide behind it. A name on
-// another mount, a kernel without mount ids, or any other failure takes the general path and its
-// own answer or refusal.
-bool exists_in_root(const Root& root, const LexedPath& path, Result<Value>* answer) {
-  if (path.parts.size() != 1 || path.must_be_dir || path.has_dotdot || !root.mount().has_id)
-    return false;
-  struct statx sx;
-  int rc = retry_eintr([&] {
-    return ::statx(root.fd(), path.leaf().c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
-                   STATX_TYPE | STATX_MNT_ID, &sx);
-  });
-  if (rc != 0) {
-    if (errno != ENOENT) return false;
-    *answer = Value(false);
-    return true;
-  }
-  if (!(sx.stx_mask & STATX_MNT_ID) || sx.stx_mnt_id != root.mount().id) return false;
-  *answer = Value(true);
-  return true;
-}
 #endif
 }  // namespace
 #endif
@@ -214,9 +192,11 @@ bool exists_in_root(const Root& root, const LexedPath& path, Result<Value>* answ
 Result<Value> exists(const Root& root, const Request& request) {
   auto path = prepare_path(root, request.path);
   if (!path.ok()) return path.take_error();
-#if defined(__linux__) && defined(STATX_MNT_ID)
-  Result<Value> quick = Value(std::monostate{});
-  if (exists_in_root(root, path.value(), &quick)) return quick;
+#if defined(__linux__)
+  // One name directly in the root: one look answers, as for stat (look_in_root says why).
+  struct stat st;
+  RootLook look = look_in_root(root, path.value(), &st);
+  if (look != RootLook::Unsure) return Value(look == RootLook::Found);
 #endif
   // An O_PATH|O_NOFOLLOW open finds a trailing link as itself: a link exists (contract), while a
   // link met on the way is still refused by the resolution.
