@@ -29,6 +29,7 @@
 #include "core/value.h"
 #include "ops/confine.h"
 #include "ops/open.h"
+#include "platform/platform.h"
 #include "settle_pacer.h"
 #include "trip.h"
 
@@ -947,6 +948,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
 #undef PINNEDFS_EXPORT
   exports.Set("flags", fl);
   exports.Set("refusedMember", static_cast<uint32_t>(kRefusedMember));
+  exports.Set("spellingMayDiffer", ops::kSpellingMayDiffer);
   // The stat record's layout and its type codes (results.h), for src/internal/statRecord.ts.
   Napi::Object record = Napi::Object::New(env);
   Napi::Array names = Napi::Array::New(env);

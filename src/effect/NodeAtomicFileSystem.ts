@@ -92,6 +92,7 @@ export const make = (options?: Options): PinnedAtomicFileSystem => {
   const live = new Set<PinnedFileHandle>()
   return {
     noFollowAuthorization: true,
+    resolvesAsAsked: !native.spellingMayDiffer,
     identifyRoot,
     execute: execute(cache, checked, new Trips(checked.readLimit)),
     batchLimits: checked.batchLimits,

@@ -186,6 +186,12 @@ export interface NativeBinding {
   /** The readMany op code of a member the caller already refused: it is not run. */
   readonly refusedMember: number
   /**
+   * Whether `resolve` and `realPath` may answer a name in another spelling than the one asked (the
+   * stored one, where a volume folds case: macOS); elsewhere a path with no link on it is answered
+   * as it was asked.
+   */
+  readonly spellingMayDiffer: boolean
+  /**
    * How a stat answers: the slots of its one Float64Array, by name (the number form, then the
    * exact 64-bit integers, then the nanosecond times), and the names of its type codes. See
    * `src/internal/statRecord.ts`.

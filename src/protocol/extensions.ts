@@ -163,6 +163,12 @@ export type PinnedResult<R extends PinnedRequest> = PinnedResults[R["operation"]
  */
 export interface PinnedAtomicFileSystem extends AtomicFileSystem {
   readonly noFollowAuthorization: true
+  /**
+   * `resolve` answers a path with no link on it spelled as it was asked (every platform but
+   * macOS, whose case-folding volumes answer the stored spelling). A kernel may then take a request
+   * that proved no link lay on its path as proof of what the resolution would have answered.
+   */
+  readonly resolvesAsAsked: boolean
   readonly identifyRoot: (path: string) => Effect.Effect<string, PlatformError.PlatformError>
   readonly execute: <R extends PinnedRequest>(request: R) => Effect.Effect<PinnedResult<R>, PlatformError.PlatformError>
   readonly batchLimits: { readonly size: number; readonly response: number }

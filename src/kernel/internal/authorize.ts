@@ -28,6 +28,7 @@ import { phaseOneOf } from "./authorize/phaseOne.ts"
 import { phaseTwoOf } from "./authorize/phaseTwo.ts"
 import { deny, methodOf, storeQuestions } from "./authorize/store.ts"
 import type { Root } from "../../protocol/root.ts"
+import { isInside } from "./paths.ts"
 
 /** The operations whose request is the operation and a path, nothing else. @internal */
 export type PathOperation = "resolve" | "stat" | "exists" | "readFile"
@@ -136,7 +137,18 @@ export const makeAuthorizer = (options: {
   const check = (action: Action, resource: string) => store.check(action, resource)
   const one = phaseOneOf({ path, root, host, noFollow, runPath, check })
   const two = phaseTwoOf({ path, root, lexicalOf: one.lexicalOf, check })
-  const { authorize, authorizeThen } = bothPhasesOf(noFollow, one, two)
+  // The store's promise that a name directly in a directory is granted at once and unobserved:
+  // the caller's own path strictly inside the workspace, no glob, over an executor whose
+  // resolution of a link-free path is that path as asked (the resource the client would ask about).
+  const asAsked = noFollow && (atomic as { readonly resolvesAsAsked?: unknown }).resolvesAsAsked === true
+  const promised = (need: Need) => {
+    if (!asAsked || need.glob === true) return false
+    const lexical = one.lexicalOf(need)
+    return (
+      lexical !== root.logicalRoot && isInside(path, root.logicalRoot, lexical) && store.grantsBelow(need.action, path.dirname(lexical))
+    )
+  }
+  const { authorize, authorizeThen } = bothPhasesOf(noFollow, one, two, promised)
   return {
     root,
     path,

@@ -11,8 +11,17 @@ import type { PhaseOne } from "./phaseOne.ts"
 import type { PhaseTwo } from "./phaseTwo.ts"
 
 /** @internal */
-export const bothPhasesOf = (noFollow: boolean, one: PhaseOne, two: PhaseTwo) => {
-  const { confirm, decideFirst, lexicalOf, phaseOne } = one
+export const bothPhasesOf = (
+  noFollow: boolean,
+  one: PhaseOne,
+  two: PhaseTwo,
+  /**
+   * Whether the store promised, before anything is sent, to grant `need` on the caller's own path
+   * at once and unobserved (`GrantStore.grantsBelow` of its directory): see `authorizeThen`.
+   */
+  promised: (need: Need) => boolean = () => false
+) => {
+  const { ask, confirm, decideFirst, lexicalOf, phaseOne } = one
   const { conceal, entry } = two
 
   const authorize = (needs: ReadonlyArray<Need>) =>
@@ -49,6 +58,16 @@ export const bothPhasesOf = (noFollow: boolean, one: PhaseOne, two: PhaseTwo) =>
    * be one request with no effect when it fails and no question of its own; the guarded
    * `readFile`, `readFileString`, `stat`, `lstat` and `exists` use it (`readLink` and `realPath`
    * answer about a final link without refusing it, so they keep the full protocol).
+   *
+   * When the store has promised before anything is sent (`promised`: `grantsBelow` of the
+   * directory of the caller's path, which says the store would grant every name below it at once,
+   * recording nothing and waiting on no one), `attempt` goes first and the first resolution is
+   * spared too: an outcome `answer` takes proves no link lay on the path, so the resolution would
+   * have named the caller's own path, which is what the store is then asked about, the client's
+   * one question. The outcome is answered only once the store granted it, and only if the store
+   * did not wait after all (a store that broke its promise gets the second resolution and `use`,
+   * as after any wait). An outcome `answer` does not take goes to the protocol from the start, the
+   * attempt not sent again: a link on the path, or an error, costs the one trip the look took.
    */
   const authorizeThen = <A, L>(
     need: Need,
@@ -63,16 +82,29 @@ export const bothPhasesOf = (noFollow: boolean, one: PhaseOne, two: PhaseTwo) =>
         Effect.catch(confirm(need, before, own), (refusal) => conceal(need, refusal)),
         () => Effect.flatMap(entry({ need, resource: before, lexical: lexicalOf(need) }), () => use)
       )
-    return Effect.flatMap(
-      Effect.catch(decideFirst(need), (refusal) => conceal(need, refusal)),
-      ({ before, own, waited }) =>
-        noFollow && own && !waited
-          ? Effect.flatMap(Effect.result(attempt), (outcome) => {
-              const taken = answer(outcome)
-              return taken !== undefined ? Effect.fromResult(taken) : full(before, own)
-            })
-          : full(before, own)
-    )
+    const afterDecision = (attemptAgain: boolean) =>
+      Effect.flatMap(
+        Effect.catch(decideFirst(need), (refusal) => conceal(need, refusal)),
+        ({ before, own, waited }) =>
+          attemptAgain && noFollow && own && !waited
+            ? Effect.flatMap(Effect.result(attempt), (outcome) => {
+                const taken = answer(outcome)
+                return taken !== undefined ? Effect.fromResult(taken) : full(before, own)
+              })
+            : full(before, own)
+      )
+    if (!(noFollow && promised(need))) return afterDecision(true)
+    return Effect.flatMap(Effect.result(attempt), (outcome) => {
+      const taken = answer(outcome)
+      if (taken === undefined) return afterDecision(false)
+      const own = lexicalOf(need)
+      // The store's own refusal of the caller's path, if it comes, is reported as it is: there is
+      // nothing behind the path left to conceal.
+      return Effect.flatMap(
+        Effect.catch(ask(need, own), (refusal) => conceal(need, refusal)),
+        (waited) => (waited ? full(own, true) : Effect.fromResult(taken))
+      )
+    })
   }
 
   return { authorize, authorizeThen }

@@ -83,17 +83,21 @@ export const phaseOneOf = (cx: PhaseOneContext) => {
     // Chained rather than generated, as `authorizeThen` (every guarded read, stat and exists).
     Effect.flatMap(Effect.mapError(resolve(need), refuseWith(false)), (before) => {
       const own = before === lexicalOf(need)
-      const clock = { waited: false }
-      // Queued here, as the effect runs, just before the question is asked.
-      queueMicrotask(() => {
-        clock.waited = true
-      })
-      return Effect.map(Effect.mapError(check(need.action, before), refuseWith(own)), () => ({
-        before,
-        own,
-        waited: clock.waited
-      }))
+      return Effect.map(ask(need, before, own), (waited) => ({ before, own, waited }))
     })
+
+  /**
+   * The store asked about `resource` for `need`: whether it made anything wait for its answer. A
+   * refusal is the store's own answer about the caller's path when `own`. Called as the effect
+   * runs (in a continuation), just before the question is asked: the microtask is queued then.
+   */
+  const ask = (need: Need, resource: string, own = true): Effect.Effect<boolean, PhaseOneRefusal> => {
+    const clock = { waited: false }
+    queueMicrotask(() => {
+      clock.waited = true
+    })
+    return Effect.map(Effect.mapError(check(need.action, resource), refuseWith(own)), () => clock.waited)
+  }
 
   /**
    * The rest of phase 1: the decision may have waited on a person or a journal. What was granted is
@@ -110,7 +114,7 @@ export const phaseOneOf = (cx: PhaseOneContext) => {
   const phaseOne = (need: Need): Effect.Effect<string, PhaseOneRefusal> =>
     Effect.flatMap(decideFirst(need), ({ before, own }) => Effect.as(confirm(need, before, own), before))
 
-  return { resolve, lexicalOf, decideFirst, confirm, phaseOne }
+  return { resolve, lexicalOf, ask, decideFirst, confirm, phaseOne }
 }
 
 /** Phase 1's functions over one context. @internal */
