@@ -1,6 +1,7 @@
 #include "trip.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -41,6 +42,7 @@ bool Trip::submit(napi_env env, std::unique_ptr<TripJob> job) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     todo_.push_back(std::move(job));
+    queued_.store(todo_.size(), std::memory_order_release);
     if (!turn_open_) start = std::min(claim_runners(), 1u);
   }
   // No end of turn to wait for (no pacer, or the environment stopping): every request starts what
@@ -96,36 +98,88 @@ bool Trip::start_runners(napi_env env, unsigned count) {
 
 void Trip::drop_queued() {
   std::deque<std::unique_ptr<TripJob>> dropped;
+  stopping_.store(true, std::memory_order_release);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (runners_ == 0) dropped.swap(todo_);
+  if (runners_ == 0) {
+    dropped.swap(todo_);
+    queued_.store(0, std::memory_order_release);
+  }
+}
+
+namespace {
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+// How long a runner that emptied the queue waits, spinning, for the next request. An awaited caller
+// submits its next request within a few microseconds of its answer being settled; a runner still
+// awake takes it without the JavaScript thread queuing a work item and waking a pool thread (the
+// futex wake alone was ~20% of the JavaScript thread's time in an awaited read loop). 50 us covers
+// the settle and the caller's turn with room; longer bought nothing in the A/B runs and only burns
+// a core that has nothing to do (docs/performance.md, "a runner lingers").
+constexpr auto kLinger = std::chrono::microseconds(50);
+}  // namespace
+
+bool Trip::linger() {
+  auto deadline = std::chrono::steady_clock::now() + kLinger;
+  for (unsigned i = 0;; ++i) {
+    if (queued_.load(std::memory_order_acquire) > 0) return true;
+    if (stopping_.load(std::memory_order_acquire)) return false;
+    for (int k = 0; k < 16; ++k) cpu_relax();
+    if ((i & 7) == 7 && std::chrono::steady_clock::now() >= deadline) return false;
+  }
+}
+
+std::unique_ptr<TripJob> Trip::take_locked() {
+  if (todo_.empty()) return nullptr;
+  std::unique_ptr<TripJob> next = std::move(todo_.front());
+  todo_.pop_front();
+  queued_.store(todo_.size(), std::memory_order_release);
+  ++busy_;
+  return next;
 }
 
 // On a pool thread: takes entries until the queue is empty, handing each answer to the pacer as
-// soon as the next entry is taken, so an early answer never waits for the runner's later ones. The
-// answer of the runner's last entry is kept and settled by complete(), which the loop runs anyway:
-// an awaited request then costs one wake of the loop, not two.
+// soon as the next entry is taken, so an early answer never waits for the runner's later ones.
+// When the queue is empty, one runner at a time lingers: its last answer goes to the pacer too, and
+// it waits a moment for the request that answer's caller is about to make. Any other runner keeps
+// its last answer for complete(), which the loop runs anyway: one wake of the loop, not two.
 void Trip::execute(napi_env, void* data) {
   auto* runner = static_cast<Runner*>(data);
   Trip& trip = *runner->trip;
   std::unique_ptr<TripJob> done;
   for (;;) {
     std::unique_ptr<TripJob> next;
+    bool lingers = false;
     {
       std::lock_guard<std::mutex> lock(trip.mutex_);
       if (done) --trip.busy_;
-      if (trip.todo_.empty()) {
-        --trip.runners_;
-      } else {
-        next = std::move(trip.todo_.front());
-        trip.todo_.pop_front();
-        ++trip.busy_;
+      next = trip.take_locked();
+      if (!next) {
+        // Without a pacer its answer could only be settled by complete(): nothing to wait for.
+        lingers = done && trip.pacer_ != nullptr && !trip.lingering_ &&
+                  !trip.stopping_.load(std::memory_order_acquire);
+        if (lingers)
+          trip.lingering_ = true;
+        else
+          --trip.runners_;
       }
     }
     if (done) {
       std::unique_ptr<PendingSettle> answer(done.release());
       // Settled (or, the environment stopping, dropped) on the JavaScript thread in complete().
-      if (!next || trip.pacer_ == nullptr || !trip.pacer_->post(answer))
+      if ((!next && !lingers) || trip.pacer_ == nullptr || !trip.pacer_->post(answer))
         runner->kept.emplace_back(static_cast<TripJob*>(answer.release()));
+    }
+    if (lingers) {
+      trip.linger();
+      std::lock_guard<std::mutex> lock(trip.mutex_);
+      trip.lingering_ = false;
+      next = trip.take_locked();
+      if (!next) --trip.runners_;
     }
     if (!next) return;
     next->run();

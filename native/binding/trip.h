@@ -13,6 +13,12 @@
 // runner drains the queue faster than one JavaScript turn fills it, spent 13% of the process's
 // time waking pool threads).
 //
+// An awaited caller's next request comes a few microseconds after its answer is settled. A runner
+// that empties the queue therefore lingers, spinning for at most 50 us, and takes that request
+// itself: the JavaScript thread neither queues a work item nor wakes a pool thread for it. One
+// runner at a time lingers, so an idle process spends at most one pool thread, for 50 us, after
+// its last request (measured: docs/performance.md, "a runner lingers").
+//
 // A request that blocks holds its runner, as it held a pool thread before: the others keep
 // running, and the next request starts another runner while fewer than the pool's size are busy.
 //
@@ -23,6 +29,7 @@
 
 #include <node_api.h>
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -69,8 +76,20 @@ class Trip : public std::enable_shared_from_this<Trip> {
   static void execute(napi_env env, void* data);
   static void complete(napi_env env, napi_status status, void* data);
 
+  // Under mutex_: the next entry, counted busy, or null when the queue is empty.
+  std::unique_ptr<TripJob> take_locked();
+  // Waits, without sleeping, for up to the linger window for an entry to be queued; true if one
+  // was (it may already have been taken by another runner).
+  bool linger();
+
   std::mutex mutex_;
   std::deque<std::unique_ptr<TripJob>> todo_;
+  // Entries in todo_, readable without the lock by a lingering runner.
+  std::atomic<std::size_t> queued_{0};
+  // A runner lingers (under mutex_): at most one at a time.
+  bool lingering_ = false;
+  // Set once by drop_queued(): the environment is going away, and a lingering runner stops waiting.
+  std::atomic<bool> stopping_{false};
   unsigned runners_ = 0;  // runners started and not yet ended
   unsigned busy_ = 0;     // runners running a job right now
   SettlePacer* pacer_;
