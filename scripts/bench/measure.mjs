@@ -118,6 +118,25 @@ export const eventLoopDelay = async (flood) => {
   return { p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6, ...cpu }
 }
 
+/**
+ * Runs operations with `concurrency` in flight until at least `count` were started and `ms` have
+ * passed since the first, whichever comes later; answers how many ran. A flood measured by a fixed
+ * count lasts as long as its contender is slow: the fastest one's event-loop histogram then holds
+ * a few dozen samples, and its p99 is its worst turn.
+ */
+export const poolFor = async (count, ms, concurrency, op) => {
+  const until = performance.now() + ms
+  let next = 0
+  const lane = async () => {
+    while (next < count || performance.now() < until) {
+      const i = next++
+      await op(i)
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, lane))
+  return next
+}
+
 /** Runs `count` operations with at most `concurrency` in flight. */
 export const pool = async (count, concurrency, op) => {
   let next = 0
