@@ -2,7 +2,8 @@
 //
 // One contender doing one operation `count` times, awaited or 256 in flight, for a CPU profile
 // (node --cpu-prof) of where its time goes. OP is one of: node, pr, ext, proto, kernel (reading the
-// depth-8 file: node:fs/promises, PinnedRoot, the extension's execute readFile, the client protocol
+// depth-8 file: node:fs/promises, PinnedRoot, the extension's execute readFile (ext-stamped: the
+// request spread from two objects, as the client's kernel makes it; ext-assigned: Object.assign), the client protocol
 // of resolve, resolve, read through execute, the kernel's readFileString over the extension with
 // every read granted); node-stat, pr-stat, ext-stat, kernel-stat, node-exists, ext-exists, kernel-exists
 // (the depth-1 file); ext-batch, kernel-batch (256 reads in one batch, counted as 256);
@@ -51,6 +52,9 @@ const perCall = which.endsWith("-batch") ? 256 : 1
 const N = Math.ceil(Number(process.argv[4] ?? 40000) / perCall)
 const ops = {
   ext: () => Effect.runPromise(ext.execute({ operation: "readFile", path: abs, ...stamp })),
+  // The request built as the client's kernel builds it, its own fields spread, then the root's.
+  "ext-stamped": () => Effect.runPromise(ext.execute({ ...{ operation: "readFile", path: abs }, ...stamp })),
+  "ext-assigned": () => Effect.runPromise(ext.execute(Object.assign({ operation: "readFile", path: abs }, stamp))),
   pr: () => pr.readFile(DEEP),
   node: () => fsp.readFile(abs),
   kernel: () => kernel.rt.runPromise(kernel.fs.readFileString(abs)),
