@@ -4,7 +4,9 @@
  * answer still goes to its own request, and a slow operation holds only its own runner, never the
  * requests behind it.
  */
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { PinnedRoot } from "../src/index.ts"
 import { native } from "../src/internal/native.ts"
@@ -13,6 +15,7 @@ import { skipUnless } from "./support/skip.ts"
 import { strategies } from "./support/strategies.ts"
 import { scratch } from "./support/tree.ts"
 
+const child = fileURLToPath(new URL("./trip-linger.child.mjs", import.meta.url))
 const poolSize = Math.min(Math.max(Number(process.env["UV_THREADPOOL_SIZE"] ?? 4) || 1, 1), 1024)
 const workItems = (): number => {
   if (native.workItems === undefined) throw new Error(noTestHooks)
@@ -65,6 +68,29 @@ describe.each(strategies)("the trip (%s)", (strategy) => {
       root.close()
     }
   })
+
+  it("never spins the only thread of a one-thread pool, and lingers with two", (ctx) => {
+    skipUnless(ctx, testHooks, noTestHooks)
+    const s = scratch()
+    s.make({ "a.txt": "lingers" })
+    const reads = 200
+    const run = (pool: number): ReadonlyArray<number> => {
+      const out = spawnSync(process.execPath, [child, s.root, String(reads), strategy], {
+        env: { ...process.env, UV_THREADPOOL_SIZE: String(pool) },
+        encoding: "utf8",
+        timeout: 60_000
+      })
+      expect(out.status, out.stderr).toBe(0)
+      const said = JSON.parse(out.stdout.trim().split("\n").pop()!) as { hooks: boolean; used?: number[] }
+      expect(said.hooks, "the child's addon has the test hooks, as this one does").toBe(true)
+      return said.used!
+    }
+    // Half the pool may spin, rounded down: none of one thread. Every awaited read then starts a
+    // work item of its own, as before lingering.
+    expect(run(1)).toEqual([reads, reads, reads, reads])
+    const two = run(2)
+    expect(Math.min(...two), `work items per attempt: ${two.join(", ")}`).toBeLessThan(reads / 2)
+  }, 120_000)
 
   it("answers stats while a long recursive remove still holds its runner", async () => {
     const s = scratch()

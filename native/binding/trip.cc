@@ -121,6 +121,22 @@ inline void cpu_relax() {
 // the settle and the caller's turn with room; longer bought nothing in the A/B runs and only burns
 // a core that has nothing to do (docs/performance.md, "a runner lingers").
 constexpr auto kLinger = std::chrono::microseconds(50);
+
+// Runners lingering now, over every environment of the process (each worker thread has a Trip of
+// its own, and all share libuv's one pool). At most half the pool spins at once, so libuv's other
+// work (fs, dns, zlib, another environment's first request) always finds threads that are not
+// spinning; a pool of one thread never spins.
+std::atomic<unsigned> lingering_runners{0};
+
+bool claim_linger(unsigned pool) {
+  unsigned most = pool / 2;
+  unsigned now = lingering_runners.load(std::memory_order_relaxed);
+  while (now < most) {
+    if (lingering_runners.compare_exchange_weak(now, now + 1, std::memory_order_acq_rel))
+      return true;
+  }
+  return false;
+}
 }  // namespace
 
 bool Trip::linger() {
@@ -144,7 +160,8 @@ std::unique_ptr<TripJob> Trip::take_locked() {
 
 // On a pool thread: takes entries until the queue is empty, handing each answer to the pacer as
 // soon as the next entry is taken, so an early answer never waits for the runner's later ones.
-// When the queue is empty, one runner at a time lingers: its last answer goes to the pacer too, and
+// When the queue is empty, one runner at a time lingers (and at most half the pool's threads in the
+// process): its last answer goes to the pacer too, and
 // it waits a moment for the request that answer's caller is about to make. Any other runner keeps
 // its last answer for complete(), which the loop runs anyway: one wake of the loop, not two.
 void Trip::execute(napi_env, void* data) {
@@ -161,7 +178,8 @@ void Trip::execute(napi_env, void* data) {
       if (!next) {
         // Without a pacer its answer could only be settled by complete(): nothing to wait for.
         lingers = done && trip.pacer_ != nullptr && !trip.lingering_ &&
-                  !trip.stopping_.load(std::memory_order_acquire);
+                  !trip.stopping_.load(std::memory_order_acquire) &&
+                  claim_linger(trip.max_runners_);
         if (lingers)
           trip.lingering_ = true;
         else
@@ -176,6 +194,7 @@ void Trip::execute(napi_env, void* data) {
     }
     if (lingers) {
       trip.linger();
+      lingering_runners.fetch_sub(1, std::memory_order_acq_rel);
       std::lock_guard<std::mutex> lock(trip.mutex_);
       trip.lingering_ = false;
       next = trip.take_locked();

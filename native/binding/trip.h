@@ -16,8 +16,9 @@
 // An awaited caller's next request comes a few microseconds after its answer is settled. A runner
 // that empties the queue therefore lingers, spinning for at most 50 us, and takes that request
 // itself: the JavaScript thread neither queues a work item nor wakes a pool thread for it. One
-// runner at a time lingers, so an idle process spends at most one pool thread, for 50 us, after
-// its last request (measured: docs/performance.md, "a runner lingers").
+// runner per environment lingers at a time, and at most half of libuv's pool in the whole process
+// (none with a pool of one thread), so an idle environment spends at most one pool thread, for
+// 50 us, after its last request (measured: docs/performance.md, "a runner lingers").
 //
 // A request that blocks holds its runner, as it held a pool thread before: the others keep
 // running, and the next request starts another runner while fewer than the pool's size are busy.
