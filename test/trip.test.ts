@@ -47,6 +47,7 @@ describe.each(strategies)("the trip (%s)", (strategy) => {
 
   it("serves an awaited loop of reads mostly from a runner that lingers, not a work item per read", async (ctx) => {
     skipUnless(ctx, testHooks, noTestHooks)
+    skipUnless(ctx, poolSize >= 2, `UV_THREADPOOL_SIZE=${poolSize}: a one-thread pool never lingers (the next test shows it)`)
     const s = scratch()
     s.make({ "a.txt": "lingers" })
     const root = await PinnedRoot.open(s.root, { strategy })
@@ -92,7 +93,12 @@ describe.each(strategies)("the trip (%s)", (strategy) => {
     expect(Math.min(...two), `work items per attempt: ${two.join(", ")}`).toBeLessThan(reads / 2)
   }, 120_000)
 
-  it("answers stats while a long recursive remove still holds its runner", async () => {
+  it("answers stats while a long recursive remove still holds its runner", async (ctx) => {
+    skipUnless(
+      ctx,
+      poolSize >= 2,
+      `UV_THREADPOOL_SIZE=${poolSize}: the remove holds the pool's only thread, and every request waits behind it`
+    )
     const s = scratch()
     const dir = s.abs("big")
     fs.mkdirSync(dir)
