@@ -116,12 +116,24 @@ export class Trips {
       return
     }
     const first = group[0]!
+    // One loop, not `Uint8Array.from(group, f)`: the mapped form walks the iterator protocol and
+    // cost about 0.9 µs a group against 0.1 µs for this (Node 20), on every trip of a flood.
+    const n = group.length
+    const ops = new Uint8Array(n)
+    const paths = new Array<string>(n)
+    const recursive = new Uint8Array(n)
+    for (let i = 0; i < n; i++) {
+      const s = group[i]!
+      ops[i] = s.op
+      paths[i] = s.path
+      recursive[i] = s.recursive ? 1 : 0
+    }
     first.handle
       .readMany(
-        Uint8Array.from(group, (s) => s.op),
-        group.map((s) => s.path),
-        Uint8Array.from(group, (s) => (s.recursive ? 1 : 0)),
-        group.length,
+        ops,
+        paths,
+        recursive,
+        n,
         // No budget across members: each is bounded by its own limit, as it is alone.
         Number.MAX_SAFE_INTEGER,
         first.verify,
