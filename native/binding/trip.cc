@@ -161,9 +161,9 @@ std::unique_ptr<TripJob> Trip::take_locked() {
 // On a pool thread: takes entries until the queue is empty, handing each answer to the pacer as
 // soon as the next entry is taken, so an early answer never waits for the runner's later ones.
 // When the queue is empty, one runner at a time lingers (and at most half the pool's threads in the
-// process): its last answer goes to the pacer too, and
-// it waits a moment for the request that answer's caller is about to make. Any other runner keeps
-// its last answer for complete(), which the loop runs anyway: one wake of the loop, not two.
+// process): its last answer goes to the pacer too, and it waits a moment for the request that
+// answer's caller is about to make. Any other runner keeps its last answer for complete(), which
+// the loop runs anyway: one wake of the loop, not two.
 void Trip::execute(napi_env, void* data) {
   auto* runner = static_cast<Runner*>(data);
   Trip& trip = *runner->trip;
