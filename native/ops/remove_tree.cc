@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstddef>
 #include <deque>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "../core/eintr.h"
 #include "../platform/platform.h"
 #include "dir_list.h"
+#include "free_watch.h"
 
 namespace pinnedfs::ops {
 
@@ -30,17 +32,24 @@ std::string join(const std::string& a, const std::string& b) {
 
 // Where the file system frees a file's blocks synchronously when its last reference goes (ext4
 // mounted with `discard` waits for the device to discard them), unlinking file after file waits out
-// one device round trip each, and a large tree is removed at the device's latency. So each file
-// past the first few is held (an O_PATH handle taken just before its unlink): the unlink then only
-// removes the entry, and the last reference, with the freeing it triggers, goes when the handle is
-// closed here, by a few threads side by side. Every act in a directory stays where it was: one at a
-// time, each after its own proof. Closing a handle to an unlinked file acts in no directory. The
-// threads start with the first handle and live for one removal; where none can be started the
-// caller closes its own.
+// one device round trip each, and a large tree is removed at the device's latency. There each file
+// is held (an O_PATH handle taken just before its unlink): the unlink then only removes the entry,
+// and the last reference, with the freeing it triggers, goes when the handle is closed here, by a
+// few threads side by side. Every act in a directory stays where it was: one at a time, each after
+// its own proof. Closing a handle to an unlinked file acts in no directory.
+//
+// Holding costs an open and a close a file, and a thread: where the free is quick (a file never
+// written back, a file system that frees later) it buys nothing (on this project's disk an unlink
+// takes 4 us then and 64-75 us after a sync; docs/performance.md, "The remover holds only where
+// freeing is slow"). So the removal watches its own frees: unlinks without a handle until half of a
+// window of them were slow, closes of held handles until half of a window were quick, and holds
+// or not accordingly. Threads start with the backlog (the first with the first handle, another
+// whenever handles wait for one), live for one removal; where none can be started the caller closes
+// its own.
 class Closer {
  public:
   // `most`: handles held at once, at most kPending (0: none is ever held).
-  explicit Closer(std::size_t most) : most_(most) {
+  explicit Closer(std::size_t most, bool hold_from_start) : most_(most), watch_(hold_from_start) {
     ::pthread_mutex_init(&lock_, nullptr);
     ::pthread_cond_init(&wake_, nullptr);
     ::pthread_cond_init(&room_, nullptr);
@@ -58,9 +67,13 @@ class Closer {
     ::pthread_mutex_destroy(&lock_);
   }
 
-  // Whether the next file is worth holding: a small tree is not worth a thread, nor its files the
-  // extra open, so its first kInline files are unlinked as they are, with no handle.
-  bool worth_holding() { return most_ > 0 && ++seen_ > kInline; }
+  // Whether the next file is worth holding: only while frees have been found slow.
+  bool worth_holding() const { return most_ > 0 && watch_.holding(); }
+
+  // An unlink done without a handle took `took`: the free was in it.
+  void unlinked(FreeWatch::Duration took) {
+    if (most_ > 0) watch_.unlinked(took);
+  }
 
   // The process ran out of descriptors: what is held is closed now, and nothing more is held for
   // the rest of this removal (every descriptor is better spent on the removal itself).
@@ -71,9 +84,13 @@ class Closer {
 
   // Hands `fd` over to be closed. Waits while `most` handles are already waiting.
   void close(Fd fd) {
-    start();
-    if (threads_.empty()) return;
     ::pthread_mutex_lock(&lock_);
+    if (can_start_ && threads_.size() < kThreads && (threads_.empty() || pending_.size() > idle_))
+      start_locked();
+    if (threads_.empty()) {
+      ::pthread_mutex_unlock(&lock_);
+      return;  // fd closes here, by the caller
+    }
     while (most_ > 0 && pending_.size() >= most_) ::pthread_cond_wait(&room_, &lock_);
     pending_.push_back(std::move(fd));
     ::pthread_cond_signal(&wake_);
@@ -89,21 +106,20 @@ class Closer {
 
  private:
   static constexpr std::size_t kThreads = 8;
-  static constexpr std::size_t kInline = 64;
 
  public:
   // Bounds the descriptors held at once, whatever the process's limit allows.
   static constexpr std::size_t kPending = 256;
 
  private:
-  void start() {
-    if (started_) return;
-    started_ = true;
-    for (std::size_t i = 0; i < kThreads; ++i) {
-      pthread_t t;
-      if (::pthread_create(&t, nullptr, &Closer::main, this) != 0) break;
-      threads_.push_back(t);
+  void start_locked() {
+    pthread_t t;
+    if (::pthread_create(&t, nullptr, &Closer::main, this) != 0) {
+      can_start_ = false;
+      return;
     }
+    threads_.push_back(t);
+    ++idle_;
   }
 
   static void* main(void* self) {
@@ -121,9 +137,14 @@ class Closer {
       Fd fd = std::move(pending_.front());
       pending_.pop_front();
       ++closing_;
+      --idle_;
       ::pthread_mutex_unlock(&lock_);
+      auto began = std::chrono::steady_clock::now();
       fd.reset();
+      auto took = std::chrono::steady_clock::now() - began;
       ::pthread_mutex_lock(&lock_);
+      watch_.closed(took);
+      ++idle_;
       --closing_;
       ::pthread_cond_broadcast(&room_);
     }
@@ -131,13 +152,14 @@ class Closer {
   }
 
   std::size_t most_;
+  FreeWatch watch_;  // closed() under lock_
   std::vector<pthread_t> threads_;
-  bool started_ = false;
-  std::size_t seen_ = 0;
+  bool can_start_ = true;
   pthread_mutex_t lock_;
   pthread_cond_t wake_;
   pthread_cond_t room_;
   std::deque<Fd> pending_;
+  std::size_t idle_ = 0;  // threads started and not closing
   std::size_t closing_ = 0;
   bool stopping_ = false;
 };
@@ -166,9 +188,13 @@ std::size_t held_handle_bound() {
   return share < Closer::kPending ? static_cast<std::size_t>(share) : Closer::kPending;
 }
 
+std::atomic<bool> hold_from_start{false};
+
 class Remover {
  public:
-  explicit Remover(const Root& root) : root_(root), closer_(held_handle_bound()) {}
+  explicit Remover(const Root& root)
+      : root_(root),
+        closer_(held_handle_bound(), hold_from_start.load(std::memory_order_relaxed)) {}
   ~Remover() { closer_.drain(); }
   Status remove_dir(Held& parent, const std::string& name, const std::string& shown, int depth,
                     std::vector<std::string>* split = nullptr);
@@ -189,16 +215,22 @@ Status Remover::unlink_entry(Held& dir, const std::string& name, const std::stri
   *is_dir = false;
   // Between acts, never inside one: what was removed stays removed, nothing is half-done.
   if (cancelled()) return cancelled_error("unlink", shown);
+  // The handle is taken first (a look: an O_PATH open acts on nothing), so that the proof is the
+  // last call before the unlink, as it is where nothing is held.
+  Fd held;
+  if (closer_.worth_holding()) {
+    held = hold_entry(dir.look(), name);
+    if (!held.valid() && (errno == EMFILE || errno == ENFILE)) closer_.stop_holding();
+  }
   auto still = dir.prove(root_, "unlink", shown);
   if (!still.ok()) return still.take_error();
   int dirfd = still.value().fd();
-  Fd held;
-  if (closer_.worth_holding()) {
-    held = hold_entry(dirfd, name);
-    if (!held.valid() && (errno == EMFILE || errno == ENFILE)) closer_.stop_holding();
-  }
+  auto began = std::chrono::steady_clock::now();
   int rc = retry_eintr([&] { return ::unlinkat(dirfd, name.c_str(), 0); });
-  if (rc == 0 && held.valid()) closer_.close(std::move(held));
+  if (rc == 0 && held.valid())
+    closer_.close(std::move(held));
+  else if (rc == 0)
+    closer_.unlinked(std::chrono::steady_clock::now() - began);
   if (rc == 0 || errno == ENOENT) return ok_status();
   int err = errno;
   if (platform::unlink_met_directory(err, dirfd, name)) {
@@ -306,6 +338,10 @@ Status Remover::remove_dir(Held& parent, const std::string& name, const std::str
 }
 
 }  // namespace
+
+void hold_every_file(bool on) {
+  hold_from_start.store(on, std::memory_order_relaxed);
+}
 
 Status remove_tree(const Root& root, Held& parent, const std::string& name,
                    const std::string& shown, std::vector<std::string>* split) {

@@ -35,4 +35,8 @@ constexpr int kMaxRemoveDepth = static_cast<int>(kMaxTreeDepth);
 Status remove_tree(const Root& root, Held& parent, const std::string& name,
                    const std::string& shown, std::vector<std::string>* split = nullptr);
 
+// For the native tests: every removal started from now on holds each file from its first
+// (ops/free_watch.h decides otherwise), so the held path is exercised whatever the disk.
+void hold_every_file(bool on);
+
 }  // namespace pinnedfs::ops

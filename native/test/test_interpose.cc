@@ -4,7 +4,8 @@
 // test/race/mid-walk.test.ts, so a planted bug in either proof fails both suites:
 //  - the walk's proof of the parent before it creates or writes the leaf (core/walk.cc);
 //  - the replacement's proof before renameat, replacing an existing file (ops/write_atomic.cc).
-//  - a copy's proof before renameat after it named its temporary (ops/temp.cc, for copy.cc).
+//  - a copy's proof before renameat after it named its temporary (ops/temp.cc, for copy.cc);
+//  - a recursive remove's proof before each unlink, a file's handle taken (ops/remove_tree.cc).
 #include "interpose.c"
 
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 
 #include "core/execute.h"
 #include "harness.h"
+#include "ops/remove_tree.h"
 
 using namespace pinnedfs;
 
@@ -131,5 +133,38 @@ TEST(a_copy_over_an_existing_file_proves_the_directory_again_after_naming_its_te
     CHECK(armed.fired());
     CHECK(refused_as_moved_out(done));
     CHECK(test::read_file(w.outside_a + "/f.txt") == "old");
+  }
+}
+
+// A recursive remove whose directory leaves the root at the instant after a file's handle was
+// taken (the remover holds files where freeing is slow, ops/free_watch.h; here from the first) or
+// after a file's unlink: the proof that comes next, right before the next unlink, refuses, and the
+// files left in the departed directory stay there.
+TEST(a_recursive_remove_proves_the_directory_after_holding_a_file_and_before_each_unlink) {
+  struct Case {
+    const char* at;
+    bool hold;
+    int outside;  // files left in the departed directory
+  };
+  for (Strategy strategy : test::strategies()) {
+    for (Case c : {Case{"after:openat:f*", true, 20}, Case{"after:unlinkat:f*", true, 19},
+                   Case{"after:unlinkat:f*", false, 19}}) {
+      Departed w = world();
+      ::unlink((w.a + "/f.txt").c_str());
+      for (int i = 0; i < 20; ++i) test::write_file(w.a + "/f" + std::to_string(i), "x");
+      auto root = Root::pin(w.root, strategy);
+      CHECK(root.ok());
+      ops::hold_every_file(c.hold);
+      Request r = test::request(Op::Remove, "a");
+      r.recursive = true;
+      Armed armed(w, c.at);
+      auto done = execute(*root.value(), r, false);
+      ops::hold_every_file(false);
+      CHECK(armed.fired());
+      CHECK(refused_as_moved_out(done));
+      int left = 0;
+      for (int i = 0; i < 20; ++i) left += exists(w.outside_a + "/f" + std::to_string(i)) ? 1 : 0;
+      CHECK(left == c.outside);
+    }
   }
 }
