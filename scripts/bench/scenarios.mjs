@@ -107,7 +107,7 @@ export const scenarios = [
       return () => c.mkdirp(`out/mk-${c.name.length}-${c.strategy}-${n++}/b/c/d/e/f/g/h`)
     }
   },
-  removeTreeScenario({ id: "remove-1000", title: "remove a 1,000-file tree", rounds: 3, template: (trees) => trees.removeTemplate() }),
+  removeTreeScenario({ id: "remove-1000", title: "remove a 1,000-file tree", rounds: 5, template: (trees) => trees.removeTemplate() }),
   mkdirsChain,
   mkdirsLargest,
   copyFile4k,
