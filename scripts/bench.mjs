@@ -26,16 +26,28 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { eventLoopDelay, measureSideBySide, median, pool, poolFor } from "./bench/measure.mjs"
-import { contenderNames, makeContender } from "./bench/registry.mjs"
-import { manyFiles, scenarios } from "./bench/scenarios.mjs"
-import { straceAvailable, syscallsPerOp } from "./bench/syscalls.mjs"
-import { DEEP, makeTrees } from "./bench/trees.mjs"
-import { confineBench } from "./bench/confine.mjs"
-import { mcpBench } from "./bench/mcp.mjs"
-import { scaleBench } from "./bench/scale.mjs"
-import { fixersBench } from "./bench/fixers.mjs"
-import { goalLines, goals } from "./bench/goals.mjs"
+import { distStale, ensureDist } from "./package/dist.mjs"
+
+// The bench measures the compiled package: dist/ is built first when it is missing or older than a
+// source (a fresh checkout after npm install has none), as the demo does; what imports it is loaded
+// after.
+try {
+  if (distStale()) process.stderr.write("pinnedfs bench: building dist/ from the sources first (tsc, under a minute)\n")
+  ensureDist()
+} catch (e) {
+  console.error(`pinnedfs bench: ${e.message}`)
+  process.exit(1)
+}
+const { eventLoopDelay, measureSideBySide, median, pool, poolFor } = await import("./bench/measure.mjs")
+const { contenderNames, makeContender } = await import("./bench/registry.mjs")
+const { manyFiles, scenarios } = await import("./bench/scenarios.mjs")
+const { straceAvailable, syscallsPerOp } = await import("./bench/syscalls.mjs")
+const { DEEP, makeTrees } = await import("./bench/trees.mjs")
+const { confineBench } = await import("./bench/confine.mjs")
+const { mcpBench } = await import("./bench/mcp.mjs")
+const { scaleBench } = await import("./bench/scale.mjs")
+const { fixersBench } = await import("./bench/fixers.mjs")
+const { goalLines, goals } = await import("./bench/goals.mjs")
 
 // Strict: an unknown option or a missing value is a usage error (exit 2), never a full run begun
 // with the option ignored; --help prints the usage above.
