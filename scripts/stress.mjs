@@ -10,6 +10,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { option as optionOf, secondsOption } from "./options.mjs"
+import { distStale, ensureDist } from "./package/dist.mjs"
 import { buildAttacker, raceOps, runCell } from "./race/run.mjs"
 import { raceTargets } from "./race/targets.mjs"
 
@@ -21,8 +22,13 @@ const onlyAttacks = option("attacks", "")?.split(",").filter(Boolean) ?? []
 const jsonFile = option("json", undefined)
 
 const repo = path.resolve(fileURLToPath(new URL("..", import.meta.url)))
-if (!fs.existsSync(path.join(repo, "dist", "index.js"))) {
-  console.error("dist/ is missing: run `npm install` (or `npm run build:ts`) first")
+// The race targets load the compiled package: dist/ built first when missing or stale, as the
+// demo and the bench do (npm install does not build it).
+try {
+  if (distStale()) process.stderr.write("pinnedfs stress: building dist/ from the sources first (tsc, under a minute)\n")
+  ensureDist()
+} catch (e) {
+  console.error(`pinnedfs stress: ${e.message}`)
   process.exit(1)
 }
 
